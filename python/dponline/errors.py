@@ -1,0 +1,50 @@
+"""The exception hierarchy of dponline.
+
+Every error the library raises on purpose derives from :class:`DPOnlineError`. Errors caused by bad input
+also derive from :class:`ValueError`, so ``except ValueError`` keeps working for callers that do not know
+dponline. The Rust core maps each of its error variants onto exactly one of these classes (in
+``rust/dponline-py/src/errors.rs``).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DPOnlineError",
+    "InvalidInputError",
+    "NonFiniteError",
+    "HorizonExhaustedError",
+    "ProtocolError",
+    "InvalidGraphError",
+    "StateError",
+]
+
+
+class DPOnlineError(Exception):
+    """Base class of every error raised by dponline."""
+
+
+class InvalidInputError(DPOnlineError, ValueError):
+    """An argument is outside its allowed range, or has the wrong shape or dtype.
+
+    The message names the argument and the allowed range. The object the call was made on is unchanged.
+    """
+
+
+class NonFiniteError(InvalidInputError):
+    """A NaN or infinity was given where a finite number is required. The object is unchanged."""
+
+
+class InvalidGraphError(InvalidInputError):
+    """A graph given to a domain is malformed: an edge out of range, a cycle in a DAG, no s-t path, ..."""
+
+
+class StateError(DPOnlineError, ValueError):
+    """A pickled/serialized state could not be restored (corrupt bytes or an unsupported format version)."""
+
+
+class ProtocolError(DPOnlineError, RuntimeError):
+    """A method was called out of order, e.g. ``tell`` before ``ask``. The object is unchanged."""
+
+
+class HorizonExhaustedError(ProtocolError):
+    """More rounds were requested than the ``horizon`` the object was built for."""

@@ -1,0 +1,17 @@
+//! `dponline-core`: differentially private online learning, in pure Rust.
+//!
+//! Every algorithm and primitive of the `dponline` Python package lives here, free of Python:
+//! functions take slices and a [`rng::Generator`], return [`error::Result`], and never allocate in hot loops.
+//!
+//! | module | holds |
+//! | --- | --- |
+//! | [`rng`] | the reproducible generator (xoshiro256++), the secure one (ChaCha20), stream splitting |
+//! | [`noise`] | Laplace and Gaussian samplers and exact sums of `r` draws |
+//! | [`aggregation`] | the binary mechanism (tree-based aggregation) for private prefix sums |
+
+pub mod aggregation;
+pub mod error;
+pub mod noise;
+pub mod rng;
+
+pub use error::{CoreError, Result};
