@@ -8,8 +8,10 @@
 //! | [`rng`] | the reproducible generator (xoshiro256++), the secure one (ChaCha20), stream splitting |
 //! | [`noise`] | Laplace and Gaussian samplers and exact sums of `r` draws |
 //! | [`aggregation`] | the binary mechanism (tree-based aggregation) for private prefix sums |
+//! | [`domains`] | decision sets with linear minimisation oracles |
 
 pub mod aggregation;
+pub mod domains;
 pub mod error;
 pub mod noise;
 pub mod rng;
