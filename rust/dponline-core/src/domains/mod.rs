@@ -8,9 +8,28 @@
 //! [`Domain`] is the closed set of domains the package ships, as one serializable enum so learners can be
 //! pickled; every variant implements [`LinearMinimizationOracle`].
 
+mod forest_membership;
+mod graph;
+mod graphic_matroid;
+mod hyperrectangle;
+mod l1_ball;
+mod l2_ball;
+mod linalg;
+mod partition_matroid;
+mod selection;
 mod simplex;
+#[cfg(test)]
+mod testing;
+mod tree_blocks;
+mod uniform_matroid;
 
+pub use graphic_matroid::GraphicMatroid;
+pub use hyperrectangle::Hyperrectangle;
+pub use l1_ball::L1Ball;
+pub use l2_ball::L2Ball;
+pub use partition_matroid::PartitionMatroid;
 pub use simplex::Simplex;
+pub use uniform_matroid::UniformMatroid;
 
 use serde::{Deserialize, Serialize};
 
@@ -51,12 +70,30 @@ pub trait LinearMinimizationOracle {
 pub enum Domain {
     /// The probability simplex.
     Simplex(Simplex),
+    /// The ℓ1 ball (cross-polytope).
+    L1Ball(L1Ball),
+    /// The Euclidean ball.
+    L2Ball(L2Ball),
+    /// An axis-aligned box.
+    Box(Hyperrectangle),
+    /// The uniform matroid's base (hypersimplex) or independence polytope.
+    UniformMatroid(UniformMatroid),
+    /// A partition matroid's base or independence polytope.
+    PartitionMatroid(PartitionMatroid),
+    /// A graph's spanning-tree or forest polytope.
+    GraphicMatroid(GraphicMatroid),
 }
 
 macro_rules! dispatch {
     ($self:expr, $d:ident => $body:expr) => {
         match $self {
             Domain::Simplex($d) => $body,
+            Domain::L1Ball($d) => $body,
+            Domain::L2Ball($d) => $body,
+            Domain::Box($d) => $body,
+            Domain::UniformMatroid($d) => $body,
+            Domain::PartitionMatroid($d) => $body,
+            Domain::GraphicMatroid($d) => $body,
         }
     };
 }
@@ -95,6 +132,12 @@ impl Domain {
     pub fn kind(&self) -> &'static str {
         match self {
             Domain::Simplex(_) => "Simplex",
+            Domain::L1Ball(_) => "L1Ball",
+            Domain::L2Ball(_) => "L2Ball",
+            Domain::Box(_) => "Box",
+            Domain::UniformMatroid(_) => "UniformMatroid",
+            Domain::PartitionMatroid(_) => "PartitionMatroid",
+            Domain::GraphicMatroid(_) => "GraphicMatroid",
         }
     }
 }
