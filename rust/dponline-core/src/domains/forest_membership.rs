@@ -122,9 +122,7 @@ impl Network {
         let mut v = s;
         loop {
             if v == t {
-                let pushed = path
-                    .iter()
-                    .fold(f64::INFINITY, |m, &a| m.min(self.cap[a]));
+                let pushed = path.iter().fold(f64::INFINITY, |m, &a| m.min(self.cap[a]));
                 for &a in path.iter() {
                     self.cap[a] -= pushed;
                     self.cap[a ^ 1] += pushed;
@@ -178,7 +176,16 @@ mod tests {
 
     #[test]
     fn matches_brute_force() {
-        let edges = [(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 2), (0, 1), (3, 0)];
+        let edges = [
+            (0, 1),
+            (1, 2),
+            (2, 0),
+            (2, 3),
+            (3, 4),
+            (4, 2),
+            (0, 1),
+            (3, 0),
+        ];
         let mut rng = super::super::testing::rng(31);
         for scale in [0.2, 0.5, 0.8, 1.2] {
             for _ in 0..20 {

@@ -222,7 +222,7 @@ impl LinearMinimizationOracle for GraphicMatroid {
     /// `x_e ≥ −atol`, `x(E[S]) ≤ |S| − 1 + atol` for every node set `S` (checked exactly by `n` minimum
     /// cuts, so this costs `n` maximum-flow computations), and for spanning trees `|x(E) − (n − 1)| ≤ atol`.
     fn contains(&self, x: &[f64], atol: f64) -> bool {
-        if x.len() != self.edges.len() || x.iter().any(|&v| !(v >= -atol)) {
+        if x.len() != self.edges.len() || x.iter().any(|&v| v.is_nan() || v < -atol) {
             return false;
         }
         if self.base && (x.iter().sum::<f64>() - self.rank as f64).abs() > atol {
@@ -255,8 +255,14 @@ mod tests {
     fn graphs() -> Vec<(usize, Vec<(usize, usize)>)> {
         vec![
             (4, vec![(0, 1), (1, 2), (2, 3), (3, 0), (0, 2)]),
-            (5, vec![(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 3), (1, 4)]),
-            (6, vec![(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 5), (5, 3)]),
+            (
+                5,
+                vec![(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 3), (1, 4)],
+            ),
+            (
+                6,
+                vec![(0, 1), (1, 2), (2, 0), (2, 3), (3, 4), (4, 5), (5, 3)],
+            ),
             (3, vec![(0, 1), (0, 1), (1, 2)]),
             (2, vec![(0, 1)]),
         ]
@@ -266,7 +272,11 @@ mod tests {
     fn lmo_matches_brute_force() {
         for (seed, (n, edges)) in graphs().into_iter().enumerate() {
             let mut trees = GraphicMatroid::new(n, edges.clone(), true).unwrap();
-            testing::lmo_matches_brute_force(&mut trees, &vertices(n, &edges, Some(n - 1)), seed as u64);
+            testing::lmo_matches_brute_force(
+                &mut trees,
+                &vertices(n, &edges, Some(n - 1)),
+                seed as u64,
+            );
             let mut forests = GraphicMatroid::new(n, edges.clone(), false).unwrap();
             testing::lmo_matches_brute_force(&mut forests, &vertices(n, &edges, None), seed as u64);
         }
@@ -312,8 +322,11 @@ mod tests {
         // Singletons give slack 1; every larger set must have slack > 1 except V itself (exactly 1).
         assert!((slack - 1.0).abs() < 1e-12);
         for drop in 0..4 {
-            let inner: Vec<(usize, usize)> =
-                edges.iter().copied().filter(|&(u, v)| u != drop && v != drop).collect();
+            let inner: Vec<(usize, usize)> = edges
+                .iter()
+                .copied()
+                .filter(|&(u, v)| u != drop && v != drop)
+                .collect();
             let x: f64 = edges
                 .iter()
                 .zip(c)
@@ -327,7 +340,9 @@ mod tests {
 
     #[test]
     fn malformed_graphs_are_refused() {
-        let msg = |n, e: Vec<(usize, usize)>, base| GraphicMatroid::new(n, e, base).unwrap_err().to_string();
+        let msg = |n, e: Vec<(usize, usize)>, base| {
+            GraphicMatroid::new(n, e, base).unwrap_err().to_string()
+        };
         assert!(msg(3, vec![], true).contains("no edges"));
         assert!(msg(3, vec![(0, 3)], false).contains("edge 0 = (0, 3)"));
         assert!(msg(3, vec![(0, 1), (2, 2)], false).contains("self-loop"));

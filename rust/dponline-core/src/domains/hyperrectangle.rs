@@ -159,7 +159,13 @@ mod tests {
         (0u32..1 << n)
             .map(|mask| {
                 (0..n)
-                    .map(|i| if mask >> i & 1 == 1 { upper[i] } else { lower[i] })
+                    .map(|i| {
+                        if mask >> i & 1 == 1 {
+                            upper[i]
+                        } else {
+                            lower[i]
+                        }
+                    })
                     .collect()
             })
             .collect()

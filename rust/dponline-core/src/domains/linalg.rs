@@ -6,7 +6,11 @@ pub(super) fn norm2(x: &[f64]) -> f64 {
     if scale == 0.0 || !scale.is_finite() {
         return scale;
     }
-    scale * x.iter().map(|v| (v / scale) * (v / scale)).sum::<f64>().sqrt()
+    scale
+        * x.iter()
+            .map(|v| (v / scale) * (v / scale))
+            .sum::<f64>()
+            .sqrt()
 }
 
 /// Position of entry `(i, j)`, `j <= i`, of a lower triangle stored row by row.

@@ -8,6 +8,8 @@
 //! [`Domain`] is the closed set of domains the package ships, as one serializable enum so learners can be
 //! pickled; every variant implements [`LinearMinimizationOracle`].
 
+mod dag;
+mod flow_projection;
 mod forest_membership;
 mod graph;
 mod graphic_matroid;
@@ -16,6 +18,7 @@ mod l1_ball;
 mod l2_ball;
 mod linalg;
 mod partition_matroid;
+mod path_polytope;
 mod selection;
 mod simplex;
 #[cfg(test)]
@@ -28,6 +31,7 @@ pub use hyperrectangle::Hyperrectangle;
 pub use l1_ball::L1Ball;
 pub use l2_ball::L2Ball;
 pub use partition_matroid::PartitionMatroid;
+pub use path_polytope::PathPolytope;
 pub use simplex::Simplex;
 pub use uniform_matroid::UniformMatroid;
 
@@ -80,8 +84,10 @@ pub enum Domain {
     UniformMatroid(UniformMatroid),
     /// A partition matroid's base or independence polytope.
     PartitionMatroid(PartitionMatroid),
-    /// A graph's spanning-tree or forest polytope.
-    GraphicMatroid(GraphicMatroid),
+    /// A graph's spanning-tree or forest polytope (boxed: the graph domains are much larger than the rest).
+    GraphicMatroid(Box<GraphicMatroid>),
+    /// The s-t path polytope of a directed acyclic graph (boxed, as above).
+    PathPolytope(Box<PathPolytope>),
 }
 
 macro_rules! dispatch {
@@ -94,6 +100,7 @@ macro_rules! dispatch {
             Domain::UniformMatroid($d) => $body,
             Domain::PartitionMatroid($d) => $body,
             Domain::GraphicMatroid($d) => $body,
+            Domain::PathPolytope($d) => $body,
         }
     };
 }
@@ -138,6 +145,7 @@ impl Domain {
             Domain::UniformMatroid(_) => "UniformMatroid",
             Domain::PartitionMatroid(_) => "PartitionMatroid",
             Domain::GraphicMatroid(_) => "GraphicMatroid",
+            Domain::PathPolytope(_) => "PathPolytope",
         }
     }
 }

@@ -48,7 +48,11 @@ impl PartitionMatroid {
     /// block.
     pub fn new(blocks: Vec<Vec<usize>>, capacities: Vec<usize>, base: bool) -> Result<Self> {
         if blocks.is_empty() {
-            return Err(CoreError::invalid("blocks", "a non-empty list of blocks", "[]"));
+            return Err(CoreError::invalid(
+                "blocks",
+                "a non-empty list of blocks",
+                "[]",
+            ));
         }
         if capacities.len() != blocks.len() {
             return Err(CoreError::Shape {
@@ -258,7 +262,10 @@ mod tests {
     }
 
     fn example() -> (Vec<Vec<usize>>, Vec<usize>) {
-        (vec![vec![4, 0, 2], vec![1], vec![6, 3, 5, 7]], vec![1, 1, 2])
+        (
+            vec![vec![4, 0, 2], vec![1], vec![6, 3, 5, 7]],
+            vec![1, 1, 2],
+        )
     }
 
     #[test]
@@ -299,7 +306,10 @@ mod tests {
         assert!(msg(vec![], vec![], true).starts_with("blocks"));
         assert!(msg(vec![vec![0], vec![]], vec![1, 0], true).contains("block 1 is empty"));
         assert!(msg(vec![vec![0, 2]], vec![1], true).contains("index 2 in block 0"));
-        assert!(msg(vec![vec![0, 1], vec![1, 0]], vec![1, 1], true).contains("appears in blocks 0 and 1"));
+        assert!(
+            msg(vec![vec![0, 1], vec![1, 0]], vec![1, 1], true)
+                .contains("appears in blocks 0 and 1")
+        );
         assert!(msg(vec![vec![0, 1]], vec![1, 1], true).starts_with("capacities must have"));
         assert!(msg(vec![vec![0, 1]], vec![3], true).contains("capacities[0] = 3 > 2"));
         assert!(msg(vec![vec![0, 1], vec![2]], vec![2, 0], true).contains("single point"));

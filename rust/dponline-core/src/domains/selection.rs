@@ -38,16 +38,7 @@ mod tests {
 
     #[test]
     fn keys_order_like_the_numbers() {
-        let xs = [
-            f64::MIN,
-            -3.5,
-            -1e-300,
-            -0.0,
-            0.0,
-            1e-300,
-            2.0,
-            f64::MAX,
-        ];
+        let xs = [f64::MIN, -3.5, -1e-300, -0.0, 0.0, 1e-300, 2.0, f64::MAX];
         for w in xs.windows(2) {
             assert!(order_key(w[0]) <= order_key(w[1]), "{w:?}");
         }
@@ -67,5 +58,4 @@ mod tests {
         assert!(smallest_k(&mut keys, 0).is_empty());
         assert_eq!(smallest_k(&mut keys, 5).len(), 5);
     }
-
 }

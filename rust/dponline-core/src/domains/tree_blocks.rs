@@ -91,7 +91,11 @@ pub(super) fn tree_blocks(num_nodes: usize, edges: &[(usize, usize)]) -> TreeBlo
             if f == NONE {
                 continue;
             }
-            let p = if edges[f].0 == v { edges[f].1 } else { edges[f].0 };
+            let p = if edges[f].0 == v {
+                edges[f].1
+            } else {
+                edges[f].0
+            };
             if low[v] < low[p] {
                 low[p] = low[v];
                 low_edge[p] = low_edge[v];
@@ -172,7 +176,17 @@ mod tests {
     #[test]
     fn a_cut_vertex_separates_blocks() {
         // Two 4-cycles sharing node 0 (a bow tie), and a chord in the first.
-        let edges = [(0, 1), (1, 2), (2, 3), (3, 0), (0, 4), (4, 5), (5, 6), (6, 0), (1, 3)];
+        let edges = [
+            (0, 1),
+            (1, 2),
+            (2, 3),
+            (3, 0),
+            (0, 4),
+            (4, 5),
+            (5, 6),
+            (6, 0),
+            (1, 3),
+        ];
         let t = tree_blocks(7, &edges);
         assert_eq!(t.num_blocks, 2);
         let b = &t.block_of_edge;

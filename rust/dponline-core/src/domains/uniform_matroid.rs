@@ -131,7 +131,12 @@ impl UniformBlock {
     }
 
     /// `−atol ≤ x_i ≤ 1 + atol` on `members`, and `|Σx − k| ≤ atol` (base) or `Σx ≤ k + atol`.
-    pub(super) fn contains(&self, mut members: impl Iterator<Item = usize>, x: &[f64], atol: f64) -> bool {
+    pub(super) fn contains(
+        &self,
+        mut members: impl Iterator<Item = usize>,
+        x: &[f64],
+        atol: f64,
+    ) -> bool {
         let mut sum = 0.0;
         let boxed = members.all(|i| {
             sum += x[i];
@@ -172,14 +177,14 @@ impl UniformMatroid {
     /// Errors: [`CoreError::InvalidArgument`] if `base` and not `0 < k < n` (otherwise the polytope is a
     /// point), or if not `base` and not `1 <= k <= n`.
     pub fn new(n: usize, k: usize, base: bool) -> Result<Self> {
-        if base && !(k > 0 && k < n) {
+        if base && (k == 0 || k >= n) {
             return Err(CoreError::invalid(
                 "k",
                 "> 0 and < n for the base polytope",
                 format!("{k} (n = {n})"),
             ));
         }
-        if !base && !(k >= 1 && k <= n) {
+        if !base && (k == 0 || k > n) {
             return Err(CoreError::invalid(
                 "k",
                 ">= 1 and <= n for the independence polytope",
@@ -313,7 +318,10 @@ mod tests {
                     .map(|(a, b)| a.iter().zip(b).filter(|(x, y)| x != y).count())
                     .max()
                     .unwrap();
-                assert!((m.diameter() - (diam as f64).sqrt()).abs() < 1e-12, "{n} {k} {base}");
+                assert!(
+                    (m.diameter() - (diam as f64).sqrt()).abs() < 1e-12,
+                    "{n} {k} {base}"
+                );
             }
         }
     }
@@ -332,7 +340,13 @@ mod tests {
 
     #[test]
     fn bad_arguments_are_refused() {
-        for (n, k, base) in [(3, 0, true), (3, 3, true), (1, 1, true), (3, 0, false), (3, 4, false)] {
+        for (n, k, base) in [
+            (3, 0, true),
+            (3, 3, true),
+            (1, 1, true),
+            (3, 0, false),
+            (3, 4, false),
+        ] {
             let err = UniformMatroid::new(n, k, base).unwrap_err().to_string();
             assert!(err.starts_with("k must be"), "{err}");
         }
