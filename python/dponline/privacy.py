@@ -134,12 +134,9 @@ def _delta_half_open(value: object) -> float:
 
 
 def _count(name: str, value: object) -> int:
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        n = operator.index(value)
-    except TypeError:
-        raise InvalidInputError(f"{name} must be an integer >= 1, got {value!r}") from None
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
+        raise InvalidInputError(f"{name} must be an integer >= 1, got {value!r}")
+    n = operator.index(value)
     if n < 1:
         raise InvalidInputError(f"{name} must be an integer >= 1, got {n!r}")
     return n
