@@ -228,8 +228,6 @@ assert d.relatives.shape == ({N_DAYS}, {N_ASSETS}), d.relatives.shape
 assert "dponline._core" not in sys.modules
 print("ok")
 """
-    result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
-    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"

@@ -99,17 +99,11 @@ def test_gaussian_sigma_classical_hand_case():
 
 def test_gaussian_delta_closed_forms():
     # ε = 0: δ = Φ(Δ/2σ) − Φ(−Δ/2σ) = erf(Δ / (2σ√2)).
-    assert privacy.gaussian_delta(0.0, 1.0, 1.0) == pytest.approx(
-        math.erf(1.0 / (2.0 * math.sqrt(2.0))), rel=1e-14
-    )
-    assert privacy.gaussian_delta(0.0, 3.0, 2.0) == pytest.approx(
-        math.erf(2.0 / (6.0 * math.sqrt(2.0))), rel=1e-14
-    )
+    assert privacy.gaussian_delta(0.0, 1.0, 1.0) == pytest.approx(math.erf(1.0 / (2.0 * math.sqrt(2.0))), rel=1e-14)
+    assert privacy.gaussian_delta(0.0, 3.0, 2.0) == pytest.approx(math.erf(2.0 / (6.0 * math.sqrt(2.0))), rel=1e-14)
     assert privacy.gaussian_delta(1.0, 0.0, 1.0) == 1.0
     # Depends on σ and Δ only through σ/Δ.
-    assert privacy.gaussian_delta(0.7, 2.0, 4.0) == pytest.approx(
-        privacy.gaussian_delta(0.7, 0.5, 1.0), rel=1e-13
-    )
+    assert privacy.gaussian_delta(0.7, 2.0, 4.0) == pytest.approx(privacy.gaussian_delta(0.7, 0.5, 1.0), rel=1e-13)
 
 
 def test_tree_gaussian_paper_hand_case():
@@ -148,9 +142,7 @@ def test_zcdp_hand_cases():
     # Bun-Steinke with ln(1/δ) = 2: ε = 0.5 + 2 sqrt(0.5 · 2) = 2.5.
     assert privacy.zcdp_to_dp(0.5, math.exp(-2.0), "bun-steinke") == pytest.approx(2.5, rel=1e-15)
     # CKS at the single order α = 2, ln(1/δ) = 3: 2ρ + ln(1/2) + (3 − ln 2) / 1 = 1 + 3 − 2 ln 2.
-    assert privacy.zcdp_to_dp(0.5, math.exp(-3.0), orders=[2.0]) == pytest.approx(
-        4 - 2 * math.log(2), rel=1e-14
-    )
+    assert privacy.zcdp_to_dp(0.5, math.exp(-3.0), orders=[2.0]) == pytest.approx(4 - 2 * math.log(2), rel=1e-14)
     assert privacy.zcdp_to_dp(0.0, 1e-6) == 0.0
 
 
@@ -199,9 +191,7 @@ def test_gaussian_sigma_analytic_matches_dp_accounting(dp_accounting, epsilon, d
     assert sigma == pytest.approx(reference, rel=1e-9)
 
 
-@pytest.mark.parametrize(
-    ("sigma", "delta"), list(itertools.product([0.8, 1.0, 2.0, 5.0, 20.0], [1e-5, 1e-9]))
-)
+@pytest.mark.parametrize(("sigma", "delta"), list(itertools.product([0.8, 1.0, 2.0, 5.0, 20.0], [1e-5, 1e-9])))
 def test_cks_conversion_matches_rdp_accountant(dp_accounting, sigma, delta):
     accountant = dp_accounting.rdp.RdpAccountant(orders=ORDERS)
     accountant.compose(dp_accounting.GaussianDpEvent(noise_multiplier=sigma))
@@ -249,9 +239,7 @@ def test_gaussian_epsilon_is_zero_when_total_variation_is_below_delta():
 
 
 @pytest.mark.parametrize("method", ["cks", "bun-steinke"])
-@pytest.mark.parametrize(
-    ("epsilon", "delta"), list(itertools.product([0.01, 0.5, 2.0, 30.0], [1e-12, 1e-6, 0.1]))
-)
+@pytest.mark.parametrize(("epsilon", "delta"), list(itertools.product([0.01, 0.5, 2.0, 30.0], [1e-12, 1e-6, 0.1])))
 def test_zcdp_gaussian_sigma_round_trip(method, epsilon, delta):
     sigma = privacy.zcdp_gaussian_sigma(epsilon, delta, 2.0, method)
     back = privacy.zcdp_to_dp(privacy.zcdp_gaussian_rho(sigma, 2.0), delta, method)
@@ -263,18 +251,12 @@ def test_zcdp_gaussian_sigma_round_trip(method, epsilon, delta):
 # Orderings and consistency
 
 
-@pytest.mark.parametrize(
-    ("epsilon", "delta"), list(itertools.product([0.01, 0.2, 0.5, 0.99], [1e-12, 1e-5, 0.1]))
-)
+@pytest.mark.parametrize(("epsilon", "delta"), list(itertools.product([0.01, 0.2, 0.5, 0.99], [1e-12, 1e-5, 0.1])))
 def test_analytic_sigma_below_classical(epsilon, delta):
-    assert privacy.gaussian_sigma_analytic(epsilon, delta, 1.0) < privacy.gaussian_sigma_classical(
-        epsilon, delta, 1.0
-    )
+    assert privacy.gaussian_sigma_analytic(epsilon, delta, 1.0) < privacy.gaussian_sigma_classical(epsilon, delta, 1.0)
 
 
-@pytest.mark.parametrize(
-    ("rho", "delta"), list(itertools.product([1e-6, 0.01, 1.0, 100.0], [1e-12, 1e-5, 0.1]))
-)
+@pytest.mark.parametrize(("rho", "delta"), list(itertools.product([1e-6, 0.01, 1.0, 100.0], [1e-12, 1e-5, 0.1])))
 def test_cks_below_bun_steinke(rho, delta):
     assert privacy.zcdp_to_dp(rho, delta, "cks") < privacy.zcdp_to_dp(rho, delta, "bun-steinke")
 
@@ -287,13 +269,9 @@ def test_zcdp_sigma_never_below_exact(epsilon, delta):
 
 
 @pytest.mark.parametrize("horizon", [1, 2, 3, 8, 100, 1024, 10**6])
-@pytest.mark.parametrize(
-    ("epsilon", "delta"), list(itertools.product([0.1, 1.0, 10.0, 50.0], [1e-9, 1e-3, 0.5, 0.9]))
-)
+@pytest.mark.parametrize(("epsilon", "delta"), list(itertools.product([0.1, 1.0, 10.0, 50.0], [1e-9, 1e-3, 0.5, 0.9])))
 def test_tree_gaussian_calibrations(horizon, epsilon, delta):
-    sigmas = {
-        c: privacy.tree_gaussian_sigma(epsilon, delta, 1.5, horizon, c) for c in ("paper", "analytic", "zcdp")
-    }
+    sigmas = {c: privacy.tree_gaussian_sigma(epsilon, delta, 1.5, horizon, c) for c in ("paper", "analytic", "zcdp")}
     assert sigmas["paper"] >= sigmas["analytic"]
     assert sigmas["zcdp"] >= sigmas["analytic"]
     # The delivered ε of each calibration meets the target, the analytic one exactly.

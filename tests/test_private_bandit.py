@@ -3,10 +3,9 @@
 import math
 import pickle
 
+import dponline
 import numpy as np
 import pytest
-
-import dponline
 from dponline import losses, privacy, regret
 from dponline.datasets import load_nyse
 from dponline.domains import Simplex
@@ -38,15 +37,23 @@ def test_gaussian_scale_follows_lemma_5_4():
     learner = dponline.PrivateBandit(Simplex(n), horizon=T, epsilon=eps, delta=delta, lipschitz=L, seed=0)
     p = learner.params
     tail = math.log((n + T) / delta)
-    lemma = (T**0.25 * math.sqrt(n) * L * math.log2(T) * math.log(T / delta) / eps
-             * (tail + math.sqrt((1 + math.sqrt(T) / n) * tail)))
+    lemma = (
+        T**0.25
+        * math.sqrt(n)
+        * L
+        * math.log2(T)
+        * math.log(T / delta)
+        / eps
+        * (tail + math.sqrt((1 + math.sqrt(T) / n) * tail))
+    )
     assert p["lemma_scale"] == pytest.approx(lemma, rel=1e-12)
     l2 = 2 * (n - 1) / p["zeta"] * L * math.sqrt(2) * math.sqrt(privacy.levels_touched(p["t_round"]))
     assert p["exact_scale"] == pytest.approx(privacy.gaussian_sigma_analytic(eps, delta, l2), rel=1e-9)
     assert p["noise"] == "gaussian" and p["noise_scale"] == max(lemma, p["exact_scale"])
     assert "Lemma 5.4" in learner.privacy.source and learner.privacy.delta == delta
-    exact = dponline.PrivateBandit(Simplex(n), horizon=T, epsilon=eps, delta=delta, lipschitz=L,
-                                   calibration="exact", seed=0)
+    exact = dponline.PrivateBandit(
+        Simplex(n), horizon=T, epsilon=eps, delta=delta, lipschitz=L, calibration="exact", seed=0
+    )
     assert exact.params["noise_scale"] == pytest.approx(p["exact_scale"], rel=1e-12)
 
 
@@ -55,8 +62,7 @@ def test_every_played_point_is_in_the_domain_on_nyse():
     R = data.relatives
     fam = losses.PortfolioLogLoss(R)
     domain = Simplex(data.n_assets)
-    learner = dponline.PrivateBandit(domain, horizon=len(R), epsilon=1.0, delta=1e-6,
-                                     lipschitz=fam.lipschitz, seed=3)
+    learner = dponline.PrivateBandit(domain, horizon=len(R), epsilon=1.0, delta=1e-6, lipschitz=fam.lipschitz, seed=3)
     total = 0.0
     for t in range(len(R)):
         x = learner.ask()
@@ -150,8 +156,13 @@ def test_nonprivate_regret_grows_no_faster_than_t_to_the_three_quarters():
     for T in Ts:
         fam = losses.Linear(_linear_stream(T, T))
         best = regret.best_fixed(fam, Simplex(2))
-        regs = [dponline.PrivateBandit(Simplex(2), horizon=T, epsilon=None, lipschitz=fam.lipschitz,
-                                       seed=s).run(fam).total_loss - best.total_loss for s in range(4)]
+        regs = [
+            dponline.PrivateBandit(Simplex(2), horizon=T, epsilon=None, lipschitz=fam.lipschitz, seed=s)
+            .run(fam)
+            .total_loss
+            - best.total_loss
+            for s in range(4)
+        ]
         means.append(np.mean(regs))
     slope = np.polyfit(np.log(Ts), np.log(means), 1)[0]
     assert 0.3 < slope < 0.85, (slope, means)
@@ -165,8 +176,9 @@ def test_regret_is_below_the_explicit_bound_of_lemma_3_1(epsilon, delta):
     by Lemmas 5.1/5.4 it exceeds T·2B at this horizon, so that case only checks consistency."""
     T = 10**6
     fam = losses.Linear(_linear_stream(T, 7))
-    learner = dponline.PrivateBandit(Simplex(2), horizon=T, epsilon=epsilon, delta=delta,
-                                     lipschitz=fam.lipschitz, seed=1)
+    learner = dponline.PrivateBandit(
+        Simplex(2), horizon=T, epsilon=epsilon, delta=delta, lipschitz=fam.lipschitz, seed=1
+    )
     result = learner.run(fam)
     achieved = result.total_loss - regret.best_fixed(fam, Simplex(2)).total_loss
     bound = learner.regret_bound()

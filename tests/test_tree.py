@@ -3,11 +3,10 @@
 import pickle
 import resource
 
+import dponline
 import numpy as np
 import pytest
 from conftest import Z
-
-import dponline
 from dponline import TreeAggregator, privacy
 
 
@@ -77,8 +76,8 @@ def test_neighbouring_streams_change_few_released_nodes(rng):
         X = rng.normal(size=(T, 3))
         released = {node for t in range(1, T + 1) for node in TreeAggregator.cover(t)}
 
-        def node_sums(data):
-            return {(lvl, end): data[end - 2**lvl:end].sum(axis=0) for lvl, end in released}
+        def node_sums(data, released=released):
+            return {(lvl, end): data[end - 2**lvl : end].sum(axis=0) for lvl, end in released}
 
         tree = TreeAggregator(3, T, scale=0.0, seed=0)
         out = tree.push_many(X)
@@ -126,8 +125,7 @@ def test_determinism_and_seeds():
 
 @pytest.mark.parametrize("secure", [False, True])
 def test_pickle_mid_stream_continues_bit_identically(secure):
-    tree = TreeAggregator.calibrated(4, 64, epsilon=1.0, sensitivity=1.0, secure=secure,
-                                     seed=None if secure else 5)
+    tree = TreeAggregator.calibrated(4, 64, epsilon=1.0, sensitivity=1.0, secure=secure, seed=None if secure else 5)
     X = np.random.default_rng(0).normal(size=(64, 4))
     tree.push_many(X[:21])
     clone = pickle.loads(pickle.dumps(tree))
@@ -180,7 +178,9 @@ def test_calibrated_scales_follow_theorem_2_3():
     # Gaussian: paper σ = Δ·B·ln(B/δ)/ε, B = 11 at T = 1024 (a power of two: the root adds a level).
     g = TreeAggregator.calibrated(3, 1024, epsilon=1.0, delta=1e-6, sensitivity=1.0, seed=0)
     assert g.noise == "gaussian"
-    assert g.scale == pytest.approx(max(11 * np.log(11 / 1e-6), privacy.gaussian_sigma_analytic(1.0, 1e-6, np.sqrt(11))))
+    assert g.scale == pytest.approx(
+        max(11 * np.log(11 / 1e-6), privacy.gaussian_sigma_analytic(1.0, 1e-6, np.sqrt(11)))
+    )
     tight = TreeAggregator.calibrated(3, 1024, epsilon=1.0, delta=1e-6, sensitivity=1.0, calibration="analytic")
     assert tight.scale < g.scale
 

@@ -17,8 +17,6 @@ from __future__ import annotations
 from . import domains, errors, losses, noise, privacy, regret
 from ._core import __version__
 from .aggregation import TreeAggregator
-from .learners import PrivateBandit, RunResult
-from .optimization import FrankWolfeResult, frank_wolfe, sample_sphere
 from .errors import (
     DPOnlineError,
     HorizonExhaustedError,
@@ -28,6 +26,8 @@ from .errors import (
     ProtocolError,
     StateError,
 )
+from .learners import PrivateBandit, RunResult
+from .optimization import FrankWolfeResult, frank_wolfe, sample_sphere
 from .privacy import PrivacyGuarantee
 
 __all__ = [

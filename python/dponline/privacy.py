@@ -415,9 +415,7 @@ def zcdp_to_dp(rho: float, delta: float, method: str = "cks", orders: Sequence[f
             raise InvalidInputError(f"orders can only be given with method='cks', got method={method!r}")
         grid = np.asarray(orders, dtype=float).ravel()
         if grid.size == 0 or not np.all(np.isfinite(grid)) or not np.all(grid > 1.0):
-            raise InvalidInputError(
-                f"orders must be a non-empty sequence of finite numbers > 1, got {orders!r}"
-            )
+            raise InvalidInputError(f"orders must be a non-empty sequence of finite numbers > 1, got {orders!r}")
     return _zcdp_epsilon(r, log_inv_delta, method, grid)
 
 
@@ -649,9 +647,7 @@ def tree_gaussian_sigma(
     return max(sens * levels * math.log(levels / d) / eps, sigma_analytic)
 
 
-def tree_privacy(
-    noise: str, scale: float, sensitivity: float, horizon: int, *, delta: float = 0.0
-) -> PrivacyGuarantee:
+def tree_privacy(noise: str, scale: float, sensitivity: float, horizon: int, *, delta: float = 0.0) -> PrivacyGuarantee:
     """The guarantee a tree with the given per-node noise actually delivers. With B = ``levels_touched(T)``:
 
     * Laplace: ``ε = Δ₁ · B / scale``, δ = 0 (the inverse of :func:`tree_laplace_scale`).
@@ -683,9 +679,7 @@ def tree_privacy(
     notes = f"horizon={rounds}, levels_touched={levels}, {noise} scale={sc:g}"
     if noise == "laplace":
         if _delta_half_open(delta) != 0.0:
-            raise InvalidInputError(
-                f"delta must be 0 for Laplace noise (the tree is pure ε-DP), got {delta!r}"
-            )
+            raise InvalidInputError(f"delta must be 0 for Laplace noise (the tree is pure ε-DP), got {delta!r}")
         return PrivacyGuarantee(epsilon=sens * levels / sc, delta=0.0, source=_TREE_SOURCE, notes=notes)
     d = _delta_open(delta)
     return PrivacyGuarantee(

@@ -100,7 +100,9 @@ def best_constant_rebalanced_portfolio(
         x[worst] -= step
     T = losses.horizon
     return Comparator(
-        x=x, total_loss=float(T * (w @ -np.log(R @ x))), gap=float(T * gap),
+        x=x,
+        total_loss=float(T * (w @ -np.log(R @ x))),
+        gap=float(T * gap),
         method="pairwise Frank-Wolfe (BCRP)",
     )
 

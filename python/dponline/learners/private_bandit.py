@@ -63,7 +63,12 @@ def private_bandit_noise(
             raise InvalidInputError(f"delta must be in (0, 1) for Gaussian noise, got {delta}")
         tail = math.log((n + T) / delta)
         lemma = (
-            T**0.25 * math.sqrt(n) * L_eff * log2T * math.log(T / delta) / epsilon
+            T**0.25
+            * math.sqrt(n)
+            * L_eff
+            * log2T
+            * math.log(T / delta)
+            / epsilon
             * (tail + math.sqrt((1.0 + math.sqrt(T) / n) * tail))
         )
         l2 = params["sensitivity_l2"] * math.sqrt(levels)
@@ -194,8 +199,16 @@ class PrivateBandit:
                 raise InvalidInputError(f"delta must be in [0, 1), got {delta!r}")
             scale, guarantee, details = private_bandit_noise(params, epsilon, delta, noise, calibration)
         self._core = _core.PrivateBandit(
-            domain, horizon, lipschitz, noise=noise, scale=scale, loss_bound=loss_bound,
-            smoothing_radius=smoothing_radius, strict=strict, seed=seed, secure=secure,
+            domain,
+            horizon,
+            lipschitz,
+            noise=noise,
+            scale=scale,
+            loss_bound=loss_bound,
+            smoothing_radius=smoothing_radius,
+            strict=strict,
+            seed=seed,
+            secure=secure,
         )
         self._domain = domain
         self._privacy = guarantee
@@ -269,8 +282,12 @@ class PrivateBandit:
                     done += step
                     bar.update(step)
         return RunResult(
-            checkpoints=marks, cumulative_loss=np.asarray(cum, dtype=np.float64), total_loss=float(total),
-            rounds=rounds, clipped=int(clipped), seconds=time.perf_counter() - began,
+            checkpoints=marks,
+            cumulative_loss=np.asarray(cum, dtype=np.float64),
+            total_loss=float(total),
+            rounds=rounds,
+            clipped=int(clipped),
+            seconds=time.perf_counter() - began,
             final_point=self._core.anchor,
         )
 
