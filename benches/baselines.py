@@ -3,6 +3,8 @@
 * :class:`NumpyTree` — the padded binary mechanism (Chan-Shi-Song 2011 with Agarwal-Singh 2017 padding),
   one ``push`` per step, O(dim · log T) work per step: per-level arrays of exact partial sums and noisy nodes,
   one fresh noise vector per new node, the covering nodes summed, padding draws added.
+* :class:`PyScalarTree` — the same for ``dim = 1`` in plain Python floats (``random.Random``): at dim 1 numpy's
+  per-call overhead dominates, and this is what a Python user would write for a scalar stream.
 * :func:`numpy_offline_release` — the same releases for a whole block of rows known in advance, vectorised
   over the rows (no Python loop per step). Not an online algorithm, but what a numpy user holding the whole
   stream would write; the fair peer of ``push_many``.
@@ -17,6 +19,7 @@ O(1)-per-coordinate padding samplers as the core (a sum of ``r`` Gaussians is ``
 from __future__ import annotations
 
 import math
+import random
 
 import numpy as np
 
@@ -73,6 +76,54 @@ class NumpyTree:
             cover.pop()
         cover.append(i)
         out = self.noisy[cover].sum(axis=0)
+        r = self.draws - len(cover)
+        if r:
+            out += self._padding(r)
+        return out
+
+
+class PyScalarTree:
+    """:class:`NumpyTree` for ``dim = 1`` in plain Python floats (no numpy call per step)."""
+
+    def __init__(self, horizon: int, scale: float, noise: str = "gaussian", seed: int = 0) -> None:
+        if noise not in ("gaussian", "laplace"):
+            raise ValueError(f"noise must be 'gaussian' or 'laplace', got {noise!r}")
+        self.horizon, self.scale, self.gaussian = horizon, float(scale), noise == "gaussian"
+        self.random = random.Random(seed)
+        levels = max(1, horizon.bit_length())
+        self.draws = max(1, ceil_log2(horizon))
+        self.alpha = [0.0] * levels
+        self.noisy = [0.0] * levels
+        self.cover: list[int] = []
+        self.t = 0
+        self.initial = self._padding(self.draws)
+
+    def _padding(self, r: int) -> float:
+        rnd, b = self.random, self.scale
+        if b == 0.0:
+            return 0.0
+        if self.gaussian:
+            return rnd.gauss(0.0, b * math.sqrt(r))
+        if r == 1:
+            return b * (rnd.expovariate(1.0) - rnd.expovariate(1.0))
+        return rnd.gammavariate(r, b) - rnd.gammavariate(r, b)
+
+    def push(self, x: float) -> float:
+        if self.t >= self.horizon:
+            raise RuntimeError("horizon exhausted")
+        t = self.t = self.t + 1
+        i = (t & -t).bit_length() - 1
+        a, noisy, rnd, b = self.alpha, self.noisy, self.random, self.scale
+        a[i] = sum(a[:i]) + x
+        if self.gaussian:
+            noisy[i] = a[i] + rnd.gauss(0.0, b)
+        else:
+            noisy[i] = a[i] + b * (rnd.expovariate(1.0) - rnd.expovariate(1.0))
+        cover = self.cover
+        while cover and cover[-1] < i:
+            cover.pop()
+        cover.append(i)
+        out = sum([noisy[j] for j in cover])
         r = self.draws - len(cover)
         if r:
             out += self._padding(r)

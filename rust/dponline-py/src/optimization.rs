@@ -12,6 +12,14 @@ use crate::convert::{detached, seed_words, slice, vector};
 use crate::domains::PyDomain;
 use crate::errors::invalid_input;
 
+/// `(x, gap, vertices, weights)` returned to Python.
+type FrankWolfeOutput<'py> = (
+    Bound<'py, PyArray1<f64>>,
+    f64,
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray1<f64>>,
+);
+
 /// Frank-Wolfe for ``min_x ½‖x‖² − ⟨v, x⟩`` over ``domain`` (the Euclidean projection of ``v``).
 ///
 /// Returns ``(x, gap, vertices, weights)``: the iterate, the last Frank-Wolfe gap, and the active set
@@ -22,12 +30,7 @@ pub fn frank_wolfe<'py>(
     domain: &Bound<'py, PyDomain>,
     v: &Bound<'py, PyAny>,
     iterations: u64,
-) -> PyResult<(
-    Bound<'py, PyArray1<f64>>,
-    f64,
-    Bound<'py, PyArray2<f64>>,
-    Bound<'py, PyArray1<f64>>,
-)> {
+) -> PyResult<FrankWolfeOutput<'py>> {
     let mut dom = domain.borrow().inner.clone();
     let n = dom.dim();
     let v = slice(&vector(v, "v", n)?).to_vec();

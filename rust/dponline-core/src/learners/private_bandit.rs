@@ -33,6 +33,8 @@ use crate::noise::NoiseDistribution;
 use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
 use crate::sphere::unit_sphere_in;
 
+use super::noisy_oco::{NoisyGradient, NoisyMap, NoisyOco};
+
 /// The schedule of Algorithm 1, line 1, and the constants the privacy analysis needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PrivateBanditParams {
@@ -153,27 +155,164 @@ pub struct RunSummary {
     pub clipped: u64,
 }
 
-/// The PrivateBandit learner (see the module docs).
+/// `NoisyGrad` of Algorithm 1 (lines 5-12) with Appendix D: one-point gradient estimates summed over a batch.
+///
+/// Query `y = c + (1 − ζ/r)(x̃ + ζu − c)` for `u` uniform on the unit sphere of the tangent space; feedback
+/// `f(y)` clipped to `[−B, B]` adds `(d/ζ) f(y) u` to the batch sum `g̃_R` (Lemma 2.2 applied to
+/// `f'(x) = f(c + (1 − ζ/r)(x − c))`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SmoothedBatchGradient {
+    center: Vec<f64>,
+    shrink: f64,
+    zeta: f64,
+    /// `d / ζ`.
+    gain: f64,
+    loss_bound: f64,
+    batch: u64,
+    in_batch: u64,
+    direction: Vec<f64>,
+    query: Vec<f64>,
+    sum: Vec<f64>,
+    clipped: u64,
+    rng: Generator,
+}
+
+impl SmoothedBatchGradient {
+    fn new(params: &PrivateBanditParams, center: Vec<f64>, rng: Generator) -> Self {
+        let n = center.len();
+        SmoothedBatchGradient {
+            center,
+            shrink: params.shrink,
+            zeta: params.zeta,
+            gain: params.affine_dim.max(1) as f64 / params.zeta,
+            loss_bound: params.loss_bound,
+            batch: params.t_batch,
+            in_batch: 0,
+            direction: vec![0.0; n],
+            query: vec![0.0; n],
+            sum: vec![0.0; n],
+            clipped: 0,
+            rng,
+        }
+    }
+
+    /// Rounds of the current batch so far.
+    pub fn in_batch(&self) -> u64 {
+        self.in_batch
+    }
+
+    /// Losses clipped so far.
+    pub fn clipped(&self) -> u64 {
+        self.clipped
+    }
+}
+
+impl NoisyGradient for SmoothedBatchGradient {
+    #[inline]
+    fn query(&mut self, domain: &mut Domain, iterate: &[f64]) -> &[f64] {
+        unit_sphere_in(&mut self.rng, &mut self.direction, |u| {
+            domain.project_tangent(u)
+        });
+        let keep = 1.0 - self.shrink;
+        let zeta = self.zeta;
+        for (((y, x), c), u) in self
+            .query
+            .iter_mut()
+            .zip(iterate)
+            .zip(&self.center)
+            .zip(&self.direction)
+        {
+            *y = c + keep * (x + zeta * u - c);
+        }
+        &self.query
+    }
+
+    fn last_query(&self) -> &[f64] {
+        &self.query
+    }
+
+    #[inline]
+    fn observe(&mut self, loss: f64) -> bool {
+        let bound = self.loss_bound;
+        if loss.abs() > bound {
+            self.clipped += 1;
+        }
+        let scaled = self.gain * loss.clamp(-bound, bound);
+        for (g, u) in self.sum.iter_mut().zip(&self.direction) {
+            *g += scaled * u;
+        }
+        self.in_batch += 1;
+        self.in_batch == self.batch
+    }
+
+    fn estimate(&self) -> &[f64] {
+        &self.sum
+    }
+
+    fn reset(&mut self) {
+        self.sum.fill(0.0);
+        self.in_batch = 0;
+    }
+}
+
+/// `NoisyMap` of Algorithm 1 (lines 13-14): batch sums go through the padded tree (`s̃_R`), and Frank-Wolfe
+/// on `½‖x‖² − ⟨−η s̃_{R−1}, x⟩` makes one LMO call per step, warm-started from its previous iterate.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PrivateFrankWolfeMap {
+    tree: TreeAggregator,
+    fw: FrankWolfe,
+    eta: f64,
+    release: Vec<f64>,
+}
+
+impl PrivateFrankWolfeMap {
+    fn new(tree: TreeAggregator, start: &[f64], eta: f64) -> Result<Self> {
+        let target: Vec<f64> = tree.initial().iter().map(|s| -eta * s).collect();
+        let fw = FrankWolfe::new(start, &target, false)?;
+        Ok(PrivateFrankWolfeMap {
+            release: vec![0.0; start.len()],
+            tree,
+            fw,
+            eta,
+        })
+    }
+
+    /// The tree of private prefix sums.
+    pub fn tree(&self) -> &TreeAggregator {
+        &self.tree
+    }
+}
+
+impl NoisyMap for PrivateFrankWolfeMap {
+    fn absorb(&mut self, estimate: &[f64]) {
+        // Estimates are finite (bounded losses, unit directions) and there is one leaf per batch.
+        self.tree
+            .push(estimate, &mut self.release)
+            .expect("one tree leaf per batch and finite batch gradients");
+        let eta = self.eta;
+        for (v, s) in self.fw.target_mut().iter_mut().zip(&self.release) {
+            *v = -eta * s;
+        }
+    }
+
+    #[inline]
+    fn work(&mut self, domain: &mut Domain) {
+        self.fw.step(domain);
+    }
+
+    fn iterate(&self) -> &[f64] {
+        self.fw.x()
+    }
+}
+
+/// The PrivateBandit learner (see the module docs): NoisyOCO with [`SmoothedBatchGradient`] and
+/// [`PrivateFrankWolfeMap`].
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PrivateBandit {
     params: PrivateBanditParams,
-    domain: Domain,
-    center: Vec<f64>,
-    tree: TreeAggregator,
-    fw: FrankWolfe,
-    /// `x̃_{R−1}`, played (after Appendix D's shrink) throughout the current batch.
-    anchor: Vec<f64>,
-    /// `g̃_R`.
-    grad_sum: Vec<f64>,
-    direction: Vec<f64>,
-    query: Vec<f64>,
-    release: Vec<f64>,
+    oco: NoisyOco<SmoothedBatchGradient, PrivateFrankWolfeMap>,
     t: u64,
-    in_batch: u64,
-    pending: bool,
     strict: bool,
-    clipped: u64,
-    rng: Generator,
 }
 
 impl PrivateBandit {
@@ -208,25 +347,18 @@ impl PrivateBandit {
             Generator::for_stream(&seed, 1, secure)?,
         )?;
         let center = domain.interior_point().to_vec();
-        let target: Vec<f64> = tree.initial().iter().map(|s| -params.eta * s).collect();
-        let fw = FrankWolfe::new(&center, &target, false)?;
+        let map = PrivateFrankWolfeMap::new(tree, &center, params.eta)?;
+        let gradient = SmoothedBatchGradient::new(
+            &params,
+            center.clone(),
+            Generator::for_stream(&seed, 2, secure)?,
+        );
+        let oco = NoisyOco::new(domain, gradient, map, center);
         Ok(PrivateBandit {
-            anchor: center.clone(),
-            grad_sum: vec![0.0; n],
-            direction: vec![0.0; n],
-            query: vec![0.0; n],
-            release: vec![0.0; n],
-            rng: Generator::for_stream(&seed, 2, secure)?,
             params,
-            domain,
-            center,
-            tree,
-            fw,
+            oco,
             t: 0,
-            in_batch: 0,
-            pending: false,
             strict,
-            clipped: 0,
         })
     }
 
@@ -237,12 +369,12 @@ impl PrivateBandit {
 
     /// The domain.
     pub fn domain(&self) -> &Domain {
-        &self.domain
+        self.oco.domain()
     }
 
     /// The tree's noise distribution.
     pub fn noise(&self) -> NoiseDistribution {
-        self.tree.noise()
+        self.oco.map().tree().noise()
     }
 
     /// Rounds completed.
@@ -252,12 +384,12 @@ impl PrivateBandit {
 
     /// Losses clipped so far.
     pub fn clipped(&self) -> u64 {
-        self.clipped
+        self.oco.gradient().clipped()
     }
 
     /// `x̃` of the current batch (before Appendix D's shrink).
     pub fn anchor(&self) -> &[f64] {
-        &self.anchor
+        self.oco.iterate()
     }
 
     /// The point to play this round (`y_t`, in the domain). Asking again before `tell` returns the same point.
@@ -270,30 +402,7 @@ impl PrivateBandit {
                 horizon: self.params.horizon,
             });
         }
-        if !self.pending {
-            self.sample_query();
-            self.pending = true;
-        }
-        Ok(&self.query)
-    }
-
-    #[inline]
-    fn sample_query(&mut self) {
-        let domain = &mut self.domain;
-        unit_sphere_in(&mut self.rng, &mut self.direction, |u| {
-            domain.project_tangent(u)
-        });
-        let keep = 1.0 - self.params.shrink;
-        let zeta = self.params.zeta;
-        for (((y, x), c), u) in self
-            .query
-            .iter_mut()
-            .zip(&self.anchor)
-            .zip(&self.center)
-            .zip(&self.direction)
-        {
-            *y = c + keep * (x + zeta * u - c);
-        }
+        Ok(self.oco.ask())
     }
 
     /// Report the loss `f_t(y_t)` of the point returned by [`PrivateBandit::ask`].
@@ -302,7 +411,7 @@ impl PrivateBandit {
     /// [`CoreError::NonFinite`] for NaN/inf; with `strict`, [`CoreError::InvalidArgument`] for
     /// `|loss| > B`.
     pub fn tell(&mut self, loss: f64) -> Result<()> {
-        if !self.pending {
+        if !self.oco.pending() {
             return Err(CoreError::Protocol(
                 "tell() must follow ask(): one loss per asked point".into(),
             ));
@@ -314,50 +423,25 @@ impl PrivateBandit {
                 value: loss,
             });
         }
-        let bound = self.params.loss_bound;
-        if self.strict && loss.abs() > bound {
+        if self.strict && loss.abs() > self.params.loss_bound {
             return Err(CoreError::invalid(
                 "loss",
                 "within [-loss_bound, loss_bound] (strict=True)",
                 loss,
             ));
         }
-        self.update(loss);
+        self.step(loss);
         Ok(())
     }
 
     #[inline]
-    fn update(&mut self, loss: f64) {
-        let bound = self.params.loss_bound;
-        if loss.abs() > bound {
-            self.clipped += 1;
-        }
-        let scaled =
-            self.params.affine_dim.max(1) as f64 / self.params.zeta * loss.clamp(-bound, bound);
-        for (g, u) in self.grad_sum.iter_mut().zip(&self.direction) {
-            *g += scaled * u;
-        }
-        self.fw.step(&mut self.domain);
-        self.pending = false;
+    fn step(&mut self, loss: f64) {
+        self.oco.tell(loss);
         self.t += 1;
-        self.in_batch += 1;
-        if self.in_batch == self.params.t_batch || self.t == self.params.horizon {
-            self.end_batch();
+        if self.t == self.params.horizon && self.oco.gradient().in_batch() > 0 {
+            // The last batch is shorter when T_batch does not divide T.
+            self.oco.end_round();
         }
-    }
-
-    fn end_batch(&mut self) {
-        // g̃_R is finite (bounded losses, unit directions), and the tree has exactly T_round leaves.
-        self.tree
-            .push(&self.grad_sum, &mut self.release)
-            .expect("one tree leaf per batch and finite batch gradients");
-        self.anchor.copy_from_slice(self.fw.x());
-        let eta = self.params.eta;
-        for (v, s) in self.fw.target_mut().iter_mut().zip(&self.release) {
-            *v = -eta * s;
-        }
-        self.grad_sum.fill(0.0);
-        self.in_batch = 0;
     }
 
     /// Play `rounds` rounds against `family` natively (rounds `t..t+rounds` of the family), recording the
@@ -376,7 +460,7 @@ impl PrivateBandit {
         checkpoints: &[u64],
         cumulative: &mut [f64],
     ) -> Result<RunSummary> {
-        if self.pending {
+        if self.oco.pending() {
             return Err(CoreError::Protocol(
                 "run() cannot start while an asked point awaits tell()".into(),
             ));
@@ -399,7 +483,7 @@ impl PrivateBandit {
             });
         }
         check_checkpoints(checkpoints, end)?;
-        let (start, clipped_before) = (self.t, self.clipped);
+        let (start, clipped_before) = (self.t, self.clipped());
         let mut total = 0.0;
         let mut next = checkpoints
             .iter()
@@ -407,10 +491,9 @@ impl PrivateBandit {
             .unwrap_or(checkpoints.len());
         cumulative[..next].fill(0.0);
         while self.t < end {
-            self.sample_query();
-            let loss = family.value(self.t, &self.query);
+            let loss = family.value(self.t, self.oco.ask());
             total += loss;
-            self.update(loss);
+            self.step(loss);
             while next < checkpoints.len() && checkpoints[next] == self.t {
                 cumulative[next] = total;
                 next += 1;
@@ -419,7 +502,7 @@ impl PrivateBandit {
         Ok(RunSummary {
             rounds,
             total_loss: total,
-            clipped: self.clipped - clipped_before,
+            clipped: self.clipped() - clipped_before,
         })
     }
 
