@@ -147,14 +147,21 @@ def _portfolio(args: argparse.Namespace) -> int:
                 col = stacked[name][:, i]
                 row += [f"{col.mean():.6g}", f"{col.min():.6g}", f"{col.max():.6g}"]
             writer.writerow(row)
-    _plot(out / "regret.png", checkpoints, stacked, args, stream)
+    marks = [int(c) for c in checkpoints]
+    ucrp_curve = family.cumulative_at(np.full(n, 1.0 / n), marks) - family.cumulative_at(best.x, marks)
+    _plot(out / "regret.png", checkpoints, stacked, ucrp_curve, args, stream)
 
     _print_table(table, best, ucrp_loss, args, out, stream)
     return 0
 
 
 def _plot(
-    path: Path, checkpoints: np.ndarray, stacked: dict[str, np.ndarray], args: argparse.Namespace, stream: str
+    path: Path,
+    checkpoints: np.ndarray,
+    stacked: dict[str, np.ndarray],
+    ucrp_curve: np.ndarray,
+    args: argparse.Namespace,
+    stream: str,
 ) -> None:
     import matplotlib
 
@@ -178,6 +185,7 @@ def _plot(
                 alpha=0.2,
                 linewidth=0,
             )
+    ax.plot(checkpoints, ucrp_curve, color="grey", linestyle="--", linewidth=1, label="uniform CRP (reference)")
     ax.axhline(0.0, color="grey", linewidth=0.8)
     ax.set_xlabel("round t")
     ax.set_ylabel("cumulative regret vs BCRP (log-wealth)")
