@@ -3,6 +3,10 @@
 See the README for an overview. Public API:
 
 * :class:`TreeAggregator` — private continual prefix sums (binary mechanism, Agarwal-Singh padding).
+* :class:`PrivateBandit` — private projection-free bandit convex optimisation (Ene-Nguyen-Vladu 2021).
+* :mod:`dponline.domains` — decision sets with linear minimisation oracles.
+* :mod:`dponline.losses` — native loss families; :mod:`dponline.regret` — comparators and regret curves.
+* :func:`frank_wolfe`, :func:`sample_sphere` — the primitives, stand-alone.
 * :mod:`dponline.privacy` — :class:`PrivacyGuarantee`, noise calibration, composition.
 * :mod:`dponline.noise` — the core's Laplace/Gaussian samplers.
 * :mod:`dponline.errors` — the exception hierarchy rooted at :class:`DPOnlineError`.
@@ -10,7 +14,7 @@ See the README for an overview. Public API:
 
 from __future__ import annotations
 
-from . import errors, noise, privacy
+from . import domains, errors, losses, noise, privacy, regret
 from ._core import __version__
 from .aggregation import TreeAggregator
 from .errors import (
@@ -22,11 +26,18 @@ from .errors import (
     ProtocolError,
     StateError,
 )
+from .learners import PrivateBandit, RunResult
+from .optimization import FrankWolfeResult, frank_wolfe, sample_sphere
 from .privacy import PrivacyGuarantee
 
 __all__ = [
     "__version__",
     "TreeAggregator",
+    "PrivateBandit",
+    "RunResult",
+    "frank_wolfe",
+    "FrankWolfeResult",
+    "sample_sphere",
     "PrivacyGuarantee",
     "DPOnlineError",
     "InvalidInputError",
@@ -35,7 +46,10 @@ __all__ = [
     "StateError",
     "ProtocolError",
     "HorizonExhaustedError",
+    "domains",
     "errors",
+    "losses",
     "noise",
     "privacy",
+    "regret",
 ]

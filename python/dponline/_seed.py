@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Union
-
 import numpy as np
 
 from .errors import InvalidInputError
 
-SeedLike = Union[None, int, np.random.SeedSequence, np.random.Generator]
+SeedLike = None | int | np.random.SeedSequence | np.random.Generator
 
 __all__ = ["SeedLike", "seed_words"]
 

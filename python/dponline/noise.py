@@ -40,8 +40,7 @@ def gaussian(sigma: float, size: int, *, seed: SeedLike = None, secure: bool = F
     return _core.sample_noise("gaussian", sigma, size, seed=seed, secure=secure)
 
 
-def laplace_sum(scale: float, count: int, size: int, *, seed: SeedLike = None,
-                secure: bool = False) -> np.ndarray:
+def laplace_sum(scale: float, count: int, size: int, *, seed: SeedLike = None, secure: bool = False) -> np.ndarray:
     """``size`` i.i.d. draws of the sum of ``count`` i.i.d. Laplace(0, ``scale``): Gamma(count, b) − Gamma(count, b).
 
     Variance ``2·count·b²``. Arguments and errors as :func:`laplace`.
@@ -49,7 +48,6 @@ def laplace_sum(scale: float, count: int, size: int, *, seed: SeedLike = None,
     return _core.sample_noise("laplace", scale, size, count=count, seed=seed, secure=secure)
 
 
-def gaussian_sum(sigma: float, count: int, size: int, *, seed: SeedLike = None,
-                 secure: bool = False) -> np.ndarray:
+def gaussian_sum(sigma: float, count: int, size: int, *, seed: SeedLike = None, secure: bool = False) -> np.ndarray:
     """``size`` i.i.d. draws of the sum of ``count`` i.i.d. N(0, sigma²), i.e. N(0, count·sigma²)."""
     return _core.sample_noise("gaussian", sigma, size, count=count, seed=seed, secure=secure)

@@ -66,6 +66,7 @@ pub fn cover(t: u64) -> impl Iterator<Item = (u32, u64)> {
 
 /// The binary mechanism for private continual prefix sums of `dim`-vectors over `horizon` rounds.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "TreeState")]
 pub struct TreeAggregator {
     dim: usize,
     horizon: u64,
@@ -84,6 +85,60 @@ pub struct TreeAggregator {
     /// `pad[r]` samples a sum of `r` draws; rebuilt after deserialization.
     #[serde(skip)]
     pad: Vec<SumOf>,
+}
+
+/// Serialized fields of a [`TreeAggregator`]; validated and completed by `TryFrom`.
+#[derive(Deserialize)]
+struct TreeState {
+    dim: usize,
+    horizon: u64,
+    noise: NoiseDistribution,
+    padded: bool,
+    t: u64,
+    prefix: Vec<f64>,
+    open_levels: Vec<u32>,
+    open_noise: Vec<f64>,
+    initial: Vec<f64>,
+    rng: Generator,
+}
+
+impl TryFrom<TreeState> for TreeAggregator {
+    type Error = CoreError;
+
+    fn try_from(s: TreeState) -> Result<Self> {
+        let dim = s.dim;
+        let consistent = dim > 0
+            && s.t <= s.horizon
+            && s.prefix.len() == dim
+            && s.initial.len() == dim
+            && s.open_levels.len() == s.t.count_ones() as usize
+            && s.open_noise.len() == s.open_levels.len() * dim;
+        if !consistent {
+            return Err(CoreError::State(
+                "TreeAggregator state is inconsistent".into(),
+            ));
+        }
+        let levels = levels_touched(s.horizon) as usize;
+        let mut open_levels = s.open_levels;
+        let mut open_noise = s.open_noise;
+        open_levels.reserve_exact(levels.saturating_sub(open_levels.len()));
+        open_noise.reserve_exact((levels * dim).saturating_sub(open_noise.len()));
+        let mut tree = TreeAggregator {
+            dim,
+            horizon: s.horizon,
+            noise: s.noise,
+            padded: s.padded,
+            t: s.t,
+            prefix: s.prefix,
+            open_levels,
+            open_noise,
+            initial: s.initial,
+            rng: s.rng,
+            pad: Vec::new(),
+        };
+        tree.build_pad();
+        Ok(tree)
+    }
 }
 
 impl TreeAggregator {
@@ -305,26 +360,7 @@ impl TreeAggregator {
     ///
     /// Errors: [`CoreError::State`] for corrupt bytes, another format version or an inconsistent state.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let mut tree: TreeAggregator = from_state_bytes(bytes)?;
-        let dim = tree.dim;
-        let consistent = dim > 0
-            && tree.t <= tree.horizon
-            && tree.prefix.len() == dim
-            && tree.initial.len() == dim
-            && tree.open_levels.len() == tree.t.count_ones() as usize
-            && tree.open_noise.len() == tree.open_levels.len() * dim;
-        if !consistent {
-            return Err(CoreError::State(
-                "TreeAggregator state is inconsistent".into(),
-            ));
-        }
-        let levels = levels_touched(tree.horizon) as usize;
-        tree.open_levels
-            .reserve_exact(levels.saturating_sub(tree.open_levels.len()));
-        tree.open_noise
-            .reserve_exact((levels * dim).saturating_sub(tree.open_noise.len()));
-        tree.build_pad();
-        Ok(tree)
+        from_state_bytes(bytes)
     }
 }
 

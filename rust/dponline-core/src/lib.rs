@@ -9,11 +9,19 @@
 //! | [`noise`] | Laplace and Gaussian samplers and exact sums of `r` draws |
 //! | [`aggregation`] | the binary mechanism (tree-based aggregation) for private prefix sums |
 //! | [`domains`] | decision sets with linear minimisation oracles |
+//! | [`sphere`] | uniform directions on spheres, in balls and in subspaces |
+//! | [`frank_wolfe`] | conditional gradient for Euclidean projections, with active sets |
+//! | [`losses`] | loss families evaluated natively in `run` loops |
+//! | [`learners`] | the online learners (`PrivateBandit`, ...) |
 
 pub mod aggregation;
 pub mod domains;
 pub mod error;
+pub mod frank_wolfe;
+pub mod learners;
+pub mod losses;
 pub mod noise;
 pub mod rng;
+pub mod sphere;
 
 pub use error::{CoreError, Result};

@@ -1,6 +1,6 @@
 //! `dponline._core.TreeAggregator`: bindings of `dponline_core::aggregation::TreeAggregator`.
 
-use dponline_core::aggregation::TreeAggregator;
+use dponline_core::aggregation::{TreeAggregator, cover};
 use dponline_core::noise::NoiseDistribution;
 use dponline_core::rng::Generator;
 use numpy::ndarray::Array2;
@@ -91,6 +91,14 @@ impl PyTreeAggregator {
     /// Number of noise draws in the release after push ``t``.
     fn draws_at(&self, t: u64) -> u32 {
         self.inner.draws_at(t)
+    }
+
+    /// The tree nodes summed in the release after push ``t`` (the dyadic decomposition of ``[1, t]``, the set
+    /// ``S_t`` of Algorithm 5), as ``(level, end)`` pairs: node ``(level, end)`` covers rounds
+    /// ``end − 2**level + 1 .. end``.
+    #[staticmethod]
+    fn cover(t: u64) -> Vec<(u32, u64)> {
+        cover(t).collect()
     }
 
     /// Number of pushes so far.

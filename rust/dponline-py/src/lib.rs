@@ -4,10 +4,17 @@
 //! Core errors become Python exceptions in one place (`errors`), and the GIL is released in one place
 //! (`convert::detached`).
 
+// Python signatures mirror keyword arguments one-to-one, so constructors take many parameters.
+#![allow(clippy::too_many_arguments)]
+
 mod aggregation;
 mod convert;
+mod domains;
 mod errors;
+mod learners;
+mod losses;
 mod noise;
+mod optimization;
 
 use pyo3::prelude::*;
 
@@ -17,7 +24,15 @@ mod _core {
     #[pymodule_export]
     use super::aggregation::PyTreeAggregator;
     #[pymodule_export]
+    use super::domains::{PyDomain, PySimplex};
+    #[pymodule_export]
+    use super::learners::{PyPrivateBandit, private_bandit_params};
+    #[pymodule_export]
+    use super::losses::PyLossFamily;
+    #[pymodule_export]
     use super::noise::sample_noise;
+    #[pymodule_export]
+    use super::optimization::{frank_wolfe, sample_sphere};
 
     use super::*;
 

@@ -1,0 +1,284 @@
+//! Loss families evaluated natively inside a learner's `run` loop (no call into Python per round).
+//!
+//! A family holds a finite matrix of rows (one row per round of the real or synthetic stream) and maps round
+//! `t` (0-based) to a row by a [`RowOrder`]: in sequence, cycling, or by a seeded bootstrap (rows drawn
+//! uniformly with replacement), which reaches horizons far beyond the data.
+//!
+//! * [`LossKind::Linear`]: `f_t(x) = ⟨c_t, x⟩`.
+//! * [`LossKind::PortfolioLogLoss`]: `f_t(x) = −ln⟨r_t, x⟩` for price relatives `r_t > 0` (online portfolio
+//!   selection, Cover 1991); the wealth of a constant-rebalanced portfolio `x` after `T` rounds is
+//!   `exp(−Σ_t f_t(x))`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{CoreError, Result, check_finite};
+
+/// How round `t` picks a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RowOrder {
+    /// Row `t` (the horizon is at most the number of rows).
+    Sequential,
+    /// Row `t mod rows`.
+    Cycle,
+    /// Row `h(seed, t) mod rows` for a 64-bit mixing hash `h` (counter-based, so any round is O(1) to reach):
+    /// an i.i.d. uniform bootstrap of the rows.
+    Bootstrap {
+        /// Seed of the resampling.
+        seed: u64,
+    },
+}
+
+/// The kind of loss a family evaluates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LossKind {
+    /// `⟨c_t, x⟩`.
+    Linear,
+    /// `−ln⟨r_t, x⟩`, `r_t > 0`.
+    PortfolioLogLoss,
+}
+
+/// A loss stream: `horizon` rounds drawn from `rows` rows of dimension `dim`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LossFamily {
+    kind: LossKind,
+    dim: usize,
+    rows: usize,
+    data: Vec<f64>,
+    horizon: u64,
+    order: RowOrder,
+}
+
+#[inline]
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl LossFamily {
+    /// A family over the row-major `(rows, dim)` matrix `data`, played in sequence (`horizon = rows`).
+    ///
+    /// Errors: [`CoreError::Shape`] for an empty or ragged matrix; [`CoreError::NonFinite`];
+    /// [`CoreError::InvalidArgument`] for a non-positive price relative.
+    pub fn new(kind: LossKind, data: Vec<f64>, dim: usize) -> Result<Self> {
+        if dim == 0 || data.is_empty() || data.len() % dim != 0 {
+            return Err(CoreError::Shape {
+                name: "losses",
+                expected: "a non-empty 2-D array (rounds, dim)".into(),
+                got: format!("{} values for dim {dim}", data.len()),
+            });
+        }
+        check_finite("losses", &data)?;
+        if kind == LossKind::PortfolioLogLoss {
+            if let Some(v) = data.iter().find(|&&v| v <= 0.0) {
+                return Err(CoreError::invalid(
+                    "relatives",
+                    "> 0 everywhere (price relatives)",
+                    v,
+                ));
+            }
+        }
+        let rows = data.len() / dim;
+        Ok(LossFamily {
+            kind,
+            dim,
+            rows,
+            data,
+            horizon: rows as u64,
+            order: RowOrder::Sequential,
+        })
+    }
+
+    /// The same rows played for `horizon` rounds in `order`.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for `horizon == 0`, or `Sequential` with `horizon > rows`.
+    pub fn reordered(mut self, horizon: u64, order: RowOrder) -> Result<Self> {
+        if horizon == 0 {
+            return Err(CoreError::invalid("horizon", ">= 1", horizon));
+        }
+        if order == RowOrder::Sequential && horizon > self.rows as u64 {
+            return Err(CoreError::invalid(
+                "horizon",
+                "<= the number of rows for sequential order (use cycle or bootstrap)",
+                horizon,
+            ));
+        }
+        self.horizon = horizon;
+        self.order = order;
+        Ok(self)
+    }
+
+    /// The loss kind.
+    pub fn kind(&self) -> LossKind {
+        self.kind
+    }
+
+    /// Dimension of the decision `x`.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Number of distinct rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Number of rounds.
+    pub fn horizon(&self) -> u64 {
+        self.horizon
+    }
+
+    /// The row order.
+    pub fn order(&self) -> RowOrder {
+        self.order
+    }
+
+    /// Row `i`.
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.data[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// Row used at round `t` (0-based).
+    #[inline]
+    pub fn row_index(&self, t: u64) -> usize {
+        match self.order {
+            RowOrder::Sequential => t as usize,
+            RowOrder::Cycle => (t % self.rows as u64) as usize,
+            RowOrder::Bootstrap { seed } => {
+                let h = mix64(mix64(seed ^ 0x6A09_E667_F3BC_C909).wrapping_add(t));
+                // Lemire's multiply-shift maps 64 uniform bits to [0, rows) (bias < rows / 2^64).
+                ((u128::from(h) * self.rows as u128) >> 64) as usize
+            }
+        }
+    }
+
+    /// `f_t(x)` for the row of round `t`.
+    #[inline]
+    pub fn value(&self, t: u64, x: &[f64]) -> f64 {
+        Self::eval(self.kind, self.row(self.row_index(t)), x)
+    }
+
+    #[inline]
+    fn eval(kind: LossKind, row: &[f64], x: &[f64]) -> f64 {
+        let dot: f64 = row.iter().zip(x).map(|(a, b)| a * b).sum();
+        match kind {
+            LossKind::Linear => dot,
+            LossKind::PortfolioLogLoss => -dot.ln(),
+        }
+    }
+
+    /// How many times each row is used over the horizon (length `rows`).
+    pub fn row_counts(&self) -> Vec<u64> {
+        let mut counts = vec![0u64; self.rows];
+        for t in 0..self.horizon {
+            counts[self.row_index(t)] += 1;
+        }
+        counts
+    }
+
+    /// Cumulative loss of the fixed point `x` after each round in `checkpoints` (sorted, each `<= horizon`):
+    /// `Σ_{s < t} f_s(x)`.
+    ///
+    /// Errors: [`CoreError::Shape`] for `x`; [`CoreError::InvalidArgument`] for unsorted or out-of-range
+    /// checkpoints.
+    pub fn cumulative_at(&self, x: &[f64], checkpoints: &[u64]) -> Result<Vec<f64>> {
+        crate::error::check_len("x", x, self.dim)?;
+        check_checkpoints(checkpoints, self.horizon)?;
+        let mut out = Vec::with_capacity(checkpoints.len());
+        let (mut t, mut total) = (0u64, 0.0);
+        for &c in checkpoints {
+            while t < c {
+                total += self.value(t, x);
+                t += 1;
+            }
+            out.push(total);
+        }
+        Ok(out)
+    }
+
+    /// Largest Lipschitz constant (in ‖·‖₂) of the family's losses over the probability simplex (portfolio)
+    /// or over all of `R^dim` (linear): `max_t ‖c_t‖₂`, resp. `max_t ‖r_t‖₂ / min_i r_{t,i}`.
+    ///
+    /// Computed from the data: fine for experiments, but a deployment that must be private should fix the
+    /// constant a priori, since a data-dependent bound itself depends on the data.
+    pub fn lipschitz(&self) -> f64 {
+        (0..self.rows)
+            .map(|i| {
+                let row = self.row(i);
+                let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+                match self.kind {
+                    LossKind::Linear => norm,
+                    LossKind::PortfolioLogLoss => {
+                        norm / row.iter().copied().fold(f64::INFINITY, f64::min)
+                    }
+                }
+            })
+            .fold(0.0, f64::max)
+    }
+
+    /// `max_t max_{x ∈ simplex} |f_t(x)|` for the portfolio loss: `max_t max(|ln min_i r|, |ln max_i r|)`.
+    /// `None` for linear losses (the bound depends on the domain).
+    pub fn portfolio_value_bound(&self) -> Option<f64> {
+        (self.kind == LossKind::PortfolioLogLoss).then(|| {
+            self.data.chunks_exact(self.dim).fold(0.0f64, |acc, row| {
+                let lo = row.iter().copied().fold(f64::INFINITY, f64::min).ln().abs();
+                let hi = row.iter().copied().fold(0.0, f64::max).ln().abs();
+                acc.max(lo).max(hi)
+            })
+        })
+    }
+}
+
+/// Validate sorted checkpoints within `0..=horizon`.
+///
+/// Errors: [`CoreError::InvalidArgument`].
+pub fn check_checkpoints(checkpoints: &[u64], horizon: u64) -> Result<()> {
+    if checkpoints.windows(2).any(|w| w[0] > w[1]) {
+        return Err(CoreError::invalid(
+            "checkpoints",
+            "sorted in increasing order",
+            "an unsorted array",
+        ));
+    }
+    if let Some(&last) = checkpoints.last() {
+        if last > horizon {
+            return Err(CoreError::invalid("checkpoints", "<= horizon", last));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bootstrap_is_uniform_and_deterministic() {
+        let fam = LossFamily::new(LossKind::Linear, (0..10).map(f64::from).collect(), 1)
+            .unwrap()
+            .reordered(100_000, RowOrder::Bootstrap { seed: 5 })
+            .unwrap();
+        let counts = fam.row_counts();
+        assert_eq!(counts.iter().sum::<u64>(), 100_000);
+        // Binomial(1e5, 0.1): sd ≈ 95; 6 sd.
+        assert!(
+            counts.iter().all(|&c| (c as f64 - 10_000.0).abs() < 570.0),
+            "{counts:?}"
+        );
+        assert_eq!(fam.row_index(12_345), fam.clone().row_index(12_345));
+    }
+
+    #[test]
+    fn portfolio_values_and_errors() {
+        let fam = LossFamily::new(LossKind::PortfolioLogLoss, vec![1.0, 2.0, 0.5, 1.0], 2).unwrap();
+        assert!((fam.value(0, &[0.5, 0.5]) + 1.5f64.ln()).abs() < 1e-15);
+        let cum = fam.cumulative_at(&[1.0, 0.0], &[0, 1, 2]).unwrap();
+        assert_eq!(cum, vec![0.0, 0.0, -(0.5f64.ln())]);
+        assert!(LossFamily::new(LossKind::PortfolioLogLoss, vec![1.0, 0.0], 2).is_err());
+        assert!(LossFamily::new(LossKind::Linear, vec![1.0, f64::NAN], 2).is_err());
+        assert!(fam.clone().reordered(3, RowOrder::Sequential).is_err());
+        // Both rows have ‖r‖₂ / min r = √5.
+        assert!((fam.lipschitz() - 5f64.sqrt()).abs() < 1e-12);
+        assert!((fam.portfolio_value_bound().unwrap() - 2f64.ln()).abs() < 1e-15);
+    }
+}

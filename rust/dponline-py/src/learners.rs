@@ -1,0 +1,171 @@
+//! `dponline._core.PrivateBandit`: bindings of `dponline_core::learners::PrivateBandit`.
+
+use dponline_core::learners::{PrivateBandit, PrivateBanditParams};
+use dponline_core::noise::NoiseDistribution;
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use crate::convert::{detached, seed_words};
+use crate::domains::PyDomain;
+use crate::errors::OrRaise;
+use crate::losses::PyLossFamily;
+
+fn params_dict<'py>(py: Python<'py>, p: &PrivateBanditParams) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("horizon", p.horizon)?;
+    d.set_item("dim", p.dim)?;
+    d.set_item("affine_dim", p.affine_dim)?;
+    d.set_item("t_batch", p.t_batch)?;
+    d.set_item("t_round", p.t_round)?;
+    d.set_item("eta", p.eta)?;
+    d.set_item("zeta", p.zeta)?;
+    d.set_item("zeta_paper", p.zeta_paper)?;
+    d.set_item("lipschitz", p.lipschitz)?;
+    d.set_item("diameter", p.diameter)?;
+    d.set_item("loss_bound", p.loss_bound)?;
+    d.set_item("inscribed_radius", p.inscribed_radius)?;
+    d.set_item("shrink", p.shrink)?;
+    d.set_item("max_gradient_scale", p.max_gradient_scale())?;
+    d.set_item("sensitivity_l1", p.sensitivity_l1())?;
+    d.set_item("sensitivity_l2", p.sensitivity_l2())?;
+    Ok(d)
+}
+
+/// The schedule of Ene-Nguyen-Vladu Algorithm 1 line 1 for a domain, as a dict.
+#[pyfunction]
+#[pyo3(signature = (domain, horizon, lipschitz, *, loss_bound = None, smoothing_radius = None))]
+pub fn private_bandit_params<'py>(
+    py: Python<'py>,
+    domain: &Bound<'py, PyDomain>,
+    horizon: u64,
+    lipschitz: f64,
+    loss_bound: Option<f64>,
+    smoothing_radius: Option<f64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let p = PrivateBanditParams::new(
+        &domain.borrow().inner,
+        horizon,
+        lipschitz,
+        loss_bound,
+        smoothing_radius,
+    )
+    .or_raise()?;
+    params_dict(py, &p)
+}
+
+/// Native PrivateBandit state machine (documented wrapper: ``dponline.PrivateBandit``).
+#[pyclass(module = "dponline._core", name = "PrivateBandit")]
+pub struct PyPrivateBandit {
+    inner: PrivateBandit,
+}
+
+#[pymethods]
+impl PyPrivateBandit {
+    #[new]
+    #[pyo3(signature = (domain, horizon, lipschitz, *, noise, scale, loss_bound = None, smoothing_radius = None, strict = false, seed = None, secure = false))]
+    fn new(
+        py: Python<'_>,
+        domain: &Bound<'_, PyDomain>,
+        horizon: u64,
+        lipschitz: f64,
+        noise: &str,
+        scale: f64,
+        loss_bound: Option<f64>,
+        smoothing_radius: Option<f64>,
+        strict: bool,
+        seed: Option<&Bound<'_, PyAny>>,
+        secure: bool,
+    ) -> PyResult<Self> {
+        let dom = domain.borrow().inner.clone();
+        let params =
+            PrivateBanditParams::new(&dom, horizon, lipschitz, loss_bound, smoothing_radius)
+                .or_raise()?;
+        let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
+        let words = seed_words(py, seed, secure)?;
+        Ok(PyPrivateBandit {
+            inner: PrivateBandit::new(dom, params, dist, words, secure, strict).or_raise()?,
+        })
+    }
+
+    /// The point to play, shape ``(dim,)``.
+    fn ask<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        Ok(PyArray1::from_slice(py, self.inner.ask().or_raise()?))
+    }
+
+    /// Report the loss of the asked point.
+    fn tell(&mut self, loss: f64) -> PyResult<()> {
+        self.inner.tell(loss).or_raise()
+    }
+
+    /// Play ``rounds`` rounds natively; returns ``(total_loss, clipped, cumulative_at_checkpoints)``.
+    fn run<'py>(
+        &mut self,
+        py: Python<'py>,
+        family: &Bound<'py, PyLossFamily>,
+        rounds: u64,
+        checkpoints: Vec<u64>,
+    ) -> PyResult<(f64, u64, Bound<'py, PyArray1<f64>>)> {
+        let fam = &family.get().inner;
+        let inner = &mut self.inner;
+        let (summary, cumulative) = detached(py, move || {
+            let mut cumulative = vec![0.0; checkpoints.len()];
+            let summary = inner.run(fam, rounds, &checkpoints, &mut cumulative)?;
+            Ok((summary, cumulative))
+        })?;
+        Ok((
+            summary.total_loss,
+            summary.clipped,
+            cumulative.into_pyarray(py),
+        ))
+    }
+
+    /// Schedule and constants, as a dict.
+    #[getter]
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        params_dict(py, self.inner.params())
+    }
+
+    /// Rounds completed.
+    #[getter]
+    fn t(&self) -> u64 {
+        self.inner.t()
+    }
+
+    /// Losses clipped to the bound so far.
+    #[getter]
+    fn clipped(&self) -> u64 {
+        self.inner.clipped()
+    }
+
+    /// ``x̃`` of the current batch, shape ``(dim,)``.
+    #[getter]
+    fn anchor<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, self.inner.anchor())
+    }
+
+    /// ``"laplace"`` or ``"gaussian"``.
+    #[getter]
+    fn noise(&self) -> &'static str {
+        self.inner.noise().name()
+    }
+
+    /// Scale of the tree's noise (0 for the non-private learner).
+    #[getter]
+    fn scale(&self) -> f64 {
+        self.inner.noise().scale()
+    }
+
+    /// Serialized state (format-versioned).
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &self.inner.to_bytes().or_raise()?))
+    }
+
+    /// Restore from :meth:`to_bytes`.
+    #[staticmethod]
+    fn from_bytes(state: &[u8]) -> PyResult<Self> {
+        Ok(PyPrivateBandit {
+            inner: PrivateBandit::from_bytes(state).or_raise()?,
+        })
+    }
+}

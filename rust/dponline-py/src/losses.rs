@@ -1,0 +1,203 @@
+//! `dponline._core.LossFamily`: bindings of `dponline_core::losses::LossFamily`.
+
+use dponline_core::losses::{LossFamily, LossKind, RowOrder};
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::prelude::*;
+
+use crate::convert::{matrix_owned, slice, vector};
+use crate::errors::{OrRaise, invalid_input};
+
+/// A stream of losses evaluated natively by learners' ``run`` (see ``dponline.losses``).
+#[pyclass(frozen, module = "dponline._core", name = "LossFamily")]
+pub struct PyLossFamily {
+    pub(crate) inner: LossFamily,
+    seed: Option<u64>,
+}
+
+fn kind_from(name: &str) -> PyResult<LossKind> {
+    match name {
+        "linear" => Ok(LossKind::Linear),
+        "portfolio" => Ok(LossKind::PortfolioLogLoss),
+        other => Err(invalid_input(format!(
+            "kind must be 'linear' or 'portfolio', got {other:?}"
+        ))),
+    }
+}
+
+fn kind_name(kind: LossKind) -> &'static str {
+    match kind {
+        LossKind::Linear => "linear",
+        LossKind::PortfolioLogLoss => "portfolio",
+    }
+}
+
+#[pymethods]
+impl PyLossFamily {
+    #[new]
+    #[pyo3(signature = (kind, data, *, horizon = None, order = "sequential", seed = None))]
+    fn new(
+        kind: &str,
+        data: &Bound<'_, PyAny>,
+        horizon: Option<u64>,
+        order: &str,
+        seed: Option<u64>,
+    ) -> PyResult<Self> {
+        let kind = kind_from(kind)?;
+        let cols: usize = {
+            let shape: Vec<usize> = data
+                .getattr("shape")
+                .and_then(|s| s.extract())
+                .unwrap_or_default();
+            match shape.as_slice() {
+                [_, c] => *c,
+                other => {
+                    return Err(invalid_input(format!(
+                        "data must be a 2-D array (rounds, dim), got shape {other:?}"
+                    )));
+                }
+            }
+        };
+        let (_, values) = matrix_owned(data, "data", cols)?;
+        let family = LossFamily::new(kind, values, cols).or_raise()?;
+        let order = match (order, seed) {
+            ("sequential", _) => RowOrder::Sequential,
+            ("cycle", _) => RowOrder::Cycle,
+            ("bootstrap", Some(seed)) => RowOrder::Bootstrap { seed },
+            ("bootstrap", None) => {
+                return Err(invalid_input("order='bootstrap' needs an integer seed"));
+            }
+            (other, _) => {
+                return Err(invalid_input(format!(
+                    "order must be 'sequential', 'cycle' or 'bootstrap', got {other:?}"
+                )));
+            }
+        };
+        let horizon = horizon.unwrap_or(family.rows() as u64);
+        Ok(PyLossFamily {
+            inner: family.reordered(horizon, order).or_raise()?,
+            seed,
+        })
+    }
+
+    /// ``f_t(x)`` at round ``t`` (0-based).
+    fn value(&self, t: u64, x: &Bound<'_, PyAny>) -> PyResult<f64> {
+        if t >= self.inner.horizon() {
+            return Err(invalid_input(format!(
+                "t must be in [0, horizon={}), got {t}",
+                self.inner.horizon()
+            )));
+        }
+        let x = vector(x, "x", self.inner.dim())?;
+        Ok(self.inner.value(t, slice(&x)))
+    }
+
+    /// Index of the data row used at each round, shape ``(horizon,)`` (for small horizons / inspection).
+    fn row_indices<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
+        (0..self.inner.horizon())
+            .map(|t| self.inner.row_index(t) as u64)
+            .collect::<Vec<_>>()
+            .into_pyarray(py)
+    }
+
+    /// How many rounds use each data row, shape ``(rows,)``.
+    fn row_counts<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
+        self.inner.row_counts().into_pyarray(py)
+    }
+
+    /// Cumulative loss ``Σ_{s<t} f_s(x)`` of a fixed point after each checkpoint round, shape ``(k,)``.
+    fn cumulative_at<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+        checkpoints: Vec<u64>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let x = vector(x, "x", self.inner.dim())?
+            .as_slice()
+            .map(<[f64]>::to_vec)
+            .unwrap_or_default();
+        let family = &self.inner;
+        let out = crate::convert::detached(py, move || family.cumulative_at(&x, &checkpoints))?;
+        Ok(out.into_pyarray(py))
+    }
+
+    /// Lipschitz constant of the losses computed from the data (see the Rust docs for the privacy caveat).
+    #[getter]
+    fn lipschitz(&self) -> f64 {
+        self.inner.lipschitz()
+    }
+
+    /// For portfolio losses, ``max_t max_x |f_t(x)|`` over the simplex; ``None`` for linear losses.
+    #[getter]
+    fn value_bound(&self) -> Option<f64> {
+        self.inner.portfolio_value_bound()
+    }
+
+    /// ``"linear"`` or ``"portfolio"``.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        kind_name(self.inner.kind())
+    }
+
+    /// ``"sequential"``, ``"cycle"`` or ``"bootstrap"``.
+    #[getter]
+    fn order(&self) -> &'static str {
+        match self.inner.order() {
+            RowOrder::Sequential => "sequential",
+            RowOrder::Cycle => "cycle",
+            RowOrder::Bootstrap { .. } => "bootstrap",
+        }
+    }
+
+    /// Number of rounds.
+    #[getter]
+    fn horizon(&self) -> u64 {
+        self.inner.horizon()
+    }
+
+    /// Dimension of the decision.
+    #[getter]
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    /// Number of distinct data rows.
+    #[getter]
+    fn rows(&self) -> usize {
+        self.inner.rows()
+    }
+
+    /// The data rows, shape ``(rows, dim)`` (a copy).
+    #[getter]
+    fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let flat: Vec<f64> = (0..self.inner.rows())
+            .flat_map(|i| self.inner.row(i).to_vec())
+            .collect();
+        PyArray1::from_vec(py, flat).call_method1("reshape", (self.inner.rows(), self.inner.dim()))
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let py = slf.py();
+        let this = slf.get();
+        let args = (this.kind(), this.data(py)?).into_pyobject(py)?.into_any();
+        let kwargs = pyo3::types::PyDict::new(py);
+        kwargs.set_item("horizon", this.horizon())?;
+        kwargs.set_item("order", this.order())?;
+        kwargs.set_item("seed", this.seed)?;
+        let partial = py
+            .import("functools")?
+            .getattr("partial")?
+            .call((slf.get_type(),), Some(&kwargs))?;
+        Ok((partial, args))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "LossFamily(kind={:?}, rows={}, dim={}, horizon={}, order={:?})",
+            self.kind(),
+            self.inner.rows(),
+            self.inner.dim(),
+            self.inner.horizon(),
+            self.order()
+        )
+    }
+}

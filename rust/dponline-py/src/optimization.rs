@@ -1,0 +1,93 @@
+//! Stand-alone primitives: Frank-Wolfe projection and sphere sampling.
+
+use dponline_core::domains::LinearMinimizationOracle;
+use dponline_core::frank_wolfe::project;
+use dponline_core::rng::Generator;
+use dponline_core::sphere;
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray1, PyArray2};
+use pyo3::prelude::*;
+
+use crate::convert::{detached, seed_words, slice, vector};
+use crate::domains::PyDomain;
+use crate::errors::invalid_input;
+
+/// `(x, gap, vertices, weights)` returned to Python.
+type FrankWolfeOutput<'py> = (
+    Bound<'py, PyArray1<f64>>,
+    f64,
+    Bound<'py, PyArray2<f64>>,
+    Bound<'py, PyArray1<f64>>,
+);
+
+/// Frank-Wolfe for ``min_x ½‖x‖² − ⟨v, x⟩`` over ``domain`` (the Euclidean projection of ``v``).
+///
+/// Returns ``(x, gap, vertices, weights)``: the iterate, the last Frank-Wolfe gap, and the active set
+/// (``vertices`` of shape ``(k, dim)`` with convex ``weights`` of shape ``(k,)``, ``x = weightsᵀ vertices``).
+#[pyfunction]
+pub fn frank_wolfe<'py>(
+    py: Python<'py>,
+    domain: &Bound<'py, PyDomain>,
+    v: &Bound<'py, PyAny>,
+    iterations: u64,
+) -> PyResult<FrankWolfeOutput<'py>> {
+    let mut dom = domain.borrow().inner.clone();
+    let n = dom.dim();
+    let v = slice(&vector(v, "v", n)?).to_vec();
+    let fw = detached(py, move || project(&mut dom, &v, iterations))?;
+    let active = fw
+        .active_set()
+        .ok_or_else(|| invalid_input("active set missing"))?;
+    let k = active.len();
+    let flat: Vec<f64> = (0..k).flat_map(|i| active.vertex(i).to_vec()).collect();
+    let vertices =
+        Array2::from_shape_vec((k, n), flat).map_err(|e| invalid_input(e.to_string()))?;
+    Ok((
+        PyArray1::from_slice(py, fw.x()),
+        fw.gap(),
+        vertices.into_pyarray(py),
+        PyArray1::from_slice(py, active.weights()),
+    ))
+}
+
+/// ``size`` uniform unit vectors of ``R^dim`` (``ball=True``: uniform points of the unit ball), shape
+/// ``(size, dim)``; with ``domain``, directions within the domain's tangent space.
+#[pyfunction]
+#[pyo3(signature = (dim, size, *, ball = false, domain = None, seed = None))]
+pub fn sample_sphere<'py>(
+    py: Python<'py>,
+    dim: usize,
+    size: usize,
+    ball: bool,
+    domain: Option<&Bound<'py, PyDomain>>,
+    seed: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    if dim == 0 {
+        return Err(invalid_input("dim must be >= 1, got 0"));
+    }
+    let mut dom = domain.map(|d| d.borrow().inner.clone());
+    if let Some(d) = &dom {
+        if d.dim() != dim || ball {
+            return Err(invalid_input(
+                "domain must have dimension dim, and ball=True is not available with a domain",
+            ));
+        }
+    }
+    let mut rng = Generator::from_seed(seed_words(py, seed, false)?);
+    let out = detached(py, move || {
+        let mut out = vec![0.0; dim * size];
+        for row in out.chunks_exact_mut(dim) {
+            match (&mut dom, ball) {
+                (Some(d), _) => {
+                    sphere::unit_sphere_in(&mut rng, row, |u| d.project_tangent(u));
+                }
+                (None, true) => sphere::unit_ball(&mut rng, row),
+                (None, false) => sphere::unit_sphere(&mut rng, row),
+            }
+        }
+        Ok(out)
+    })?;
+    Ok(Array2::from_shape_vec((size, dim), out)
+        .map_err(|e| invalid_input(e.to_string()))?
+        .into_pyarray(py))
+}

@@ -1,0 +1,202 @@
+"""PrivateBandit (Ene-Nguyen-Vladu 2021, Algorithm 1): schedule, calibration, feasibility, regret, state."""
+
+import math
+import pickle
+
+import dponline
+import numpy as np
+import pytest
+from dponline import losses, privacy, regret
+from dponline.datasets import load_nyse
+from dponline.domains import Simplex
+
+
+def test_params_follow_line_one_and_lemma_5_1():
+    T, n, L = 10_000, 3, 2.0
+    learner = dponline.PrivateBandit(Simplex(n), horizon=T, epsilon=0.5, lipschitz=L, seed=0)
+    p = learner.params
+    D, d = math.sqrt(2), n - 1
+    assert (p["t_batch"], p["t_round"]) == (100, 100)
+    assert p["eta"] == pytest.approx(D / (T**0.75 * math.sqrt(d) * L), rel=1e-14)
+    assert p["zeta_paper"] == pytest.approx(D * math.sqrt(d) / T**0.25, rel=1e-14)
+    r = 1 / math.sqrt(n * (n - 1))
+    assert p["zeta"] == pytest.approx(min(p["zeta_paper"], r / 2), rel=1e-14)
+    # Lemma 5.1: λ = T^{1/2} n L log2(T) / ε (loss bound L·D, so the paper's L is unchanged).
+    lemma = math.sqrt(T) * n * L * math.log2(T) / 0.5
+    # Exact requirement: 2 (d/ζ) B sqrt(n) per round, times floor(log2 T_round)+1 released nodes.
+    exact = 2 * d / p["zeta"] * L * D * math.sqrt(n) * (100).bit_length() / 0.5
+    assert p["lemma_scale"] == pytest.approx(lemma, rel=1e-12)
+    assert p["exact_scale"] == pytest.approx(exact, rel=1e-12)
+    assert p["noise"] == "laplace" and p["noise_scale"] == pytest.approx(max(lemma, exact), rel=1e-12)
+    assert learner.privacy.epsilon == 0.5 and learner.privacy.delta == 0.0
+    assert "Lemma 5.1" in learner.privacy.source
+
+
+def test_gaussian_scale_follows_lemma_5_4():
+    T, n, L, eps, delta = 2**16, 4, 1.0, 1.0, 1e-6
+    learner = dponline.PrivateBandit(Simplex(n), horizon=T, epsilon=eps, delta=delta, lipschitz=L, seed=0)
+    p = learner.params
+    tail = math.log((n + T) / delta)
+    lemma = (
+        T**0.25
+        * math.sqrt(n)
+        * L
+        * math.log2(T)
+        * math.log(T / delta)
+        / eps
+        * (tail + math.sqrt((1 + math.sqrt(T) / n) * tail))
+    )
+    assert p["lemma_scale"] == pytest.approx(lemma, rel=1e-12)
+    l2 = 2 * (n - 1) / p["zeta"] * L * math.sqrt(2) * math.sqrt(privacy.levels_touched(p["t_round"]))
+    assert p["exact_scale"] == pytest.approx(privacy.gaussian_sigma_analytic(eps, delta, l2), rel=1e-9)
+    assert p["noise"] == "gaussian" and p["noise_scale"] == max(lemma, p["exact_scale"])
+    assert "Lemma 5.4" in learner.privacy.source and learner.privacy.delta == delta
+    exact = dponline.PrivateBandit(
+        Simplex(n), horizon=T, epsilon=eps, delta=delta, lipschitz=L, calibration="exact", seed=0
+    )
+    assert exact.params["noise_scale"] == pytest.approx(p["exact_scale"], rel=1e-12)
+
+
+def test_every_played_point_is_in_the_domain_on_nyse():
+    data = load_nyse()
+    R = data.relatives
+    fam = losses.PortfolioLogLoss(R)
+    domain = Simplex(data.n_assets)
+    learner = dponline.PrivateBandit(domain, horizon=len(R), epsilon=1.0, delta=1e-6, lipschitz=fam.lipschitz, seed=3)
+    total = 0.0
+    for t in range(len(R)):
+        x = learner.ask()
+        assert domain.contains(x, atol=1e-12), t
+        loss = fam.value(t, x)
+        total += loss
+        learner.tell(loss)
+    assert learner.t == len(R) and np.isfinite(total)
+
+
+def test_run_matches_ask_tell_and_pickling_resumes_bit_identically():
+    R = load_nyse().relatives[:2000]
+    fam = losses.PortfolioLogLoss(R)
+
+    def make():
+        return dponline.PrivateBandit(Simplex(36), horizon=2000, epsilon=2.0, lipschitz=fam.lipschitz, seed=11)
+
+    a, b = make(), make()
+    played = []
+    for t in range(700):
+        x = a.ask()
+        played.append(x)
+        a.tell(fam.value(t, x))
+    clone = pickle.loads(pickle.dumps(a))
+    res_b = b.run(fam, rounds=700, checkpoints=7)
+    assert res_b.total_loss == pytest.approx(sum(fam.value(t, x) for t, x in enumerate(played)), rel=0, abs=0)
+    res_a = a.run(fam)
+    res_clone = clone.run(fam)
+    assert np.array_equal(res_a.cumulative_loss, res_clone.cumulative_loss)
+    assert np.array_equal(res_a.final_point, res_clone.final_point)
+    assert clone.privacy == a.privacy
+
+
+def test_protocol_and_bad_input_leave_the_learner_unchanged():
+    learner = dponline.PrivateBandit(Simplex(3), horizon=10, epsilon=1.0, lipschitz=1.0, strict=True, seed=0)
+    with pytest.raises(dponline.ProtocolError, match="tell"):
+        learner.tell(0.1)
+    x = learner.ask()
+    assert np.array_equal(learner.ask(), x)
+    before = pickle.dumps(learner)
+    with pytest.raises(dponline.NonFiniteError, match="loss must be finite"):
+        learner.tell(float("nan"))
+    with pytest.raises(dponline.NonFiniteError):
+        learner.tell(float("inf"))
+    with pytest.raises(dponline.InvalidInputError, match="strict"):
+        learner.tell(1e6)
+    assert pickle.dumps(learner) == before
+    learner.tell(0.2)
+    with pytest.raises(dponline.ProtocolError):
+        learner.tell(0.2)
+    lenient = dponline.PrivateBandit(Simplex(3), horizon=2, epsilon=1.0, lipschitz=1.0, seed=0)
+    lenient.ask()
+    lenient.tell(1e6)
+    assert lenient.clipped == 1
+    lenient.ask()
+    lenient.tell(0.0)
+    with pytest.raises(dponline.HorizonExhaustedError):
+        lenient.ask()
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"epsilon": float("nan")}, "epsilon"),
+        ({"epsilon": 1.0, "delta": 1.0}, "delta"),
+        ({"epsilon": 1.0, "lipschitz": -1.0}, "lipschitz"),
+        ({"epsilon": 1.0, "horizon": 0}, "horizon"),
+        ({"epsilon": 1.0, "smoothing_radius": 5.0}, "smoothing_radius"),
+        ({"epsilon": 1.0, "calibration": "loose"}, "calibration"),
+    ],
+)
+def test_bad_arguments(kwargs, match):
+    args = {"horizon": 100, "lipschitz": 1.0, "seed": 0}
+    args.update(kwargs)
+    with pytest.raises(dponline.InvalidInputError, match=match):
+        dponline.PrivateBandit(Simplex(3), **args)
+
+
+def _linear_stream(T: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.uniform(0.0, 1.0, size=(T, 2)) + np.array([0.0, 0.3])
+
+
+def test_nonprivate_regret_grows_no_faster_than_t_to_the_three_quarters():
+    """Fitted log-log slope of the mean regret over T ∈ [10⁴, 10⁶] is below 0.85 (proved rate: 3/4).
+
+    A learner that does not learn (e.g. stuck at the centre) has slope 1 on this stream."""
+    Ts = [10**4, 10**5, 10**6]
+    means = []
+    for T in Ts:
+        fam = losses.Linear(_linear_stream(T, T))
+        best = regret.best_fixed(fam, Simplex(2))
+        regs = [
+            dponline.PrivateBandit(Simplex(2), horizon=T, epsilon=None, lipschitz=fam.lipschitz, seed=s)
+            .run(fam)
+            .total_loss
+            - best.total_loss
+            for s in range(4)
+        ]
+        means.append(np.mean(regs))
+    slope = np.polyfit(np.log(Ts), np.log(means), 1)[0]
+    assert 0.3 < slope < 0.85, (slope, means)
+
+
+@pytest.mark.parametrize("epsilon,delta", [(None, 0.0), (1.0, 0.0), (1.0, 1e-6)])
+def test_regret_is_below_the_explicit_bound_of_lemma_3_1(epsilon, delta):
+    """Regret ≤ the bound of Lemma 3.1 with the constants of its proof (Lemmas 4.1, C.2, C.5 and App. D).
+
+    Non-private at T = 10⁶ the bound is informative (about a third of T·2B); with privacy noise calibrated
+    by Lemmas 5.1/5.4 it exceeds T·2B at this horizon, so that case only checks consistency."""
+    T = 10**6
+    fam = losses.Linear(_linear_stream(T, 7))
+    learner = dponline.PrivateBandit(
+        Simplex(2), horizon=T, epsilon=epsilon, delta=delta, lipschitz=fam.lipschitz, seed=1
+    )
+    result = learner.run(fam)
+    achieved = result.total_loss - regret.best_fixed(fam, Simplex(2)).total_loss
+    bound = learner.regret_bound()
+    assert achieved <= bound
+    if epsilon is None:
+        assert bound < 0.5 * T * 2 * learner.params["loss_bound"]
+
+
+def test_regret_curve_ends_at_the_regret():
+    R = load_nyse().relatives
+    fam = losses.PortfolioLogLoss(R, horizon=50_000, resample="bootstrap", seed=2)
+    learner = dponline.PrivateBandit(Simplex(36), horizon=50_000, epsilon=None, lipschitz=fam.lipschitz, seed=0)
+    result = learner.run(fam, checkpoints=50)
+    best = regret.best_constant_rebalanced_portfolio(fam)
+    assert best.gap < 1e-3
+    curve = regret.regret_curve(fam, result.checkpoints, result.cumulative_loss, best)
+    assert len(curve) == 50 and result.checkpoints[-1] == 50_000
+    assert curve[-1] == pytest.approx(result.total_loss - best.total_loss, rel=1e-9)
+    # The BCRP beats the uniform CRP on NYSE (known: the BCRP's wealth is far above the UCRP's).
+    ucrp = fam.cumulative_at(np.full(36, 1 / 36), [50_000])[0]
+    assert best.total_loss < ucrp

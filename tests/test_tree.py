@@ -1,0 +1,201 @@
+"""TreeAggregator: exactness, noise structure (draw counts, covariances), sensitivity, state, errors."""
+
+import pickle
+import resource
+
+import dponline
+import numpy as np
+import pytest
+from conftest import Z
+from dponline import TreeAggregator, privacy
+
+
+def ceil_log2(T: int) -> int:
+    return (T - 1).bit_length()
+
+
+@pytest.mark.parametrize("padded", [True, False])
+def test_zero_noise_equals_cumsum_exactly(padded, rng):
+    X = rng.normal(size=(200, 5))
+    tree = TreeAggregator(5, 200, scale=0.0, padded=padded, seed=0)
+    out = np.array([tree.push(x) for x in X[:100]])
+    out = np.vstack([out, tree.push_many(X[100:])])
+    assert np.array_equal(out, np.cumsum(X, axis=0))
+    assert np.array_equal(tree.initial(), np.zeros(5))
+
+
+def _noise_rows(T: int, padded: bool, noise: str, dim: int = 20_000, scale: float = 1.0) -> np.ndarray:
+    """Releases on all-zero data: row t-1 is the noise of the release after push t (dim i.i.d. coordinates)."""
+    tree = TreeAggregator(dim, T, scale=scale, noise=noise, padded=padded, seed=T)
+    return tree.push_many(np.zeros((T, dim)))
+
+
+@pytest.mark.parametrize("noise,var,kurt", [("gaussian", 1.0, 3.0), ("laplace", 2.0, 6.0)])
+@pytest.mark.parametrize("padded", [True, False])
+def test_variance_matches_the_draw_count(noise, var, kurt, padded):
+    T = 23
+    rows = _noise_rows(T, padded, noise)
+    tree = TreeAggregator(1, T, scale=1.0, noise=noise, padded=padded)
+    for t in range(1, T + 1):
+        draws = ceil_log2(T) if padded else bin(t).count("1")
+        assert tree.draws_at(t) == draws
+        assert tree.noise_variance(t) == pytest.approx(draws * var, rel=1e-15)
+        m = rows.shape[1]
+        # A sum of k draws has kurtosis 3 + (kurt - 3)/k; the sample variance has rel. sd sqrt((kurt' - 1)/m).
+        k_sum = 3 + (kurt - 3) / draws
+        assert abs(rows[t - 1].var() / (draws * var) - 1) < Z * np.sqrt((k_sum - 1) / m), t
+
+
+def test_initial_release_carries_ceil_log_t_draws():
+    T, dim = 1000, 50_000
+    tree = TreeAggregator(dim, T, scale=1.0, noise="gaussian", seed=3)
+    v = tree.initial().var()
+    assert abs(v / ceil_log2(T) - 1) < Z * np.sqrt(2 / dim)
+    assert tree.noise_variance(0) == ceil_log2(T)
+
+
+@pytest.mark.parametrize("padded", [True, False])
+def test_noise_covariance_follows_the_dyadic_cover(padded):
+    """White-box audit: Cov(N_s, N_t) = |S_s ∩ S_t| · Var(draw) — the noise is built from the tree's nodes."""
+    T = 16
+    rows = _noise_rows(T, padded, "gaussian")
+    m = rows.shape[1]
+    for s, t in [(4, 5), (4, 7), (6, 7), (7, 8), (8, 12), (12, 15), (3, 16)]:
+        shared = len(set(TreeAggregator.cover(s)) & set(TreeAggregator.cover(t)))
+        cov = np.mean(rows[s - 1] * rows[t - 1])
+        ref = TreeAggregator(1, T, scale=1.0, padded=padded, noise="gaussian")
+        # For jointly Gaussian (X, Y): Var(XY) = Var X · Var Y + Cov².
+        sd = np.sqrt((ref.noise_variance(s) * ref.noise_variance(t) + shared**2) / m)
+        assert abs(cov - shared) < Z * sd, (s, t, cov, shared)
+
+
+def test_neighbouring_streams_change_few_released_nodes(rng):
+    """Sensitivity audit (noise off): replacing one row changes at most floor(log2 T) + 1 ≤ ⌈log₂T⌉ + 1
+    of the released nodes, and every release is the sum of its cover's nodes."""
+    for T in [1, 2, 7, 8, 16, 100, 128]:
+        X = rng.normal(size=(T, 3))
+        released = {node for t in range(1, T + 1) for node in TreeAggregator.cover(t)}
+
+        def node_sums(data, released=released):
+            return {(lvl, end): data[end - 2**lvl : end].sum(axis=0) for lvl, end in released}
+
+        tree = TreeAggregator(3, T, scale=0.0, seed=0)
+        out = tree.push_many(X)
+        base = node_sums(X)
+        for t in range(1, T + 1):
+            np.testing.assert_allclose(out[t - 1], sum(base[n] for n in TreeAggregator.cover(t)), atol=1e-12)
+        worst = 0
+        for s in range(T):
+            Y = X.copy()
+            Y[s] += 10.0
+            changed = sum(not np.array_equal(base[k], v) for k, v in node_sums(Y).items())
+            worst = max(worst, changed)
+        assert worst == privacy.levels_touched(T) == T.bit_length()
+        assert worst <= ceil_log2(T) + 1
+
+
+def test_ten_million_pushes_in_bounded_memory():
+    T = 10**7
+    tree = TreeAggregator(1, T, scale=1.0, noise="gaussian", seed=1)
+    nbytes = tree.state_nbytes
+    assert nbytes < 1024
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    chunk = np.ones((10**6, 1))
+    for _ in range(10):
+        last = tree.push_many(chunk)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert tree.t == T and tree.state_nbytes == nbytes
+    assert grown_mb < 64, grown_mb
+    assert abs(last[-1, 0] - T) < Z * np.sqrt(tree.noise_variance(T))
+    with pytest.raises(dponline.HorizonExhaustedError, match="horizon=10000000"):
+        tree.push([1.0])
+
+
+def test_determinism_and_seeds():
+    X = np.arange(30.0).reshape(10, 3)
+    a = TreeAggregator(3, 10, scale=1.0, seed=42).push_many(X)
+    b = TreeAggregator(3, 10, scale=1.0, seed=42).push_many(X)
+    c = TreeAggregator(3, 10, scale=1.0, seed=43).push_many(X)
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
+    s1 = TreeAggregator(3, 10, scale=1.0, secure=True).push_many(X)
+    s2 = TreeAggregator(3, 10, scale=1.0, secure=True).push_many(X)
+    assert not np.array_equal(s1, s2)
+    assert TreeAggregator(3, 10, scale=1.0, secure=True).secure
+
+
+@pytest.mark.parametrize("secure", [False, True])
+def test_pickle_mid_stream_continues_bit_identically(secure):
+    tree = TreeAggregator.calibrated(4, 64, epsilon=1.0, sensitivity=1.0, secure=secure, seed=None if secure else 5)
+    X = np.random.default_rng(0).normal(size=(64, 4))
+    tree.push_many(X[:21])
+    clone = pickle.loads(pickle.dumps(tree))
+    assert clone.privacy == tree.privacy and clone.t == 21
+    assert np.array_equal(clone.push_many(X[21:]), tree.push_many(X[21:]))
+
+
+def test_failed_calls_leave_the_tree_unchanged():
+    tree = TreeAggregator(2, 5, scale=1.0, seed=0)
+    tree.push([1.0, 2.0])
+    state = pickle.dumps(tree)
+    with pytest.raises(dponline.NonFiniteError, match="x must be finite"):
+        tree.push([np.nan, 0.0])
+    with pytest.raises(dponline.NonFiniteError):
+        tree.push_many([[1.0, 1.0], [np.inf, 0.0]])
+    with pytest.raises(dponline.InvalidInputError, match="length 2"):
+        tree.push([1.0, 2.0, 3.0])
+    with pytest.raises(dponline.InvalidInputError, match=r"shape \(m, 2\)"):
+        tree.push_many(np.ones((3, 3)))
+    with pytest.raises(dponline.InvalidInputError, match="float64"):
+        tree.push(["a", "b"])
+    with pytest.raises(dponline.HorizonExhaustedError):
+        tree.push_many(np.ones((5, 2)))
+    assert pickle.dumps(tree) == state
+    assert isinstance(dponline.NonFiniteError("x"), ValueError)
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"scale": -1.0}, "scale must be finite and >= 0"),
+        ({"scale": float("inf")}, "scale must be finite and >= 0"),
+        ({"scale": 1.0, "noise": "cauchy"}, "noise must be 'laplace' or 'gaussian'"),
+    ],
+)
+def test_bad_construction(kwargs, match):
+    with pytest.raises(dponline.InvalidInputError, match=match):
+        TreeAggregator(2, 5, **kwargs)
+    with pytest.raises(dponline.InvalidInputError, match="dim must be >= 1"):
+        TreeAggregator(0, 5, scale=1.0)
+    with pytest.raises(dponline.InvalidInputError, match="horizon must be >= 1"):
+        TreeAggregator(1, 0, scale=1.0)
+
+
+def test_calibrated_scales_follow_theorem_2_3():
+    # Laplace: λ = sensitivity · (floor(log2 T) + 1) / ε; T = 1000 → 10 levels.
+    tree = TreeAggregator.calibrated(3, 1000, epsilon=0.5, sensitivity=2.0, seed=0)
+    assert tree.noise == "laplace" and tree.scale == pytest.approx(2.0 * 10 / 0.5)
+    assert tree.privacy.epsilon == 0.5 and tree.privacy.delta == 0.0
+    # Gaussian: paper σ = Δ·B·ln(B/δ)/ε, B = 11 at T = 1024 (a power of two: the root adds a level).
+    g = TreeAggregator.calibrated(3, 1024, epsilon=1.0, delta=1e-6, sensitivity=1.0, seed=0)
+    assert g.noise == "gaussian"
+    assert g.scale == pytest.approx(
+        max(11 * np.log(11 / 1e-6), privacy.gaussian_sigma_analytic(1.0, 1e-6, np.sqrt(11)))
+    )
+    tight = TreeAggregator.calibrated(3, 1024, epsilon=1.0, delta=1e-6, sensitivity=1.0, calibration="analytic")
+    assert tight.scale < g.scale
+
+
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"epsilon": 0.0}, "epsilon"),
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"epsilon": float("nan")}, "epsilon"),
+        ({"epsilon": 1.0, "delta": 1.0, "noise": "gaussian"}, "delta"),
+        ({"epsilon": 1.0, "delta": -0.1}, "delta"),
+        ({"epsilon": 1.0, "noise": "gaussian"}, "delta"),
+    ],
+)
+def test_calibrated_refuses_bad_targets(kwargs, match):
+    with pytest.raises(dponline.InvalidInputError, match=match):
+        TreeAggregator.calibrated(2, 10, sensitivity=1.0, **kwargs)
