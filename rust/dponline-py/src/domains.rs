@@ -1,16 +1,30 @@
 //! `dponline._core.Domain` and its concrete subclasses: bindings of `dponline_core::domains`.
+//!
+//! `Domain` holds the core enum and every method; each concrete class (`Simplex`, `L1Ball`, …) is a Rust
+//! subclass that only adds its constructor and docstring. Pickling: `__reduce__` returns
+//! `(type(self)._from_state, (state,))`, and `_from_state` rebuilds the concrete class of the stored variant.
 
-use dponline_core::domains::{Domain, LinearMinimizationOracle, Simplex};
+use dponline_core::CoreError;
+use dponline_core::domains::{
+    Domain, GraphicMatroid, Hyperrectangle, L1Ball, L2Ball, LinearMinimizationOracle,
+    PartitionMatroid, PathPolytope, Simplex, UniformMatroid,
+};
 use dponline_core::error::check_finite;
 use dponline_core::rng::{from_state_bytes, to_state_bytes};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
+use pyo3::PyClass;
+use pyo3::pyclass::boolean_struct::False;
 use pyo3::types::{PyBytes, PyType};
 
 use crate::convert::{slice, vector};
-use crate::errors::OrRaise;
+use crate::errors::{OrRaise, invalid_input, to_py};
 
 /// A convex decision set accessed through its linear minimisation oracle (LMO).
+///
+/// Not constructed directly: use one of the concrete classes in ``dponline.domains``. Every domain has
+/// ``lmo``, ``contains``, ``project_tangent``, and the properties ``dim``, ``diameter``, ``affine_dim``,
+/// ``interior_point``, ``inscribed_radius`` and ``kind``; domains pickle.
 #[pyclass(subclass, module = "dponline._core", name = "Domain")]
 pub struct PyDomain {
     pub(crate) inner: Domain,
@@ -18,7 +32,10 @@ pub struct PyDomain {
 
 #[pymethods]
 impl PyDomain {
-    /// A vertex minimising ``⟨direction, v⟩`` over the domain, shape ``(dim,)``.
+    /// A vertex ``v`` minimising ``⟨direction, v⟩`` over the domain, shape ``(dim,)``.
+    ///
+    /// Ties are broken deterministically (see the class). Raises ``InvalidInputError`` for a wrong shape
+    /// and ``NonFiniteError`` for NaN or infinite entries.
     fn lmo<'py>(
         &mut self,
         py: Python<'py>,
@@ -29,29 +46,30 @@ impl PyDomain {
         let out = PyArray1::<f64>::zeros(py, self.inner.dim(), false);
         {
             let mut rw = out.readwrite();
-            self.inner.lmo(
-                slice(&d),
-                rw.as_slice_mut()
-                    .map_err(|e| crate::errors::invalid_input(e.to_string()))?,
-            );
+            let vertex = rw
+                .as_slice_mut()
+                .map_err(|e| invalid_input(e.to_string()))?;
+            self.inner.lmo(slice(&d), vertex);
         }
         Ok(out)
     }
 
-    /// Whether ``x`` lies in the domain up to ``atol`` per constraint.
+    /// Whether ``x`` (shape ``(dim,)``) lies in the domain up to ``atol`` on each defining constraint.
     #[pyo3(signature = (x, atol = 1e-9))]
     fn contains(&self, x: &Bound<'_, PyAny>, atol: f64) -> PyResult<bool> {
         let x = vector(x, "x", self.inner.dim())?;
         Ok(self.inner.contains(slice(&x), atol))
     }
 
-    /// Orthogonal projection of ``u`` onto the linear subspace parallel to the affine hull.
+    /// Orthogonal projection of ``u`` (shape ``(dim,)``) onto the linear subspace parallel to the affine
+    /// hull; a new array. Raises ``NonFiniteError`` for NaN or infinite entries.
     fn project_tangent<'py>(
         &mut self,
         py: Python<'py>,
         u: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let u = vector(u, "u", self.inner.dim())?;
+        check_finite("u", slice(&u)).or_raise()?;
         let mut out = slice(&u).to_vec();
         self.inner.project_tangent(&mut out);
         Ok(PyArray1::from_vec(py, out))
@@ -63,7 +81,7 @@ impl PyDomain {
         self.inner.dim()
     }
 
-    /// Euclidean diameter (or a proven upper bound).
+    /// Euclidean diameter, or a proven upper bound (each class says which).
     #[getter]
     fn diameter(&self) -> f64 {
         self.inner.diameter()
@@ -75,13 +93,14 @@ impl PyDomain {
         self.inner.affine_dim()
     }
 
-    /// Centre of the certified inscribed ball, shape ``(dim,)``.
+    /// A relative-interior point, the centre of the certified inscribed ball, shape ``(dim,)``.
     #[getter]
     fn interior_point<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
         PyArray1::from_slice(py, self.inner.interior_point())
     }
 
-    /// Certified radius ``r`` with ``B(c, r) ∩ aff(D) ⊆ D``, or ``None`` if unknown.
+    /// Certified radius ``r`` with ``B(c, r) ∩ aff(D) ⊆ D`` for ``c = interior_point``, or ``None`` if the
+    /// domain has no certified radius.
     #[getter]
     fn inscribed_radius(&self) -> Option<f64> {
         self.inner.inscribed_radius()
@@ -103,22 +122,114 @@ impl PyDomain {
         ))
     }
 
+    /// Rebuild a domain from ``__reduce__``'s state (the constructor arguments, validated again).
+    ///
+    /// Raises ``StateError`` for corrupt state or a domain of another kind than ``cls``.
     #[classmethod]
     fn _from_state<'py>(cls: &Bound<'py, PyType>, state: &[u8]) -> PyResult<Bound<'py, PyAny>> {
         let inner: Domain = from_state_bytes(state).or_raise()?;
-        let obj = cls.call_method1("__new__", (cls,))?;
-        obj.cast::<PyDomain>()?.borrow_mut().inner = inner;
+        let kind = inner.kind();
+        let obj = wrap(cls.py(), inner)?;
+        if !obj.is_instance(cls)? {
+            return Err(to_py(CoreError::State(format!(
+                "the state holds a {kind}, which is not a {}",
+                cls.name()?
+            ))));
+        }
         Ok(obj)
     }
 
     fn __repr__(&self) -> String {
-        format!("{}(dim={})", self.inner.kind(), self.inner.dim())
+        format!(
+            "{}(dim={}, affine_dim={})",
+            self.inner.kind(),
+            self.inner.dim(),
+            self.inner.affine_dim()
+        )
     }
 }
 
-/// The probability simplex ``{x ∈ R^n : x ≥ 0, Σ x = 1}`` (n ≥ 2). LMO: the vertex of the smallest
-/// coordinate, O(n). Centre ``1/n``, certified radius ``1/sqrt(n(n−1))`` within the hyperplane.
-#[pyclass(extends = PyDomain, module = "dponline._core", name = "Simplex")]
+/// A new Python object of the concrete class `S` holding `inner`.
+fn new_object<'py, S>(py: Python<'py>, inner: Domain, class: S) -> PyResult<Bound<'py, PyAny>>
+where
+    S: PyClass<BaseType = PyDomain, Frozen = False>,
+{
+    let init = PyClassInitializer::from(PyDomain { inner }).add_subclass(class);
+    Ok(Bound::new(py, init)?.into_any())
+}
+
+/// The Python object of the concrete class matching `inner`'s variant.
+fn wrap(py: Python<'_>, inner: Domain) -> PyResult<Bound<'_, PyAny>> {
+    match &inner {
+        Domain::Simplex(_) => new_object(py, inner, PySimplex),
+        Domain::L1Ball(_) => new_object(py, inner, PyL1Ball),
+        Domain::L2Ball(_) => new_object(py, inner, PyL2Ball),
+        Domain::Box(_) => new_object(py, inner, PyBox),
+        Domain::UniformMatroid(_) => new_object(py, inner, PyUniformMatroid),
+        Domain::PartitionMatroid(_) => new_object(py, inner, PyPartitionMatroid),
+        Domain::GraphicMatroid(_) => new_object(py, inner, PyGraphicMatroid),
+        Domain::PathPolytope(_) => new_object(py, inner, PyPathPolytope),
+    }
+}
+
+/// The base-class initializer of a concrete class.
+fn base(inner: Domain) -> PyClassInitializer<PyDomain> {
+    PyClassInitializer::from(PyDomain { inner })
+}
+
+/// A 1-D float64 array-like of any length, copied.
+fn float_vector(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<f64>> {
+    let len = obj
+        .len()
+        .map_err(|_| invalid_input(format!("{name} must be a 1-D array of floats")))?;
+    Ok(slice(&vector(obj, name, len)?).to_vec())
+}
+
+/// A list of `(u, v)` node pairs (tuples, lists, or the rows of an `(m, 2)` integer array).
+///
+/// Raises `InvalidInputError` for an item that is not a pair of integers and `InvalidGraphError` for a
+/// negative node index.
+fn edge_list(obj: &Bound<'_, PyAny>) -> PyResult<Vec<(usize, usize)>> {
+    let mut edges = Vec::new();
+    for (i, item) in obj
+        .try_iter()
+        .map_err(|_| invalid_input("edges must be a sequence of (u, v) pairs"))?
+        .enumerate()
+    {
+        let item = item?;
+        let pair: Vec<i64> = item
+            .extract()
+            .ok()
+            .filter(|p: &Vec<i64>| p.len() == 2)
+            .ok_or_else(|| {
+                invalid_input(format!(
+                    "edges[{i}] must be a pair of integer node indices, got {}",
+                    item.repr().map(|r| r.to_string()).unwrap_or_default()
+                ))
+            })?;
+        let (u, v) = (pair[0], pair[1]);
+        if u < 0 || v < 0 {
+            return Err(to_py(CoreError::InvalidGraph(format!(
+                "edge {i} = ({u}, {v}) has a negative node index"
+            ))));
+        }
+        edges.push((u as usize, v as usize));
+    }
+    Ok(edges)
+}
+
+/// The probability simplex ``{x ∈ R^n : x ≥ 0, Σx = 1}``.
+///
+/// Args:
+///     n: dimension, ``>= 2``.
+///
+/// LMO: the vertex ``e_i`` of the smallest ``direction_i`` (lowest index on ties), ``O(n)``. Diameter
+/// ``√2``; centre ``1/n``; certified radius ``1/√(n(n−1))`` inside the hyperplane ``Σx = 1``;
+/// ``affine_dim = n − 1``.
+///
+/// Raises:
+///     InvalidInputError: ``n < 2``.
+#[pyclass(extends = PyDomain, module = "dponline.domains", name = "Simplex")]
 pub struct PySimplex;
 
 #[pymethods]
@@ -126,9 +237,256 @@ impl PySimplex {
     #[new]
     #[pyo3(signature = (n = 2))]
     fn new(n: usize) -> PyResult<PyClassInitializer<Self>> {
-        let base = PyDomain {
-            inner: Domain::Simplex(Simplex::new(n).or_raise()?),
-        };
-        Ok(PyClassInitializer::from(base).add_subclass(PySimplex))
+        let inner = Domain::Simplex(Simplex::new(n).or_raise()?);
+        Ok(base(inner).add_subclass(PySimplex))
+    }
+}
+
+/// The ℓ1 ball (cross-polytope) ``{x ∈ R^n : Σ|x_i| ≤ radius}``.
+///
+/// Args:
+///     n: dimension, ``>= 1``.
+///     radius: finite, ``> 0``.
+///
+/// LMO: ``−radius·sign(d_i)·e_i`` for the largest ``|d_i|`` (lowest index on ties, ``+radius·e_i`` when
+/// ``d = 0``), ``O(n)``. Diameter ``2·radius``; centre ``0``; certified radius ``radius/√n``
+/// (``‖x‖₁ ≤ √n‖x‖₂``); full-dimensional.
+///
+/// Raises:
+///     InvalidInputError: ``n < 1`` or a bad ``radius``.
+#[pyclass(extends = PyDomain, module = "dponline.domains", name = "L1Ball")]
+pub struct PyL1Ball;
+
+#[pymethods]
+impl PyL1Ball {
+    #[new]
+    #[pyo3(signature = (n, radius = 1.0))]
+    fn new(n: usize, radius: f64) -> PyResult<PyClassInitializer<Self>> {
+        let inner = Domain::L1Ball(L1Ball::new(n, radius).or_raise()?);
+        Ok(base(inner).add_subclass(PyL1Ball))
+    }
+}
+
+/// The Euclidean ball ``{x ∈ R^n : ‖x‖₂ ≤ radius}``.
+///
+/// Args:
+///     n: dimension, ``>= 1``.
+///     radius: finite, ``> 0``.
+///
+/// LMO: ``−radius·d/‖d‖`` (``radius·e_1`` when ``d = 0``), ``O(n)``, overflow-safe. Diameter
+/// ``2·radius``; centre ``0``; inscribed radius ``radius``; full-dimensional.
+///
+/// Raises:
+///     InvalidInputError: ``n < 1`` or a bad ``radius``.
+#[pyclass(extends = PyDomain, module = "dponline.domains", name = "L2Ball")]
+pub struct PyL2Ball;
+
+#[pymethods]
+impl PyL2Ball {
+    #[new]
+    #[pyo3(signature = (n, radius = 1.0))]
+    fn new(n: usize, radius: f64) -> PyResult<PyClassInitializer<Self>> {
+        let inner = Domain::L2Ball(L2Ball::new(n, radius).or_raise()?);
+        Ok(base(inner).add_subclass(PyL2Ball))
+    }
+}
+
+/// The axis-aligned box ``{x : lower ≤ x ≤ upper}``.
+///
+/// Args:
+///     lower: shape ``(n,)``, finite.
+///     upper: shape ``(n,)``, finite, ``upper > lower`` in every coordinate.
+///
+/// LMO: ``upper_i`` where ``d_i < 0``, else ``lower_i`` (so ``d_i = 0`` gives ``lower_i``), ``O(n)``.
+/// Diameter ``‖upper − lower‖``; centre the midpoint; certified radius the smallest half-width;
+/// full-dimensional.
+///
+/// Raises:
+///     InvalidInputError: mismatched or empty shapes, ``upper_i <= lower_i``, or an overflowing width.
+///     NonFiniteError: a NaN or infinite bound.
+#[pyclass(extends = PyDomain, module = "dponline.domains", name = "Box")]
+pub struct PyBox;
+
+#[pymethods]
+impl PyBox {
+    #[new]
+    fn new(
+        lower: &Bound<'_, PyAny>,
+        upper: &Bound<'_, PyAny>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let (lower, upper) = (float_vector(lower, "lower")?, float_vector(upper, "upper")?);
+        let inner = Domain::Box(Hyperrectangle::new(lower, upper).or_raise()?);
+        Ok(base(inner).add_subclass(PyBox))
+    }
+}
+
+/// The uniform matroid polytope: ``{0 ≤ x ≤ 1, Σx = k}`` (``base=True``, the hypersimplex) or
+/// ``{0 ≤ x ≤ 1, Σx ≤ k}`` (``base=False``); vertices are indicator vectors of ``k``-subsets (of subsets
+/// of size ``≤ k``).
+///
+/// Args:
+///     n: number of coordinates.
+///     k: rank; ``0 < k < n`` for the base polytope, ``1 <= k <= n`` for the independence polytope.
+///     base: which polytope.
+///
+/// LMO: ones at the ``k`` smallest ``d_i`` (independence: only those ``< 0``), lowest index on ties;
+/// ``O(n)`` by selection. Diameter (exact) ``√(2·min(k, n−k))`` (base) or ``√min(2k, n)``. Centre and
+/// certified radius: base ``(k/n)·1`` and ``min(k/n, 1−k/n)/√(1−1/n)``; independence ``a·1`` and ``a`` with
+/// ``a = min(1/2, k/(n+√n))``.
+///
+/// Raises:
+///     InvalidInputError: ``k`` out of range.
+#[pyclass(extends = PyDomain, module = "dponline.domains", name = "UniformMatroid")]
+pub struct PyUniformMatroid;
+
+#[pymethods]
+impl PyUniformMatroid {
+    #[new]
+    #[pyo3(signature = (n, k, *, base = true))]
+    fn new(n: usize, k: usize, base: bool) -> PyResult<PyClassInitializer<Self>> {
+        let inner = Domain::UniformMatroid(UniformMatroid::new(n, k, base).or_raise()?);
+        Ok(self::base(inner).add_subclass(PyUniformMatroid))
+    }
+}
+
+/// The partition matroid polytope: blocks ``B_j`` of coordinates, each with ``Σ_{i∈B_j} x_i = k_j``
+/// (``base=True``) or ``≤ k_j`` (``base=False``), and ``0 ≤ x ≤ 1``. A product of uniform-matroid polytopes.
+///
+/// Args:
+///     blocks: list of lists of coordinate indices that together contain each of ``0..n`` exactly once
+///         (``n`` = total number of indices).
+///     capacities: ``k_j`` per block, ``0 <= k_j <= len(blocks[j])``.
+///     base: which polytope.
+///
+/// A block whose own polytope is a point (base with ``k_j`` in ``{0, |B_j|}``, independence with
+/// ``k_j = 0``) is fixed and does not count towards ``affine_dim``. LMO: per block, the uniform-matroid
+/// LMO, ``O(n)``. Diameter exact; certified radius the smallest over the blocks that are not fixed.
+///
+/// Raises:
+///     InvalidInputError: blocks not a partition, a capacity larger than its block, a wrong number of
+///         capacities, or every block fixed.
+#[pyclass(extends = PyDomain, module = "dponline.domains", name = "PartitionMatroid")]
+pub struct PyPartitionMatroid;
+
+#[pymethods]
+impl PyPartitionMatroid {
+    #[new]
+    #[pyo3(signature = (blocks, capacities, *, base = true))]
+    fn new(
+        blocks: Vec<Vec<usize>>,
+        capacities: Vec<usize>,
+        base: bool,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let inner =
+            Domain::PartitionMatroid(PartitionMatroid::new(blocks, capacities, base).or_raise()?);
+        Ok(self::base(inner).add_subclass(PyPartitionMatroid))
+    }
+}
+
+/// The graphic matroid polytope of an undirected multigraph, one coordinate per edge: spanning trees
+/// (``base=True``, the graph must be connected) or forests (``base=False``).
+///
+/// Args:
+///     num_nodes: nodes are ``0..num_nodes``.
+///     edges: ``(u, v)`` pairs; parallel edges allowed (each its own coordinate), self-loops rejected.
+///     base: spanning-tree or forest polytope.
+///
+/// LMO: Kruskal's algorithm with union-find; spanning trees: a minimum spanning tree for weights of any
+/// sign; forests: a minimum-weight forest (only negative edges). Equal weights go to the lower edge
+/// index; ``O(m log m)``. Spanning trees: the interior point averages the DFS tree and fundamental
+/// exchanges of it (proven relative-interior), ``project_tangent`` subtracts each block's (biconnected
+/// component's) mean, ``affine_dim = m − #blocks``, ``inscribed_radius`` is ``None`` (not certified) and
+/// the diameter is an upper bound. Forests: centre ``a·1`` with certified radius ``a = 1/(m+√m)`` (a ball
+/// in the corner simplex; loose), full-dimensional, diameter bound ``√min(2·rank, m)``. ``contains`` is
+/// exact (``num_nodes`` max-flow computations).
+///
+/// Raises:
+///     InvalidGraphError: no edges, an endpoint out of range or negative, a self-loop, or (``base=True``)
+///         a disconnected graph (the message counts the components).
+///
+/// Source: Kruskal (1956); Edmonds (1971) for the polytopes; Padberg & Wolsey (1983) for membership.
+#[pyclass(extends = PyDomain, module = "dponline.domains", name = "GraphicMatroid")]
+pub struct PyGraphicMatroid;
+
+#[pymethods]
+impl PyGraphicMatroid {
+    #[new]
+    #[pyo3(signature = (num_nodes, edges, *, base = true))]
+    fn new(
+        num_nodes: usize,
+        edges: &Bound<'_, PyAny>,
+        base: bool,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let graph = GraphicMatroid::new(num_nodes, edge_list(edges)?, base).or_raise()?;
+        Ok(self::base(Domain::GraphicMatroid(Box::new(graph))).add_subclass(PyGraphicMatroid))
+    }
+}
+
+/// The s-t path polytope of a directed acyclic graph: the convex hull of the indicator vectors (one
+/// coordinate per edge) of the directed paths from ``source`` to ``target``.
+///
+/// Args:
+///     num_nodes: nodes are ``0..num_nodes``.
+///     edges: directed ``(u, v)`` pairs; parallel edges allowed.
+///     source, target: distinct nodes.
+///
+/// Edges on no s-t path are fixed at 0. LMO: shortest path for costs of any sign by dynamic programming
+/// in topological order, lowest edge index on ties, ``O(n + m)``. Centre: the average of all s-t paths
+/// (path counts in log space); certified radius: the smallest centre coordinate of an edge on a path.
+/// ``project_tangent`` projects onto the flows with zero net flow at every node (dense Cholesky factor of
+/// the grounded Laplacian, built on first use, up to 2001 live nodes; conjugate gradients beyond).
+/// Diameter bound ``√min(2·L, m_live)`` with ``L`` the longest s-t path's edge count.
+///
+/// Raises:
+///     InvalidGraphError: an endpoint out of range or negative, a self-loop, a directed cycle (one is
+///         reported), ``source == target``, or no s-t path.
+#[pyclass(extends = PyDomain, module = "dponline.domains", name = "PathPolytope")]
+pub struct PyPathPolytope;
+
+#[pymethods]
+impl PyPathPolytope {
+    #[new]
+    fn new(
+        num_nodes: usize,
+        edges: &Bound<'_, PyAny>,
+        source: usize,
+        target: usize,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let paths = PathPolytope::new(num_nodes, edge_list(edges)?, source, target).or_raise()?;
+        Ok(base(Domain::PathPolytope(Box::new(paths))).add_subclass(PyPathPolytope))
+    }
+
+    /// The path polytope of an undirected graph, each edge oriented away from ``source``.
+    ///
+    /// Edge ``i`` stays coordinate ``i``, oriented from the endpoint with the smaller
+    /// ``(BFS distance from source, node index)`` to the other (acyclic by construction); nothing is
+    /// dropped, and edges that end up on no source-target path are fixed at 0. The orientation is
+    /// available as ``edges``.
+    ///
+    /// Raises:
+    ///     InvalidGraphError: as the constructor, e.g. ``target`` not connected to ``source``.
+    #[staticmethod]
+    fn from_undirected<'py>(
+        py: Python<'py>,
+        num_nodes: usize,
+        edges: &Bound<'py, PyAny>,
+        source: usize,
+        target: usize,
+    ) -> PyResult<Bound<'py, PyPathPolytope>> {
+        let paths =
+            PathPolytope::from_undirected(num_nodes, &edge_list(edges)?, source, target).or_raise()?;
+        Bound::new(
+            py,
+            base(Domain::PathPolytope(Box::new(paths))).add_subclass(PyPathPolytope),
+        )
+    }
+
+    /// The directed edges ``(u, v)``, one per coordinate.
+    #[getter]
+    fn edges(slf: PyRef<'_, Self>) -> Vec<(usize, usize)> {
+        match &slf.as_super().inner {
+            Domain::PathPolytope(p) => p.edges().to_vec(),
+            _ => Vec::new(),
+        }
     }
 }

@@ -24,7 +24,10 @@ mod _core {
     #[pymodule_export]
     use super::aggregation::PyTreeAggregator;
     #[pymodule_export]
-    use super::domains::{PyDomain, PySimplex};
+    use super::domains::{
+        PyBox, PyDomain, PyGraphicMatroid, PyL1Ball, PyL2Ball, PyPartitionMatroid, PyPathPolytope,
+        PySimplex, PyUniformMatroid,
+    };
     #[pymodule_export]
     use super::learners::{PyPrivateBandit, private_bandit_params};
     #[pymodule_export]
