@@ -195,19 +195,19 @@ def test_path_polytope_against_all_paths():
 # --------------------------------------------------------------------- larger instances vs numpy / networkx
 
 
-def test_uniform_matroid_matches_argpartition():
+@pytest.mark.parametrize("n", [10_000, 200_000])  # the larger one takes the sampled selection path
+def test_uniform_matroid_matches_argpartition(n):
     rng = np.random.default_rng(SEED)
-    n, k = 10_000, 137
+    k = 1234
     base, indep = UniformMatroid(n, k), UniformMatroid(n, k, base=False)
-    for _ in range(5):
-        d = rng.standard_normal(n)
-        expected = np.sort(np.argpartition(d, k - 1)[:k])
-        np.testing.assert_array_equal(np.flatnonzero(base.lmo(d)), expected)
-        d_shift = d + 2.5  # only a few negative entries: the independence LMO takes just those
-        negative = np.flatnonzero(d_shift < 0)
-        chosen = negative if len(negative) <= k else np.sort(np.argpartition(d_shift, k - 1)[:k])
-        np.testing.assert_array_equal(np.flatnonzero(indep.lmo(d_shift)), chosen)
-        assert base.contains(base.lmo(d)) and indep.contains(indep.lmo(d_shift))
+    for shift in [0.0, 1.0, 3.0]:  # with shift 3 fewer than k entries are negative
+        d = rng.standard_normal(n) + shift
+        smallest = np.sort(np.argpartition(d, k - 1)[:k])
+        np.testing.assert_array_equal(np.flatnonzero(base.lmo(d)), smallest)
+        negative = np.flatnonzero(d < 0)
+        expected = negative if len(negative) <= k else smallest
+        np.testing.assert_array_equal(np.flatnonzero(indep.lmo(d)), expected)
+        assert base.contains(base.lmo(d)) and indep.contains(indep.lmo(d))
 
 
 @pytest.mark.parametrize("multigraph", [False, True])

@@ -12,8 +12,8 @@ use dponline_core::domains::{
 use dponline_core::error::check_finite;
 use dponline_core::rng::{from_state_bytes, to_state_bytes};
 use numpy::{PyArray1, PyArrayMethods};
-use pyo3::prelude::*;
 use pyo3::PyClass;
+use pyo3::prelude::*;
 use pyo3::pyclass::boolean_struct::False;
 use pyo3::types::{PyBytes, PyType};
 
@@ -473,8 +473,8 @@ impl PyPathPolytope {
         source: usize,
         target: usize,
     ) -> PyResult<Bound<'py, PyPathPolytope>> {
-        let paths =
-            PathPolytope::from_undirected(num_nodes, &edge_list(edges)?, source, target).or_raise()?;
+        let paths = PathPolytope::from_undirected(num_nodes, &edge_list(edges)?, source, target)
+            .or_raise()?;
         Bound::new(
             py,
             base(Domain::PathPolytope(Box::new(paths))).add_subclass(PyPathPolytope),

@@ -153,12 +153,11 @@ impl LinearMinimizationOracle for GraphicMatroid {
     /// `O(m log m)`, stopping once `rank` edges are taken; no allocation.
     #[inline]
     fn lmo(&mut self, direction: &[f64], vertex: &mut [f64]) {
+        // Branch-free filling: always write, advance only for an edge that may be taken.
         let mut count = 0;
         for (i, &d) in direction.iter().enumerate() {
-            if self.base || d < 0.0 {
-                self.keys[count] = (order_key(d), i);
-                count += 1;
-            }
+            self.keys[count] = (order_key(d), i);
+            count += usize::from(self.base || d < 0.0);
         }
         let keys = &mut self.keys[..count];
         keys.sort_unstable();

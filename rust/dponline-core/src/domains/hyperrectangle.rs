@@ -106,12 +106,10 @@ impl LinearMinimizationOracle for Hyperrectangle {
     /// `O(n)`.
     #[inline]
     fn lmo(&mut self, direction: &[f64], vertex: &mut [f64]) {
-        for (i, v) in vertex.iter_mut().enumerate() {
-            *v = if direction[i] < 0.0 {
-                self.upper[i]
-            } else {
-                self.lower[i]
-            };
+        // Iterators (no bounds checks) let the compiler emit a branch-free select.
+        let bounds = self.lower.iter().zip(&self.upper);
+        for ((v, &d), (&l, &u)) in vertex.iter_mut().zip(direction).zip(bounds) {
+            *v = if d < 0.0 { u } else { l };
         }
     }
 

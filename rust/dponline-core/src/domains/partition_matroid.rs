@@ -4,13 +4,15 @@
 use serde::{Deserialize, Serialize};
 
 use super::LinearMinimizationOracle;
+use super::selection::SAMPLE_CAPACITY;
 use super::uniform_matroid::UniformBlock;
 use crate::error::{CoreError, Result};
 
 /// The partition matroid polytope on `n` coordinates partitioned into blocks `B_1..B_b` with capacities
 /// `k_1..k_b`: `{0 ≤ x ≤ 1, Σ_{i∈B_j} x_i = k_j ∀j}` (`base = true`) or with `≤` (`base = false`).
 ///
-/// Blocks are given as lists of coordinate indices that together contain each of `0..n` exactly once.
+/// Blocks are given as lists of coordinate indices that together contain each of `0..n` exactly once
+/// (in any order; they are stored sorted).
 /// A block is *fixed* when its own polytope is a point (base with `k_j ∈ {0, |B_j|}`, independence with
 /// `k_j = 0`); its coordinates are then constant on the whole polytope.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -24,7 +26,8 @@ pub struct PartitionMatroid {
     radius: f64,
     diameter: f64,
     affine_dim: usize,
-    keys: Vec<(u64, usize)>,
+    scratch: Vec<f64>,
+    sample: Vec<f64>,
 }
 
 /// What a pickled [`PartitionMatroid`] stores: its constructor arguments (validated again on restore).
@@ -116,7 +119,14 @@ impl PartitionMatroid {
         for block in &blocks {
             start.push(start.last().copied().unwrap_or(0) + block.len());
         }
-        let members: Vec<usize> = blocks.into_iter().flatten().collect();
+        // Each block in increasing order, so that ties go to the lower index.
+        let members: Vec<usize> = blocks
+            .into_iter()
+            .flat_map(|mut block| {
+                block.sort_unstable();
+                block
+            })
+            .collect();
         let mut center = vec![0.0; n];
         for (j, shape) in shapes.iter().enumerate() {
             let c = shape.center();
@@ -142,7 +152,8 @@ impl PartitionMatroid {
             radius,
             diameter,
             affine_dim,
-            keys: vec![(0, 0); n],
+            scratch: vec![0.0; n],
+            sample: Vec::with_capacity(SAMPLE_CAPACITY),
         })
     }
 
@@ -180,10 +191,12 @@ impl LinearMinimizationOracle for PartitionMatroid {
     fn lmo(&mut self, direction: &[f64], vertex: &mut [f64]) {
         for (j, shape) in self.shapes.iter().enumerate() {
             let (lo, hi) = (self.start[j], self.start[j + 1]);
+            let members = &self.members[lo..hi];
             shape.write_vertex(
-                self.members[lo..hi].iter().copied(),
-                direction,
-                &mut self.keys[lo..hi],
+                members.iter().copied(),
+                members.iter().map(|&i| direction[i]),
+                &mut self.scratch[lo..hi],
+                &mut self.sample,
                 vertex,
             );
         }

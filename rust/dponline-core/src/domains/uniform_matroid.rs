@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::LinearMinimizationOracle;
-use super::selection::{order_key, smallest_k};
+use super::selection::{KSmallest, SAMPLE_CAPACITY};
 use crate::error::{CoreError, Result};
 
 /// One uniform-matroid polytope on `size` coordinates with capacity `k <= size`: `base` selects
@@ -89,32 +89,40 @@ impl UniformBlock {
         }
     }
 
-    /// Write the block's LMO vertex for `direction` into `vertex` at the coordinates `members`, using
-    /// `keys` (length `size`) as scratch.
+    /// Write the block's LMO vertex into `vertex` at the coordinates `members` (increasing), given the
+    /// direction's entries at those coordinates as `values` (same order). `scratch` (length `size`) and
+    /// `sample` (capacity `SAMPLE_CAPACITY`) are scratch space.
     ///
-    /// Base: ones at the `k` smallest `direction_i`. Independence: ones at the `k` smallest among the
-    /// strictly negative `direction_i` (fewer if fewer are negative). Ties go to the lower index.
-    /// `O(size)` (selection, no sort), allocation-free.
+    /// Base: ones at the `k` smallest values. Independence: ones at the `k` smallest among the strictly
+    /// negative values (all of them if fewer). Ties go to the lower index. `O(size)`: one selection (see
+    /// `KSmallest`), then one pass; allocation-free.
     #[inline]
     pub(super) fn write_vertex(
         &self,
-        members: impl Iterator<Item = usize> + Clone,
-        direction: &[f64],
-        keys: &mut [(u64, usize)],
+        members: impl Iterator<Item = usize>,
+        values: impl Iterator<Item = f64> + Clone,
+        scratch: &mut [f64],
+        sample: &mut Vec<f64>,
         vertex: &mut [f64],
     ) {
-        let mut count = 0;
-        for i in members.clone() {
-            if self.base || direction[i] < 0.0 {
-                keys[count] = (order_key(direction[i]), i);
-                count += 1;
+        let eligible = |d: f64| self.base || d < 0.0;
+        let count = if self.base {
+            self.size
+        } else {
+            values.clone().filter(|&d| d < 0.0).count()
+        };
+        let take = self.k.min(count);
+        if take > 0 && take < count {
+            // Select among all values: with more than `take` negative values, the `take` smallest are all
+            // negative, so no eligibility check is needed.
+            let mut choice = KSmallest::new(values.clone(), self.size, take, scratch, sample);
+            for (i, d) in members.zip(values) {
+                vertex[i] = f64::from(u8::from(choice.take(d)));
             }
-        }
-        for i in members {
-            vertex[i] = 0.0;
-        }
-        for &(_, i) in smallest_k(&mut keys[..count], self.k.min(count)) {
-            vertex[i] = 1.0;
+        } else {
+            for (i, d) in members.zip(values) {
+                vertex[i] = f64::from(u8::from(take > 0 && eligible(d)));
+            }
         }
     }
 
@@ -160,7 +168,8 @@ impl UniformBlock {
 pub struct UniformMatroid {
     block: UniformBlock,
     center: Vec<f64>,
-    keys: Vec<(u64, usize)>,
+    scratch: Vec<f64>,
+    sample: Vec<f64>,
 }
 
 /// What a pickled [`UniformMatroid`] stores: its constructor arguments (validated again on restore).
@@ -195,7 +204,8 @@ impl UniformMatroid {
         Ok(UniformMatroid {
             block,
             center: vec![block.center(); n],
-            keys: vec![(0, 0); n],
+            scratch: vec![0.0; n],
+            sample: Vec::with_capacity(SAMPLE_CAPACITY),
         })
     }
 }
@@ -226,8 +236,13 @@ impl LinearMinimizationOracle for UniformMatroid {
     /// `O(n)` by selection on a preallocated key buffer; no allocation.
     #[inline]
     fn lmo(&mut self, direction: &[f64], vertex: &mut [f64]) {
-        self.block
-            .write_vertex(0..self.block.size, direction, &mut self.keys, vertex);
+        self.block.write_vertex(
+            0..self.block.size,
+            direction.iter().copied(),
+            &mut self.scratch,
+            &mut self.sample,
+            vertex,
+        );
     }
 
     /// Base: `√(2·min(k, n − k))`; independence: `√min(2k, n)` (both exact, see
@@ -358,6 +373,6 @@ mod tests {
         let bytes = crate::rng::to_state_bytes(&m).unwrap();
         let back: UniformMatroid = crate::rng::from_state_bytes(&bytes).unwrap();
         assert_eq!(back.block, m.block);
-        assert_eq!(back.keys.len(), 6);
+        assert_eq!(back.scratch.len(), 6);
     }
 }
