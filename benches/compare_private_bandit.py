@@ -31,8 +31,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import dponline  # noqa: E402
 from baselines import NumpyTree  # noqa: E402
+
+import dponline  # noqa: E402
 from dponline.datasets import load_nyse  # noqa: E402
 from dponline.domains import Simplex  # noqa: E402
 
@@ -46,13 +47,17 @@ def make_stream(horizon: int) -> tuple[np.ndarray, dponline.losses.LossFamily]:
 
 def make_learner(family: dponline.losses.LossFamily, horizon: int, seed: int = 0) -> dponline.PrivateBandit:
     return dponline.PrivateBandit(
-        Simplex(family.dim), horizon=horizon, epsilon=EPSILON, delta=DELTA, lipschitz=family.lipschitz,
-        loss_bound=family.value_bound, seed=seed,
+        Simplex(family.dim),
+        horizon=horizon,
+        epsilon=EPSILON,
+        delta=DELTA,
+        lipschitz=family.lipschitz,
+        loss_bound=family.value_bound,
+        seed=seed,
     )
 
 
-def numpy_private_bandit(rows: np.ndarray, params: dict, center: np.ndarray,
-                         seed: int = 0) -> tuple[float, np.ndarray]:
+def numpy_private_bandit(rows: np.ndarray, params: dict, center: np.ndarray, seed: int = 0) -> tuple[float, np.ndarray]:
     """Algorithm 1 (with Appendix D) in numpy over the loss rows ``rows`` (shape ``(T, n)``).
 
     Returns the total loss of the played points and the final ``x̃`` (like ``RunResult.final_point``).
@@ -122,8 +127,12 @@ def compare(rounds: int, repeats: int) -> dict:
         numpy_loss = numpy_private_bandit(rows, params, center, seed=rep)[0] / rounds
         numpy_ = min(numpy_, time.perf_counter() - began)
     return {
-        "rounds": rounds, "native_steps_per_s": rounds / native, "numpy_steps_per_s": rounds / numpy_,
-        "native_mean_loss": native_loss, "numpy_mean_loss": numpy_loss, "params": params,
+        "rounds": rounds,
+        "native_steps_per_s": rounds / native,
+        "numpy_steps_per_s": rounds / numpy_,
+        "native_mean_loss": native_loss,
+        "numpy_mean_loss": numpy_loss,
+        "params": params,
     }
 
 
@@ -151,16 +160,26 @@ def long_run_child(horizon: int) -> None:
     began = time.perf_counter()
     result = learner.run(family, checkpoints=1000)
     seconds = time.perf_counter() - began
-    print(json.dumps({
-        "horizon": horizon, "seconds": seconds, "native_seconds": result.seconds,
-        "maxrss_before_mb": before, "maxrss_after_mb": _maxrss_mb(),
-        "mean_loss": result.total_loss / horizon,
-    }))
+    print(
+        json.dumps(
+            {
+                "horizon": horizon,
+                "seconds": seconds,
+                "native_seconds": result.seconds,
+                "maxrss_before_mb": before,
+                "maxrss_after_mb": _maxrss_mb(),
+                "mean_loss": result.total_loss / horizon,
+            }
+        )
+    )
 
 
 def long_run(horizon: int) -> dict:
     out = subprocess.run(
-        [sys.executable, __file__, "--child", str(horizon)], check=True, capture_output=True, text=True,
+        [sys.executable, __file__, "--child", str(horizon)],
+        check=True,
+        capture_output=True,
+        text=True,
         env={**os.environ, "PYTHONHASHSEED": "0"},
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -183,26 +202,38 @@ def main(argv: list[str] | None = None) -> None:
     cmp = compare(rounds, repeats)
     ratio = cmp["native_steps_per_s"] / cmp["numpy_steps_per_s"]
     p = cmp["params"]
-    print(f"stream: NYSE (36 stocks) bootstrapped, T = {rounds:,}; T_batch = {p['t_batch']}, "
-          f"{p['noise']} noise sigma = {p['noise_scale']:.4g} (epsilon = {EPSILON}, delta = {DELTA})")
+    print(
+        f"stream: NYSE (36 stocks) bootstrapped, T = {rounds:,}; T_batch = {p['t_batch']}, "
+        f"{p['noise']} noise sigma = {p['noise_scale']:.4g} (epsilon = {EPSILON}, delta = {DELTA})"
+    )
     long = long_run(long_horizon)
 
     print()
-    print(f"| PrivateBandit, simplex n = 36, NYSE bootstrapped, Gaussian ε = {EPSILON:g}, δ = {DELTA:g} "
-          "| measured | target |")
+    print(
+        f"| PrivateBandit, simplex n = 36, NYSE bootstrapped, Gaussian ε = {EPSILON:g}, δ = {DELTA:g} "
+        "| measured | target |"
+    )
     print("|---|---:|---:|")
     print(f"| dponline `run` (native), T = {rounds:,} | {_fmt_rate(cmp['native_steps_per_s'])} steps/s | |")
     print(f"| numpy Algorithm 1, same stream and schedule | {_fmt_rate(cmp['numpy_steps_per_s'])} steps/s | |")
     print(f"| speed-up native / numpy | **{ratio:.0f}×** | ≥ 50× |")
-    print(f"| native `run`, T = {long_horizon:,}: wall-clock | {long['seconds']:.1f} s | "
-          f"{'≤ 60 s' if long_horizon == 10**7 else '(≤ 60 s at T = 10^7)'} |")
-    print(f"| native `run`, T = {long_horizon:,}: peak RSS of the process | {long['maxrss_after_mb']:.0f} MB "
-          f"({long['maxrss_before_mb']:.0f} MB before `run`) | < 200 MB |")
-    print(f"| mean loss per round, native / numpy (sanity) | {cmp['native_mean_loss']:.5f} / "
-          f"{cmp['numpy_mean_loss']:.5f} | similar |")
+    print(
+        f"| native `run`, T = {long_horizon:,}: wall-clock | {long['seconds']:.1f} s | "
+        f"{'≤ 60 s' if long_horizon == 10**7 else '(≤ 60 s at T = 10^7)'} |"
+    )
+    print(
+        f"| native `run`, T = {long_horizon:,}: peak RSS of the process | {long['maxrss_after_mb']:.0f} MB "
+        f"({long['maxrss_before_mb']:.0f} MB before `run`) | < 200 MB |"
+    )
+    print(
+        f"| mean loss per round, native / numpy (sanity) | {cmp['native_mean_loss']:.5f} / "
+        f"{cmp['numpy_mean_loss']:.5f} | similar |"
+    )
     print()
-    print(f"Steps/s: best of {repeats} interleaved repeats on a shared 2-core machine: read the ratio, not the "
-          "rates. Peak RSS is the whole Python process (interpreter, numpy, dponline, the NYSE data).")
+    print(
+        f"Steps/s: best of {repeats} interleaved repeats on a shared 2-core machine: read the ratio, not the "
+        "rates. Peak RSS is the whole Python process (interpreter, numpy, dponline, the NYSE data)."
+    )
 
 
 def _fmt_rate(rate: float) -> str:

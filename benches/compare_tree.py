@@ -32,8 +32,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import dponline  # noqa: E402
 from baselines import NumpyTree, PyScalarTree, dpcrpy_binmech, numpy_offline_release  # noqa: E402
+
+import dponline  # noqa: E402
 
 HORIZON = 1 << 24  # >= 10^7; dpcrpy's BinMech needs a power of two
 DIMS = (1, 100, 10_000)
@@ -221,22 +222,28 @@ def main(argv: list[str] | None = None) -> None:
     print()
     print(table(rates, args.noise))
     print()
-    print("(×) = how many times faster dponline push_many is. Steps/s are best of "
-          f"{repeats} interleaved repeats on a shared machine: read the ratios, not the absolute rates.")
+    print(
+        "(×) = how many times faster dponline push_many is. Steps/s are best of "
+        f"{repeats} interleaved repeats on a shared machine: read the ratios, not the absolute rates."
+    )
     print()
     pm1 = rates["dponline push_many", 1]
     for group in (PYTHON_PEERS[:2], PYTHON_PEERS):
         peers = {p: rates[p, 1] for p in group}
         fastest = max(peers, key=peers.__getitem__)
-        print(f"push_many vs the fastest of {' / '.join(group)} at dim=1 ({fastest}): "
-              f"{pm1 / peers[fastest]:.0f}×  (target >= 100×)")
-    print(f"push_many vs numpy offline block (all rows in advance) at dim=1: "
-          f"{pm1 / rates['numpy offline block', 1]:.1f}×")
+        print(
+            f"push_many vs the fastest of {' / '.join(group)} at dim=1 ({fastest}): "
+            f"{pm1 / peers[fastest]:.0f}×  (target >= 100×)"
+        )
+    print(
+        f"push_many vs numpy offline block (all rows in advance) at dim=1: {pm1 / rates['numpy offline block', 1]:.1f}×"
+    )
     raw100 = rates["raw draws (dim Gaussians)", 100]
-    print(f"dponline push cost / raw draw cost, dim=100: {raw100 / rates['dponline push', 100]:.2f}×  "
-          f"(target <= 3×; a padded push draws 2·dim values)")
-    print(f"dponline push_many cost / raw draw cost, dim=100: "
-          f"{raw100 / rates['dponline push_many', 100]:.2f}×")
+    print(
+        f"dponline push cost / raw draw cost, dim=100: {raw100 / rates['dponline push', 100]:.2f}×  "
+        f"(target <= 3×; a padded push draws 2·dim values)"
+    )
+    print(f"dponline push_many cost / raw draw cost, dim=100: {raw100 / rates['dponline push_many', 100]:.2f}×")
     print(f"\ntotal {time.perf_counter() - began:.0f} s", file=sys.stderr)
 
 

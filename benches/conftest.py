@@ -7,9 +7,10 @@ within one run (``--benchmark-group-by=group``), never across runs.
 
 from __future__ import annotations
 
-import dponline
 import numpy as np
 import pytest
+
+import dponline
 from dponline.datasets import load_nyse
 
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import math
 
-import dponline
 import numpy as np
 import pytest
+
+import dponline
 from dponline.domains import Simplex
 
 EPSILON, DELTA = 1.0, 1e-6
@@ -20,8 +21,13 @@ RUN_ROUNDS = 10_000
 
 def _learner(family: dponline.losses.LossFamily, horizon: int) -> dponline.PrivateBandit:
     return dponline.PrivateBandit(
-        Simplex(family.dim), horizon=horizon, epsilon=EPSILON, delta=DELTA, lipschitz=family.lipschitz,
-        loss_bound=family.value_bound, seed=0,
+        Simplex(family.dim),
+        horizon=horizon,
+        epsilon=EPSILON,
+        delta=DELTA,
+        lipschitz=family.lipschitz,
+        loss_bound=family.value_bound,
+        seed=0,
     )
 
 

@@ -8,9 +8,10 @@ never be exhausted during calibration.
 
 from __future__ import annotations
 
-import dponline
 import numpy as np
 import pytest
+
+import dponline
 
 HORIZON = 10**7
 DIMS = (1, 100, 10_000)

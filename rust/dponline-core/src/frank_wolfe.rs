@@ -131,13 +131,8 @@ impl FrankWolfe {
             *g = x - v;
         }
         domain.lmo(&self.grad, &mut self.vertex);
-        // gap = ⟨∇q(x), x − s⟩; numerator = ⟨v − x, s − x⟩ = gap; denominator = ‖s − x‖².
-        let (mut gap, mut dd) = (0.0, 0.0);
-        for ((g, x), s) in self.grad.iter().zip(&self.x).zip(&self.vertex) {
-            let d = s - x;
-            gap -= g * d;
-            dd += d * d;
-        }
+        // gap = ⟨∇q(x), x − s⟩ = ⟨v − x, s − x⟩ (the line-search numerator); dd = ‖s − x‖².
+        let (gap, dd) = crate::vecops::gap_and_distance(&self.grad, &self.x, &self.vertex);
         let gamma = if dd > 0.0 {
             (gap / dd).clamp(0.0, 1.0)
         } else {
