@@ -32,8 +32,9 @@ def ceil_log2(horizon: int) -> int:
 class NumpyTree:
     """Padded binary mechanism in numpy, one step per :meth:`push` (see the module docs)."""
 
-    def __init__(self, dim: int, horizon: int, scale: float, noise: str = "gaussian",
-                 rng: np.random.Generator | None = None) -> None:
+    def __init__(
+        self, dim: int, horizon: int, scale: float, noise: str = "gaussian", rng: np.random.Generator | None = None
+    ) -> None:
         if noise not in ("gaussian", "laplace"):
             raise ValueError(f"noise must be 'gaussian' or 'laplace', got {noise!r}")
         self.dim, self.horizon, self.scale, self.noise = dim, horizon, float(scale), noise
@@ -130,8 +131,9 @@ class PyScalarTree:
         return out
 
 
-def numpy_offline_release(X: np.ndarray, horizon: int, scale: float, noise: str,
-                          rng: np.random.Generator) -> np.ndarray:
+def numpy_offline_release(
+    X: np.ndarray, horizon: int, scale: float, noise: str, rng: np.random.Generator
+) -> np.ndarray:
     """Releases 1..m of the padded binary mechanism for the rows of ``X`` (shape ``(m, dim)``), vectorised.
 
     Same output distribution as ``m`` pushes into a fresh :class:`NumpyTree` (and dponline's tree). Every

@@ -32,8 +32,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import dponline  # noqa: E402
 from baselines import NumpyTree, PyScalarTree, dpcrpy_binmech, numpy_offline_release  # noqa: E402
+
+import dponline  # noqa: E402
 
 HORIZON = 1 << 24  # >= 10^7; dpcrpy's BinMech needs a power of two
 DIMS = (1, 100, 10_000)
@@ -110,7 +111,7 @@ def run_numpy_offline(dim: int, steps: int, noise: str) -> float:
 
 
 def run_dpcrpy(dim: int, steps: int, noise: str) -> float:
-    np.random.seed(0)  # dpcrpy draws from numpy's global legacy generator
+    np.random.seed(0)  # noqa: NPY002 - dpcrpy draws from numpy's global legacy generator
     rows = _rows(dim, POOL)
     pool = [float(r[0]) for r in rows] if dim == 1 else list(rows)
     mech = dpcrpy_binmech(dim, HORIZON, SCALE, noise)
@@ -215,28 +216,34 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="short budget (< 30 s)")
     parser.add_argument("--noise", choices=("gaussian", "laplace"), default="gaussian")
     args = parser.parse_args(argv)
-    budget, repeats = (0.05, 2) if args.quick else (0.8, 3)
+    budget, repeats = (0.05, 2) if args.quick else (0.5, 5)
     began = time.perf_counter()
     rates = measure(args.noise, budget, repeats)
     print()
     print(table(rates, args.noise))
     print()
-    print("(×) = how many times faster dponline push_many is. Steps/s are best of "
-          f"{repeats} interleaved repeats on a shared machine: read the ratios, not the absolute rates.")
+    print(
+        "(×) = how many times faster dponline push_many is. Steps/s are best of "
+        f"{repeats} interleaved repeats on a shared machine: read the ratios, not the absolute rates."
+    )
     print()
     pm1 = rates["dponline push_many", 1]
     for group in (PYTHON_PEERS[:2], PYTHON_PEERS):
         peers = {p: rates[p, 1] for p in group}
         fastest = max(peers, key=peers.__getitem__)
-        print(f"push_many vs the fastest of {' / '.join(group)} at dim=1 ({fastest}): "
-              f"{pm1 / peers[fastest]:.0f}×  (target >= 100×)")
-    print(f"push_many vs numpy offline block (all rows in advance) at dim=1: "
-          f"{pm1 / rates['numpy offline block', 1]:.1f}×")
+        print(
+            f"push_many vs the fastest of {' / '.join(group)} at dim=1 ({fastest}): "
+            f"{pm1 / peers[fastest]:.0f}×  (target >= 100×)"
+        )
+    print(
+        f"push_many vs numpy offline block (all rows in advance) at dim=1: {pm1 / rates['numpy offline block', 1]:.1f}×"
+    )
     raw100 = rates["raw draws (dim Gaussians)", 100]
-    print(f"dponline push cost / raw draw cost, dim=100: {raw100 / rates['dponline push', 100]:.2f}×  "
-          f"(target <= 3×; a padded push draws 2·dim values)")
-    print(f"dponline push_many cost / raw draw cost, dim=100: "
-          f"{raw100 / rates['dponline push_many', 100]:.2f}×")
+    print(
+        f"dponline push cost / raw draw cost, dim=100: {raw100 / rates['dponline push', 100]:.2f}×  "
+        f"(target <= 3×; a padded push draws 2·dim values)"
+    )
+    print(f"dponline push_many cost / raw draw cost, dim=100: {raw100 / rates['dponline push_many', 100]:.2f}×")
     print(f"\ntotal {time.perf_counter() - began:.0f} s", file=sys.stderr)
 
 

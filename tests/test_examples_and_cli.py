@@ -37,8 +37,10 @@ def test_portfolio_job_writes_its_outputs(tmp_path, capsys):
 
 
 def test_portfolio_job_bootstraps_long_horizons(tmp_path):
-    assert main(["portfolio", "--horizon", "20000", "--seeds", "1", "--delta", "0", "--out", str(tmp_path),
-                 "--quiet"]) == 0
+    assert (
+        main(["portfolio", "--horizon", "20000", "--seeds", "1", "--delta", "0", "--out", str(tmp_path), "--quiet"])
+        == 0
+    )
     results = json.loads((tmp_path / "results.json").read_text())
     assert "bootstrapped" in results["stream"] and results["privacy"]["delta"] == 0.0
     assert "Lemma 5.1" in results["privacy"]["source"]

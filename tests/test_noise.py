@@ -1,11 +1,12 @@
 """The core's samplers: goodness of fit at α = 1e-6, moments within theory-derived bounds, seeds."""
 
-import dponline
 import numpy as np
 import pytest
 from conftest import ALPHA, Z
-from dponline import noise
 from scipy import stats
+
+import dponline
+from dponline import noise
 
 N = 400_000
 

@@ -3,9 +3,10 @@
 import math
 import pickle
 
-import dponline
 import numpy as np
 import pytest
+
+import dponline
 from dponline import losses, privacy, regret
 from dponline.datasets import load_nyse
 from dponline.domains import Simplex

@@ -3,10 +3,11 @@
 import pickle
 import resource
 
-import dponline
 import numpy as np
 import pytest
 from conftest import Z
+
+import dponline
 from dponline import TreeAggregator, privacy
 
 
@@ -199,3 +200,39 @@ def test_calibrated_scales_follow_theorem_2_3():
 def test_calibrated_refuses_bad_targets(kwargs, match):
     with pytest.raises(dponline.InvalidInputError, match=match):
         TreeAggregator.calibrated(2, 10, sensitivity=1.0, **kwargs)
+
+
+def _audit_epsilon(hits_a: int, hits_b: int, trials: int) -> float:
+    """Lower confidence bound (level 1 − 1e-6) on ln(P_a / P_b) from two binomial counts (Clopper-Pearson)."""
+    from scipy.stats import beta
+
+    lower_a = beta.ppf(0.5e-6, hits_a, trials - hits_a + 1)
+    upper_b = beta.ppf(1 - 0.5e-6, hits_b + 1, trials - hits_b)
+    return float(np.log(lower_a / upper_b))
+
+
+def test_black_box_privacy_audit_of_the_laplace_tree():
+    """Empirical ε lower bound on neighbouring streams stays under the claimed ε — and the test has power.
+
+    T = 4 (a power of two: the first row enters the released nodes [1], [1,2] and the root [1..4]), one
+    coordinate per trial, 2·10⁶ trials. The event {release_1, release_2, release_4 all ≥ 1} attains the
+    worst-case likelihood ratio of the unpadded tree, e^{3/λ}: with the calibrated λ = 3/ε the bound is ε;
+    with the ⌈log₂T⌉ = 2 levels that a literal reading of "log T" would give, it would be 1.5·ε."""
+    T, trials, eps = 4, 2_000_000, 1.0
+    tree_a = TreeAggregator.calibrated(trials, T, epsilon=eps, sensitivity=1.0, padded=False, seed=101)
+    tree_b = TreeAggregator.calibrated(trials, T, epsilon=eps, sensitivity=1.0, padded=False, seed=202)
+    assert tree_a.scale == pytest.approx(3.0)
+    X_a = np.zeros((T, trials))
+    X_a[0] = 1.0  # neighbouring streams: the first row is 1 in one, 0 in the other
+    rel_a, rel_b = tree_a.push_many(X_a), tree_b.push_many(np.zeros((T, trials)))
+
+    def hits(rel):
+        return int(np.count_nonzero((rel[0] >= 1) & (rel[1] >= 1) & (rel[3] >= 1)))
+
+    estimate = _audit_epsilon(hits(rel_a), hits(rel_b), trials)
+    assert estimate <= eps
+    assert estimate > 0.9  # the audit is nearly tight, so a 1.5·ε mechanism would fail the first assertion
+    # A tree calibrated with ⌈log₂T⌉ = 2 levels (λ = 2, true ε = 1.5) is caught:
+    weak_a = TreeAggregator(trials, T, scale=2.0, padded=False, seed=303).push_many(X_a)
+    weak_b = TreeAggregator(trials, T, scale=2.0, padded=False, seed=404).push_many(np.zeros((T, trials)))
+    assert _audit_epsilon(hits(weak_a), hits(weak_b), trials) > eps

@@ -82,7 +82,6 @@ pub struct FrankWolfe {
     grad: Vec<f64>,
     vertex: Vec<f64>,
     gap: f64,
-    iterations: u64,
     active: Option<ActiveSet>,
 }
 
@@ -109,17 +108,11 @@ impl FrankWolfe {
             grad: vec![0.0; n],
             vertex: vec![0.0; n],
             gap: f64::INFINITY,
-            iterations: 0,
             active,
         })
     }
 
-    /// Replace the target `v` keeping the current iterate (warm start); the caller guarantees finiteness.
-    pub fn set_target(&mut self, v: &[f64]) {
-        self.v.copy_from_slice(v);
-    }
-
-    /// Mutable access to the target `v`, for callers that build it in place.
+    /// Mutable access to the target `v` (warm start: the iterate is kept); the caller keeps it finite.
     pub fn target_mut(&mut self) -> &mut [f64] {
         &mut self.v
     }
@@ -131,13 +124,8 @@ impl FrankWolfe {
             *g = x - v;
         }
         domain.lmo(&self.grad, &mut self.vertex);
-        // gap = ⟨∇q(x), x − s⟩; numerator = ⟨v − x, s − x⟩ = gap; denominator = ‖s − x‖².
-        let (mut gap, mut dd) = (0.0, 0.0);
-        for ((g, x), s) in self.grad.iter().zip(&self.x).zip(&self.vertex) {
-            let d = s - x;
-            gap -= g * d;
-            dd += d * d;
-        }
+        // gap = ⟨∇q(x), x − s⟩ = ⟨v − x, s − x⟩ (the line-search numerator); dd = ‖s − x‖².
+        let (gap, dd) = crate::vecops::gap_and_distance(&self.grad, &self.x, &self.vertex);
         let gamma = if dd > 0.0 {
             (gap / dd).clamp(0.0, 1.0)
         } else {
@@ -152,7 +140,6 @@ impl FrankWolfe {
             }
         }
         self.gap = gap;
-        self.iterations += 1;
         gap
     }
 
@@ -164,11 +151,6 @@ impl FrankWolfe {
     /// Frank-Wolfe gap of the last step (an upper bound on `q(x) − q*` before that step).
     pub fn gap(&self) -> f64 {
         self.gap
-    }
-
-    /// Iterations so far.
-    pub fn iterations(&self) -> u64 {
-        self.iterations
     }
 
     /// The active set, if tracked.

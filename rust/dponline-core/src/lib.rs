@@ -12,6 +12,7 @@
 //! | [`sphere`] | uniform directions on spheres, in balls and in subspaces |
 //! | [`frank_wolfe`] | conditional gradient for Euclidean projections, with active sets |
 //! | [`losses`] | loss families evaluated natively in `run` loops |
+//! | [`vecops`] | small dense-vector kernels for hot loops |
 //! | [`learners`] | the online learners (`PrivateBandit`, ...) |
 
 pub mod aggregation;
@@ -23,5 +24,6 @@ pub mod losses;
 pub mod noise;
 pub mod rng;
 pub mod sphere;
+pub mod vecops;
 
 pub use error::{CoreError, Result};

@@ -160,7 +160,7 @@ impl LossFamily {
 
     #[inline]
     fn eval(kind: LossKind, row: &[f64], x: &[f64]) -> f64 {
-        let dot: f64 = row.iter().zip(x).map(|(a, b)| a * b).sum();
+        let dot = crate::vecops::dot(row, x);
         match kind {
             LossKind::Linear => dot,
             LossKind::PortfolioLogLoss => -dot.ln(),

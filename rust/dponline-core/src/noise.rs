@@ -92,12 +92,7 @@ impl NoiseDistribution {
     pub fn add_to(&self, rng: &mut Generator, out: &mut [f64]) {
         match *self {
             _ if self.scale() == 0.0 => {}
-            NoiseDistribution::Gaussian { sigma } => {
-                for o in out.iter_mut() {
-                    let z: f64 = StandardNormal.sample(rng);
-                    *o += sigma * z;
-                }
-            }
+            NoiseDistribution::Gaussian { sigma } => add_scaled_normals(rng, sigma, out),
             NoiseDistribution::Laplace { scale } => {
                 // Lap(b) = b * Exp(1) * (random sign); one 64-bit word supplies 64 signs.
                 for block in out.chunks_mut(64) {
@@ -122,6 +117,21 @@ impl NoiseDistribution {
     /// A sampler for sums of `r` i.i.d. draws of this distribution.
     pub fn sum_of(&self, r: u32) -> SumOf {
         SumOf::new(*self, r)
+    }
+}
+
+/// `out += sd · Z` for i.i.d. standard normals `Z`, with one generator dispatch per call.
+#[inline]
+fn add_scaled_normals(rng: &mut Generator, sd: f64, out: &mut [f64]) {
+    fn add<R: rand_core::Rng + ?Sized>(g: &mut R, sd: f64, out: &mut [f64]) {
+        for o in out.iter_mut() {
+            let z: f64 = StandardNormal.sample(g);
+            *o += sd * z;
+        }
+    }
+    match rng {
+        Generator::Reproducible(g) => add(g, sd, out),
+        Generator::Secure(g) => add(g.as_mut(), sd, out),
     }
 }
 
@@ -172,12 +182,7 @@ impl SumOf {
             return;
         }
         match (self.dist, &self.gamma) {
-            (NoiseDistribution::Gaussian { .. }, _) => {
-                for o in out.iter_mut() {
-                    let z: f64 = StandardNormal.sample(rng);
-                    *o += self.gauss_sd * z;
-                }
-            }
+            (NoiseDistribution::Gaussian { .. }, _) => add_scaled_normals(rng, self.gauss_sd, out),
             (NoiseDistribution::Laplace { .. }, Some(gamma)) => {
                 for o in out.iter_mut() {
                     let a = gamma.sample(rng);

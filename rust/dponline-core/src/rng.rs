@@ -106,6 +106,16 @@ impl Generator {
         (bits as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
     }
 
+    /// Overwrite `out` with i.i.d. draws of `dist`, dispatching on the generator once per call (not per
+    /// draw), so the inner loop is monomorphic.
+    #[inline]
+    pub fn fill_from<D: rand_distr::Distribution<f64>>(&mut self, dist: &D, out: &mut [f64]) {
+        match self {
+            Generator::Reproducible(g) => out.iter_mut().for_each(|o| *o = dist.sample(g)),
+            Generator::Secure(g) => out.iter_mut().for_each(|o| *o = dist.sample(g.as_mut())),
+        }
+    }
+
     #[inline]
     fn next_u64_inner(&mut self) -> u64 {
         match self {

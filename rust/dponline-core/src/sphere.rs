@@ -5,7 +5,7 @@
 //! normalising gives the uniform distribution on the unit sphere of the subspace. A uniform point of the
 //! ball is a uniform direction scaled by `U^{1/d}`.
 
-use rand_distr::{Distribution, StandardNormal};
+use rand_distr::StandardNormal;
 
 use crate::rng::Generator;
 
@@ -18,16 +18,27 @@ pub fn unit_sphere(rng: &mut Generator, out: &mut [f64]) {
 /// orthogonally (in place). Allocation-free if `project` is.
 ///
 /// The Gaussian draw is repeated in the (probability-zero) event that its projection is exactly 0.
-pub fn unit_sphere_in(rng: &mut Generator, out: &mut [f64], mut project: impl FnMut(&mut [f64])) {
+pub fn unit_sphere_in(rng: &mut Generator, out: &mut [f64], project: impl FnMut(&mut [f64])) {
+    let norm = gaussian_in(rng, out, project);
+    let inv = 1.0 / norm;
+    out.iter_mut().for_each(|v| *v *= inv);
+}
+
+/// Overwrite `out` with an isotropic Gaussian vector of the subspace onto which `project` projects, and
+/// return its (strictly positive) norm: `out / norm` is then uniform on the subspace's unit sphere. Hot loops
+/// use this to fold the normalisation into their next pass.
+#[inline]
+pub fn gaussian_in(
+    rng: &mut Generator,
+    out: &mut [f64],
+    mut project: impl FnMut(&mut [f64]),
+) -> f64 {
     loop {
-        for o in out.iter_mut() {
-            *o = StandardNormal.sample(rng);
-        }
+        rng.fill_from(&StandardNormal, out);
         project(out);
-        let norm = out.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let norm = crate::vecops::dot(out, out).sqrt();
         if norm > 0.0 {
-            out.iter_mut().for_each(|v| *v /= norm);
-            return;
+            return norm;
         }
     }
 }

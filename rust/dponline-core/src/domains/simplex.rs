@@ -36,11 +36,12 @@ impl LinearMinimizationOracle for Simplex {
     /// `e_i` for the smallest `direction_i` (lowest index on ties). `O(n)`.
     #[inline]
     fn lmo(&mut self, direction: &[f64], vertex: &mut [f64]) {
-        let mut best = 0;
+        // Track the running minimum in a register (branch-free select), lowest index on ties.
+        let (mut best, mut best_value) = (0, direction[0]);
         for (i, &d) in direction.iter().enumerate().skip(1) {
-            if d < direction[best] {
-                best = i;
-            }
+            let better = d < best_value;
+            best = if better { i } else { best };
+            best_value = if better { d } else { best_value };
         }
         vertex.fill(0.0);
         vertex[best] = 1.0;
@@ -67,7 +68,7 @@ impl LinearMinimizationOracle for Simplex {
     /// Subtract the mean: projection onto `{u : Σu = 0}`.
     #[inline]
     fn project_tangent(&mut self, u: &mut [f64]) {
-        let mean = u.iter().sum::<f64>() / self.n as f64;
+        let mean = crate::vecops::sum(u) / self.n as f64;
         u.iter_mut().for_each(|x| *x -= mean);
     }
 

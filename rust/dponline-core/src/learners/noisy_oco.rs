@@ -46,7 +46,6 @@ pub struct NoisyOco<G, M> {
     map: M,
     /// `x̃` of the current round.
     iterate: Vec<f64>,
-    rounds: u64,
     pending: bool,
 }
 
@@ -58,7 +57,6 @@ impl<G: NoisyGradient, M: NoisyMap> NoisyOco<G, M> {
             gradient,
             map,
             iterate,
-            rounds: 0,
             pending: false,
         }
     }
@@ -81,11 +79,6 @@ impl<G: NoisyGradient, M: NoisyMap> NoisyOco<G, M> {
     /// `x̃` of the current round.
     pub fn iterate(&self) -> &[f64] {
         &self.iterate
-    }
-
-    /// Completed NoisyOCO rounds.
-    pub fn rounds(&self) -> u64 {
-        self.rounds
     }
 
     /// Whether a point has been asked and awaits its loss.
@@ -123,6 +116,5 @@ impl<G: NoisyGradient, M: NoisyMap> NoisyOco<G, M> {
         self.iterate.copy_from_slice(self.map.iterate());
         self.map.absorb(self.gradient.estimate());
         self.gradient.reset();
-        self.rounds += 1;
     }
 }

@@ -31,7 +31,7 @@ use crate::frank_wolfe::FrankWolfe;
 use crate::losses::{LossFamily, check_checkpoints};
 use crate::noise::NoiseDistribution;
 use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
-use crate::sphere::unit_sphere_in;
+use crate::sphere::gaussian_in;
 
 use super::noisy_oco::{NoisyGradient, NoisyMap, NoisyOco};
 
@@ -170,7 +170,9 @@ pub struct SmoothedBatchGradient {
     loss_bound: f64,
     batch: u64,
     in_batch: u64,
+    /// Unnormalised Gaussian direction of the tangent space, and `1/‖direction‖`.
     direction: Vec<f64>,
+    inv_norm: f64,
     query: Vec<f64>,
     sum: Vec<f64>,
     clipped: u64,
@@ -189,6 +191,7 @@ impl SmoothedBatchGradient {
             batch: params.t_batch,
             in_batch: 0,
             direction: vec![0.0; n],
+            inv_norm: 0.0,
             query: vec![0.0; n],
             sum: vec![0.0; n],
             clipped: 0,
@@ -210,11 +213,13 @@ impl SmoothedBatchGradient {
 impl NoisyGradient for SmoothedBatchGradient {
     #[inline]
     fn query(&mut self, domain: &mut Domain, iterate: &[f64]) -> &[f64] {
-        unit_sphere_in(&mut self.rng, &mut self.direction, |u| {
+        // `direction` holds an unnormalised Gaussian of the tangent space; u = direction / norm.
+        let norm = gaussian_in(&mut self.rng, &mut self.direction, |u| {
             domain.project_tangent(u)
         });
+        self.inv_norm = 1.0 / norm;
         let keep = 1.0 - self.shrink;
-        let zeta = self.zeta;
+        let step = self.zeta * self.inv_norm;
         for (((y, x), c), u) in self
             .query
             .iter_mut()
@@ -222,7 +227,7 @@ impl NoisyGradient for SmoothedBatchGradient {
             .zip(&self.center)
             .zip(&self.direction)
         {
-            *y = c + keep * (x + zeta * u - c);
+            *y = c + keep * (x + step * u - c);
         }
         &self.query
     }
@@ -237,7 +242,7 @@ impl NoisyGradient for SmoothedBatchGradient {
         if loss.abs() > bound {
             self.clipped += 1;
         }
-        let scaled = self.gain * loss.clamp(-bound, bound);
+        let scaled = self.gain * loss.clamp(-bound, bound) * self.inv_norm;
         for (g, u) in self.sum.iter_mut().zip(&self.direction) {
             *g += scaled * u;
         }
