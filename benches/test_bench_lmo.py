@@ -20,9 +20,10 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
-from dponline.domains import GraphicMatroid, PathPolytope, UniformMatroid
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import minimum_spanning_tree
+
+from dponline.domains import GraphicMatroid, PathPolytope, UniformMatroid
 
 SEED = 7
 SLOW = {"rounds": 3, "iterations": 1, "warmup_rounds": 0}

@@ -6,10 +6,11 @@ from __future__ import annotations
 import itertools
 import pickle
 
-import dponline
 import networkx as nx
 import numpy as np
 import pytest
+
+import dponline
 from dponline.domains import (
     Box,
     Domain,
