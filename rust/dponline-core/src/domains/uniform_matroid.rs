@@ -233,7 +233,7 @@ impl LinearMinimizationOracle for UniformMatroid {
     }
 
     /// Ones at the `k` smallest `direction_i` (independence: only those `< 0`), lowest index on ties.
-    /// `O(n)` by selection on a preallocated key buffer; no allocation.
+    /// `O(n)` by selection with preallocated scratch space; no allocation.
     #[inline]
     fn lmo(&mut self, direction: &[f64], vertex: &mut [f64]) {
         self.block.write_vertex(
