@@ -1,4 +1,5 @@
 # Stubs for the native extension dponline._core (checked in CI by `python -m mypy.stubtest dponline._core`).
+from collections.abc import Iterable, Sequence
 from typing import Any, final
 
 import numpy as np
@@ -8,8 +9,15 @@ from typing_extensions import disjoint_base
 __version__: str
 __all__ = [
     "TreeAggregator",
+    "Box",
     "Domain",
+    "GraphicMatroid",
+    "L1Ball",
+    "L2Ball",
+    "PartitionMatroid",
+    "PathPolytope",
     "Simplex",
+    "UniformMatroid",
     "PrivateBandit",
     "private_bandit_params",
     "LossFamily",
@@ -21,6 +29,7 @@ __all__ = [
 
 _F64 = npt.NDArray[np.float64]
 _Seed = int | np.random.SeedSequence | np.random.Generator | None
+_Edges = Iterable[Sequence[int]] | npt.NDArray[np.integer[Any]]
 
 @disjoint_base
 class TreeAggregator:
@@ -86,6 +95,40 @@ class Domain:
 @final
 class Simplex(Domain):
     def __new__(cls, n: int = 2) -> Simplex: ...
+
+@final
+class L1Ball(Domain):
+    def __new__(cls, n: int, radius: float = 1.0) -> L1Ball: ...
+
+@final
+class L2Ball(Domain):
+    def __new__(cls, n: int, radius: float = 1.0) -> L2Ball: ...
+
+@final
+class Box(Domain):
+    def __new__(cls, lower: npt.ArrayLike, upper: npt.ArrayLike) -> Box: ...
+
+@final
+class UniformMatroid(Domain):
+    def __new__(cls, n: int, k: int, *, base: bool = True) -> UniformMatroid: ...
+
+@final
+class PartitionMatroid(Domain):
+    def __new__(
+        cls, blocks: Sequence[Sequence[int]], capacities: Sequence[int], *, base: bool = True
+    ) -> PartitionMatroid: ...
+
+@final
+class GraphicMatroid(Domain):
+    def __new__(cls, num_nodes: int, edges: _Edges, *, base: bool = True) -> GraphicMatroid: ...
+
+@final
+class PathPolytope(Domain):
+    def __new__(cls, num_nodes: int, edges: _Edges, source: int, target: int) -> PathPolytope: ...
+    @staticmethod
+    def from_undirected(num_nodes: int, edges: _Edges, source: int, target: int) -> PathPolytope: ...
+    @property
+    def edges(self) -> list[tuple[int, int]]: ...
 
 @final
 class LossFamily:
