@@ -201,3 +201,57 @@ def test_regret_curve_ends_at_the_regret():
     # The BCRP beats the uniform CRP on NYSE (known: the BCRP's wealth is far above the UCRP's).
     ucrp = fam.cumulative_at(np.full(36, 1 / 36), [50_000])[0]
     assert best.total_loss < ucrp
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: dponline.domains.L2Ball(4, radius=2.0),
+        lambda: dponline.domains.L1Ball(3),
+        lambda: dponline.domains.Box([0.0, -1.0, 2.0], [1.0, 1.0, 5.0]),
+        lambda: dponline.domains.UniformMatroid(6, 2),
+        lambda: dponline.domains.UniformMatroid(6, 2, base=False),
+        lambda: dponline.domains.PartitionMatroid([[0, 1, 2], [3, 4]], [1, 1]),
+        lambda: dponline.domains.GraphicMatroid(4, [(0, 1), (1, 2), (2, 3), (3, 0), (0, 2)], base=False),
+        lambda: dponline.domains.PathPolytope(4, [(0, 1), (0, 2), (1, 3), (2, 3), (1, 2)], 0, 3),
+    ],
+)
+def test_every_played_point_is_feasible_on_every_domain(make):
+    domain = make()
+    rng = np.random.default_rng(0)
+    C = rng.normal(size=(3000, domain.dim))
+    fam = losses.Linear(C)
+    learner = dponline.PrivateBandit(domain, horizon=3000, epsilon=1.0, delta=1e-6, lipschitz=fam.lipschitz, seed=1)
+    for t in range(3000):
+        x = learner.ask()
+        assert domain.contains(x, atol=1e-9), (domain, t, x)
+        learner.tell(fam.value(t, x))
+    assert domain.contains(learner.run(fam, rounds=0).final_point, atol=1e-9)
+
+
+def test_a_domain_without_a_certified_ball_is_refused():
+    spanning_trees = dponline.domains.GraphicMatroid(3, [(0, 1), (1, 2), (2, 0)])
+    assert spanning_trees.inscribed_radius is None
+    with pytest.raises(dponline.InvalidInputError, match="certified inscribed ball"):
+        dponline.PrivateBandit(spanning_trees, horizon=100, epsilon=1.0, lipschitz=1.0)
+
+
+def test_regret_rate_on_a_full_dimensional_ball():
+    """On the L2 ball (r = D/2) the paper's ζ is never capped for T ≥ 10⁴; slope below 0.85."""
+    Ts = [10**4, 10**5, 10**6]
+    means = []
+    for T in Ts:
+        rng = np.random.default_rng(T)
+        C = rng.normal(loc=[0.5, -0.2, 0.1], scale=1.0, size=(T, 3))
+        fam = losses.Linear(C)
+        ball = dponline.domains.L2Ball(3)
+        best = regret.best_fixed(fam, ball)
+        runs = [
+            dponline.PrivateBandit(ball, horizon=T, epsilon=None, lipschitz=fam.lipschitz, seed=s).run(fam)
+            for s in range(4)
+        ]
+        assert all(r.total_loss > best.total_loss for r in runs)
+        means.append(np.mean([r.total_loss - best.total_loss for r in runs]))
+        assert dponline.PrivateBandit(ball, horizon=T, epsilon=None, lipschitz=fam.lipschitz).params["shrink"] < 0.5
+    slope = np.polyfit(np.log(Ts), np.log(means), 1)[0]
+    assert 0.3 < slope < 0.85, (slope, means)
