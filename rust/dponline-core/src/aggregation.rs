@@ -27,7 +27,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result, check_finite};
-use crate::noise::{NoiseDistribution, SumOf};
+use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
 use crate::rng::{Generator, from_state_bytes, to_state_bytes};
 
 /// `⌈log₂ T⌉` for `T >= 1` (0 for `T = 1`).
@@ -82,9 +82,64 @@ pub struct TreeAggregator {
     /// The release before any data (`L̃_0`).
     initial: Vec<f64>,
     rng: Generator,
+    /// One draw of the node noise; rebuilt after deserialization.
+    #[serde(skip, default = "zero_noise")]
+    node: SumOf,
     /// `pad[r]` samples a sum of `r` draws; rebuilt after deserialization.
     #[serde(skip)]
     pad: Vec<SumOf>,
+}
+
+/// The per-coordinate loop of a push, monomorphic in the node sampler `N` and (through `PadStep`) the
+/// padding sampler.
+struct NodeStep<'a> {
+    pad: SumOf,
+    rng: &'a mut Generator,
+    top: &'a mut [f64],
+    prefix: &'a mut [f64],
+    x: &'a [f64],
+    out: &'a mut [f64],
+}
+
+struct PadStep<'a, N: Sampler> {
+    node: N,
+    step: NodeStep<'a>,
+}
+
+impl<'a> WithSampler for NodeStep<'a> {
+    type Output = ();
+    #[inline]
+    fn call<N: Sampler>(self, node: N) {
+        let pad = self.pad;
+        pad.with_sampler(PadStep { node, step: self });
+    }
+}
+
+impl<N: Sampler> WithSampler for PadStep<'_, N> {
+    type Output = ();
+    #[inline]
+    fn call<P: Sampler>(self, pad: P) {
+        let NodeStep {
+            rng,
+            top,
+            prefix,
+            x,
+            out,
+            ..
+        } = self.step;
+        let node = self.node;
+        crate::with_generator!(rng, g => {
+            for (((o, p), xi), n) in out.iter_mut().zip(prefix.iter_mut()).zip(x).zip(top.iter_mut()) {
+                *n += node.sample(g);
+                *p += *xi;
+                *o = *p + *n + pad.sample(g);
+            }
+        });
+    }
+}
+
+fn zero_noise() -> SumOf {
+    NoiseDistribution::Gaussian { sigma: 0.0 }.sum_of(0)
 }
 
 /// Serialized fields of a [`TreeAggregator`]; validated and completed by `TryFrom`.
@@ -134,6 +189,7 @@ impl TryFrom<TreeState> for TreeAggregator {
             open_noise,
             initial: s.initial,
             rng: s.rng,
+            node: zero_noise(),
             pad: Vec::new(),
         };
         tree.build_pad();
@@ -179,13 +235,16 @@ impl TreeAggregator {
             open_noise: Vec::with_capacity(levels * dim),
             initial,
             rng,
+            node: zero_noise(),
             pad: Vec::new(),
         };
         tree.build_pad();
         Ok(tree)
     }
 
+    /// Rebuild the cached samplers (not serialized) from `noise` and `horizon`.
     fn build_pad(&mut self) {
+        self.node = self.noise.sum_of(1);
         self.pad = (0..=padded_draws(self.horizon))
             .map(|r| self.noise.sum_of(r))
             .collect();
@@ -322,30 +381,30 @@ impl TreeAggregator {
             self.open_levels.pop();
         }
         let depth = self.open_levels.len();
-        self.open_noise.truncate(depth * dim);
-        // Open the node (t - 2^level, t]: cumulative noise = noise of the nodes above + one fresh draw.
-        if depth == 0 {
-            self.open_noise.resize(dim, 0.0);
-        } else {
-            self.open_noise
-                .extend_from_within((depth - 1) * dim..depth * dim);
-        }
         self.open_levels.push(level);
+        // Open the node (t - 2^level, t]: cumulative noise = noise of the nodes above + one fresh draw.
+        self.open_noise.truncate(depth * dim);
+        self.open_noise.resize((depth + 1) * dim, 0.0);
+        if depth > 0 {
+            self.open_noise
+                .copy_within((depth - 1) * dim..depth * dim, depth * dim);
+        }
         let top = &mut self.open_noise[depth * dim..];
-        self.noise.add_to(&mut self.rng, top);
-
-        for ((o, p), (xi, n)) in out
-            .iter_mut()
-            .zip(self.prefix.iter_mut())
-            .zip(x.iter().zip(top.iter()))
-        {
-            *p += *xi;
-            *o = *p + *n;
-        }
-        if self.padded {
-            let r = padded_draws(self.horizon) - depth as u32 - 1;
-            self.pad[r as usize].add_to(&mut self.rng, out);
-        }
+        let pad = if self.padded {
+            self.pad[(padded_draws(self.horizon) - depth as u32 - 1) as usize]
+        } else {
+            zero_noise()
+        };
+        // One pass per coordinate: node noise, exact prefix sum, release, padding (Algorithm 4, lines 1-4),
+        // with the node and padding samplers and the generator all resolved before the loop.
+        self.node.with_sampler(NodeStep {
+            pad,
+            rng: &mut self.rng,
+            top,
+            prefix: &mut self.prefix,
+            x,
+            out,
+        });
     }
 
     /// Serialize the whole state (format-versioned). The bytes contain unreleased exact sums and noise:
@@ -446,6 +505,26 @@ mod tests {
             tr.push(&[0.0, 0.0], &mut out),
             Err(CoreError::HorizonExhausted { .. })
         ));
+    }
+
+    #[test]
+    fn every_release_carries_the_stated_number_of_draws() {
+        // 20k i.i.d. coordinates per release; the sample variance has relative sd sqrt(2/20k) = 1%: 6 sd.
+        let dim = 20_000;
+        for padded in [true, false] {
+            let mut tr = tree(dim, 7, NoiseDistribution::Gaussian { sigma: 1.0 }, padded);
+            let zeros = vec![0.0; dim];
+            let mut out = vec![0.0; dim];
+            for t in 1..=7u64 {
+                tr.push(&zeros, &mut out).unwrap();
+                let var = out.iter().map(|v| v * v).sum::<f64>() / dim as f64;
+                let draws = f64::from(tr.draws_at(t));
+                assert!(
+                    (var / draws - 1.0).abs() < 0.06,
+                    "padded={padded} t={t} var={var} draws={draws}"
+                );
+            }
+        }
     }
 
     #[test]

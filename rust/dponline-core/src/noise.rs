@@ -10,7 +10,6 @@
 //!
 //! Base draws come from `rand_distr`'s ziggurat `StandardNormal` and `Exp1` and its Marsaglia-Tsang `Gamma`.
 
-use rand::RngExt;
 use rand_distr::{Distribution, Exp1, Gamma, StandardNormal};
 use serde::{Deserialize, Serialize};
 
@@ -90,22 +89,7 @@ impl NoiseDistribution {
 
     /// Add one i.i.d. draw to every entry of `out`.
     pub fn add_to(&self, rng: &mut Generator, out: &mut [f64]) {
-        match *self {
-            _ if self.scale() == 0.0 => {}
-            NoiseDistribution::Gaussian { sigma } => add_scaled_normals(rng, sigma, out),
-            NoiseDistribution::Laplace { scale } => {
-                // Lap(b) = b * Exp(1) * (random sign); one 64-bit word supplies 64 signs.
-                for block in out.chunks_mut(64) {
-                    let mut signs = rng.random::<u64>();
-                    for o in block.iter_mut() {
-                        let e: f64 = Exp1.sample(rng);
-                        let signed = if signs & 1 == 1 { -e } else { e };
-                        signs >>= 1;
-                        *o += scale * signed;
-                    }
-                }
-            }
-        }
+        self.sum_of(1).add_to(rng, out);
     }
 
     /// Overwrite every entry of `out` with an i.i.d. draw.
@@ -120,50 +104,103 @@ impl NoiseDistribution {
     }
 }
 
-/// `out += sd · Z` for i.i.d. standard normals `Z`, with one generator dispatch per call.
-#[inline]
-fn add_scaled_normals(rng: &mut Generator, sd: f64, out: &mut [f64]) {
-    fn add<R: rand_core::Rng + ?Sized>(g: &mut R, sd: f64, out: &mut [f64]) {
-        for o in out.iter_mut() {
-            let z: f64 = StandardNormal.sample(g);
-            *o += sd * z;
-        }
-    }
-    match rng {
-        Generator::Reproducible(g) => add(g, sd, out),
-        Generator::Secure(g) => add(g.as_mut(), sd, out),
-    }
-}
-
 /// Draws the sum of `r` i.i.d. copies of a [`NoiseDistribution`] in `O(1)` per coordinate, exactly in
-/// distribution (see the module docs).
-#[derive(Debug, Clone)]
+/// distribution (see the module docs). `Copy` and allocation-free. Hot loops get a monomorphic
+/// [`Sampler`] through [`SumOf::with_sampler`], so the distribution is dispatched once per vector, not once
+/// per draw.
+#[derive(Debug, Clone, Copy)]
 pub struct SumOf {
     dist: NoiseDistribution,
     r: u32,
-    /// `Gamma(r, b)` for Laplace with `r >= 2`.
-    gamma: Option<Gamma<f64>>,
-    /// `sqrt(r) * sigma` for Gaussian.
-    gauss_sd: f64,
+    draw: Draw,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Draw {
+    Zero,
+    Gaussian(GaussianDraw),
+    Laplace(LaplaceDraw),
+    LaplaceSum(LaplaceSumDraw),
+}
+
+/// One scalar draw, generic in the generator.
+pub trait Sampler: Copy {
+    /// Draw one value.
+    fn sample<R: rand_core::Rng + ?Sized>(&self, g: &mut R) -> f64;
+}
+
+/// Always 0 (no noise).
+#[derive(Debug, Clone, Copy)]
+pub struct NoDraw;
+
+/// `sd · Z`, `Z ~ N(0, 1)`.
+#[derive(Debug, Clone, Copy)]
+pub struct GaussianDraw(f64);
+
+/// `b · E · S`, `E ~ Exp(1)`, `S` a uniform sign: `Laplace(b)`.
+#[derive(Debug, Clone, Copy)]
+pub struct LaplaceDraw(f64);
+
+/// `Gamma(r, b) − Gamma(r, b)`: a sum of `r` i.i.d. `Laplace(b)`.
+#[derive(Debug, Clone, Copy)]
+pub struct LaplaceSumDraw(Gamma<f64>);
+
+impl Sampler for NoDraw {
+    #[inline]
+    fn sample<R: rand_core::Rng + ?Sized>(&self, _: &mut R) -> f64 {
+        0.0
+    }
+}
+
+impl Sampler for GaussianDraw {
+    #[inline]
+    fn sample<R: rand_core::Rng + ?Sized>(&self, g: &mut R) -> f64 {
+        let z: f64 = StandardNormal.sample(g);
+        self.0 * z
+    }
+}
+
+impl Sampler for LaplaceDraw {
+    #[inline]
+    fn sample<R: rand_core::Rng + ?Sized>(&self, g: &mut R) -> f64 {
+        let e: f64 = Exp1.sample(g);
+        if g.next_u64() & 1 == 1 {
+            -self.0 * e
+        } else {
+            self.0 * e
+        }
+    }
+}
+
+impl Sampler for LaplaceSumDraw {
+    #[inline]
+    fn sample<R: rand_core::Rng + ?Sized>(&self, g: &mut R) -> f64 {
+        self.0.sample(g) - self.0.sample(g)
+    }
+}
+
+/// A computation parameterised by a [`Sampler`] type (a generic closure).
+pub trait WithSampler {
+    /// What the computation returns.
+    type Output;
+    /// Run with the concrete sampler `s`.
+    fn call<S: Sampler>(self, s: S) -> Self::Output;
 }
 
 impl SumOf {
     /// Sampler for the sum of `r` draws of `dist`.
     pub fn new(dist: NoiseDistribution, r: u32) -> Self {
-        let gamma = match dist {
-            NoiseDistribution::Laplace { scale } if r >= 2 && scale > 0.0 => {
-                // Shape r >= 2 and scale > 0 are valid, so construction cannot fail.
-                Gamma::new(f64::from(r), scale).ok()
+        let draw = match dist {
+            _ if r == 0 || dist.scale() == 0.0 => Draw::Zero,
+            NoiseDistribution::Gaussian { sigma } => {
+                Draw::Gaussian(GaussianDraw(f64::from(r).sqrt() * sigma))
             }
-            _ => None,
+            NoiseDistribution::Laplace { scale } if r == 1 => Draw::Laplace(LaplaceDraw(scale)),
+            // Shape r >= 2 and a finite scale > 0 are valid, so construction cannot fail.
+            NoiseDistribution::Laplace { scale } => Gamma::new(f64::from(r), scale)
+                .map_or(Draw::Zero, |gamma| Draw::LaplaceSum(LaplaceSumDraw(gamma))),
         };
-        let gauss_sd = f64::from(r).sqrt() * dist.scale();
-        SumOf {
-            dist,
-            r,
-            gamma,
-            gauss_sd,
-        }
+        SumOf { dist, r, draw }
     }
 
     /// Number of summed draws.
@@ -176,21 +213,33 @@ impl SumOf {
         f64::from(self.r) * self.dist.variance()
     }
 
+    /// Run `f` with this sum's concrete sampler.
+    #[inline]
+    pub fn with_sampler<F: WithSampler>(&self, f: F) -> F::Output {
+        match self.draw {
+            Draw::Zero => f.call(NoDraw),
+            Draw::Gaussian(s) => f.call(s),
+            Draw::Laplace(s) => f.call(s),
+            Draw::LaplaceSum(s) => f.call(s),
+        }
+    }
+
     /// Add one draw of the sum to every entry of `out`.
     pub fn add_to(&self, rng: &mut Generator, out: &mut [f64]) {
-        if self.r == 0 || self.dist.scale() == 0.0 {
-            return;
+        struct AddTo<'a> {
+            rng: &'a mut Generator,
+            out: &'a mut [f64],
         }
-        match (self.dist, &self.gamma) {
-            (NoiseDistribution::Gaussian { .. }, _) => add_scaled_normals(rng, self.gauss_sd, out),
-            (NoiseDistribution::Laplace { .. }, Some(gamma)) => {
-                for o in out.iter_mut() {
-                    let a = gamma.sample(rng);
-                    let b = gamma.sample(rng);
-                    *o += a - b;
-                }
+        impl WithSampler for AddTo<'_> {
+            type Output = ();
+            #[inline]
+            fn call<S: Sampler>(self, s: S) {
+                let out = self.out;
+                crate::with_generator!(self.rng, g => out.iter_mut().for_each(|o| *o += s.sample(g)));
             }
-            (NoiseDistribution::Laplace { .. }, None) => self.dist.add_to(rng, out),
+        }
+        if !matches!(self.draw, Draw::Zero) {
+            self.with_sampler(AddTo { rng, out });
         }
     }
 }

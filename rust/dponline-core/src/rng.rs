@@ -26,6 +26,21 @@ pub type Seed = [u64; 4];
 /// Format version of serialized generator and learner states.
 pub const STATE_VERSION: u32 = 1;
 
+/// Run `$body` with `$g` bound to the concrete generator inside `$rng` (a `&mut Generator`), so loops in
+/// `$body` are monomorphic: one dispatch per call instead of one per draw.
+#[macro_export]
+macro_rules! with_generator {
+    ($rng:expr, $g:ident => $body:expr) => {
+        match $rng {
+            $crate::rng::Generator::Reproducible($g) => $body,
+            $crate::rng::Generator::Secure(boxed) => {
+                let $g = boxed.as_mut();
+                $body
+            }
+        }
+    };
+}
+
 /// The generator every sampler in dponline draws from.
 #[derive(Debug)]
 pub enum Generator {
@@ -106,14 +121,10 @@ impl Generator {
         (bits as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
     }
 
-    /// Overwrite `out` with i.i.d. draws of `dist`, dispatching on the generator once per call (not per
-    /// draw), so the inner loop is monomorphic.
+    /// Overwrite `out` with i.i.d. draws of `dist`, dispatching on the generator once per call.
     #[inline]
     pub fn fill_from<D: rand_distr::Distribution<f64>>(&mut self, dist: &D, out: &mut [f64]) {
-        match self {
-            Generator::Reproducible(g) => out.iter_mut().for_each(|o| *o = dist.sample(g)),
-            Generator::Secure(g) => out.iter_mut().for_each(|o| *o = dist.sample(g.as_mut())),
-        }
+        crate::with_generator!(self, g => out.iter_mut().for_each(|o| *o = dist.sample(g)));
     }
 
     #[inline]
