@@ -8,7 +8,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::convert::{detached, matrix_owned, seed_words, slice, vector};
+use crate::convert::{detached, matrix_owned, seed_words, with_vector};
 use crate::errors::OrRaise;
 
 /// Private continual prefix sums by tree-based aggregation (the binary mechanism).
@@ -46,15 +46,12 @@ impl PyTreeAggregator {
         py: Python<'py>,
         x: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let x = vector(x, "x", self.inner.dim())?;
-        let out = PyArray1::<f64>::zeros(py, self.inner.dim(), false);
-        {
-            let mut rw = out.readwrite();
-            let out_slice = rw
-                .as_slice_mut()
-                .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
-            self.inner.push(slice(&x), out_slice).or_raise()?;
-        }
+        let dim = self.inner.dim();
+        let out = PyArray1::<f64>::zeros(py, dim, false);
+        // SAFETY: `out` was just created here and no other reference to it exists yet.
+        let out_slice = unsafe { out.as_slice_mut() }
+            .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
+        with_vector(x, "x", dim, |x| self.inner.push(x, out_slice).or_raise())?;
         Ok(out)
     }
 

@@ -73,6 +73,29 @@ pub fn vector<'py>(
     Ok(arr)
 }
 
+/// Call `f` on `obj` as a float64 slice of length `len`. A C-contiguous float64 ndarray is read in place
+/// (the fast path of per-round calls); anything else goes through [`vector`].
+///
+/// Raises `InvalidInputError` naming `name` for a wrong shape or a non-numeric input.
+pub fn with_vector<'py, T>(
+    obj: &Bound<'py, PyAny>,
+    name: &str,
+    len: usize,
+    f: impl FnOnce(&[f64]) -> PyResult<T>,
+) -> PyResult<T> {
+    if let Ok(arr) = obj.cast::<numpy::PyArray1<f64>>() {
+        if arr.is_c_contiguous() && arr.len() == len {
+            // SAFETY: the GIL is held for the whole call (nothing here releases it and the module runs with
+            // the GIL), so no Python code can mutate or resize the array while the slice is alive.
+            let data = unsafe { numpy::PyArrayMethods::as_slice(arr) }
+                .map_err(|e| invalid_input(format!("{name}: {e}")))?;
+            return f(data);
+        }
+    }
+    let arr = vector(obj, name, len)?;
+    f(slice(&arr))
+}
+
 /// A C-contiguous float64 matrix with `cols` columns, copied into an owned row-major `Vec` (so it can be
 /// read without the GIL). Returns `(rows, data)`.
 pub fn matrix_owned(
