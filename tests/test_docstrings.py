@@ -1,0 +1,14 @@
+"""The examples in public docstrings run and print what they claim."""
+
+import doctest
+
+import pytest
+
+import dponline.aggregation
+import dponline.learners.private_bandit
+
+
+@pytest.mark.parametrize("module", [dponline.aggregation, dponline.learners.private_bandit])
+def test_docstring_examples(module):
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
