@@ -255,3 +255,14 @@ def test_regret_rate_on_a_full_dimensional_ball():
         assert dponline.PrivateBandit(ball, horizon=T, epsilon=None, lipschitz=fam.lipschitz).params["shrink"] < 0.5
     slope = np.polyfit(np.log(Ts), np.log(means), 1)[0]
     assert 0.3 < slope < 0.85, (slope, means)
+
+
+def test_secure_learners_run_and_are_not_reproducible():
+    fam = losses.Linear(np.random.default_rng(0).uniform(size=(500, 3)))
+    runs = [
+        dponline.PrivateBandit(Simplex(3), horizon=500, epsilon=1.0, lipschitz=fam.lipschitz, secure=True).run(fam)
+        for _ in range(2)
+    ]
+    assert runs[0].total_loss != runs[1].total_loss
+    with pytest.raises(dponline.InvalidInputError, match="secure=True"):
+        dponline.PrivateBandit(Simplex(3), horizon=5, epsilon=1.0, lipschitz=1.0, secure=True, seed=1)
