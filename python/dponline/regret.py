@@ -35,9 +35,20 @@ class Comparator:
     method: str
 
 
-def best_fixed(losses: _core.LossFamily, domain: _core.Domain | None = None, **kwargs: float) -> Comparator:
+def best_fixed(
+    losses: _core.LossFamily,
+    domain: _core.Domain | None = None,
+    *,
+    iterations: int = 20_000,
+    tol: float = 1e-12,
+) -> Comparator:
     """The comparator for a loss family: the LMO on the cumulative loss for linear losses (``domain``
-    required), the best constant-rebalanced portfolio for portfolio losses (the simplex is implied)."""
+    required; exact), the best constant-rebalanced portfolio for portfolio losses (the simplex is implied;
+    ``iterations`` and ``tol`` as :func:`best_constant_rebalanced_portfolio`).
+
+    Raises:
+        InvalidInputError: a linear family without ``domain``.
+    """
     if losses.kind == "linear":
         if domain is None:
             raise InvalidInputError("domain is required for linear losses")
@@ -45,7 +56,7 @@ def best_fixed(losses: _core.LossFamily, domain: _core.Domain | None = None, **k
         total = counts @ losses.data
         x = domain.lmo(total)
         return Comparator(x=x, total_loss=float(total @ x), gap=0.0, method="LMO on the cumulative loss")
-    return best_constant_rebalanced_portfolio(losses, **kwargs)
+    return best_constant_rebalanced_portfolio(losses, iterations=iterations, tol=tol)
 
 
 def best_constant_rebalanced_portfolio(
