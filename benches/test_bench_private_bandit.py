@@ -11,24 +11,16 @@ import math
 
 import numpy as np
 import pytest
+from compare_private_bandit import make_learner
 
 import dponline
 from dponline.domains import Simplex
 
-EPSILON, DELTA = 1.0, 1e-6
 RUN_ROUNDS = 10_000
 
 
 def _learner(family: dponline.losses.LossFamily, horizon: int) -> dponline.PrivateBandit:
-    return dponline.PrivateBandit(
-        Simplex(family.dim),
-        horizon=horizon,
-        epsilon=EPSILON,
-        delta=DELTA,
-        lipschitz=family.lipschitz,
-        loss_bound=family.value_bound,
-        seed=0,
-    )
+    return make_learner(family, horizon)
 
 
 def test_ask_tell_step(benchmark, nyse_family, nyse_relatives) -> None:
