@@ -423,6 +423,51 @@ impl TreeAggregator {
     }
 }
 
+impl super::PrefixSumMechanism for TreeAggregator {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn horizon(&self) -> u64 {
+        self.horizon
+    }
+    fn t(&self) -> u64 {
+        self.t
+    }
+    fn noise(&self) -> NoiseDistribution {
+        self.noise
+    }
+    fn is_secure(&self) -> bool {
+        self.rng.is_secure()
+    }
+    fn initial(&self) -> &[f64] {
+        &self.initial
+    }
+    fn push(&mut self, x: &[f64], out: &mut [f64]) -> Result<()> {
+        TreeAggregator::push(self, x, out)
+    }
+    fn push_many(&mut self, xs: &[f64], out: &mut [f64]) -> Result<()> {
+        TreeAggregator::push_many(self, xs, out)
+    }
+    /// The number of draws in the release (every draw enters with coefficient 1).
+    fn unit_variance(&self, t: u64) -> Result<f64> {
+        if t > self.horizon {
+            return Err(CoreError::invalid("t", "between 0 and horizon", t));
+        }
+        Ok(f64::from(self.draws_at(t)))
+    }
+    /// [`levels_touched`]`(T)`: a row enters that many released nodes with coefficient 1 (the padding draws
+    /// carry no data).
+    fn sensitivity_l1(&self) -> f64 {
+        f64::from(levels_touched(self.horizon))
+    }
+    fn sensitivity_l2(&self) -> f64 {
+        f64::from(levels_touched(self.horizon)).sqrt()
+    }
+    fn state_nbytes(&self) -> usize {
+        TreeAggregator::state_nbytes(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

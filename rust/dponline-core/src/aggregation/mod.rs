@@ -1,0 +1,377 @@
+//! Private continual prefix sums ("continual counting"): mechanisms that, after every push of a vector
+//! `x_t`, release a noisy version of the prefix sum `Σ_{s<=t} x_s`.
+//!
+//! Every mechanism here is **linear**: the release after push `t` is `Σ_{s<=t} x_s + (B z)_t`, where `z` is
+//! a vector of i.i.d. noise draws (one per "noise-bearing quantity", e.g. a tree node) and `B` a fixed
+//! decoder. Equivalently, the mechanism releases the noisy quantities `A x + z` for a fixed encoder `A`
+//! (one row per quantity, one column per round) and post-processes them. Privacy under single
+//! participation (one round's input replaced) is therefore exactly that of a Laplace / Gaussian mechanism
+//! on `A x`, whose sensitivity is the largest L1 / L2 column norm of `A` times the per-round sensitivity:
+//! [`PrefixSumMechanism::sensitivity_l1`] and [`PrefixSumMechanism::sensitivity_l2`] report those column
+//! norms, and [`PrefixSumMechanism::variance`] the exact per-coordinate variance of each release.
+//!
+//! | mechanism | noise-bearing quantities | release |
+//! | --- | --- | --- |
+//! | [`TreeAggregator`] | dyadic tree nodes (binary mechanism), optionally padded | sum of the dyadic cover |
+//! | [`KaryTree`] | `k`-ary tree nodes | sum of the `k`-ary cover, plain or Honaker (BLUE) weighted |
+//!
+//! [`Mechanism`] is the closed set of implementations as one serializable enum, so a learner can hold any
+//! of them (as [`crate::domains::Domain`] does for decision sets).
+
+mod kary;
+mod tree;
+
+pub use kary::{KaryTree, Readout};
+pub use tree::{TreeAggregator, ceil_log2, cover, levels_touched, padded_draws};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{CoreError, Result, check_finite};
+use crate::noise::NoiseDistribution;
+use crate::rng::{from_state_bytes, to_state_bytes};
+
+/// A continual prefix-sum mechanism over `horizon` pushes of `dim`-vectors (see the module docs).
+///
+/// Every method that returns an error leaves the mechanism unchanged.
+pub trait PrefixSumMechanism {
+    /// Vector dimension.
+    fn dim(&self) -> usize;
+
+    /// Number of pushes the mechanism was built for (`T`).
+    fn horizon(&self) -> u64;
+
+    /// Number of pushes so far.
+    fn t(&self) -> u64;
+
+    /// The distribution of every noise draw (per coordinate).
+    fn noise(&self) -> NoiseDistribution;
+
+    /// Whether the noise comes from the secure generator.
+    fn is_secure(&self) -> bool;
+
+    /// The release before any data (push 0).
+    fn initial(&self) -> &[f64];
+
+    /// Add `x` (round `t+1`) and write the release after it into `out`.
+    ///
+    /// Errors (state unchanged): [`CoreError::Shape`] if `x` or `out` is not of length `dim`;
+    /// [`CoreError::NonFinite`] for NaN/inf in `x`; [`CoreError::HorizonExhausted`] after `horizon` pushes.
+    fn push(&mut self, x: &[f64], out: &mut [f64]) -> Result<()>;
+
+    /// Push the rows of the row-major `(m, dim)` matrix `xs`, writing the `m` releases into `out`.
+    ///
+    /// All rows are validated before any is pushed, so an error leaves the mechanism unchanged.
+    fn push_many(&mut self, xs: &[f64], out: &mut [f64]) -> Result<()>;
+
+    /// Per-coordinate variance of the noise of the release after push `t` (`0 <= t <= horizon`) when every
+    /// noise draw has variance 1: `Σ_i B_{t,i}²`.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for `t > horizon`.
+    fn unit_variance(&self, t: u64) -> Result<f64>;
+
+    /// Exact per-coordinate variance of the noise of the release after push `t` at the configured noise:
+    /// `unit_variance(t) · Var(one draw)`.
+    ///
+    /// Errors: as [`PrefixSumMechanism::unit_variance`].
+    fn variance(&self, t: u64) -> Result<f64> {
+        Ok(self.unit_variance(t)? * self.noise().variance())
+    }
+
+    /// Largest L1 norm of a column of the encoder `A`: the L1 distance the noise-bearing quantities move
+    /// (summed over them, per coordinate) when one round's input changes by 1. Laplace calibration:
+    /// `scale = Δ₁ · sensitivity_l1 / ε`.
+    fn sensitivity_l1(&self) -> f64;
+
+    /// Largest L2 norm of a column of the encoder `A`. Gaussian calibration: the release sequence is one
+    /// Gaussian mechanism with L2 sensitivity `Δ₂ · sensitivity_l2`.
+    fn sensitivity_l2(&self) -> f64;
+
+    /// Bytes held by the mechanism's buffers (constant after construction).
+    fn state_nbytes(&self) -> usize;
+}
+
+/// Every prefix-sum mechanism dponline ships, as one serializable type.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Mechanism {
+    /// The binary mechanism (plain or Agarwal-Singh padded).
+    Tree(TreeAggregator),
+    /// A `k`-ary tree with plain or Honaker-weighted readout (the Honaker tree is `k = 2`, Honaker readout).
+    Kary(KaryTree),
+}
+
+macro_rules! dispatch {
+    ($self:expr, $m:ident => $body:expr) => {
+        match $self {
+            Mechanism::Tree($m) => $body,
+            Mechanism::Kary($m) => $body,
+        }
+    };
+}
+
+impl PrefixSumMechanism for Mechanism {
+    fn dim(&self) -> usize {
+        dispatch!(self, m => m.dim())
+    }
+    fn horizon(&self) -> u64 {
+        dispatch!(self, m => m.horizon())
+    }
+    fn t(&self) -> u64 {
+        dispatch!(self, m => m.t())
+    }
+    fn noise(&self) -> NoiseDistribution {
+        dispatch!(self, m => m.noise())
+    }
+    fn is_secure(&self) -> bool {
+        dispatch!(self, m => m.is_secure())
+    }
+    fn initial(&self) -> &[f64] {
+        dispatch!(self, m => m.initial())
+    }
+    #[inline]
+    fn push(&mut self, x: &[f64], out: &mut [f64]) -> Result<()> {
+        dispatch!(self, m => m.push(x, out))
+    }
+    fn push_many(&mut self, xs: &[f64], out: &mut [f64]) -> Result<()> {
+        dispatch!(self, m => m.push_many(xs, out))
+    }
+    fn unit_variance(&self, t: u64) -> Result<f64> {
+        dispatch!(self, m => m.unit_variance(t))
+    }
+    fn variance(&self, t: u64) -> Result<f64> {
+        dispatch!(self, m => m.variance(t))
+    }
+    fn sensitivity_l1(&self) -> f64 {
+        dispatch!(self, m => m.sensitivity_l1())
+    }
+    fn sensitivity_l2(&self) -> f64 {
+        dispatch!(self, m => m.sensitivity_l2())
+    }
+    fn state_nbytes(&self) -> usize {
+        dispatch!(self, m => m.state_nbytes())
+    }
+}
+
+impl Mechanism {
+    /// Short name of the implementation: `"tree"`, `"honaker"` (a binary tree with Honaker readout) or
+    /// `"kary"`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Mechanism::Tree(_) => "tree",
+            Mechanism::Kary(m) if m.arity() == 2 && m.readout() == Readout::Honaker => "honaker",
+            Mechanism::Kary(_) => "kary",
+        }
+    }
+
+    /// Serialize the whole state (format-versioned). The bytes contain unreleased exact sums and noise:
+    /// treat them as sensitive as the raw data.
+    ///
+    /// Errors: [`CoreError::State`] (not expected in practice).
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        to_state_bytes(self)
+    }
+
+    /// Restore a state written by [`Mechanism::to_bytes`]; the restored mechanism continues bit-identically.
+    ///
+    /// Errors: [`CoreError::State`] for corrupt bytes, another format version or an inconsistent state.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        from_state_bytes(bytes)
+    }
+}
+
+impl From<TreeAggregator> for Mechanism {
+    fn from(m: TreeAggregator) -> Self {
+        Mechanism::Tree(m)
+    }
+}
+
+impl From<KaryTree> for Mechanism {
+    fn from(m: KaryTree) -> Self {
+        Mechanism::Kary(m)
+    }
+}
+
+/// A zero vector of `len` entries, allocated fallibly (an error instead of an abort when `len` comes from
+/// the user and is too large). Stand-in for `dponline_core::alloc::zeros`.
+pub(crate) fn zeros(what: &'static str, len: usize) -> Result<Vec<f64>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| CoreError::invalid(what, "small enough to allocate", len))?;
+    v.resize(len, 0.0);
+    Ok(v)
+}
+
+/// `a · b` for buffer sizes from user input.
+pub(crate) fn checked_len(what: &'static str, a: usize, b: usize) -> Result<usize> {
+    a.checked_mul(b)
+        .ok_or_else(|| CoreError::invalid(what, "small enough to allocate", format!("{a} x {b}")))
+}
+
+/// Validate one pushed row and its output buffer.
+pub(crate) fn check_push(dim: usize, x: &[f64], out: &[f64]) -> Result<()> {
+    if x.len() != dim {
+        return Err(CoreError::Shape {
+            name: "x",
+            expected: format!("length dim={dim}"),
+            got: format!("length {}", x.len()),
+        });
+    }
+    check_finite("x", x)?;
+    if out.len() != dim {
+        return Err(CoreError::Shape {
+            name: "out",
+            expected: format!("length dim={dim}"),
+            got: format!("length {}", out.len()),
+        });
+    }
+    Ok(())
+}
+
+/// Validate a block of rows for `push_many`; returns the number of rows.
+pub(crate) fn check_block(dim: usize, xs: &[f64], out: &[f64]) -> Result<u64> {
+    if dim == 0 || xs.len() % dim != 0 || out.len() != xs.len() {
+        return Err(CoreError::Shape {
+            name: "X",
+            expected: format!("shape (m, {dim}) with output of the same shape"),
+            got: format!("{} values (output {})", xs.len(), out.len()),
+        });
+    }
+    check_finite("X", xs)?;
+    Ok((xs.len() / dim) as u64)
+}
+
+/// Error unless `rows` more pushes fit after `t` of `horizon`.
+pub(crate) fn check_room(what: &'static str, t: u64, horizon: u64, rows: u64) -> Result<()> {
+    match t.checked_add(rows) {
+        Some(end) if end <= horizon => Ok(()),
+        _ => Err(CoreError::HorizonExhausted { what, horizon }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Generator;
+
+    fn all(dim: usize, horizon: u64, noise: NoiseDistribution) -> Vec<Mechanism> {
+        let g = |s: u64| Generator::from_seed([s, 1, 2, 3]);
+        vec![
+            TreeAggregator::new(dim, horizon, noise, true, g(1))
+                .unwrap()
+                .into(),
+            TreeAggregator::new(dim, horizon, noise, false, g(2))
+                .unwrap()
+                .into(),
+            KaryTree::honaker(dim, horizon, noise, g(3)).unwrap().into(),
+            KaryTree::new(dim, horizon, 3, Readout::Plain, noise, g(4))
+                .unwrap()
+                .into(),
+            KaryTree::new(dim, horizon, 4, Readout::Honaker, noise, g(5))
+                .unwrap()
+                .into(),
+            KaryTree::new(dim, horizon, 16, Readout::Plain, noise, g(6))
+                .unwrap()
+                .into(),
+        ]
+    }
+
+    #[test]
+    fn zero_noise_is_the_exact_prefix_sum_for_every_mechanism() {
+        for mut m in all(2, 70, NoiseDistribution::Gaussian { sigma: 0.0 }) {
+            let mut out = [0.0; 2];
+            let mut sum = [0.0; 2];
+            for t in 0..70 {
+                let x = [0.1 * t as f64, -1.0 / (t as f64 + 1.0)];
+                m.push(&x, &mut out).unwrap();
+                sum[0] += x[0];
+                sum[1] += x[1];
+                assert_eq!(out, sum, "{}", m.kind());
+            }
+            assert!(matches!(
+                m.push(&[0.0, 0.0], &mut out),
+                Err(CoreError::HorizonExhausted { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn empirical_variance_matches_variance_t() {
+        // 20k i.i.d. Gaussian coordinates: the sample second moment has relative sd sqrt(2/20k) = 1%; 6 sd.
+        let dim = 20_000;
+        let horizon = 13;
+        for mut m in all(dim, horizon, NoiseDistribution::Gaussian { sigma: 1.5 }) {
+            let zeros = vec![0.0; dim];
+            let mut out = vec![0.0; dim];
+            for t in 1..=horizon {
+                m.push(&zeros, &mut out).unwrap();
+                let var = out.iter().map(|v| v * v).sum::<f64>() / dim as f64;
+                let expected = m.variance(t).unwrap();
+                assert!(
+                    (var / expected - 1.0).abs() < 6.0 * (2.0 / dim as f64).sqrt(),
+                    "{} t={t} var={var} expected={expected}",
+                    m.kind()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn failed_pushes_change_nothing() {
+        for mut m in all(2, 10, NoiseDistribution::Laplace { scale: 1.0 }) {
+            let mut out = [0.0; 2];
+            m.push(&[1.0, 2.0], &mut out).unwrap();
+            let before = m.to_bytes().unwrap();
+            assert!(m.push(&[f64::NAN, 0.0], &mut out).is_err());
+            assert!(m.push(&[1.0], &mut out).is_err());
+            assert!(m.push(&[1.0, 1.0], &mut [0.0; 3]).is_err());
+            assert!(
+                m.push_many(&[1.0, 1.0, 1.0, f64::INFINITY], &mut [0.0; 4])
+                    .is_err()
+            );
+            assert!(m.push_many(&[1.0; 20], &mut [0.0; 20]).is_err());
+            assert_eq!(m.to_bytes().unwrap(), before, "{}", m.kind());
+        }
+    }
+
+    #[test]
+    fn restored_state_continues_bit_identically() {
+        for mut a in all(3, 50, NoiseDistribution::Laplace { scale: 2.0 }) {
+            let mut out_a = [0.0; 3];
+            for _ in 0..17 {
+                a.push(&[1.0, 2.0, 3.0], &mut out_a).unwrap();
+            }
+            let mut b = Mechanism::from_bytes(&a.to_bytes().unwrap()).unwrap();
+            assert_eq!(a.kind(), b.kind());
+            let mut out_b = [0.0; 3];
+            for _ in 0..20 {
+                a.push(&[0.5, 0.0, -1.0], &mut out_a).unwrap();
+                b.push(&[0.5, 0.0, -1.0], &mut out_b).unwrap();
+                assert_eq!(out_a, out_b);
+            }
+        }
+    }
+
+    #[test]
+    fn tree_trait_matches_its_inherent_methods() {
+        for horizon in [1u64, 2, 7, 8, 1000, 1024] {
+            for padded in [true, false] {
+                let tr = TreeAggregator::new(
+                    1,
+                    horizon,
+                    NoiseDistribution::Laplace { scale: 1.5 },
+                    padded,
+                    Generator::from_seed([0; 4]),
+                )
+                .unwrap();
+                let levels = f64::from(levels_touched(horizon));
+                assert_eq!(tr.sensitivity_l1(), levels);
+                assert_eq!(tr.sensitivity_l2(), levels.sqrt());
+                for t in 0..=horizon.min(40) {
+                    assert_eq!(
+                        PrefixSumMechanism::variance(&tr, t).unwrap(),
+                        tr.noise_variance(t).unwrap()
+                    );
+                }
+            }
+        }
+    }
+}
