@@ -1,4 +1,14 @@
-"""Private continual prefix sums: :class:`TreeAggregator` (the binary mechanism / tree-based aggregation)."""
+"""Private continual prefix sums (continual counting).
+
+* :class:`TreeAggregator` — the binary mechanism (tree-based aggregation), plain or Agarwal-Singh padded;
+* :class:`HonakerTree` — the binary tree with the online Honaker (BLUE) readout (≈1.8× less variance);
+* :class:`KaryTree` — ``k``-ary trees with plain or Honaker readout (``k ≈ 16`` for Laplace noise).
+
+Every mechanism is linear: its releases are a fixed post-processing of ``A x + z`` for an encoder ``A`` and
+i.i.d. noise ``z``, so under single participation (one round's input replaced) it is exactly a Laplace /
+Gaussian mechanism with sensitivity ``Δ · sensitivity_l1`` / ``Δ · sensitivity_l2`` (the encoder's largest
+column norm), and each release ``t`` has an exact per-coordinate noise variance ``variance(t)``.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +16,10 @@ from typing import Any
 
 from . import _core, privacy
 from ._seed import SeedLike
-from .errors import InvalidInputError
+from .errors import InvalidInputError, StateError
 from .privacy import PrivacyGuarantee
 
-__all__ = ["TreeAggregator"]
+__all__ = ["TreeAggregator", "HonakerTree", "KaryTree"]
 
 
 class TreeAggregator(_core.TreeAggregator):
@@ -128,3 +138,288 @@ class TreeAggregator(_core.TreeAggregator):
         core_state, attributes = state
         super().__setstate__(core_state)
         self.__dict__.update(attributes)
+
+
+class _LinearMechanism(_core.Mechanism):
+    """Shared ``calibrated`` / ``privacy`` / pickling of the :class:`_core.Mechanism` wrappers."""
+
+    _KIND = ""
+
+    @classmethod
+    def _build(
+        cls, dim: int, horizon: int, scale: float, noise: str, seed: SeedLike, secure: bool, options: dict[str, Any]
+    ) -> Any:
+        return cls(dim, horizon, scale=scale, noise=noise, seed=seed, secure=secure, **options)
+
+    @classmethod
+    def _calibrate(
+        cls,
+        dim: int,
+        horizon: int,
+        *,
+        epsilon: float,
+        sensitivity: float,
+        delta: float,
+        noise: str | None,
+        calibration: str,
+        seed: SeedLike,
+        secure: bool,
+        options: dict[str, Any],
+    ) -> Any:
+        if noise is None:
+            noise = "laplace" if delta == 0 else "gaussian"
+        # The encoder's column norms depend only on the structure, not on dim, noise or seed.
+        probe = cls._build(1, horizon, 0.0, "gaussian", 0, False, options)
+        if noise == "laplace":
+            if calibration != "analytic":
+                raise InvalidInputError(
+                    f"calibration must be 'analytic' for Laplace noise (it is already exact), got {calibration!r}"
+                )
+            scale = privacy.linear_laplace_scale(epsilon, sensitivity, probe.sensitivity_l1)
+            guarantee = privacy.linear_privacy("laplace", scale, sensitivity, probe.sensitivity_l1)
+        elif noise == "gaussian":
+            scale = privacy.linear_gaussian_sigma(
+                epsilon, delta, sensitivity, probe.sensitivity_l2, calibration=calibration
+            )
+            guarantee = PrivacyGuarantee(
+                epsilon=float(epsilon),
+                delta=float(delta),
+                source=f"{privacy._LINEAR_GAUSSIAN_SOURCE}, calibration={calibration!r}",
+                notes=f"gaussian sigma={scale:g}, encoder column norm={probe.sensitivity_l2:g}",
+            )
+        else:
+            raise InvalidInputError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
+        mechanism = cls._build(dim, horizon, scale, noise, seed, secure, options)
+        mechanism._privacy = guarantee
+        return mechanism
+
+    @property
+    def privacy(self) -> PrivacyGuarantee | None:
+        """The (ε, δ) guarantee of the release sequence, or ``None`` if built with a raw ``scale``."""
+        return getattr(self, "_privacy", None)
+
+    def __getstate__(self) -> tuple[bytes, dict[str, Any]]:
+        return (super().__getstate__(), dict(self.__dict__))
+
+    def __setstate__(self, state: tuple[bytes, dict[str, Any]]) -> None:
+        core_state, attributes = state
+        super().__setstate__(core_state)
+        if self.kind != self._KIND:
+            raise StateError(f"state is of a {self.kind!r} mechanism, not {self._KIND!r}")
+        self.__dict__.update(attributes)
+
+
+_CALIBRATED_DOC = """
+        Args:
+            epsilon: target ε > 0.
+            sensitivity: the largest change of one row between neighbouring streams, ``max ‖x − x'‖`` — in
+                L1 for Laplace noise, in L2 for Gaussian noise. (Rows with ``‖x‖ <= Y`` under replacement:
+                pass ``2Y``.)
+            delta: target δ in [0, 1); must be > 0 for Gaussian noise.
+            noise: ``"laplace"`` or ``"gaussian"``; default Laplace when ``delta == 0``, else Gaussian.
+            calibration: ``"analytic"`` (default; exact: Laplace ``scale = Δ₁ · sensitivity_l1 / ε``, Gaussian
+                ``σ = gaussian_sigma_analytic(ε, δ, Δ₂ · sensitivity_l2)``, Balle-Wang 2018) or ``"zcdp"``
+                (Gaussian only, Bun-Steinke with the Canonne-Kamath-Steinke conversion). No paper lemma
+                calibrates this mechanism, so the exact calibration is the default.
+            seed, secure: as the constructor.
+
+        Returns:
+            A mechanism with :attr:`privacy` set.
+
+        Raises:
+            InvalidInputError: ε ≤ 0, δ ∉ [0, 1), δ = 0 with Gaussian noise, a non-positive sensitivity, or an
+                unknown ``noise``/``calibration``.
+"""
+
+
+class HonakerTree(_LinearMechanism):
+    """Binary-tree prefix sums with the online Honaker readout: the BLUE of each release from the tree nodes
+    complete at that time, ≈1.8× less variance than the binary mechanism at equal privacy.
+
+    Source: Honaker (2015), "Efficient use of differentially private binary trees"; the bottom-up pass of
+    Hay, Rastogi, Miklau & Suciu (2010). Every node ``v`` of the dyadic tree over ``1..horizon`` holds its
+    block sum plus one i.i.d. draw, ``y_v = S_v + n_v``. Node sums are estimated bottom-up,
+    ``ŝ_v = y_v`` for leaves and ``ŝ_v = w_j y_v + (1 − w_j)(ŝ_left + ŝ_right)`` at level ``j``, with
+    ``w_j = v_j = 2^j / (2^{j+1} − 1)`` the estimate's variance in units of ``Var(n_v)``. The release after push
+    ``t`` is ``Σ ŝ_v`` over the dyadic cover of ``[1, t]``, with noise variance ``Var(draw) · Σ_{j: bit j of t}
+    v_j`` (:meth:`variance`): each term is between 1/2 and 1 instead of 1 for the binary mechanism. Every
+    complete node is noised (about two draws per push); a row enters ``floor(log2 horizon) + 1`` nodes, as in
+    the binary mechanism, so the privacy cost is the same.
+
+    ``HonakerTree(dim, horizon, *, scale, noise="laplace", seed=None, secure=False)``
+
+    Args:
+        dim: vector dimension (>= 1).
+        horizon: maximum number of pushes ``T`` (>= 1).
+        scale: Laplace scale or Gaussian σ of each node's noise (>= 0; 0 disables noise). Use :meth:`calibrated`.
+        noise: ``"laplace"`` or ``"gaussian"``.
+        seed: ``None``, an int, a ``numpy.random.SeedSequence`` or ``numpy.random.Generator``. A seeded run is
+            private only while its seed is secret.
+        secure: draw noise from ChaCha20 keyed by the operating system (``seed`` must be ``None``).
+
+    Cost: ``push`` is O(dim) amortised (about two draws per coordinate); memory O(dim · log horizon).
+
+    Raises:
+        InvalidInputError: bad ``dim``/``horizon``/``scale``/``noise``/``seed``; ``push`` of a wrong shape.
+        NonFiniteError: NaN or inf in a pushed row (the mechanism is left unchanged).
+        HorizonExhaustedError: pushing more than ``horizon`` rows (the mechanism is left unchanged).
+
+    Example:
+        >>> import numpy as np
+        >>> from dponline.aggregation import HonakerTree
+        >>> tree = HonakerTree.calibrated(3, 1000, epsilon=1.0, delta=1e-6, sensitivity=2.0, seed=0)
+        >>> tree.push(np.ones(3)).shape
+        (3,)
+        >>> round(tree.unit_variance(3), 4)  # nodes [1,2] (2/3) and [3] (1)
+        1.6667
+    """
+
+    _KIND = "honaker"
+
+    def __new__(
+        cls,
+        dim: int,
+        horizon: int,
+        *,
+        scale: float,
+        noise: str = "laplace",
+        seed: SeedLike = None,
+        secure: bool = False,
+    ) -> HonakerTree:
+        return super().__new__(cls, "honaker", dim, horizon, scale=scale, noise=noise, seed=seed, secure=secure)
+
+    def __getnewargs_ex__(self) -> tuple[tuple[int, int], dict[str, Any]]:
+        return ((1, 1), {"scale": 0.0})
+
+    @classmethod
+    def calibrated(
+        cls,
+        dim: int,
+        horizon: int,
+        *,
+        epsilon: float,
+        sensitivity: float,
+        delta: float = 0.0,
+        noise: str | None = None,
+        calibration: str = "analytic",
+        seed: SeedLike = None,
+        secure: bool = False,
+    ) -> HonakerTree:
+        """A Honaker tree whose whole release sequence is ``(epsilon, delta)``-DP."""
+        return cls._calibrate(
+            dim,
+            horizon,
+            epsilon=epsilon,
+            sensitivity=sensitivity,
+            delta=delta,
+            noise=noise,
+            calibration=calibration,
+            seed=seed,
+            secure=secure,
+            options={},
+        )
+
+
+class KaryTree(_LinearMechanism):
+    """``k``-ary tree prefix sums: each release is the sum of at most ``(k − 1) · L`` node estimates, where
+    ``L`` = the number of ``j`` with ``k^j <= horizon``.
+
+    Source: the ``k``-ary generalisation of the binary mechanism (Dwork, Naor, Pitassi & Rothblum 2010; Chan,
+    Shi & Song 2011); branching factors around 16 minimise the Laplace error (Qardaji, Yang & Li 2013).
+    Level ``j`` has one node per block ``(e − k^j, e]``, ``k^j | e <= T``; the release after push ``t`` sums the
+    ``k``-ary cover of ``[1, t]``: ``d_j`` consecutive level-``j`` nodes for the base-``k`` digits ``d_j`` of ``t``.
+
+    * ``readout="plain"``: the cover's noisy nodes as they are (only nodes that appear in a cover are noised,
+      one draw per push); variance ``Var(draw) · Σ_j d_j``.
+    * ``readout="honaker"`` (default): each cover node is replaced by its bottom-up BLUE from its subtree
+      (Honaker 2015), ``ŝ_v = w_j y_v + (1 − w_j) Σ_children ŝ_c`` with ``w_j = v_j``, ``v_0 = 1``,
+      ``v_j = 1 / (1 + 1/(k v_{j−1}))``; variance ``Var(draw) · Σ_j d_j v_j``. This is the best linear unbiased
+      estimate of the prefix from the nodes complete at release time (the nodes of a later parent are not
+      available online). Every complete node is noised (``k/(k−1)`` draws per push on average).
+
+    A row enters one node per level: ``sensitivity_l1 = L`` and ``sensitivity_l2 = sqrt(L)`` for both readouts
+    (pure ε with Laplace noise, ``scale = Δ₁ L / ε``).
+
+    ``KaryTree(dim, horizon, *, k, scale, noise="laplace", readout="honaker", seed=None, secure=False)``
+
+    Args:
+        dim: vector dimension (>= 1).
+        horizon: maximum number of pushes ``T`` (>= 1).
+        k: branching factor (>= 2).
+        scale: Laplace scale or Gaussian σ of each node's noise (>= 0; 0 disables noise). Use :meth:`calibrated`.
+        noise: ``"laplace"`` or ``"gaussian"``.
+        readout: ``"honaker"`` or ``"plain"``.
+        seed, secure: as :class:`HonakerTree`.
+
+    Cost: ``push`` is O(dim) amortised; memory O(dim · L).
+
+    Raises:
+        InvalidInputError: bad ``dim``/``horizon``/``k``/``scale``/``noise``/``readout``/``seed``; ``push`` of a
+            wrong shape.
+        NonFiniteError: NaN or inf in a pushed row (the mechanism is left unchanged).
+        HorizonExhaustedError: pushing more than ``horizon`` rows (the mechanism is left unchanged).
+
+    Example:
+        >>> import numpy as np
+        >>> from dponline.aggregation import KaryTree
+        >>> tree = KaryTree.calibrated(2, 4096, k=16, epsilon=1.0, sensitivity=1.0, readout="plain", seed=0)
+        >>> tree.sensitivity_l1, tree.scale  # 16**3 = 4096: four levels
+        (4.0, 4.0)
+        >>> tree.unit_variance(4095)  # digits (15, 15, 15)
+        45.0
+    """
+
+    _KIND = "kary"
+
+    def __new__(
+        cls,
+        dim: int,
+        horizon: int,
+        *,
+        k: int,
+        scale: float,
+        noise: str = "laplace",
+        readout: str = "honaker",
+        seed: SeedLike = None,
+        secure: bool = False,
+    ) -> KaryTree:
+        return super().__new__(
+            cls, "kary", dim, horizon, scale=scale, noise=noise, k=k, readout=readout, seed=seed, secure=secure
+        )
+
+    def __getnewargs_ex__(self) -> tuple[tuple[int, int], dict[str, Any]]:
+        return ((1, 1), {"k": 3, "scale": 0.0})
+
+    @classmethod
+    def calibrated(
+        cls,
+        dim: int,
+        horizon: int,
+        *,
+        k: int,
+        epsilon: float,
+        sensitivity: float,
+        delta: float = 0.0,
+        noise: str | None = None,
+        calibration: str = "analytic",
+        readout: str = "honaker",
+        seed: SeedLike = None,
+        secure: bool = False,
+    ) -> KaryTree:
+        """A ``k``-ary tree whose whole release sequence is ``(epsilon, delta)``-DP."""
+        return cls._calibrate(
+            dim,
+            horizon,
+            epsilon=epsilon,
+            sensitivity=sensitivity,
+            delta=delta,
+            noise=noise,
+            calibration=calibration,
+            seed=seed,
+            secure=secure,
+            options={"k": k, "readout": readout},
+        )
+
+
+for _cls in (HonakerTree, KaryTree):
+    _cls.calibrated.__func__.__doc__ = (_cls.calibrated.__doc__ or "") + "\n" + _CALIBRATED_DOC

@@ -1,6 +1,9 @@
-//! `dponline._core.TreeAggregator`: bindings of `dponline_core::aggregation::TreeAggregator`.
+//! `dponline._core.TreeAggregator` and `dponline._core.Mechanism`: bindings of
+//! `dponline_core::aggregation`.
 
-use dponline_core::aggregation::{TreeAggregator, cover};
+use dponline_core::aggregation::{
+    KaryTree, Mechanism, PrefixSumMechanism, Readout, TreeAggregator, cover,
+};
 use dponline_core::noise::NoiseDistribution;
 use dponline_core::rng::Generator;
 use numpy::ndarray::Array2;
@@ -85,6 +88,28 @@ impl PyTreeAggregator {
         self.inner.noise_variance(t).or_raise()
     }
 
+    /// Exact per-coordinate noise variance of the release after push ``t`` (same as :meth:`noise_variance`).
+    fn variance(&self, t: u64) -> PyResult<f64> {
+        PrefixSumMechanism::variance(&self.inner, t).or_raise()
+    }
+
+    /// Per-coordinate noise variance of the release after push ``t`` when every draw has variance 1.
+    fn unit_variance(&self, t: u64) -> PyResult<f64> {
+        self.inner.unit_variance(t).or_raise()
+    }
+
+    /// Largest L1 column norm of the encoder: ``floor(log2 horizon) + 1`` released nodes per row.
+    #[getter]
+    fn sensitivity_l1(&self) -> f64 {
+        self.inner.sensitivity_l1()
+    }
+
+    /// Largest L2 column norm of the encoder: ``sqrt(floor(log2 horizon) + 1)``.
+    #[getter]
+    fn sensitivity_l2(&self) -> f64 {
+        self.inner.sensitivity_l2()
+    }
+
     /// Number of noise draws in the release after push ``t``.
     fn draws_at(&self, t: u64) -> u32 {
         self.inner.draws_at(t)
@@ -167,6 +192,203 @@ impl PyTreeAggregator {
             self.inner.noise().name(),
             self.inner.noise().scale(),
             if self.inner.padded() { "True" } else { "False" },
+            self.inner.t()
+        )
+    }
+}
+
+/// Any prefix-sum mechanism of the core (``kind``: ``"tree"``, ``"honaker"`` or ``"kary"``).
+///
+/// See ``dponline.aggregation.HonakerTree`` and ``dponline.aggregation.KaryTree`` for the documented public
+/// classes.
+#[pyclass(subclass, module = "dponline._core", name = "Mechanism")]
+pub struct PyMechanism {
+    inner: Mechanism,
+}
+
+#[pymethods]
+impl PyMechanism {
+    #[new]
+    #[pyo3(signature = (kind, dim, horizon, *, scale, noise = "laplace", k = 2, readout = "honaker", padded = true, seed = None, secure = false))]
+    fn new(
+        py: Python<'_>,
+        kind: &str,
+        dim: usize,
+        horizon: u64,
+        scale: f64,
+        noise: &str,
+        k: u64,
+        readout: &str,
+        padded: bool,
+        seed: Option<&Bound<'_, PyAny>>,
+        secure: bool,
+    ) -> PyResult<Self> {
+        let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
+        let readout = Readout::from_name(readout).or_raise()?;
+        if !matches!(kind, "tree" | "honaker" | "kary") {
+            return Err(crate::errors::invalid_input(format!(
+                "kind must be 'tree', 'honaker' or 'kary', got {kind:?}"
+            )));
+        }
+        let rng = Generator::for_stream(&seed_words(py, seed, secure)?, 0, secure).or_raise()?;
+        let inner: Mechanism = match kind {
+            "tree" => TreeAggregator::new(dim, horizon, dist, padded, rng)
+                .or_raise()?
+                .into(),
+            "honaker" => KaryTree::honaker(dim, horizon, dist, rng).or_raise()?.into(),
+            _ => KaryTree::new(dim, horizon, k, readout, dist, rng)
+                .or_raise()?
+                .into(),
+        };
+        Ok(PyMechanism { inner })
+    }
+
+    /// Add one row ``x`` (shape ``(dim,)``) and return the release after it, shape ``(dim,)``.
+    fn push<'py>(
+        &mut self,
+        py: Python<'py>,
+        x: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let dim = self.inner.dim();
+        let out = PyArray1::<f64>::zeros(py, dim, false);
+        // SAFETY: `out` was just created here and no other reference to it exists yet.
+        let out_slice = unsafe { out.as_slice_mut() }
+            .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
+        with_vector(x, "x", dim, |x| self.inner.push(x, out_slice).or_raise())?;
+        Ok(out)
+    }
+
+    /// Push every row of ``X`` (shape ``(m, dim)``) in one native call; returns the ``m`` releases.
+    fn push_many<'py>(
+        &mut self,
+        py: Python<'py>,
+        xs: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let dim = self.inner.dim();
+        let (rows, data) = matrix_owned(xs, "X", dim)?;
+        let inner = &mut self.inner;
+        let out = detached(py, move || {
+            let mut out = vec![0.0; data.len()];
+            inner.push_many(&data, &mut out)?;
+            Ok(out)
+        })?;
+        let arr = Array2::from_shape_vec((rows, dim), out)
+            .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
+        Ok(arr.into_pyarray(py))
+    }
+
+    /// The release before any data, shape ``(dim,)``.
+    fn initial<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, self.inner.initial())
+    }
+
+    /// Exact per-coordinate noise variance of the release after push ``t`` (``0 <= t <= horizon``).
+    fn variance(&self, t: u64) -> PyResult<f64> {
+        self.inner.variance(t).or_raise()
+    }
+
+    /// Per-coordinate noise variance of the release after push ``t`` when every draw has variance 1.
+    fn unit_variance(&self, t: u64) -> PyResult<f64> {
+        self.inner.unit_variance(t).or_raise()
+    }
+
+    /// Largest L1 column norm of the encoder (noise-bearing quantities moved per unit change of one row).
+    #[getter]
+    fn sensitivity_l1(&self) -> f64 {
+        self.inner.sensitivity_l1()
+    }
+
+    /// Largest L2 column norm of the encoder.
+    #[getter]
+    fn sensitivity_l2(&self) -> f64 {
+        self.inner.sensitivity_l2()
+    }
+
+    /// ``"tree"``, ``"honaker"`` or ``"kary"``.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+
+    /// Branching factor of a tree (2 for the binary tree).
+    #[getter]
+    fn k(&self) -> u64 {
+        match &self.inner {
+            Mechanism::Tree(_) => 2,
+            Mechanism::Kary(m) => m.arity(),
+        }
+    }
+
+    /// ``"plain"`` (sum of the cover's nodes) or ``"honaker"`` (BLUE of the cover's nodes).
+    #[getter]
+    fn readout(&self) -> &'static str {
+        match &self.inner {
+            Mechanism::Tree(_) => "plain",
+            Mechanism::Kary(m) => m.readout().name(),
+        }
+    }
+
+    /// Number of pushes so far.
+    #[getter]
+    fn t(&self) -> u64 {
+        self.inner.t()
+    }
+
+    /// Vector dimension.
+    #[getter]
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    /// Number of pushes the mechanism was built for.
+    #[getter]
+    fn horizon(&self) -> u64 {
+        self.inner.horizon()
+    }
+
+    /// ``"laplace"`` or ``"gaussian"``.
+    #[getter]
+    fn noise(&self) -> &'static str {
+        self.inner.noise().name()
+    }
+
+    /// Laplace scale ``b`` or Gaussian ``sigma`` of every noise draw.
+    #[getter]
+    fn scale(&self) -> f64 {
+        self.inner.noise().scale()
+    }
+
+    /// Whether noise comes from the OS-keyed ChaCha20 generator.
+    #[getter]
+    fn secure(&self) -> bool {
+        self.inner.is_secure()
+    }
+
+    /// Bytes held by the mechanism's buffers (constant after construction).
+    #[getter]
+    fn state_nbytes(&self) -> usize {
+        self.inner.state_nbytes()
+    }
+
+    fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &self.inner.to_bytes().or_raise()?))
+    }
+
+    fn __setstate__(&mut self, state: &[u8]) -> PyResult<()> {
+        self.inner = Mechanism::from_bytes(state).or_raise()?;
+        Ok(())
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Mechanism(kind={:?}, dim={}, horizon={}, k={}, readout={:?}, noise={:?}, scale={}, t={})",
+            self.inner.kind(),
+            self.inner.dim(),
+            self.inner.horizon(),
+            self.k(),
+            self.readout(),
+            self.inner.noise().name(),
+            self.inner.noise().scale(),
             self.inner.t()
         )
     }
