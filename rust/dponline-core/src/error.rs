@@ -57,6 +57,14 @@ pub enum CoreError {
     /// A serialized state could not be restored (corrupt bytes or an unknown format version).
     #[error("cannot restore state: {0}")]
     State(String),
+    /// An iterative routine (optimiser, root finder) reached its iteration cap without converging.
+    #[error("{what} did not converge within {iterations} iterations")]
+    NotConverged {
+        /// The routine, e.g. "BLT parameter optimisation".
+        what: &'static str,
+        /// Its iteration cap.
+        iterations: u64,
+    },
     /// The operating system's entropy source failed.
     #[error("operating-system entropy source failed: {0}")]
     Entropy(String),

@@ -8,7 +8,7 @@
 //! | `State` | `StateError` (a `ValueError`) |
 //! | `HorizonExhausted` | `HorizonExhaustedError` (a `RuntimeError`) |
 //! | `Protocol` | `ProtocolError` (a `RuntimeError`) |
-//! | `Entropy` | `DPOnlineError` |
+//! | `Entropy`, `NotConverged` | `DPOnlineError` |
 
 use dponline_core::CoreError;
 use pyo3::prelude::*;
@@ -23,7 +23,7 @@ pub fn class_name(err: &CoreError) -> &'static str {
         CoreError::State(_) => "StateError",
         CoreError::HorizonExhausted { .. } => "HorizonExhaustedError",
         CoreError::Protocol(_) => "ProtocolError",
-        CoreError::Entropy(_) => "DPOnlineError",
+        CoreError::Entropy(_) | CoreError::NotConverged { .. } => "DPOnlineError",
     }
 }
 

@@ -18,10 +18,12 @@
 //! [`Mechanism`] is the closed set of implementations as one serializable enum, so a learner can hold any
 //! of them (as [`crate::domains::Domain`] does for decision sets).
 
+mod blt;
 mod kary;
 mod tree;
 
-pub use kary::{KaryTree, Readout};
+pub use blt::{BLT_MAX_ITERATIONS, Blt, BltFit, BltObjective, MAX_BUFFERS, optimize_blt};
+pub use kary::{KaryTree, Readout, kary_levels};
 pub use tree::{TreeAggregator, ceil_log2, cover, levels_touched, padded_draws};
 
 use serde::{Deserialize, Serialize};
@@ -97,6 +99,8 @@ pub enum Mechanism {
     Tree(TreeAggregator),
     /// A `k`-ary tree with plain or Honaker-weighted readout (the Honaker tree is `k = 2`, Honaker readout).
     Kary(KaryTree),
+    /// A buffered-linear-Toeplitz matrix factorisation (boxed: its derived spectrum makes it the largest).
+    Blt(Box<Blt>),
 }
 
 macro_rules! dispatch {
@@ -104,6 +108,7 @@ macro_rules! dispatch {
         match $self {
             Mechanism::Tree($m) => $body,
             Mechanism::Kary($m) => $body,
+            Mechanism::Blt($m) => $body,
         }
     };
 }
@@ -152,13 +157,14 @@ impl PrefixSumMechanism for Mechanism {
 }
 
 impl Mechanism {
-    /// Short name of the implementation: `"tree"`, `"honaker"` (a binary tree with Honaker readout) or
-    /// `"kary"`.
+    /// Short name of the implementation: `"tree"`, `"honaker"` (a binary tree with Honaker readout),
+    /// `"kary"` or `"blt"`.
     pub fn kind(&self) -> &'static str {
         match self {
             Mechanism::Tree(_) => "tree",
             Mechanism::Kary(m) if m.arity() == 2 && m.readout() == Readout::Honaker => "honaker",
             Mechanism::Kary(_) => "kary",
+            Mechanism::Blt(_) => "blt",
         }
     }
 
@@ -181,6 +187,12 @@ impl Mechanism {
 impl From<TreeAggregator> for Mechanism {
     fn from(m: TreeAggregator) -> Self {
         Mechanism::Tree(m)
+    }
+}
+
+impl From<Blt> for Mechanism {
+    fn from(m: Blt) -> Self {
+        Mechanism::Blt(Box::new(m))
     }
 }
 
@@ -269,6 +281,9 @@ mod tests {
                 .unwrap()
                 .into(),
             KaryTree::new(dim, horizon, 16, Readout::Plain, noise, g(6))
+                .unwrap()
+                .into(),
+            Blt::new(dim, horizon, 3, BltObjective::Max, noise, g(7))
                 .unwrap()
                 .into(),
         ]
