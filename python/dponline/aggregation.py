@@ -2,7 +2,9 @@
 
 * :class:`TreeAggregator` — the binary mechanism (tree-based aggregation), plain or Agarwal-Singh padded;
 * :class:`HonakerTree` — the binary tree with the online Honaker (BLUE) readout (≈1.8× less variance);
-* :class:`KaryTree` — ``k``-ary trees with plain or Honaker readout (``k ≈ 16`` for Laplace noise).
+* :class:`KaryTree` — ``k``-ary trees with plain or Honaker readout (``k ≈ 16`` for Laplace noise);
+* :class:`BLT` — buffered-linear-Toeplitz matrix factorisation (Gaussian noise; ≈7× lower mean and ≈14× lower
+  worst-step squared error than the binary mechanism at T = 2²⁰ with 4-6 buffers).
 
 Every mechanism is linear: its releases are a fixed post-processing of ``A x + z`` for an encoder ``A`` and
 i.i.d. noise ``z``, so under single participation (one round's input replaced) it is exactly a Laplace /
@@ -19,7 +21,7 @@ from ._seed import SeedLike
 from .errors import InvalidInputError, StateError
 from .privacy import PrivacyGuarantee
 
-__all__ = ["TreeAggregator", "HonakerTree", "KaryTree"]
+__all__ = ["TreeAggregator", "HonakerTree", "KaryTree", "BLT"]
 
 
 class TreeAggregator(_core.TreeAggregator):
@@ -170,6 +172,7 @@ class _LinearMechanism(_core.Mechanism):
             noise = "laplace" if delta == 0 else "gaussian"
         # The encoder's column norms depend only on the structure, not on dim, noise or seed.
         probe = cls._build(1, horizon, 0.0, "gaussian", 0, False, options)
+        options = cls._same_structure(probe, options)
         if noise == "laplace":
             if calibration != "analytic":
                 raise InvalidInputError(
@@ -192,6 +195,11 @@ class _LinearMechanism(_core.Mechanism):
         mechanism = cls._build(dim, horizon, scale, noise, seed, secure, options)
         mechanism._privacy = guarantee
         return mechanism
+
+    @classmethod
+    def _same_structure(cls, probe: Any, options: dict[str, Any]) -> dict[str, Any]:
+        """Options that rebuild ``probe``'s structure without repeating expensive set-up."""
+        return options
 
     @property
     def privacy(self) -> PrivacyGuarantee | None:
@@ -421,5 +429,132 @@ class KaryTree(_LinearMechanism):
         )
 
 
-for _cls in (HonakerTree, KaryTree):
+class BLT(_LinearMechanism):
+    """Buffered-linear-Toeplitz (BLT) matrix-factorisation prefix sums: correlated noise from a ``buffers``-state
+    linear recurrence, optimised for the horizon.
+
+    Source: Dvijotham, McMahan, Pillutla, Steinke & Thakurta (2024), "Efficient and near-optimal noise
+    generation for streaming differential privacy"; McMahan et al. (2024). The prefix-sum matrix is factored
+    as ``A = B C`` with ``C`` lower-triangular Toeplitz, ``c_0 = 1``, ``c_i = Σ_j ω_j θ_j^(i−1)``
+    (``0 < θ_1 < … < θ_d < 1``, ``ω_j > 0``, ``d = buffers``). The mechanism releases ``B (C x + z) = A x + B z``:
+    the noise ``ζ = C⁻¹ z`` is generated online by ``ζ_t = z_t − Σ_j ω_j S_j``, ``S_j ← θ_j S_j + ζ_t``, and the
+    release after push ``t`` is ``Σ_{s<=t} (x_s + ζ_s)``.
+
+    * Sensitivity (single participation): the first column of ``C`` is the largest, so
+      ``sensitivity_l2 = ‖(c_0, …, c_{T−1})‖₂`` and ``sensitivity_l1 = Σ c_i`` (closed forms, exact).
+    * Variance of release ``t``: ``Var(draw) · Σ_{n<t} r_n²`` with ``r_n`` the partial sums of the coefficients of
+      ``C⁻¹``, in closed form through the eigenvalues of the recurrence (``O(d² log t)``).
+    * Parameters: unless ``theta``/``omega`` are given, BFGS minimises the squared error at equal privacy,
+      ``sensitivity_l2² × V(T)`` (``objective="max"``, the last step is the worst) or
+      ``sensitivity_l2² × mean_t V(t)`` (``objective="mean"``), with at most 2000 iterations (an error if
+      reached; see the core docs for the parametrisation, initialisation and stopping rule). :attr:`fit`
+      reports ``(iterations, loss)``. Any parameters give an exactly calibrated mechanism: the optimisation
+      only affects accuracy.
+
+    ``BLT(dim, horizon, *, scale, buffers=4, objective="max", noise="gaussian", theta=None, omega=None,
+    seed=None, secure=False)``
+
+    Args:
+        dim: vector dimension (>= 1).
+        horizon: maximum number of pushes ``T`` (>= 1).
+        scale: Gaussian σ (or Laplace scale) of each draw ``z_t`` (>= 0; 0 disables noise). Use :meth:`calibrated`.
+        buffers: number of buffers ``d`` (1..16).
+        objective: ``"max"`` or ``"mean"``.
+        noise: ``"gaussian"`` (the mechanism is optimised for L2) or ``"laplace"`` (valid, with L1 sensitivity
+            ``Σ c_i``, which grows like ``sqrt(T)``).
+        theta, omega: explicit parameters instead of the optimiser (both or neither).
+        seed, secure: as :class:`HonakerTree`.
+
+    Cost: ``push`` is one draw and ``2·buffers`` multiply-adds per coordinate; memory ``O(dim · buffers)``. The
+    optimiser costs ``O(buffers³ log T)`` per iteration (milliseconds to a second), independent of ``dim``.
+
+    Raises:
+        InvalidInputError: bad ``dim``/``horizon``/``buffers``/``objective``/``scale``/``noise``/parameters;
+            ``push`` of a wrong shape.
+        NonFiniteError: NaN or inf in a pushed row (the mechanism is left unchanged).
+        HorizonExhaustedError: pushing more than ``horizon`` rows (the mechanism is left unchanged).
+        DPOnlineError: the optimiser did not converge within its iteration cap.
+
+    Example:
+        >>> import numpy as np
+        >>> from dponline.aggregation import BLT
+        >>> blt = BLT.calibrated(3, 2**20, buffers=4, epsilon=1.0, delta=1e-6, sensitivity=1.0, seed=0)
+        >>> blt.push(np.ones(3)).shape
+        (3,)
+        >>> round(blt.sensitivity_l2**2 * blt.unit_variance(2**20), 1)  # binary mechanism: 21 · 20 = 420
+        31.0
+    """
+
+    _KIND = "blt"
+
+    def __new__(
+        cls,
+        dim: int,
+        horizon: int,
+        *,
+        scale: float,
+        buffers: int = 4,
+        objective: str = "max",
+        noise: str = "gaussian",
+        theta: Any = None,
+        omega: Any = None,
+        seed: SeedLike = None,
+        secure: bool = False,
+        _fit: tuple[int, float] | None = None,
+    ) -> BLT:
+        return super().__new__(
+            cls,
+            "blt",
+            dim,
+            horizon,
+            scale=scale,
+            noise=noise,
+            buffers=buffers,
+            objective=objective,
+            theta=None if theta is None else [float(v) for v in theta],
+            omega=None if omega is None else [float(v) for v in omega],
+            fit=_fit,
+            seed=seed,
+            secure=secure,
+        )
+
+    def __getnewargs_ex__(self) -> tuple[tuple[int, int], dict[str, Any]]:
+        return ((1, 1), {"scale": 0.0, "theta": [0.5], "omega": [0.5]})
+
+    @classmethod
+    def _same_structure(cls, probe: Any, options: dict[str, Any]) -> dict[str, Any]:
+        return {**options, "theta": probe.theta, "omega": probe.omega, "_fit": probe.fit}
+
+    @classmethod
+    def calibrated(
+        cls,
+        dim: int,
+        horizon: int,
+        *,
+        epsilon: float,
+        sensitivity: float,
+        delta: float = 0.0,
+        noise: str | None = None,
+        calibration: str = "analytic",
+        buffers: int = 4,
+        objective: str = "max",
+        seed: SeedLike = None,
+        secure: bool = False,
+    ) -> BLT:
+        """A BLT mechanism (parameters optimised once) whose whole release sequence is ``(epsilon, delta)``-DP."""
+        return cls._calibrate(
+            dim,
+            horizon,
+            epsilon=epsilon,
+            sensitivity=sensitivity,
+            delta=delta,
+            noise=noise,
+            calibration=calibration,
+            seed=seed,
+            secure=secure,
+            options={"buffers": buffers, "objective": objective},
+        )
+
+
+for _cls in (HonakerTree, KaryTree, BLT):
     _cls.calibrated.__func__.__doc__ = (_cls.calibrated.__doc__ or "") + "\n" + _CALIBRATED_DOC

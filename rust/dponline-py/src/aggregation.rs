@@ -2,7 +2,7 @@
 //! `dponline_core::aggregation`.
 
 use dponline_core::aggregation::{
-    KaryTree, Mechanism, PrefixSumMechanism, Readout, TreeAggregator, cover,
+    Blt, BltFit, BltObjective, KaryTree, Mechanism, PrefixSumMechanism, Readout, TreeAggregator, cover,
 };
 use dponline_core::noise::NoiseDistribution;
 use dponline_core::rng::Generator;
@@ -197,7 +197,7 @@ impl PyTreeAggregator {
     }
 }
 
-/// Any prefix-sum mechanism of the core (``kind``: ``"tree"``, ``"honaker"`` or ``"kary"``).
+/// Any prefix-sum mechanism of the core (``kind``: ``"tree"``, ``"honaker"``, ``"kary"`` or ``"blt"``).
 ///
 /// See ``dponline.aggregation.HonakerTree`` and ``dponline.aggregation.KaryTree`` for the documented public
 /// classes.
@@ -209,7 +209,7 @@ pub struct PyMechanism {
 #[pymethods]
 impl PyMechanism {
     #[new]
-    #[pyo3(signature = (kind, dim, horizon, *, scale, noise = "laplace", k = 2, readout = "honaker", padded = true, seed = None, secure = false))]
+    #[pyo3(signature = (kind, dim, horizon, *, scale, noise = "laplace", k = 2, readout = "honaker", padded = true, buffers = 4, objective = "max", theta = None, omega = None, fit = None, seed = None, secure = false))]
     fn new(
         py: Python<'_>,
         kind: &str,
@@ -220,27 +220,85 @@ impl PyMechanism {
         k: u64,
         readout: &str,
         padded: bool,
+        buffers: usize,
+        objective: &str,
+        theta: Option<Vec<f64>>,
+        omega: Option<Vec<f64>>,
+        fit: Option<(u64, f64)>,
         seed: Option<&Bound<'_, PyAny>>,
         secure: bool,
     ) -> PyResult<Self> {
         let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
         let readout = Readout::from_name(readout).or_raise()?;
-        if !matches!(kind, "tree" | "honaker" | "kary") {
+        let objective = BltObjective::from_name(objective).or_raise()?;
+        if !matches!(kind, "tree" | "honaker" | "kary" | "blt") {
             return Err(crate::errors::invalid_input(format!(
-                "kind must be 'tree', 'honaker' or 'kary', got {kind:?}"
+                "kind must be 'tree', 'honaker', 'kary' or 'blt', got {kind:?}"
             )));
         }
         let rng = Generator::for_stream(&seed_words(py, seed, secure)?, 0, secure).or_raise()?;
-        let inner: Mechanism = match kind {
-            "tree" => TreeAggregator::new(dim, horizon, dist, padded, rng)
+        let inner: Mechanism = match (kind, theta, omega) {
+            ("tree", _, _) => TreeAggregator::new(dim, horizon, dist, padded, rng)
                 .or_raise()?
                 .into(),
-            "honaker" => KaryTree::honaker(dim, horizon, dist, rng).or_raise()?.into(),
-            _ => KaryTree::new(dim, horizon, k, readout, dist, rng)
+            ("honaker", _, _) => KaryTree::honaker(dim, horizon, dist, rng).or_raise()?.into(),
+            ("kary", _, _) => KaryTree::new(dim, horizon, k, readout, dist, rng)
                 .or_raise()?
                 .into(),
+            (_, Some(theta), Some(omega)) => {
+                let fit = fit.map(|(iterations, loss)| BltFit { iterations, loss });
+                Blt::with_params(dim, horizon, &theta, &omega, dist, rng)
+                    .or_raise()?
+                    .with_fit(objective, fit)
+                    .into()
+            }
+            (_, None, None) => detached(py, move || {
+                Blt::new(dim, horizon, buffers, objective, dist, rng)
+            })?
+            .into(),
+            _ => {
+                return Err(crate::errors::invalid_input(
+                    "theta and omega must be given together",
+                ));
+            }
         };
         Ok(PyMechanism { inner })
+    }
+
+    /// BLT decay parameters ``theta`` (``None`` for trees).
+    #[getter]
+    fn theta(&self) -> Option<Vec<f64>> {
+        match &self.inner {
+            Mechanism::Blt(m) => Some(m.theta().to_vec()),
+            _ => None,
+        }
+    }
+
+    /// BLT output weights ``omega`` (``None`` for trees).
+    #[getter]
+    fn omega(&self) -> Option<Vec<f64>> {
+        match &self.inner {
+            Mechanism::Blt(m) => Some(m.omega().to_vec()),
+            _ => None,
+        }
+    }
+
+    /// BLT: the objective the parameters were optimised for (``"mean"`` or ``"max"``; ``None`` for trees).
+    #[getter]
+    fn objective(&self) -> Option<&'static str> {
+        match &self.inner {
+            Mechanism::Blt(m) => Some(m.objective().name()),
+            _ => None,
+        }
+    }
+
+    /// BLT: ``(iterations, loss)`` of the parameter optimiser (``None`` for explicit parameters or trees).
+    #[getter]
+    fn fit(&self) -> Option<(u64, f64)> {
+        match &self.inner {
+            Mechanism::Blt(m) => m.fit().map(|f| (f.iterations, f.loss)),
+            _ => None,
+        }
     }
 
     /// Add one row ``x`` (shape ``(dim,)``) and return the release after it, shape ``(dim,)``.
@@ -310,21 +368,33 @@ impl PyMechanism {
         self.inner.kind()
     }
 
-    /// Branching factor of a tree (2 for the binary tree).
+    /// Branching factor of a tree (2 for the binary tree; ``None`` for BLT).
     #[getter]
-    fn k(&self) -> u64 {
+    fn k(&self) -> Option<u64> {
         match &self.inner {
-            Mechanism::Tree(_) => 2,
-            Mechanism::Kary(m) => m.arity(),
+            Mechanism::Tree(_) => Some(2),
+            Mechanism::Kary(m) => Some(m.arity()),
+            Mechanism::Blt(_) => None,
         }
     }
 
-    /// ``"plain"`` (sum of the cover's nodes) or ``"honaker"`` (BLUE of the cover's nodes).
+    /// Number of BLT buffers (``None`` for trees).
     #[getter]
-    fn readout(&self) -> &'static str {
+    fn buffers(&self) -> Option<usize> {
         match &self.inner {
-            Mechanism::Tree(_) => "plain",
-            Mechanism::Kary(m) => m.readout().name(),
+            Mechanism::Blt(m) => Some(m.buffers()),
+            _ => None,
+        }
+    }
+
+    /// Tree readout: ``"plain"`` (sum of the cover's nodes) or ``"honaker"`` (BLUE of the cover's nodes);
+    /// ``None`` for BLT.
+    #[getter]
+    fn readout(&self) -> Option<&'static str> {
+        match &self.inner {
+            Mechanism::Tree(_) => Some("plain"),
+            Mechanism::Kary(m) => Some(m.readout().name()),
+            Mechanism::Blt(_) => None,
         }
     }
 
@@ -380,13 +450,20 @@ impl PyMechanism {
     }
 
     fn __repr__(&self) -> String {
+        let structure = match &self.inner {
+            Mechanism::Tree(m) => format!("padded={}", if m.padded() { "True" } else { "False" }),
+            Mechanism::Kary(m) => format!("k={}, readout={:?}", m.arity(), m.readout().name()),
+            Mechanism::Blt(m) => format!(
+                "buffers={}, objective={:?}",
+                m.buffers(),
+                m.objective().name()
+            ),
+        };
         format!(
-            "Mechanism(kind={:?}, dim={}, horizon={}, k={}, readout={:?}, noise={:?}, scale={}, t={})",
+            "Mechanism(kind={:?}, dim={}, horizon={}, {structure}, noise={:?}, scale={}, t={})",
             self.inner.kind(),
             self.inner.dim(),
             self.inner.horizon(),
-            self.k(),
-            self.readout(),
             self.inner.noise().name(),
             self.inner.noise().scale(),
             self.inner.t()

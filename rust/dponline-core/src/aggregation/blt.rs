@@ -651,6 +651,14 @@ impl Blt {
         Ok(blt)
     }
 
+    /// Record the objective and optimiser report of explicit parameters that came from [`optimize_blt`]
+    /// (informational only; privacy and variance depend on `θ`, `ω` alone).
+    pub fn with_fit(mut self, objective: BltObjective, fit: Option<BltFit>) -> Self {
+        self.objective = objective;
+        self.fit = fit;
+        self
+    }
+
     fn derive(&mut self) -> Result<()> {
         let spec = spectrum(&self.theta, &self.omega)?;
         let (l1, l2sq) = column_norms(&self.theta, &self.omega, self.horizon);
