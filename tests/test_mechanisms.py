@@ -119,7 +119,11 @@ def test_noise_off_releases_exactly_cumsum(name, rng):
 @pytest.mark.parametrize("readout", ["plain", "honaker"])
 def test_unit_variance_is_the_row_norm_of_the_documented_decoder(k, T, readout):
     B = decoder(k, T, readout)
-    mech = HonakerTree(1, T, scale=1.0) if (k, readout) == (2, "honaker") else KaryTree(1, T, k=k, scale=1.0, readout=readout)
+    mech = (
+        HonakerTree(1, T, scale=1.0)
+        if (k, readout) == (2, "honaker")
+        else KaryTree(1, T, k=k, scale=1.0, readout=readout)
+    )
     for t in range(1, T + 1):
         assert mech.unit_variance(t) == pytest.approx(np.sum(B[t - 1] ** 2), rel=1e-12), t
     assert mech.unit_variance(0) == 0.0
@@ -186,7 +190,9 @@ def test_noise_covariance_follows_the_documented_decoder(name, k, readout):
 
 
 @pytest.mark.parametrize("T", [1, 2, 3, 8, 9, 26, 27, 64, 100])
-@pytest.mark.parametrize("k,readout", [(2, "honaker"), (2, "plain"), (3, "plain"), (3, "honaker"), (4, "honaker"), (16, "plain")])
+@pytest.mark.parametrize(
+    "k,readout", [(2, "honaker"), (2, "plain"), (3, "plain"), (3, "honaker"), (4, "honaker"), (16, "plain")]
+)
 def test_sensitivity_is_the_brute_force_column_norm(T, k, readout):
     A = encoder(k, T, readout)
     mech = KaryTree(1, T, k=k, scale=1.0, readout=readout)
@@ -274,7 +280,12 @@ def _profiles(mech, tree) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.mark.parametrize(
     "T,buffers,objective,mean_min,max_min",
-    [(2**10, 4, "mean", 5.5, 9.5), (2**10, 4, "max", 5.5, 10.0), (2**20, 6, "max", 7.0, 13.0), (2**20, 6, "mean", 7.5, 13.0)],
+    [
+        (2**10, 4, "mean", 5.5, 9.5),
+        (2**10, 4, "max", 5.5, 10.0),
+        (2**20, 6, "max", 7.0, 13.0),
+        (2**20, 6, "mean", 7.5, 13.0),
+    ],
 )
 def test_blt_beats_the_binary_tree_at_equal_privacy(T, buffers, objective, mean_min, max_min):
     """Measured ratios (plain binary mechanism / BLT): T=2¹⁰, 4 buffers: 5.89× mean, 9.79× max (mean objective),
@@ -372,7 +383,9 @@ def test_gaussian_calibration_matches_dp_accounting():
         KaryTree.calibrated(1, 10**6, k=8, epsilon=0.3, delta=1e-8, sensitivity=3.0),
         BLT.calibrated(1, 10**6, epsilon=0.3, delta=1e-8, sensitivity=3.0),
     ]:
-        loss = GaussianPrivacyLoss(mech.scale, sensitivity=mech.sensitivity_l2 * (1.0 if mech.kind == "honaker" else 3.0))
+        loss = GaussianPrivacyLoss(
+            mech.scale, sensitivity=mech.sensitivity_l2 * (1.0 if mech.kind == "honaker" else 3.0)
+        )
         assert loss.get_delta_for_epsilon(mech.privacy.epsilon) == pytest.approx(mech.privacy.delta, rel=1e-6)
 
 
@@ -464,7 +477,9 @@ def test_black_box_privacy_audit_of_a_laplace_blt():
     [(HonakerTree, {}), (KaryTree, {"k": 5}), (KaryTree, {"k": 2, "readout": "plain"}), (BLT, {"buffers": 3})],
 )
 def test_pickle_mid_stream_continues_bit_identically(cls, kw, secure):
-    mech = cls.calibrated(4, 64, epsilon=1.0, delta=1e-6, sensitivity=1.0, secure=secure, seed=None if secure else 5, **kw)
+    mech = cls.calibrated(
+        4, 64, epsilon=1.0, delta=1e-6, sensitivity=1.0, secure=secure, seed=None if secure else 5, **kw
+    )
     X = np.random.default_rng(0).normal(size=(64, 4))
     mech.push_many(X[:21])
     clone = pickle.loads(pickle.dumps(mech))

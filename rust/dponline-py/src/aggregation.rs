@@ -2,7 +2,8 @@
 //! `dponline_core::aggregation`.
 
 use dponline_core::aggregation::{
-    Blt, BltFit, BltObjective, KaryTree, Mechanism, PrefixSumMechanism, Readout, TreeAggregator, cover,
+    Blt, BltFit, BltObjective, KaryTree, Mechanism, PrefixSumMechanism, Readout, TreeAggregator,
+    cover,
 };
 use dponline_core::noise::NoiseDistribution;
 use dponline_core::rng::Generator;
@@ -209,7 +210,10 @@ pub struct PyMechanism {
 #[pymethods]
 impl PyMechanism {
     #[new]
-    #[pyo3(signature = (kind, dim, horizon, *, scale, noise = "laplace", k = 2, readout = "honaker", padded = true, buffers = 4, objective = "max", theta = None, omega = None, fit = None, seed = None, secure = false))]
+    #[pyo3(signature = (
+        kind, dim, horizon, *, scale, noise = "laplace", k = 2, readout = "honaker", padded = true, buffers = 4,
+        objective = "max", theta = None, omega = None, fit = None, seed = None, secure = false
+    ))]
     fn new(
         py: Python<'_>,
         kind: &str,
@@ -241,7 +245,9 @@ impl PyMechanism {
             ("tree", _, _) => TreeAggregator::new(dim, horizon, dist, padded, rng)
                 .or_raise()?
                 .into(),
-            ("honaker", _, _) => KaryTree::honaker(dim, horizon, dist, rng).or_raise()?.into(),
+            ("honaker", _, _) => KaryTree::honaker(dim, horizon, dist, rng)
+                .or_raise()?
+                .into(),
             ("kary", _, _) => KaryTree::new(dim, horizon, k, readout, dist, rng)
                 .or_raise()?
                 .into(),

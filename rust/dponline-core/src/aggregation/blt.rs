@@ -36,9 +36,11 @@
 //! or `‖C e_1‖₂² · (1/T) Σ_{t<=T} V(t)` ([`BltObjective::Mean`]; `Σ_t V(t) = Σ_{n<T} (T − n) r_n²`, also by
 //! doubling). The optimiser is BFGS on the logarithm of the loss in unconstrained coordinates
 //! (`θ_j = 1 − e^{−u_j}`, `u_j = Σ_{i<=j} e^{a_i}`, `ω_j = e^{b_j}`), central finite-difference gradients,
-//! Armijo backtracking; initialised with `1 − θ_j` log-spaced in `[1/T, 1/2]` and `ω_j = √(1 − θ_j) · Δ/π`, Δ the log-spacing
-//! (halved while the recurrence is unstable; a quadrature of `i^{−1/2} ∝ ∫ s^{−1/2} e^{−s i} ds`, the coefficients of the optimal `(1 − u)^{−1/2}`
-//! factorisation). It stops when the largest gradient entry is below `1e-7`, or the loss decreased by less
+//! Armijo backtracking (at most 60 halvings). Initial point: `s_j = 1 − θ_j` log-spaced in `[1/T, 1/2]`
+//! with spacing `Δ` and `ω_j = √s_j · Δ/π` (halved while the recurrence is unstable), a quadrature of
+//! `1/√(π i) = (1/π) ∫ s^{−1/2} e^{−s i} ds`, which approximates the coefficients of the optimal
+//! `(1 − u)^{−1/2}` factorisation (`c_i ≈ 1/√(π i)`).
+//! The optimiser stops when the largest gradient entry is below `1e-7`, or the loss decreased by less
 //! than `1e-12` (relative) in 5 consecutive iterations, or no step along the descent direction or the
 //! gradient decreases the loss; after [`BLT_MAX_ITERATIONS`] iterations it returns
 //! [`CoreError::NotConverged`]. Any parameters give an exactly calibrated mechanism: optimisation only
@@ -448,7 +450,8 @@ fn bfgs_update(h: &mut [f64], s: &[f64], y: &[f64], sy: f64) {
     let yhy: f64 = y.iter().zip(&hy).map(|(a, b)| a * b).sum();
     for i in 0..n {
         for k in 0..n {
-            h[i * n + k] += -rho * (hy[i] * s[k] + s[i] * hy[k]) + (rho * rho * yhy + rho) * s[i] * s[k];
+            h[i * n + k] +=
+                -rho * (hy[i] * s[k] + s[i] * hy[k]) + (rho * rho * yhy + rho) * s[i] * s[k];
         }
     }
 }
@@ -694,9 +697,9 @@ impl Blt {
 
     /// `Σ_{t<=T} V(t) / T`: the mean over rounds of the unit variance (`O(d² log T)`).
     pub fn mean_unit_variance(&self) -> f64 {
-        self.spec
-            .as_ref()
-            .map_or(f64::NAN, |s| s.error_sums(self.horizon).1 / self.horizon as f64)
+        self.spec.as_ref().map_or(f64::NAN, |s| {
+            s.error_sums(self.horizon).1 / self.horizon as f64
+        })
     }
 
     fn push_unchecked(&mut self, x: &[f64], out: &mut [f64]) {
@@ -869,7 +872,11 @@ mod tests {
         for buffers in 1..=6 {
             let (_, _, fit) = optimize_blt(1 << 20, buffers, BltObjective::Max).unwrap();
             assert!(fit.iterations < BLT_MAX_ITERATIONS);
-            assert!(fit.loss <= previous * (1.0 + 1e-9), "d={buffers}: {} > {previous}", fit.loss);
+            assert!(
+                fit.loss <= previous * (1.0 + 1e-9),
+                "d={buffers}: {} > {previous}",
+                fit.loss
+            );
             previous = fit.loss;
         }
     }

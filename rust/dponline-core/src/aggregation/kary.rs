@@ -162,7 +162,11 @@ impl TryFrom<KaryState> for KaryTree {
         }
         let levels = kary_levels(s.k, s.horizon) as usize;
         let rows = s.dim.checked_mul(levels).ok_or_else(bad)?;
-        let sibling_rows = if s.readout == Readout::Honaker { rows } else { 0 };
+        let sibling_rows = if s.readout == Readout::Honaker {
+            rows
+        } else {
+            0
+        };
         let consistent = s.prefix.len() == s.dim
             && s.suffix.len() == rows
             && s.siblings.len() == sibling_rows
