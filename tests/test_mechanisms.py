@@ -144,6 +144,21 @@ def test_honaker_readout_is_the_blue_from_the_nodes_complete_so_far(k, T):
         assert mech.unit_variance(t) == pytest.approx(blue, rel=1e-10), t
 
 
+def test_honaker_variance_matches_dpcrpy():
+    """dpcrpy's Honaker tree (online, Cai et al.) reports the MSE of each release; at unit node variance it
+    equals our unit variance."""
+    pytest.importorskip("dpcrpy")
+    from dpcrpy.framework import noiMech
+    from dpcrpy.treeMethods.honaker import Honaker
+
+    k = 7
+    # dpcrpy rescales the plug-in by its sensitivity sqrt(k + 1).
+    theirs = Honaker(kOrder=k, noiMech=noiMech.GaussNoiMech(sigma0=1 / np.sqrt(k + 1)))
+    ours = HonakerTree(1, 2**k, scale=1.0)
+    for t in range(1, 2**k + 1):
+        assert theirs.dpRelease(0.0)[1] == pytest.approx(ours.unit_variance(t), rel=1e-12), t
+
+
 def _noise_rows(name: str, T: int, noise: str, dim: int = 20_000, scale: float = 1.5) -> tuple[np.ndarray, object]:
     mech = MECHANISMS[name](dim, T, scale=scale, noise=noise, seed=T + len(name))
     return mech.push_many(np.zeros((T, dim))), mech

@@ -7,7 +7,7 @@
 //! | --- | --- |
 //! | [`rng`] | the reproducible generator (xoshiro256++), the secure one (ChaCha20), stream splitting |
 //! | [`noise`] | Laplace and Gaussian samplers and exact sums of `r` draws |
-//! | [`aggregation`] | the binary mechanism (tree-based aggregation) for private prefix sums |
+//! | [`aggregation`] | private prefix sums: binary, Honaker and `k`-ary trees, BLT matrix factorisation |
 //! | [`domains`] | decision sets with linear minimisation oracles |
 //! | [`sphere`] | uniform directions on spheres, in balls and in subspaces |
 //! | [`frank_wolfe`] | conditional gradient for Euclidean projections, with active sets |
