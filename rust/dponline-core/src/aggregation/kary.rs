@@ -120,10 +120,10 @@ pub struct KaryTree {
     t: u64,
     /// Exact running sum of the inputs.
     prefix: Vec<f64>,
-    /// Row `j` (length `dim`): summed errors of the completed cover nodes at levels `>= j`.
+    /// Entry `i · L + j`: coordinate `i` of the summed errors of the completed cover nodes at levels `>= j`.
     suffix: Vec<f64>,
-    /// Row `j`: summed errors of the completed level-`j` children of the open level-`j+1` node (Honaker
-    /// readout only; empty otherwise).
+    /// Entry `i · L + j`: coordinate `i` of the summed errors of the completed level-`j` children of the open
+    /// level-`j+1` node (Honaker readout only; empty otherwise).
     siblings: Vec<f64>,
     rng: Generator,
     /// Unit variance (and Honaker weight) of a level-`j` estimate; rebuilt after deserialization.
@@ -199,7 +199,6 @@ struct KaryStep<'a> {
     rng: &'a mut Generator,
     /// Levels `0..=r` complete at this push.
     r: usize,
-    dim: usize,
     honaker: bool,
     unit: &'a [f64],
     prefix: &'a mut [f64],
@@ -216,7 +215,6 @@ impl WithSampler for KaryStep<'_> {
         let KaryStep {
             rng,
             r,
-            dim,
             honaker,
             unit,
             prefix,
@@ -225,27 +223,41 @@ impl WithSampler for KaryStep<'_> {
             x,
             out,
         } = self;
+        let levels = unit.len();
+        let r = r.min(levels.saturating_sub(1));
         crate::with_generator!(rng, g => {
-            for i in 0..dim {
-                let err = if honaker {
+            if honaker {
+                for ((((o, p), xi), suf), sib) in out
+                    .iter_mut()
+                    .zip(prefix.iter_mut())
+                    .zip(x)
+                    .zip(suffix.chunks_exact_mut(levels))
+                    .zip(siblings.chunks_exact_mut(levels))
+                {
                     // Fold the nodes ending now bottom-up: level j = its own draw and its k children.
                     let mut cur = node.sample(g);
-                    for (j, &w) in unit.iter().enumerate().take(r + 1).skip(1) {
-                        let sib = &mut siblings[(j - 1) * dim + i];
-                        cur = w * node.sample(g) + (1.0 - w) * (*sib + cur);
-                        *sib = 0.0;
+                    for (s, &w) in sib[..r].iter_mut().zip(&unit[1..=r]) {
+                        cur = w * node.sample(g) + (1.0 - w) * (*s + cur);
+                        *s = 0.0;
                     }
-                    siblings[r * dim + i] += cur;
-                    cur
-                } else {
-                    node.sample(g)
-                };
-                let total = suffix[r * dim + i] + err;
-                for j in 0..=r {
-                    suffix[j * dim + i] = total;
+                    sib[r] += cur;
+                    let total = suf[r] + cur;
+                    suf[..=r].fill(total);
+                    *p += *xi;
+                    *o = *p + total;
                 }
-                prefix[i] += x[i];
-                out[i] = prefix[i] + total;
+            } else {
+                for (((o, p), xi), suf) in out
+                    .iter_mut()
+                    .zip(prefix.iter_mut())
+                    .zip(x)
+                    .zip(suffix.chunks_exact_mut(levels))
+                {
+                    let total = suf[r] + node.sample(g);
+                    suf[..=r].fill(total);
+                    *p += *xi;
+                    *o = *p + total;
+                }
             }
         });
     }
@@ -358,7 +370,6 @@ impl KaryTree {
         node.with_sampler(KaryStep {
             rng: &mut self.rng,
             r,
-            dim: self.dim,
             honaker: self.readout == Readout::Honaker,
             unit: &self.unit,
             prefix: &mut self.prefix,
