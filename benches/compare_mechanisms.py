@@ -181,7 +181,7 @@ def dpcrpy_table(horizons: tuple[int, ...]) -> str:
         from dpcrpy.treeMethods.binMech import BinMech
         from dpcrpy.treeMethods.honaker import Honaker
     except ImportError:
-        return "(dpcrpy not installed: `pip install -e \".[bench]\"`)"
+        return '(dpcrpy not installed: `pip install -e ".[bench]"`)'
     lines = [
         "| T | dpcrpy BinMech | dponline binary tree | dpcrpy Honaker | dponline HonakerTree |",
         "|---:|---:|---:|---:|---:|",

@@ -2,7 +2,9 @@
 
 See the README for an overview. Public API:
 
-* :class:`TreeAggregator` — private continual prefix sums (binary mechanism, Agarwal-Singh padding).
+* :class:`TreeAggregator` — private continual prefix sums (binary mechanism, Agarwal-Singh padding);
+  :mod:`dponline.aggregation` also has :class:`~dponline.aggregation.HonakerTree`,
+  :class:`~dponline.aggregation.KaryTree` and :class:`~dponline.aggregation.BLT`.
 * :class:`PrivateBandit` — private projection-free bandit convex optimisation (Ene-Nguyen-Vladu 2021).
 * :mod:`dponline.domains` — decision sets with linear minimisation oracles.
 * :mod:`dponline.losses` — native loss families; :mod:`dponline.regret` — comparators and regret curves.
