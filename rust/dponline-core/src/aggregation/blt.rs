@@ -867,6 +867,46 @@ mod tests {
     }
 
     #[test]
+    fn closed_form_variance_is_accurate_at_long_horizons() {
+        // The recurrence the mechanism runs (ζ = C⁻¹ e_1 through the buffers), accumulated directly.
+        for (horizon, buffers, objective) in [
+            (1u64 << 20, 6, BltObjective::Max),
+            (1 << 20, 4, BltObjective::Mean),
+            (10_000_000, 6, BltObjective::Mean),
+        ] {
+            let (theta, omega, _) = optimize_blt(horizon, buffers, objective).unwrap();
+            let blt = Blt::with_params(
+                1,
+                horizon,
+                &theta,
+                &omega,
+                NoiseDistribution::Gaussian { sigma: 1.0 },
+                Generator::from_seed([0; 4]),
+            )
+            .unwrap();
+            let mut state = vec![0.0; buffers];
+            let (mut r, mut v) = (0.0, 0.0);
+            let checks = [1u64, 2, 10, 1000, 1 << 16, horizon / 2, horizon];
+            for t in 1..=horizon {
+                let impulse = if t == 1 { 1.0 } else { 0.0 };
+                let zeta = impulse - omega.iter().zip(&state).map(|(w, s)| w * s).sum::<f64>();
+                for (s, th) in state.iter_mut().zip(&theta) {
+                    *s = th * *s + zeta;
+                }
+                r += zeta;
+                v += r * r;
+                if checks.contains(&t) {
+                    let closed = blt.unit_variance(t).unwrap();
+                    assert!(
+                        (closed / v - 1.0).abs() < 1e-9,
+                        "T={horizon} t={t}: {closed} vs {v}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
     fn optimiser_converges_and_improves_with_buffers() {
         let mut previous = f64::INFINITY;
         for buffers in 1..=6 {
