@@ -18,6 +18,7 @@ from . import domains, errors, losses, noise, privacy, regret
 from ._core import __version__
 from .aggregation import TreeAggregator
 from .errors import (
+    ConvergenceError,
     DPOnlineError,
     HorizonExhaustedError,
     InvalidGraphError,
@@ -44,6 +45,7 @@ __all__ = [
     "NonFiniteError",
     "InvalidGraphError",
     "StateError",
+    "ConvergenceError",
     "ProtocolError",
     "HorizonExhaustedError",
     "domains",

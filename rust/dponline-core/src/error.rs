@@ -60,6 +60,27 @@ pub enum CoreError {
     /// The operating system's entropy source failed.
     #[error("operating-system entropy source failed: {0}")]
     Entropy(String),
+    /// A buffer whose size comes from the caller could not be allocated (or its size overflows `usize`).
+    #[error("cannot allocate {what}: {bytes} bytes requested")]
+    Allocation {
+        /// What the buffer is for, named as the user knows it (e.g. "noise of 10^11 draws").
+        what: String,
+        /// Bytes requested (saturating at `u128::MAX` for sizes that overflow).
+        bytes: u128,
+    },
+    /// An iterative routine reached its iteration cap without meeting its stopping rule.
+    #[error("{routine} did not converge within {limit} iterations{detail}")]
+    IterationLimit {
+        /// The routine, e.g. "Frank-Wolfe projection".
+        routine: &'static str,
+        /// The cap that was reached.
+        limit: u64,
+        /// Optional context (starts with ": " when present).
+        detail: String,
+    },
+    /// An object is being used by two threads at once.
+    #[error("{0}")]
+    Busy(String),
 }
 
 /// Result alias used throughout the core.

@@ -8,7 +8,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::convert::{detached, matrix_owned, seed_words, with_vector};
+use crate::convert::{detached, int_arg, len_arg, matrix_owned, real_arg, seed_words, with_vector};
 use crate::errors::OrRaise;
 
 /// Private continual prefix sums by tree-based aggregation (the binary mechanism).
@@ -26,14 +26,17 @@ impl PyTreeAggregator {
     #[pyo3(signature = (dim, horizon, *, scale, noise = "laplace", padded = true, seed = None, secure = false))]
     fn new(
         py: Python<'_>,
-        dim: usize,
-        horizon: u64,
-        scale: f64,
+        dim: &Bound<'_, PyAny>,
+        horizon: &Bound<'_, PyAny>,
+        scale: &Bound<'_, PyAny>,
         noise: &str,
         padded: bool,
         seed: Option<&Bound<'_, PyAny>>,
         secure: bool,
     ) -> PyResult<Self> {
+        let dim = len_arg(dim, "dim", 1)?;
+        let horizon = int_arg(horizon, "horizon", 1, None)?;
+        let scale = real_arg(scale, "scale", Some(0.0), false)?;
         let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
         let rng = Generator::for_stream(&seed_words(py, seed, secure)?, 0, secure).or_raise()?;
         let inner = TreeAggregator::new(dim, horizon, dist, padded, rng).or_raise()?;
