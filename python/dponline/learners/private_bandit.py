@@ -292,7 +292,7 @@ class PrivateBandit(Learner):
     def regret_bound(self) -> float:
         """The explicit regret bound behind Lemma 3.1, with the constants of its proof (Appendix C).
 
-        With ``κ = T_batch^{1/2}·M + T_batch·L``
+        With ``κ = T_batch^{1/2}·M + T_batch·L`` (``params["kappa"]``)
         (Lemma C.2, ``M = (d/ζ)B``), ``μ = E‖Z‖ ≤ sqrt(n·Var)`` for one node's noise vector and
         ``γ = η(⌈log T⌉·μ + κ) + √20·D/√T_batch`` (Corollary C.5), Lemma 4.1's proof gives
         ``(ω*(0) + ω(x*))/η + (η/2)·T_round·κ² + T_round·κ·γ`` for the batched smoothed losses, to which
@@ -303,7 +303,6 @@ class PrivateBandit(Learner):
         p = self.params
         T, D, L = p["horizon"], p["diameter"], p["lipschitz"]
         Tb, Tr, eta, zeta = p["t_batch"], p["t_round"], p["eta"], p["zeta"]
-        M = p["max_gradient_scale"]
         kappa = p["kappa"]
         var = 2 * p["noise_scale"] ** 2 if p["noise"] == "laplace" else p["noise_scale"] ** 2
         mu = math.sqrt(p["dim"] * var)
