@@ -24,7 +24,7 @@ from importlib import resources
 
 import numpy as np
 
-__all__ = ["NYSEData", "load_nyse"]
+__all__ = ["NYSEData", "load_nyse", "nyse_expert_losses"]
 
 _DATA_FILE = "nyse_o.csv.gz"
 _N_DAYS = 5651
@@ -137,3 +137,29 @@ def load_nyse() -> NYSEData:
     relatives = owner.view()
     relatives.flags.writeable = False
     return NYSEData(relatives=relatives, tickers=tickers, description=_DESCRIPTION)
+
+
+@functools.lru_cache(maxsize=1)
+def nyse_expert_losses() -> np.ndarray:
+    """Expert-advice losses on NYSE(O): one expert per stock (issue 7).
+
+    The loss of stock ``i`` on day ``t`` is ``1 - r[t, i] / max_j r[t, j]`` with ``r`` the price
+    relatives of :func:`load_nyse`: 0 for the day's best stock, closer to 1 the worse the stock did
+    relative to it. Each row depends on that day's relatives only (the normaliser is the same
+    day's best relative, not a statistic of the stream), so replacing one day changes one row, and
+    every loss lies in ``[0, 1)`` by construction (relatives are > 0; the correctly rounded
+    quotient of ``r <= m`` by ``m`` is ``<= 1``).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``float64``, shape ``(5651, 36)`` (days x stocks), values in ``[0, 1)``, at least one zero
+        per row, read-only and cached (every call returns the same array).
+    """
+    relatives = load_nyse().relatives
+    losses = 1.0 - relatives / relatives.max(axis=1, keepdims=True)
+    owner = np.ascontiguousarray(losses)
+    owner.flags.writeable = False
+    view = owner.view()
+    view.flags.writeable = False
+    return view
