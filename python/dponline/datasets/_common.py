@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import math
+import numbers
 from importlib import resources
 
 import numpy as np
@@ -29,10 +30,9 @@ def read_only(array: np.ndarray) -> np.ndarray:
 
 def positive_finite(name: str, value: float) -> float:
     """``value`` as a float if it is finite and > 0, else ``ValueError`` naming ``name``."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a real number, got {value!r}") from None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    x = float(value)
     if not (math.isfinite(x) and x > 0.0):
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return x
