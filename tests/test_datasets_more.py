@@ -216,7 +216,15 @@ def test_trump_spot_values(trump):
 
 def test_trump_matches_independent_parse(trump):
     rows = _csv_rows("trump_approval.csv.gz")
-    assert rows[0] == ["ordinal_date", "five_thirty_eight", "gallup", "ipsos", "morning_consult", "rasmussen", "you_gov"]
+    assert rows[0] == [
+        "ordinal_date",
+        "five_thirty_eight",
+        "gallup",
+        "ipsos",
+        "morning_consult",
+        "rasmussen",
+        "you_gov",
+    ]
     table = np.array([[float(x) for x in row] for row in rows[1:]])
     np.testing.assert_array_equal(trump.average, table[:, 1])
     np.testing.assert_array_equal(trump.polls, table[:, 2:])
@@ -505,7 +513,9 @@ def test_round_probabilities_deterministic_and_consistent():
     assert np.all(f3 >= f1) and np.all(f3 < 1.0)
 
 
-@pytest.mark.parametrize(("feature", "sizes"), [(1, [14, 13, 10, 10, 6, 5, 5, 5, 4, 4, 3, 1]), (3, [27, 19, 17, 7, 7, 2, 1])])
+@pytest.mark.parametrize(
+    ("feature", "sizes"), [(1, [14, 13, 10, 10, 6, 5, 5, 5, 4, 4, 3, 1]), (3, [27, 19, 17, 7, 7, 2, 1])]
+)
 def test_item_blocks(feature, sizes, obd):
     blocks = datasets.open_bandit_item_blocks(feature)
     assert isinstance(blocks, tuple) and all(isinstance(b, tuple) for b in blocks)

@@ -334,4 +334,3 @@ def open_bandit_item_blocks(feature: int = 1) -> tuple[tuple[int, ...], ...]:
     codes = load_open_bandit().item_categories[:, feature - 1]
     n_blocks = int(codes.max()) + 1
     return tuple(tuple(int(a) for a in np.flatnonzero(codes == b)) for b in range(n_blocks))
-
