@@ -15,7 +15,7 @@ __all__ = ["read_bundled_text", "read_only", "positive_finite"]
 def read_bundled_text(filename: str) -> str:
     """The decompressed ASCII text of ``data/<filename>`` (a gzip file shipped in this package)."""
     package = __package__ or "dponline.datasets"
-    blob = resources.files(package).joinpath("data", filename).read_bytes()
+    blob = resources.files(package).joinpath("data").joinpath(filename).read_bytes()
     return gzip.decompress(blob).decode("ascii")
 
 

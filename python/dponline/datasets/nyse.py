@@ -24,6 +24,8 @@ from importlib import resources
 
 import numpy as np
 
+from ._common import read_only
+
 __all__ = ["NYSEData", "load_nyse", "nyse_expert_losses"]
 
 _DATA_FILE = "nyse_o.csv.gz"
@@ -78,7 +80,7 @@ class NYSEData:
 
 def _read_prices() -> tuple[np.ndarray, tuple[str, ...]]:
     """Parse the bundled CSV into (normalised prices ``(5651, 36)`` float64, column labels)."""
-    blob = resources.files(__package__).joinpath("data", _DATA_FILE).read_bytes()
+    blob = resources.files(__package__).joinpath("data").joinpath(_DATA_FILE).read_bytes()
     text = gzip.decompress(blob).decode("ascii")
     header, _, body = text.partition("\n")
     tickers = tuple(label.strip() for label in header.split(","))
@@ -157,9 +159,4 @@ def nyse_expert_losses() -> np.ndarray:
         per row, read-only and cached (every call returns the same array).
     """
     relatives = load_nyse().relatives
-    losses = 1.0 - relatives / relatives.max(axis=1, keepdims=True)
-    owner = np.ascontiguousarray(losses)
-    owner.flags.writeable = False
-    view = owner.view()
-    view.flags.writeable = False
-    return view
+    return read_only(1.0 - relatives / relatives.max(axis=1, keepdims=True))
