@@ -1,4 +1,4 @@
-"""Two binary-classification streams from ``river`` 0.26.1: Phishing and Shuttle (issue 10).
+"""Two binary-classification streams from ``river`` 0.26.1: Phishing and Shuttle.
 
 Both bundled files are byte-exact copies of the gzip files in the ``river`` 0.26.1 wheel
 (BSD-3-Clause): ``river/datasets/phishing.csv.gz`` (1,250 web pages x 9 features, phishing or

@@ -143,7 +143,7 @@ def load_nyse() -> NYSEData:
 
 @functools.lru_cache(maxsize=1)
 def nyse_expert_losses() -> np.ndarray:
-    """Expert-advice losses on NYSE(O): one expert per stock (issue 7).
+    """Expert-advice losses on NYSE(O): one expert per stock.
 
     The loss of stock ``i`` on day ``t`` is ``1 - r[t, i] / max_j r[t, j]`` with ``r`` the price
     relatives of :func:`load_nyse`: 0 for the day's best stock, closer to 1 the worse the stock did

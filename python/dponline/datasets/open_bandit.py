@@ -15,11 +15,11 @@ Loaders and derived products (all deterministic, no randomness, cached, read-onl
 
 * :func:`load_open_bandit` — the logged rounds and the item features (:class:`OpenBanditData`);
 * :func:`open_bandit_click_probabilities` — 80 smoothed item click-through rates, the arms of a
-  Bernoulli bandit environment (issue 7);
+  Bernoulli bandit environment;
 * :func:`open_bandit_round_probabilities` — per-round click probabilities ``p[t, a]`` of shape
-  ``(10000, 80)``: the item rates modulated by the logged round's user context (issue 9);
+  ``(10000, 80)``: the item rates modulated by the logged round's user context;
 * :func:`open_bandit_item_blocks` — a partition of the 80 items by a categorical item feature,
-  the blocks of a partition matroid (issue 9).
+  the blocks of a partition matroid.
 
 This module deliberately imports nothing from the compiled extension ``dponline._core``.
 """
@@ -205,7 +205,7 @@ def _click_probabilities(strength: float) -> np.ndarray:
 
 
 def open_bandit_click_probabilities(prior_strength: float = DEFAULT_PRIOR_STRENGTH) -> np.ndarray:
-    """Smoothed click-through rate of each of the 80 items: the arms of a Bernoulli bandit (issue 7).
+    """Smoothed click-through rate of each of the 80 items: the arms of a Bernoulli bandit.
 
     For item ``a`` shown ``n_a`` times and clicked ``c_a`` times in the logged rounds (positions
     pooled), the rate is the posterior mean under a Beta prior of mean ``mu`` and strength
@@ -258,7 +258,7 @@ def _round_probabilities(strength: float) -> np.ndarray:
 
 
 def open_bandit_round_probabilities(prior_strength: float = DEFAULT_PRIOR_STRENGTH) -> np.ndarray:
-    """Per-round click probabilities ``p[t, a]`` for the 10,000 logged rounds and 80 items (issue 9).
+    """Per-round click probabilities ``p[t, a]`` for the 10,000 logged rounds and 80 items.
 
     Item rates modulated by each round's user context, additively on the log-odds scale (a
     naive-Bayes-style model: the user features act independently of each other and of the item)::
@@ -274,7 +274,7 @@ def open_bandit_round_probabilities(prior_strength: float = DEFAULT_PRIOR_STRENG
     deterministic and uses every logged round (positions pooled); the user-item affinity columns
     of the original data are not used. Rows share one of 240 distinct user contexts.
 
-    With these functions the click model of issue 9 is ``f_t(S) = 1 - prod_{a in S} (1 - p[t, a])``.
+    The probabilistic-coverage click model built on them is ``f_t(S) = 1 - prod_{a in S} (1 - p[t, a])``.
 
     Parameters
     ----------

@@ -131,7 +131,7 @@ def _expert_losses(max_error: float) -> np.ndarray:
 
 
 def trump_approval_expert_losses(max_error: float = DEFAULT_MAX_ERROR) -> np.ndarray:
-    """Expert-advice losses on the approval data: one expert per pollster (issue 7).
+    """Expert-advice losses on the approval data: one expert per pollster.
 
     The loss of pollster ``i`` on day ``t`` is its squared error against FiveThirtyEight's average
     that day, normalised by a constant declared before looking at the data::
