@@ -147,3 +147,75 @@ def test_seeded_learner_copies_continue_identically():
         assert np.array_equal(x, y)
         learner.tell(float(x[0]))
         other.tell(float(y[0]))
+
+
+def test_step_size_and_shrinkage_follow_the_formulas():
+    # Simplex(5): d = 4, D = √2, r = 1/√20; T = 10⁴ → T_batch = T_round = 100.
+    d, D, r, L, B, T = 4, math.sqrt(2), 1 / math.sqrt(20), 2.0, 0.5, 10_000
+    fkm = dponline.PrivateBandit(Simplex(5), horizon=T, epsilon=None, lipschitz=L, loss_bound=B).params
+    zeta = D * math.sqrt(d) / T**0.25
+    assert fkm["zeta"] == pytest.approx(zeta, rel=1e-15) and fkm["eta_rule"] == "line 1"
+    assert fkm["eta"] == pytest.approx(D / (T**0.75 * math.sqrt(d) * L), rel=1e-15)
+    assert fkm["shrink"] == pytest.approx(zeta / (r + zeta), rel=1e-15)
+    # Appendix D caps ζ at r/2 and re-derives η = D/(κ√T_round), κ = √T_batch·dB/ζ + T_batch·L.
+    app = dponline.PrivateBandit(
+        Simplex(5), horizon=T, epsilon=None, lipschitz=L, loss_bound=B, feasibility="appendix-d"
+    ).params
+    kappa = 10 * d * B / (r / 2) + 100 * L
+    assert app["zeta"] == pytest.approx(r / 2) and app["shrink"] == pytest.approx(0.5)
+    assert app["kappa"] == pytest.approx(kappa, rel=1e-12)
+    assert app["eta"] == pytest.approx(D / (kappa * 10), rel=1e-12) and app["eta_rule"].startswith("Lemma 3.1")
+    # A given smoothing radius also re-derives η from the proof.
+    given = dponline.PrivateBandit(
+        Simplex(5), horizon=T, epsilon=None, lipschitz=L, loss_bound=B, smoothing_radius=0.3
+    ).params
+    assert given["eta"] == pytest.approx(D / ((10 * d * B / 0.3 + 100 * L) * 10), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "match"),
+    [
+        (lambda: Simplex(-2), dponline.InvalidInputError, "n must be an integer >= 0"),
+        (lambda: Simplex(2.0), dponline.InvalidInputError, "n must be an integer"),
+        (
+            lambda: dponline.PrivateBandit(Simplex(3), horizon=10, epsilon=None, lipschitz=1.0, calibration="foo"),
+            dponline.InvalidInputError,
+            "calibration must be one of",
+        ),
+        (
+            lambda: dponline.PrivateBandit(Simplex(3), horizon=10, epsilon="1", lipschitz=1.0),
+            dponline.InvalidInputError,
+            "epsilon must be a real number",
+        ),
+        (
+            lambda: dponline.PrivateBandit(Simplex(3), horizon=10.0, epsilon=1.0, lipschitz=1.0),
+            dponline.InvalidInputError,
+            "horizon must be an integer",
+        ),
+        (
+            lambda: dponline.TreeAggregator.calibrated(2, 10, epsilon=1.0, sensitivity=1.0, calibration="exact"),
+            dponline.InvalidInputError,
+            "calibration must be one of",
+        ),
+    ],
+)
+def test_one_validator_everywhere(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_numpy_scalars_are_accepted_and_strings_refused():
+    for eps in (np.float32(1.0), np.int64(1), np.float64(0.5)):
+        learner = dponline.PrivateBandit(Simplex(np.int64(3)), horizon=np.int32(20), epsilon=eps, lipschitz=1.0)
+        assert learner.privacy.epsilon == float(eps)
+        assert dponline.privacy.laplace_scale(eps, 1.0) == 1.0 / float(eps)
+    learner = dponline.PrivateBandit(Simplex(3), horizon=20, epsilon=1.0, lipschitz=1.0, seed=0)
+    learner.ask()
+    before = pickle.dumps(learner)
+    with pytest.raises(dponline.InvalidInputError, match="loss must be a real number"):
+        learner.tell("0.1")
+    with pytest.raises(dponline.NonFiniteError, match="loss must be finite, got nan"):
+        learner.tell(np.float32("nan"))
+    assert pickle.dumps(learner) == before
+    learner.tell(np.float32(0.25))
+    assert "checkpoints=" in repr(learner.run(losses.Linear(np.ones((20, 3)), norm_bound=2.0)))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from typing import Any
 
-from . import _core, privacy
+from . import _core, _validate, privacy
 from ._seed import SeedLike
 from .errors import InvalidInputError
 from .privacy import PrivacyGuarantee
@@ -82,8 +84,9 @@ class TreeAggregator(_core.TreeAggregator):
             noise: ``"laplace"`` or ``"gaussian"``; default Laplace when ``delta == 0``, else Gaussian.
             calibration: ``"paper"`` (Ene-Nguyen-Vladu Theorem 2.3 / Agarwal-Singh Lemma 3.3, with the exact
                 count ``floor(log2 T) + 1`` of released nodes a row enters; for Gaussian never below the
-                exact requirement), ``"analytic"`` (Gaussian only: the release is one Gaussian mechanism,
-                Balle-Wang 2018) or ``"zcdp"`` (Gaussian only: Bun-Steinke 2016 with the
+                exact requirement), ``"analytic"`` (the exact requirement: for Gaussian the release is one
+                Gaussian mechanism, Balle-Wang 2018; for Laplace identical to ``"paper"``) or ``"zcdp"``
+                (Gaussian only: Bun-Steinke 2016 with the
                 Canonne-Kamath-Steinke conversion).
             padded, seed, secure: as the constructor.
 
@@ -94,13 +97,13 @@ class TreeAggregator(_core.TreeAggregator):
             InvalidInputError: ε ≤ 0, δ ∉ [0, 1), δ = 0 with Gaussian noise, a non-positive sensitivity, or an
                 unknown ``noise``/``calibration``.
         """
+        calibration = _validate.option("calibration", calibration, ("paper", "analytic", "zcdp"))
         if noise is None:
             noise = "laplace" if delta == 0 else "gaussian"
         if noise == "laplace":
-            if calibration != "paper":
-                raise InvalidInputError(
-                    f"calibration must be 'paper' for Laplace noise (it is already exact), got {calibration!r}"
-                )
+            if calibration == "zcdp":
+                raise InvalidInputError("calibration='zcdp' needs Gaussian noise (delta > 0)")
+            # For Laplace noise the paper's calibration is already exact: "paper" and "analytic" coincide.
             scale = privacy.tree_laplace_scale(epsilon, sensitivity, horizon)
             guarantee = privacy.tree_privacy("laplace", scale, sensitivity, horizon)
         elif noise == "gaussian":
@@ -109,9 +112,13 @@ class TreeAggregator(_core.TreeAggregator):
                 epsilon=float(epsilon),
                 delta=float(delta),
                 source=f"Ene-Nguyen-Vladu Theorem 2.3, calibration={calibration!r}",
+                noise_multiplier=scale / (sensitivity * math.sqrt(privacy.levels_touched(horizon))),
             )
         else:
             raise InvalidInputError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
+        guarantee = dataclasses.replace(
+            guarantee, unit="one pushed row", randomness=privacy.randomness_of(seed, secure)
+        )
         tree = cls(dim, horizon, scale=scale, noise=noise, padded=padded, seed=seed, secure=secure)
         tree._privacy = guarantee
         return tree

@@ -32,6 +32,7 @@ __all__ = [
     "NEIGHBOURING_ROUND",
     "UNIT_ROUND",
     "row_multiplicity",
+    "randomness_of",
     "laplace_scale",
     "gaussian_sigma_classical",
     "gaussian_delta",
@@ -185,6 +186,14 @@ class PrivacyGuarantee:
         if self.randomness == "seed":
             text += " — seeded: private only while the seed is secret"
         return text
+
+
+def randomness_of(seed: object, secure: bool) -> str:
+    """How an object's noise is keyed, for :attr:`PrivacyGuarantee.randomness`: ``"secure"``, ``"os"`` (no seed)
+    or ``"seed"`` (the guarantee then holds only while the seed is secret)."""
+    if secure:
+        return "secure"
+    return "os" if seed is None else "seed"
 
 
 def row_multiplicity(losses: object) -> int:

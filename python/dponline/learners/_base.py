@@ -14,20 +14,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import _validate
-from .._seed import SeedLike
-from ..privacy import PrivacyGuarantee, row_multiplicity
+from ..privacy import PrivacyGuarantee, randomness_of, row_multiplicity
 
 __all__ = ["Learner", "RunResult", "randomness_of"]
 
 _MAX_CHECKPOINTS = 10_000
-
-
-def randomness_of(seed: SeedLike, secure: bool) -> str:
-    """How a learner's noise is keyed, for :attr:`PrivacyGuarantee.randomness`: ``"secure"``, ``"os"`` or
-    ``"seed"`` (the guarantee then holds only while the seed is secret)."""
-    if secure:
-        return "secure"
-    return "os" if seed is None else "seed"
 
 
 @dataclass(repr=False)
