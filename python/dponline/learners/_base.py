@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import _validate
+from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee, randomness_of, row_multiplicity
 
 __all__ = ["Learner", "RunResult", "randomness_of"]
@@ -122,8 +123,11 @@ class Learner:
             InvalidInputError: a family of another dimension, bad ``rounds``/``checkpoints``.
             StateError: the learner is being used by another thread.
         """
+        family_horizon = getattr(losses, "horizon", None)
+        if not isinstance(family_horizon, int):
+            raise InvalidInputError(f"losses must be a dponline loss family, got {type(losses).__name__}")
         start = self.t
-        remaining = max(0, min(self.horizon, int(losses.horizon)) - start)
+        remaining = max(0, min(self.horizon, family_horizon) - start)
         rounds = remaining if rounds is None else _validate.integer("rounds", rounds, low=0)
         count = _validate.integer("checkpoints", checkpoints, low=1, high=_MAX_CHECKPOINTS)
         _validate.flag("progress", progress)
