@@ -42,7 +42,9 @@ EPSILON, DELTA = 1.0, 1e-6
 
 def make_stream(horizon: int) -> tuple[np.ndarray, dponline.losses.LossFamily]:
     R = np.asarray(load_nyse().relatives, dtype=np.float64)
-    return R, dponline.losses.PortfolioLogLoss(R, horizon=horizon, resample="bootstrap", seed=0)
+    return R, dponline.losses.PortfolioLogLoss(
+        R, relative_range=(0.5, 2.0), horizon=horizon, resample="bootstrap", seed=0
+    )
 
 
 def make_learner(family: dponline.losses.LossFamily, horizon: int, seed: int = 0) -> dponline.PrivateBandit:
@@ -52,7 +54,7 @@ def make_learner(family: dponline.losses.LossFamily, horizon: int, seed: int = 0
         epsilon=EPSILON,
         delta=DELTA,
         lipschitz=family.lipschitz,
-        loss_bound=family.value_bound,
+        loss_bound=family.loss_bound,
         seed=seed,
     )
 

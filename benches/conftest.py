@@ -23,4 +23,6 @@ def nyse_relatives() -> np.ndarray:
 @pytest.fixture(scope="session")
 def nyse_family(nyse_relatives: np.ndarray) -> dponline.losses.LossFamily:
     """NYSE portfolio log-losses bootstrapped to 10^7 rounds (counter-based: O(1) memory in the horizon)."""
-    return dponline.losses.PortfolioLogLoss(nyse_relatives, horizon=10**7, resample="bootstrap", seed=0)
+    return dponline.losses.PortfolioLogLoss(
+        nyse_relatives, relative_range=(0.5, 2.0), horizon=10**7, resample="bootstrap", seed=0
+    )

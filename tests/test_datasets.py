@@ -1,4 +1,4 @@
-"""Tests for dponline.datasets (the bundled NYSE(O) data set)."""
+"""Tests for dponline.datasets: the bundled NYSE(O) data set (the others: test_datasets_more.py)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,12 @@ def _import_without_package_init() -> types.ModuleType:
     sys.modules["dponline"] = stub
     try:
         module = importlib.import_module("dponline.datasets")
-        module.load_nyse()  # fill the cache while the package is resolvable
+        # Fill every cache while the package is resolvable.
+        for loader in (module.load_nyse, module.nyse_expert_losses, module.load_trump_approval):
+            loader()
+        for loader in (module.trump_approval_expert_losses, module.load_phishing, module.load_shuttle):
+            loader()
+        module.open_bandit_round_probabilities()
     finally:
         for name in [name for name in sys.modules if owned(name)]:
             del sys.modules[name]
@@ -106,7 +111,7 @@ def prices():
 
 
 def test_public_api():
-    assert set(datasets.__all__) == {"load_nyse", "NYSEData"}
+    assert {"load_nyse", "NYSEData", "nyse_expert_losses"} <= set(datasets.__all__)
     assert isinstance(datasets.load_nyse(), datasets.NYSEData)
 
 

@@ -486,22 +486,40 @@ def test_black_box_privacy_audit_of_a_laplace_blt():
 # State, determinism, errors
 
 
-@pytest.mark.parametrize("secure", [False, True])
-@pytest.mark.parametrize(
-    "cls,kw",
-    [(HonakerTree, {}), (KaryTree, {"k": 5}), (KaryTree, {"k": 2, "readout": "plain"}), (BLT, {"buffers": 3})],
-)
-def test_pickle_mid_stream_continues_bit_identically(cls, kw, secure):
-    mech = cls.calibrated(
-        4, 64, epsilon=1.0, delta=1e-6, sensitivity=1.0, secure=secure, seed=None if secure else 5, **kw
-    )
+CLASSES = [(HonakerTree, {}), (KaryTree, {"k": 5}), (KaryTree, {"k": 2, "readout": "plain"}), (BLT, {"buffers": 3})]
+
+
+@pytest.mark.parametrize("cls,kw", CLASSES)
+def test_pickle_mid_stream_continues_bit_identically(cls, kw):
+    mech = cls.calibrated(4, 64, epsilon=1.0, delta=1e-6, sensitivity=1.0, seed=5, **kw)
     X = np.random.default_rng(0).normal(size=(64, 4))
     mech.push_many(X[:21])
     clone = pickle.loads(pickle.dumps(mech))
     assert type(clone) is cls and clone.privacy == mech.privacy and clone.t == 21 and clone.k == mech.k
-    assert clone.readout == mech.readout and clone.secure == secure
+    assert clone.readout == mech.readout and not clone.secure
     assert clone.theta == mech.theta and clone.omega == mech.omega and clone.fit == mech.fit
+    assert mech.privacy.randomness == "seed" and mech.privacy.unit == "one pushed row"
     assert np.array_equal(clone.push_many(X[21:]), mech.push_many(X[21:]))
+
+
+@pytest.mark.parametrize("duplicate", ["pickle twice", "copy", "deepcopy"])
+@pytest.mark.parametrize("cls,kw", CLASSES)
+def test_secure_mechanisms_never_replay_noise(cls, kw, duplicate):
+    """The ChaCha20 key is never serialised: restored or copied secure mechanisms reseed from the OS."""
+    import copy
+
+    mech = cls.calibrated(4, 64, epsilon=1.0, delta=1e-6, sensitivity=1.0, secure=True, **kw)
+    assert mech.privacy.randomness == "secure"
+    X = np.random.default_rng(0).normal(size=(64, 4))
+    mech.push_many(X[:21])
+    if duplicate == "pickle twice":
+        state = pickle.dumps(mech)
+        a, b = pickle.loads(state), pickle.loads(state)
+    else:
+        dup = copy.copy if duplicate == "copy" else copy.deepcopy
+        a, b = dup(mech), dup(mech)
+    assert a.secure and b.secure and a.t == b.t == 21 and type(a) is cls
+    assert not np.array_equal(a.push_many(X[21:]), b.push_many(X[21:]))
 
 
 def test_unpickling_another_kind_is_refused():
@@ -547,15 +565,15 @@ def test_failed_calls_leave_the_mechanism_unchanged(name):
 @pytest.mark.parametrize(
     "make,match",
     [
-        (lambda: HonakerTree(0, 5, scale=1.0), "dim must be >= 1"),
-        (lambda: HonakerTree(1, 0, scale=1.0), "horizon must be >= 1"),
+        (lambda: HonakerTree(0, 5, scale=1.0), "dim must be an integer >= 1"),
+        (lambda: HonakerTree(1, 0, scale=1.0), "horizon must be an integer >= 1"),
         (lambda: HonakerTree(1, 5, scale=-1.0), "scale must be finite and >= 0"),
         (lambda: HonakerTree(1, 5, scale=1.0, noise="cauchy"), "noise must be"),
-        (lambda: KaryTree(1, 5, k=1, scale=1.0), "k must be >= 2"),
+        (lambda: KaryTree(1, 5, k=1, scale=1.0), "k must be an integer >= 2"),
+        (lambda: KaryTree(1, 5, k=2.0, scale=1.0), "k must be an integer"),
         (lambda: KaryTree(1, 5, k=3, scale=1.0, readout="blue"), "readout must be"),
-        (lambda: KaryTree(2**40, 2**40, k=2, scale=1.0), "allocate"),
-        (lambda: BLT(1, 10, scale=1.0, buffers=0), "buffers must be between 1 and 16"),
-        (lambda: BLT(1, 10, scale=1.0, buffers=17), "buffers must be between 1 and 16"),
+        (lambda: BLT(1, 10, scale=1.0, buffers=0), "buffers must be an integer >= 1 and <= 16"),
+        (lambda: BLT(1, 10, scale=1.0, buffers=17), "buffers must be an integer >= 1 and <= 16"),
         (lambda: BLT(1, 10, scale=1.0, objective="median"), "objective must be"),
         (lambda: BLT(1, 10, scale=1.0, theta=[0.5]), "together"),
         (lambda: BLT(1, 10, scale=1.0, theta=[0.6, 0.5], omega=[1.0, 1.0]), "theta must be strictly increasing"),
@@ -566,6 +584,13 @@ def test_failed_calls_leave_the_mechanism_unchanged(name):
 def test_bad_construction(make, match):
     with pytest.raises(dponline.InvalidInputError, match=match):
         make()
+
+
+def test_impossible_sizes_raise_memory_error():
+    with pytest.raises(MemoryError, match="bytes requested"):
+        KaryTree(2**40, 2**40, k=2, scale=1.0)
+    with pytest.raises(MemoryError):
+        BLT(2**62, 10, scale=1.0, theta=[0.5], omega=[0.5])
 
 
 def test_memory_is_bounded_and_constant():

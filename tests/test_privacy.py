@@ -338,11 +338,11 @@ BAD_INPUTS = [
     (privacy.advanced_composition, (0.1, 1e-7, 10, 0.0), re.escape("delta_prime must be in (0, 1)")),
     (privacy.advanced_composition, (0.1, 1.0, 10, 1e-6), re.escape("delta must be in [0, 1)")),
     (privacy.advanced_composition, (0.1, 0.0, 0, 1e-6), "k must be an integer >= 1"),
-    (privacy.advanced_composition, (0.1, 0.0, 2.5, 1e-6), "k must be an integer >= 1"),
+    (privacy.advanced_composition, (0.1, 0.0, 2.5, 1e-6), "k must be an integer, got 2.5"),
     (privacy.advanced_composition, (-0.1, 0.0, 3, 1e-6), "epsilon must be finite and > 0"),
     (privacy.levels_touched, (0,), "horizon must be an integer >= 1, got 0"),
-    (privacy.levels_touched, (8.0,), "horizon must be an integer >= 1"),
-    (privacy.levels_touched, (True,), "horizon must be an integer >= 1"),
+    (privacy.levels_touched, (8.0,), "horizon must be an integer, got 8.0"),
+    (privacy.levels_touched, (True,), "horizon must be an integer, got True"),
     (privacy.tree_laplace_scale, (1.0, 0.0, 8), "sensitivity must be finite and > 0"),
     (privacy.tree_laplace_scale, (float("nan"), 1.0, 8), "epsilon must be finite and > 0"),
     (privacy.tree_gaussian_sigma, (1.0, 0.0, 1.0, 8), re.escape("delta must be in (0, 1)")),
@@ -399,14 +399,16 @@ def test_basic_composition_refuses_mixed_neighbouring():
 def test_privacy_guarantee_is_frozen_picklable_and_printable():
     guarantee = privacy.PrivacyGuarantee(np.float64(1.0), 1e-6, "Ene-Nguyen-Vladu Lemma 5.4", notes="n")
     assert type(guarantee.epsilon) is float
-    assert str(guarantee) == "(ε=1, δ=1e-06)-DP [Ene-Nguyen-Vladu Lemma 5.4]"
+    assert str(guarantee) == "(ε=1, δ=1e-06)-DP per one round's loss [Ene-Nguyen-Vladu Lemma 5.4]"
     restored = pickle.loads(pickle.dumps(guarantee))
     assert restored == guarantee and type(restored) is type(guarantee)
     with pytest.raises(dataclasses.FrozenInstanceError):
         guarantee.epsilon = 2.0  # type: ignore[misc]
-    assert guarantee.neighbouring == "one round's input replaced"
+    assert guarantee.neighbouring == privacy.NEIGHBOURING_ROUND and guarantee.unit == "one round's loss"
+    seeded = dataclasses.replace(guarantee, randomness="seed")
+    assert "private only while the seed is secret" in str(seeded) and "secret" in seeded.caveat
 
 
 def test_public_api_is_listed():
     for name in privacy.__all__:
-        assert callable(getattr(privacy, name))
+        assert callable(getattr(privacy, name)) or name.isupper()

@@ -53,7 +53,7 @@ def test_gaussian_scale_follows_lemma_5_4():
     assert p["noise"] == "gaussian" and p["noise_scale"] == max(lemma, p["exact_scale"])
     assert "Lemma 5.4" in learner.privacy.source and learner.privacy.delta == delta
     exact = dponline.PrivateBandit(
-        Simplex(n), horizon=T, epsilon=eps, delta=delta, lipschitz=L, calibration="exact", seed=0
+        Simplex(n), horizon=T, epsilon=eps, delta=delta, lipschitz=L, calibration="analytic", seed=0
     )
     assert exact.params["noise_scale"] == pytest.approx(p["exact_scale"], rel=1e-12)
 
@@ -61,7 +61,7 @@ def test_gaussian_scale_follows_lemma_5_4():
 def test_every_played_point_is_in_the_domain_on_nyse():
     data = load_nyse()
     R = data.relatives
-    fam = losses.PortfolioLogLoss(R)
+    fam = losses.PortfolioLogLoss(R, relative_range=(0.5, 2.0))
     domain = Simplex(data.n_assets)
     learner = dponline.PrivateBandit(domain, horizon=len(R), epsilon=1.0, delta=1e-6, lipschitz=fam.lipschitz, seed=3)
     total = 0.0
@@ -76,7 +76,7 @@ def test_every_played_point_is_in_the_domain_on_nyse():
 
 def test_run_matches_ask_tell_and_pickling_resumes_bit_identically():
     R = load_nyse().relatives[:2000]
-    fam = losses.PortfolioLogLoss(R)
+    fam = losses.PortfolioLogLoss(R, relative_range=(0.5, 2.0))
 
     def make():
         return dponline.PrivateBandit(Simplex(36), horizon=2000, epsilon=2.0, lipschitz=fam.lipschitz, seed=11)
@@ -132,7 +132,7 @@ def test_protocol_and_bad_input_leave_the_learner_unchanged():
         ({"epsilon": 1.0, "delta": 1.0}, "delta"),
         ({"epsilon": 1.0, "lipschitz": -1.0}, "lipschitz"),
         ({"epsilon": 1.0, "horizon": 0}, "horizon"),
-        ({"epsilon": 1.0, "smoothing_radius": 5.0}, "smoothing_radius"),
+        ({"epsilon": 1.0, "smoothing_radius": 5.0, "feasibility": "appendix-d"}, "smoothing_radius"),
         ({"epsilon": 1.0, "calibration": "loose"}, "calibration"),
     ],
 )
@@ -155,7 +155,7 @@ def test_nonprivate_regret_grows_no_faster_than_t_to_the_three_quarters():
     Ts = [10**4, 10**5, 10**6]
     means = []
     for T in Ts:
-        fam = losses.Linear(_linear_stream(T, T))
+        fam = losses.Linear(_linear_stream(T, T), norm_bound=2.0)
         best = regret.best_fixed(fam, Simplex(2))
         regs = [
             dponline.PrivateBandit(Simplex(2), horizon=T, epsilon=None, lipschitz=fam.lipschitz, seed=s)
@@ -176,7 +176,7 @@ def test_regret_is_below_the_explicit_bound_of_lemma_3_1(epsilon, delta):
     Non-private at T = 10⁶ the bound is informative (about a third of T·2B); with privacy noise calibrated
     by Lemmas 5.1/5.4 it exceeds T·2B at this horizon, so that case only checks consistency."""
     T = 10**6
-    fam = losses.Linear(_linear_stream(T, 7))
+    fam = losses.Linear(_linear_stream(T, 7), norm_bound=2.0)
     learner = dponline.PrivateBandit(
         Simplex(2), horizon=T, epsilon=epsilon, delta=delta, lipschitz=fam.lipschitz, seed=1
     )
@@ -190,7 +190,7 @@ def test_regret_is_below_the_explicit_bound_of_lemma_3_1(epsilon, delta):
 
 def test_regret_curve_ends_at_the_regret():
     R = load_nyse().relatives
-    fam = losses.PortfolioLogLoss(R, horizon=50_000, resample="bootstrap", seed=2)
+    fam = losses.PortfolioLogLoss(R, relative_range=(0.5, 2.0), horizon=50_000, resample="bootstrap", seed=2)
     learner = dponline.PrivateBandit(Simplex(36), horizon=50_000, epsilon=None, lipschitz=fam.lipschitz, seed=0)
     result = learner.run(fam, checkpoints=50)
     best = regret.best_constant_rebalanced_portfolio(fam)
@@ -220,7 +220,7 @@ def test_every_played_point_is_feasible_on_every_domain(make):
     domain = make()
     rng = np.random.default_rng(0)
     C = rng.normal(size=(3000, domain.dim))
-    fam = losses.Linear(C)
+    fam = losses.Linear(C, norm_bound=2.0)
     learner = dponline.PrivateBandit(domain, horizon=3000, epsilon=1.0, delta=1e-6, lipschitz=fam.lipschitz, seed=1)
     for t in range(3000):
         x = learner.ask()
@@ -243,7 +243,7 @@ def test_regret_rate_on_a_full_dimensional_ball():
     for T in Ts:
         rng = np.random.default_rng(T)
         C = rng.normal(loc=[0.5, -0.2, 0.1], scale=1.0, size=(T, 3))
-        fam = losses.Linear(C)
+        fam = losses.Linear(C, norm_bound=2.0)
         ball = dponline.domains.L2Ball(3)
         best = regret.best_fixed(fam, ball)
         runs = [
@@ -258,7 +258,7 @@ def test_regret_rate_on_a_full_dimensional_ball():
 
 
 def test_secure_learners_run_and_are_not_reproducible():
-    fam = losses.Linear(np.random.default_rng(0).uniform(size=(500, 3)))
+    fam = losses.Linear(np.random.default_rng(0).uniform(size=(500, 3)), norm_bound=2.0)
     runs = [
         dponline.PrivateBandit(Simplex(3), horizon=500, epsilon=1.0, lipschitz=fam.lipschitz, secure=True).run(fam)
         for _ in range(2)

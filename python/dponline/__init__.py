@@ -20,6 +20,7 @@ from . import domains, errors, losses, noise, privacy, regret
 from ._core import __version__
 from .aggregation import TreeAggregator
 from .errors import (
+    ConvergenceError,
     DPOnlineError,
     HorizonExhaustedError,
     InvalidGraphError,
@@ -46,6 +47,7 @@ __all__ = [
     "NonFiniteError",
     "InvalidGraphError",
     "StateError",
+    "ConvergenceError",
     "ProtocolError",
     "HorizonExhaustedError",
     "domains",

@@ -14,9 +14,11 @@ column norm), and each release ``t`` has an exact per-coordinate noise variance 
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from typing import Any
 
-from . import _core, privacy
+from . import _core, _validate, privacy
 from ._seed import SeedLike
 from .errors import InvalidInputError, StateError
 from .privacy import PrivacyGuarantee
@@ -94,8 +96,9 @@ class TreeAggregator(_core.TreeAggregator):
             noise: ``"laplace"`` or ``"gaussian"``; default Laplace when ``delta == 0``, else Gaussian.
             calibration: ``"paper"`` (Ene-Nguyen-Vladu Theorem 2.3 / Agarwal-Singh Lemma 3.3, with the exact
                 count ``floor(log2 T) + 1`` of released nodes a row enters; for Gaussian never below the
-                exact requirement), ``"analytic"`` (Gaussian only: the release is one Gaussian mechanism,
-                Balle-Wang 2018) or ``"zcdp"`` (Gaussian only: Bun-Steinke 2016 with the
+                exact requirement), ``"analytic"`` (the exact requirement: for Gaussian the release is one
+                Gaussian mechanism, Balle-Wang 2018; for Laplace identical to ``"paper"``) or ``"zcdp"``
+                (Gaussian only: Bun-Steinke 2016 with the
                 Canonne-Kamath-Steinke conversion).
             padded, seed, secure: as the constructor.
 
@@ -106,13 +109,13 @@ class TreeAggregator(_core.TreeAggregator):
             InvalidInputError: ε ≤ 0, δ ∉ [0, 1), δ = 0 with Gaussian noise, a non-positive sensitivity, or an
                 unknown ``noise``/``calibration``.
         """
+        calibration = _validate.option("calibration", calibration, ("paper", "analytic", "zcdp"))
         if noise is None:
             noise = "laplace" if delta == 0 else "gaussian"
         if noise == "laplace":
-            if calibration != "paper":
-                raise InvalidInputError(
-                    f"calibration must be 'paper' for Laplace noise (it is already exact), got {calibration!r}"
-                )
+            if calibration == "zcdp":
+                raise InvalidInputError("calibration='zcdp' needs Gaussian noise (delta > 0)")
+            # For Laplace noise the paper's calibration is already exact: "paper" and "analytic" coincide.
             scale = privacy.tree_laplace_scale(epsilon, sensitivity, horizon)
             guarantee = privacy.tree_privacy("laplace", scale, sensitivity, horizon)
         elif noise == "gaussian":
@@ -121,9 +124,13 @@ class TreeAggregator(_core.TreeAggregator):
                 epsilon=float(epsilon),
                 delta=float(delta),
                 source=f"Ene-Nguyen-Vladu Theorem 2.3, calibration={calibration!r}",
+                noise_multiplier=scale / (sensitivity * math.sqrt(privacy.levels_touched(horizon))),
             )
         else:
             raise InvalidInputError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
+        guarantee = dataclasses.replace(
+            guarantee, unit="one pushed row", randomness=privacy.randomness_of(seed, secure)
+        )
         tree = cls(dim, horizon, scale=scale, noise=noise, padded=padded, seed=seed, secure=secure)
         tree._privacy = guarantee
         return tree
@@ -168,16 +175,15 @@ class _LinearMechanism(_core.Mechanism):
         secure: bool,
         options: dict[str, Any],
     ) -> Any:
+        calibration = _validate.option("calibration", calibration, ("analytic", "zcdp"))
         if noise is None:
             noise = "laplace" if delta == 0 else "gaussian"
         # The encoder's column norms depend only on the structure, not on dim, noise or seed.
         probe = cls._build(1, horizon, 0.0, "gaussian", 0, False, options)
         options = cls._same_structure(probe, options)
         if noise == "laplace":
-            if calibration != "analytic":
-                raise InvalidInputError(
-                    f"calibration must be 'analytic' for Laplace noise (it is already exact), got {calibration!r}"
-                )
+            if calibration == "zcdp":
+                raise InvalidInputError("calibration='zcdp' needs Gaussian noise (delta > 0)")
             scale = privacy.linear_laplace_scale(epsilon, sensitivity, probe.sensitivity_l1)
             guarantee = privacy.linear_privacy("laplace", scale, sensitivity, probe.sensitivity_l1)
         elif noise == "gaussian":
@@ -189,9 +195,13 @@ class _LinearMechanism(_core.Mechanism):
                 delta=float(delta),
                 source=f"{privacy._LINEAR_GAUSSIAN_SOURCE}, calibration={calibration!r}",
                 notes=f"gaussian sigma={scale:g}, encoder column norm={probe.sensitivity_l2:g}",
+                noise_multiplier=scale / (sensitivity * probe.sensitivity_l2),
             )
         else:
             raise InvalidInputError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
+        guarantee = dataclasses.replace(
+            guarantee, unit="one pushed row", randomness=privacy.randomness_of(seed, secure)
+        )
         mechanism = cls._build(dim, horizon, scale, noise, seed, secure, options)
         mechanism._privacy = guarantee
         return mechanism

@@ -38,14 +38,17 @@ def _portfolio(args: argparse.Namespace) -> int:
     rows = data.n_days
     horizon = args.horizon or rows
     if horizon <= rows:
-        family = losses.PortfolioLogLoss(data.relatives[:horizon])
+        family = losses.PortfolioLogLoss(data.relatives[:horizon], relative_range=(0.5, 2.0))
         stream = f"the first {horizon} NYSE trading days, in order"
     else:
-        family = losses.PortfolioLogLoss(data.relatives, horizon=horizon, resample="bootstrap", seed=args.stream_seed)
+        family = losses.PortfolioLogLoss(
+            data.relatives, relative_range=(0.5, 2.0), horizon=horizon, resample="bootstrap", seed=args.stream_seed
+        )
         stream = f"{horizon} days bootstrapped from the {rows} NYSE days (seed {args.stream_seed})"
     n = data.n_assets
     domain = Simplex(n)
     lipschitz = family.lipschitz
+    loss_bound = family.loss_bound
     best = regret.best_constant_rebalanced_portfolio(family)
     ucrp_loss = float(family.cumulative_at(np.full(n, 1.0 / n), [horizon])[0])
 
@@ -63,6 +66,7 @@ def _portfolio(args: argparse.Namespace) -> int:
                 epsilon=eps,
                 delta=delta,
                 lipschitz=lipschitz,
+                loss_bound=loss_bound,
                 calibration=args.calibration,
                 seed=np.random.SeedSequence([seed, eps is None]),
             )
@@ -250,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, default=3, help="learner seeds per configuration (default 3)")
     p.add_argument(
         "--calibration",
-        choices=["paper", "exact", "zcdp"],
+        choices=["paper", "analytic", "zcdp"],
         default="paper",
         help="noise calibration (default: the paper's lemmas)",
     )

@@ -1,6 +1,7 @@
 """The exception hierarchy of dponline.
 
-Every error the library raises on purpose derives from :class:`DPOnlineError`. Errors caused by bad input
+Every error the library raises on purpose derives from :class:`DPOnlineError`, except that a buffer too large
+to allocate raises the builtin :class:`MemoryError` (naming the bytes requested). Errors caused by bad input
 also derive from :class:`ValueError`, so ``except ValueError`` keeps working for callers that do not know
 dponline. The Rust core maps each of its error variants onto exactly one of these classes (in
 ``rust/dponline-py/src/errors.rs``).
@@ -16,6 +17,7 @@ __all__ = [
     "ProtocolError",
     "InvalidGraphError",
     "StateError",
+    "ConvergenceError",
 ]
 
 
@@ -39,7 +41,13 @@ class InvalidGraphError(InvalidInputError):
 
 
 class StateError(DPOnlineError, ValueError):
-    """A pickled/serialized state could not be restored (corrupt bytes or an unsupported format version)."""
+    """An object's state cannot be used: a pickled/serialized state could not be restored (corrupt bytes or an
+    unsupported format version), or the object is being used by another thread at the same time."""
+
+
+class ConvergenceError(DPOnlineError, RuntimeError):
+    """An iterative routine (a calibration bisection, Frank-Wolfe, a Newton or line search) reached its iteration
+    cap. The message names the routine and the cap; the object the call was made on is unchanged."""
 
 
 class ProtocolError(DPOnlineError, RuntimeError):

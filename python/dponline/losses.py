@@ -10,53 +10,122 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _validate
 from ._core import LossFamily
+from .errors import InvalidInputError
 
-__all__ = ["LossFamily", "Linear", "PortfolioLogLoss"]
+__all__ = ["LossFamily", "Linear", "PortfolioLogLoss", "portfolio_bounds"]
 
 
-def _family(kind: str, data: np.ndarray, horizon: int | None, resample: str | None, seed: int | None) -> LossFamily:
-    order = "sequential" if resample is None else resample
-    return LossFamily(kind, data, horizon=horizon, order=order, seed=seed)
+def _family(
+    kind: str,
+    data: object,
+    horizon: int | None,
+    resample: str | None,
+    seed: int | None,
+    lipschitz: float | None = None,
+    loss_bound: float | None = None,
+) -> LossFamily:
+    order = "sequential" if resample is None else _validate.option("resample", resample, ("cycle", "bootstrap"))
+    if horizon is not None:
+        horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
+    if seed is not None:
+        seed = _validate.integer("seed", seed, low=0, high=2**64 - 1)
+    return LossFamily(kind, data, horizon=horizon, order=order, seed=seed, lipschitz=lipschitz, loss_bound=loss_bound)
 
 
 def Linear(  # noqa: N802 - a family constructor, named like the loss it builds
-    C: np.ndarray, *, horizon: int | None = None, resample: str | None = None, seed: int | None = None
+    C: np.ndarray,
+    *,
+    norm_bound: float | None = None,
+    horizon: int | None = None,
+    resample: str | None = None,
+    seed: int | None = None,
 ) -> LossFamily:
     """Linear losses ``f_t(x) = ⟨c_t, x⟩`` for the rows ``c_t`` of ``C``.
 
     Args:
         C: float array of shape ``(rows, n)``; finite.
+        norm_bound: a bound ``G`` on ``‖c_t‖₂`` declared before seeing the data. Rows longer than ``G`` are
+            scaled down onto the ball of radius ``G`` (part of the loss definition), and the family's
+            :attr:`lipschitz` is ``G``. ``None`` declares nothing (a private learner then needs its own bounds).
         horizon: number of rounds (default: ``rows``; larger horizons need ``resample``).
         resample: ``None`` (rows in order), ``"cycle"`` or ``"bootstrap"`` (uniform with replacement).
         seed: integer seed of the bootstrap (required for ``"bootstrap"``).
 
     Returns:
-        A :class:`LossFamily` of kind ``"linear"``; its ``lipschitz`` is ``max_t ‖c_t‖₂``.
+        A :class:`LossFamily` of kind ``"linear"``.
 
     Raises:
-        InvalidInputError: wrong shape, ``horizon > rows`` without resampling, or a missing seed.
+        InvalidInputError: wrong shape, ``horizon > rows`` without resampling, a missing seed, a bad bound.
         NonFiniteError: NaN or inf in ``C``.
     """
-    return _family("linear", C, horizon, resample, seed)
+    C = _validate.real_array("C", C, (None, None))
+    if norm_bound is not None:
+        bound = _validate.real("norm_bound", norm_bound, low=0.0, low_open=True)
+        norms = np.linalg.norm(C, axis=1, keepdims=True)
+        C = C * np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+        norm_bound = bound
+    return _family("linear", C, horizon, resample, seed, lipschitz=norm_bound)
+
+
+def portfolio_bounds(relative_range: tuple[float, float], n: int) -> tuple[float, float]:
+    """The a-priori bounds of the portfolio loss when every price relative lies in ``[a, b]``.
+
+    * ``|f_t(x)| = |ln⟨r_t, x⟩| ≤ max(|ln a|, |ln b|)`` on the simplex (``⟨r_t, x⟩ ∈ [a, b]``);
+    * Lipschitz constant along the simplex (its affine hull, where the learners move):
+      ``‖(I − 11ᵀ/n) r_t‖₂ / ⟨r_t, x⟩ ≤ (b − a)·√n / (2a)``, since the centred vector of ``n`` numbers in
+      ``[a, b]`` has norm at most ``(b − a)√n / 2``.
+
+    Returns:
+        ``(lipschitz, loss_bound)``.
+
+    Raises:
+        InvalidInputError: unless ``0 < a <= 1 <= b`` are finite, or ``n < 2``.
+    """
+    lo, hi = relative_range
+    a = _validate.real("relative_range[0]", lo, low=0.0, high=1.0, low_open=True)
+    b = _validate.real("relative_range[1]", hi, low=1.0)
+    n = _validate.integer("n", n, low=2)
+    return (b - a) * np.sqrt(n) / (2.0 * a), max(abs(np.log(a)), abs(np.log(b)))
 
 
 def PortfolioLogLoss(  # noqa: N802 - a family constructor, named like the loss it builds
-    R: np.ndarray, *, horizon: int | None = None, resample: str | None = None, seed: int | None = None
+    R: np.ndarray,
+    *,
+    relative_range: tuple[float, float] | None = None,
+    horizon: int | None = None,
+    resample: str | None = None,
+    seed: int | None = None,
 ) -> LossFamily:
     """Online portfolio selection losses ``f_t(x) = −ln⟨r_t, x⟩`` for price relatives ``r_t > 0``.
 
     The wealth of a constant-rebalanced portfolio ``x`` after ``T`` rounds is ``exp(−Σ_t f_t(x))``
-    (Cover 1991). The family's ``lipschitz`` is ``max_t ‖r_t‖₂ / min_i r_{t,i}`` (the largest gradient norm
-    over the simplex) and ``value_bound`` is ``max_t max(|ln min_i r_t|, |ln max_i r_t|)``. Both are computed
-    from the data: right for experiments, but a deployment whose privacy matters must fix them a priori.
+    (Cover 1991).
+
+    With ``relative_range=(a, b)`` — declared before seeing the data, e.g. ``(0.5, 2.0)``: no stock halves or
+    doubles in a day — every relative is clipped into ``[a, b]``. The clipping is part of the loss the
+    learner faces (and of the comparators computed on this family), and it is what makes the bounds a
+    privacy proof needs hold a priori: :attr:`loss_bound` ``= max(|ln a|, |ln b|)`` and :attr:`lipschitz`
+    ``= (b − a)√n/(2a)`` (see :func:`portfolio_bounds`). Without it the family declares no bound.
+    ``empirical_bounds()`` gives the data-derived constants (``max_t ‖r_t‖₂ / min_i r_{t,i}`` and
+    ``max_t max(|ln min_i r_t|, |ln max_i r_t|)``) for inspection only — they depend on the stream and
+    must never set a private learner's noise, clipping or step size.
 
     Args:
         R: float array of shape ``(rows, n)``, all entries finite and ``> 0``.
+        relative_range: ``(a, b)`` with ``0 < a <= 1 <= b``, or ``None``.
         horizon, resample, seed: as :func:`Linear`.
 
     Raises:
-        InvalidInputError: non-positive relatives, wrong shape, bad horizon/resample/seed.
+        InvalidInputError: non-positive relatives, wrong shape, bad range/horizon/resample/seed.
         NonFiniteError: NaN or inf in ``R``.
     """
-    return _family("portfolio", R, horizon, resample, seed)
+    R = _validate.real_array("R", R, (None, None))
+    lipschitz = loss_bound = None
+    if relative_range is not None:
+        if (R <= 0).any():
+            raise InvalidInputError("relatives must be > 0 everywhere (price relatives)")
+        lipschitz, loss_bound = portfolio_bounds(tuple(relative_range), R.shape[1])  # type: ignore[arg-type]
+        R = np.clip(R, relative_range[0], relative_range[1])
+    return _family("portfolio", R, horizon, resample, seed, lipschitz=lipschitz, loss_bound=loss_bound)

@@ -18,18 +18,21 @@ Conventions used by every function:
 from __future__ import annotations
 
 import math
-import numbers
-import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, special
 
-from .errors import InvalidInputError, NonFiniteError
+from . import _validate
+from .errors import InvalidInputError
 
 __all__ = [
     "PrivacyGuarantee",
+    "NEIGHBOURING_ROUND",
+    "UNIT_ROUND",
+    "row_multiplicity",
+    "randomness_of",
     "laplace_scale",
     "gaussian_sigma_classical",
     "gaussian_delta",
@@ -62,94 +65,184 @@ _TREE_SOURCE = (
 )
 
 
+NEIGHBOURING_ROUND = "streams that differ in one round's loss (one round's input replaced by any other)"
+"""The neighbouring relation of every online learner in dponline."""
+
+UNIT_ROUND = "one round's loss"
+"""The privacy unit of every online learner in dponline."""
+
+_RANDOMNESS = {
+    "": "",
+    "os": "noise keyed from operating-system entropy (seed=None)",
+    "seed": "seeded noise: private only while the seed is secret (anyone with the seed and the code can "
+    "reproduce the noise)",
+    "secure": "noise from ChaCha20 keyed by the operating system (secure=True; never serialised)",
+}
+
+
 @dataclass(frozen=True)
 class PrivacyGuarantee:
-    """An (ε, δ)-differential-privacy guarantee and where it comes from.
+    """An (ε, δ)-differential-privacy guarantee, what it protects, and where it comes from.
 
     Attributes:
         epsilon: ε >= 0, finite (nats).
         delta: δ in [0, 1].
         source: the paper and theorem the guarantee follows from.
-        neighbouring: the neighbouring relation the guarantee is stated for.
+        neighbouring: the neighbouring relation the guarantee is stated for (default: streams differing in one
+            round's loss).
+        unit: what one neighbouring step changes — the privacy unit (default ``"one round's loss"``; a group
+            guarantee names its group, e.g. one source row of a resampled stream).
+        randomness: how the noise was keyed: ``"os"`` (``seed=None``), ``"seed"`` (private only while the seed
+            is secret), ``"secure"`` (OS-keyed ChaCha20), or ``""`` (not stated).
         notes: free text (parameters, caveats).
+        noise_multiplier: for a Gaussian mechanism, σ divided by the L2 sensitivity of the whole release; lets
+            :meth:`group` compute the exact group guarantee. ``None`` otherwise.
 
     Raises:
-        InvalidInputError: for ε < 0, δ outside [0, 1], or a non-string text field.
+        InvalidInputError: for ε < 0, δ outside [0, 1], an unknown ``randomness``, or a non-string text field.
         NonFiniteError: for a NaN or infinite ε or δ.
     """
 
     epsilon: float
     delta: float
     source: str
-    neighbouring: str = "one round's input replaced"
+    neighbouring: str = NEIGHBOURING_ROUND
+    unit: str = UNIT_ROUND
+    randomness: str = ""
     notes: str = ""
+    noise_multiplier: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", _nonnegative("epsilon", self.epsilon))
-        delta = _real("delta", self.delta)
-        if not math.isfinite(delta):
-            raise NonFiniteError(f"delta must be in [0, 1], got {delta!r}")
-        if not 0.0 <= delta <= 1.0:
-            raise InvalidInputError(f"delta must be in [0, 1], got {delta!r}")
-        object.__setattr__(self, "delta", delta)
-        for name in ("source", "neighbouring", "notes"):
+        object.__setattr__(self, "delta", _validate.real("delta", self.delta, low=0.0, high=1.0))
+        for name in ("source", "neighbouring", "unit", "randomness", "notes"):
             if not isinstance(getattr(self, name), str):
                 raise InvalidInputError(f"{name} must be a str, got {getattr(self, name)!r}")
+        _validate.option("randomness", self.randomness, tuple(_RANDOMNESS))
+        if self.noise_multiplier is not None:
+            object.__setattr__(self, "noise_multiplier", _positive("noise_multiplier", self.noise_multiplier))
+
+    @property
+    def caveat(self) -> str:
+        """What the guarantee assumes about the randomness, in words (empty when not stated)."""
+        return _RANDOMNESS[self.randomness]
+
+    def group(self, k: int) -> PrivacyGuarantee:
+        """The guarantee for a group of ``k`` units (e.g. a source row used in ``k`` rounds).
+
+        * pure ε-DP: ``kε`` (Dwork & Roth 2014, Theorem 2.2);
+        * a Gaussian mechanism (``noise_multiplier`` known): exact, the Gaussian mechanism at ``k`` times the
+          sensitivity — ``ε_k = gaussian_epsilon_analytic(δ, noise_multiplier, k)`` at the same δ (Balle & Wang
+          2018, Theorem 8);
+        * otherwise: ``(kε, k·e^{(k−1)ε}·δ)`` (Vadhan 2017, "The complexity of differential privacy",
+          Lemma 2.2).
+
+        Args:
+            k: group size, an integer >= 1.
+
+        Returns:
+            A new :class:`PrivacyGuarantee` whose ``unit`` names the group.
+
+        Raises:
+            InvalidInputError: ``k`` not an integer >= 1.
+        """
+        size = _count("k", k)
+        if size == 1:
+            return self
+        unit = f"{size} x ({self.unit})"
+        common = {"neighbouring": self.neighbouring, "unit": unit, "randomness": self.randomness}
+        if self.delta == 0.0:
+            return PrivacyGuarantee(
+                epsilon=size * self.epsilon,
+                delta=0.0,
+                source=f"group privacy of {size} (Dwork-Roth Theorem 2.2) applied to: {self.source}",
+                notes=self.notes,
+                **common,
+            )
+        if self.noise_multiplier is not None and 0.0 < self.delta < 1.0:
+            # The exact group ε can be below a conservative per-round claim (a calibration with slack);
+            # never report a group guarantee stronger than the per-unit one.
+            exact = gaussian_epsilon_analytic(self.delta, self.noise_multiplier, float(size))
+            return PrivacyGuarantee(
+                epsilon=max(self.epsilon, exact),
+                delta=self.delta,
+                source=f"Gaussian mechanism at {size}x the sensitivity (Balle-Wang 2018 Thm 8) for: {self.source}",
+                notes=self.notes,
+                noise_multiplier=self.noise_multiplier / size,
+                **common,
+            )
+        return PrivacyGuarantee(
+            epsilon=size * self.epsilon,
+            delta=min(1.0, size * math.exp((size - 1) * self.epsilon) * self.delta),
+            source=f"group privacy of {size} (Vadhan 2017 Lemma 2.2) applied to: {self.source}",
+            notes=self.notes,
+            **common,
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        """The fields as a JSON-ready dict, with the randomness caveat spelled out."""
+        out: dict[str, object] = dict(self.__dict__)
+        out["caveat"] = self.caveat
+        return out
 
     def __str__(self) -> str:
-        return f"(ε={self.epsilon:g}, δ={self.delta:g})-DP [{self.source}]"
+        text = f"(ε={self.epsilon:g}, δ={self.delta:g})-DP per {self.unit} [{self.source}]"
+        if self.randomness == "seed":
+            text += " — seeded: private only while the seed is secret"
+        return text
+
+
+def randomness_of(seed: object, secure: bool) -> str:
+    """How an object's noise is keyed, for :attr:`PrivacyGuarantee.randomness`: ``"secure"``, ``"os"`` (no seed)
+    or ``"seed"`` (the guarantee then holds only while the seed is secret)."""
+    if secure:
+        return "secure"
+    return "os" if seed is None else "seed"
+
+
+def row_multiplicity(losses: object) -> int:
+    """The largest number of rounds any source row of a loss stream is used in (1 for a stream played in order).
+
+    A guarantee per round is, per source row, a group guarantee over this many rounds
+    (:meth:`PrivacyGuarantee.group`).
+
+    Args:
+        losses: a :mod:`dponline.losses` family (anything with ``row_counts()``).
+
+    Raises:
+        InvalidInputError: an object without ``row_counts``.
+    """
+    counts = getattr(losses, "row_counts", None)
+    if counts is None:
+        raise InvalidInputError(f"losses must be a loss family with row_counts(), got {type(losses).__name__}")
+    values = np.asarray(counts())
+    return max(1, int(values.max())) if values.size else 1
 
 
 # --------------------------------------------------------------------------------------------------------
 # Input validation
 
 
-def _real(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise InvalidInputError(f"{name} must be a real number, got {value!r}")
-    return float(value)
-
-
-def _checked(name: str, value: object, ok: Callable[[float], bool], allowed: str) -> float:
-    x = _real(name, value)
-    if not math.isfinite(x):
-        raise NonFiniteError(f"{name} must be {allowed}, got {x!r}")
-    if not ok(x):
-        raise InvalidInputError(f"{name} must be {allowed}, got {x!r}")
-    return x
-
-
 def _positive(name: str, value: object) -> float:
-    return _checked(name, value, lambda x: x > 0.0, "finite and > 0")
+    return _validate.real(name, value, low=0.0, low_open=True)
 
 
 def _nonnegative(name: str, value: object) -> float:
-    return _checked(name, value, lambda x: x >= 0.0, "finite and >= 0")
+    return _validate.real(name, value, low=0.0)
 
 
 def _delta_open(value: object) -> float:
     """δ in (0, 1): for the formulas that need δ > 0."""
-    return _checked("delta", value, lambda x: 0.0 < x < 1.0, "in (0, 1)")
+    return _validate.real("delta", value, low=0.0, high=1.0, low_open=True, high_open=True)
 
 
 def _delta_half_open(value: object) -> float:
     """δ in [0, 1)."""
-    return _checked("delta", value, lambda x: 0.0 <= x < 1.0, "in [0, 1)")
+    return _validate.real("delta", value, low=0.0, high=1.0, high_open=True)
 
 
 def _count(name: str, value: object) -> int:
-    if isinstance(value, bool) or not hasattr(value, "__index__"):
-        raise InvalidInputError(f"{name} must be an integer >= 1, got {value!r}")
-    n = operator.index(value)
-    if n < 1:
-        raise InvalidInputError(f"{name} must be an integer >= 1, got {n!r}")
-    return n
-
-
-def _choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise InvalidInputError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
-    return str(value)
+    return _validate.integer(name, value, low=1)
 
 
 def _feasible_root(excess: Callable[[float], float], infeasible: float, feasible: float) -> float:
@@ -412,7 +505,7 @@ def zcdp_to_dp(rho: float, delta: float, method: str = "cks", orders: Sequence[f
     """
     r = _nonnegative("rho", rho)
     log_inv_delta = -math.log(_delta_open(delta))
-    method = _choice("method", method, _ZCDP_METHODS)
+    method = _validate.option("method", method, _ZCDP_METHODS)
     grid = None
     if orders is not None:
         if method != "cks":
@@ -466,7 +559,7 @@ def zcdp_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, method
     eps = _positive("epsilon", epsilon)
     log_inv_delta = -math.log(_delta_open(delta))
     sens = _positive("sensitivity", sensitivity)
-    method = _choice("method", method, _ZCDP_METHODS)
+    method = _validate.option("method", method, _ZCDP_METHODS)
     rho = (eps / (math.sqrt(log_inv_delta + eps) + math.sqrt(log_inv_delta))) ** 2
     if method == "cks":
 
@@ -544,7 +637,7 @@ def advanced_composition(epsilon: float, delta: float, k: int, delta_prime: floa
     eps = _positive("epsilon", epsilon)
     d = _delta_half_open(delta)
     n = _count("k", k)
-    d_prime = _checked("delta_prime", delta_prime, lambda x: 0.0 < x < 1.0, "in (0, 1)")
+    d_prime = _validate.real("delta_prime", delta_prime, low=0.0, high=1.0, low_open=True, high_open=True)
     eps_total = math.sqrt(2.0 * n * math.log(1.0 / d_prime)) * eps + n * eps * math.expm1(eps)
     return PrivacyGuarantee(
         epsilon=eps_total,
@@ -641,7 +734,7 @@ def tree_gaussian_sigma(
     d = _delta_open(delta)
     sens = _positive("sensitivity", sensitivity)
     levels = levels_touched(horizon)
-    calibration = _choice("calibration", calibration, _TREE_CALIBRATIONS)
+    calibration = _validate.option("calibration", calibration, _TREE_CALIBRATIONS)
     release_sensitivity = sens * math.sqrt(levels)
     if calibration == "zcdp":
         return zcdp_gaussian_sigma(eps, d, release_sensitivity)
@@ -673,8 +766,8 @@ def tree_privacy(noise: str, scale: float, sensitivity: float, horizon: int, *, 
 
     Source: as :func:`tree_laplace_scale` and :func:`tree_gaussian_sigma` (``"analytic"``).
     """
-    noise = _choice("noise", noise, _NOISES)
-    if _real("scale", scale) == 0.0:
+    noise = _validate.option("noise", noise, _NOISES)
+    if _validate.real("scale", scale) == 0.0:
         raise InvalidInputError("scale 0 gives no privacy: scale must be finite and > 0")
     sc = _positive("scale", scale)
     sens = _positive("sensitivity", sensitivity)
@@ -758,7 +851,7 @@ def linear_gaussian_sigma(
     Source: Balle & Wang 2018 Theorem 8; Bun & Steinke 2016 Proposition 1.6 with Canonne, Kamath & Steinke
     2020 Corollary 13 (``"zcdp"``).
     """
-    calibration = _choice("calibration", calibration, _LINEAR_CALIBRATIONS)
+    calibration = _validate.option("calibration", calibration, _LINEAR_CALIBRATIONS)
     release_sensitivity = _positive("sensitivity", sensitivity) * _positive("column_l2", column_l2)
     if calibration == "zcdp":
         return zcdp_gaussian_sigma(epsilon, delta, release_sensitivity)
@@ -789,7 +882,7 @@ def linear_privacy(
 
     Source: as :func:`linear_laplace_scale` and :func:`linear_gaussian_sigma`.
     """
-    noise = _choice("noise", noise, _NOISES)
+    noise = _validate.option("noise", noise, _NOISES)
     sc = _positive("scale", scale)
     sens = _positive("sensitivity", sensitivity)
     norm = _positive("column_norm", column_norm)
@@ -804,4 +897,5 @@ def linear_privacy(
         delta=d,
         source=_LINEAR_GAUSSIAN_SOURCE,
         notes=notes,
+        noise_multiplier=sc / (sens * norm),
     )

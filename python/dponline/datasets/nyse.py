@@ -24,7 +24,9 @@ from importlib import resources
 
 import numpy as np
 
-__all__ = ["NYSEData", "load_nyse"]
+from ._common import read_only
+
+__all__ = ["NYSEData", "load_nyse", "nyse_expert_losses"]
 
 _DATA_FILE = "nyse_o.csv.gz"
 _N_DAYS = 5651
@@ -78,7 +80,7 @@ class NYSEData:
 
 def _read_prices() -> tuple[np.ndarray, tuple[str, ...]]:
     """Parse the bundled CSV into (normalised prices ``(5651, 36)`` float64, column labels)."""
-    blob = resources.files(__package__).joinpath("data", _DATA_FILE).read_bytes()
+    blob = resources.files(__package__).joinpath("data").joinpath(_DATA_FILE).read_bytes()
     text = gzip.decompress(blob).decode("ascii")
     header, _, body = text.partition("\n")
     tickers = tuple(label.strip() for label in header.split(","))
@@ -137,3 +139,24 @@ def load_nyse() -> NYSEData:
     relatives = owner.view()
     relatives.flags.writeable = False
     return NYSEData(relatives=relatives, tickers=tickers, description=_DESCRIPTION)
+
+
+@functools.lru_cache(maxsize=1)
+def nyse_expert_losses() -> np.ndarray:
+    """Expert-advice losses on NYSE(O): one expert per stock.
+
+    The loss of stock ``i`` on day ``t`` is ``1 - r[t, i] / max_j r[t, j]`` with ``r`` the price
+    relatives of :func:`load_nyse`: 0 for the day's best stock, closer to 1 the worse the stock did
+    relative to it. Each row depends on that day's relatives only (the normaliser is the same
+    day's best relative, not a statistic of the stream), so replacing one day changes one row, and
+    every loss lies in ``[0, 1)`` by construction (relatives are > 0; the correctly rounded
+    quotient of ``r <= m`` by ``m`` is ``<= 1``).
+
+    Returns
+    -------
+    numpy.ndarray
+        ``float64``, shape ``(5651, 36)`` (days x stocks), values in ``[0, 1)``, at least one zero
+        per row, read-only and cached (every call returns the same array).
+    """
+    relatives = load_nyse().relatives
+    return read_only(1.0 - relatives / relatives.max(axis=1, keepdims=True))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
-from .private_bandit import PrivateBandit, RunResult, private_bandit_noise
+from ._base import Learner, RunResult
+from .private_bandit import PrivateBandit, private_bandit_noise
 
-__all__ = ["PrivateBandit", "RunResult", "private_bandit_noise"]
+__all__ = ["Learner", "PrivateBandit", "RunResult", "private_bandit_noise"]

@@ -57,17 +57,30 @@ pub enum CoreError {
     /// A serialized state could not be restored (corrupt bytes or an unknown format version).
     #[error("cannot restore state: {0}")]
     State(String),
-    /// An iterative routine (optimiser, root finder) reached its iteration cap without converging.
-    #[error("{what} did not converge within {iterations} iterations")]
-    NotConverged {
-        /// The routine, e.g. "BLT parameter optimisation".
-        what: &'static str,
-        /// Its iteration cap.
-        iterations: u64,
-    },
     /// The operating system's entropy source failed.
     #[error("operating-system entropy source failed: {0}")]
     Entropy(String),
+    /// A buffer whose size comes from the caller could not be allocated (or its size overflows `usize`).
+    #[error("cannot allocate {what}: {bytes} bytes requested")]
+    Allocation {
+        /// What the buffer is for, named as the user knows it (e.g. "noise of 10^11 draws").
+        what: String,
+        /// Bytes requested (saturating at `u128::MAX` for sizes that overflow).
+        bytes: u128,
+    },
+    /// An iterative routine reached its iteration cap without meeting its stopping rule.
+    #[error("{routine} did not converge within {limit} iterations{detail}")]
+    IterationLimit {
+        /// The routine, e.g. "Frank-Wolfe projection".
+        routine: &'static str,
+        /// The cap that was reached.
+        limit: u64,
+        /// Optional context (starts with ": " when present).
+        detail: String,
+    },
+    /// An object is being used by two threads at once.
+    #[error("{0}")]
+    Busy(String),
 }
 
 /// Result alias used throughout the core.

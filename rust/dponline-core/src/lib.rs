@@ -8,6 +8,7 @@
 //! | [`rng`] | the reproducible generator (xoshiro256++), the secure one (ChaCha20), stream splitting |
 //! | [`noise`] | Laplace and Gaussian samplers and exact sums of `r` draws |
 //! | [`aggregation`] | private prefix sums: binary, Honaker and `k`-ary trees, BLT matrix factorisation |
+//! | [`alloc`] | fallible allocation of caller-sized buffers |
 //! | [`domains`] | decision sets with linear minimisation oracles |
 //! | [`sphere`] | uniform directions on spheres, in balls and in subspaces |
 //! | [`frank_wolfe`] | conditional gradient for Euclidean projections, with active sets |
@@ -16,6 +17,7 @@
 //! | [`learners`] | the online learners (`PrivateBandit`, ...) |
 
 pub mod aggregation;
+pub mod alloc;
 pub mod domains;
 pub mod error;
 pub mod frank_wolfe;

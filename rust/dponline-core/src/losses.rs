@@ -199,9 +199,9 @@ impl LossFamily {
     /// Largest Lipschitz constant (in ‖·‖₂) of the family's losses over the probability simplex (portfolio)
     /// or over all of `R^dim` (linear): `max_t ‖c_t‖₂`, resp. `max_t ‖r_t‖₂ / min_i r_{t,i}`.
     ///
-    /// Computed from the data: fine for experiments, but a deployment that must be private should fix the
-    /// constant a priori, since a data-dependent bound itself depends on the data.
-    pub fn lipschitz(&self) -> f64 {
+    /// Computed from the data: it depends on the stream, so it must never set the noise, clipping or step size
+    /// of a private learner (declare a bound instead).
+    pub fn empirical_lipschitz(&self) -> f64 {
         (0..self.rows)
             .map(|i| {
                 let row = self.row(i);
@@ -217,8 +217,9 @@ impl LossFamily {
     }
 
     /// `max_t max_{x ∈ simplex} |f_t(x)|` for the portfolio loss: `max_t max(|ln min_i r|, |ln max_i r|)`.
-    /// `None` for linear losses (the bound depends on the domain).
-    pub fn portfolio_value_bound(&self) -> Option<f64> {
+    /// `None` for linear losses (the bound depends on the domain). Computed from the data, like
+    /// [`LossFamily::empirical_lipschitz`].
+    pub fn empirical_portfolio_value_bound(&self) -> Option<f64> {
         (self.kind == LossKind::PortfolioLogLoss).then(|| {
             self.data.chunks_exact(self.dim).fold(0.0f64, |acc, row| {
                 let lo = row.iter().copied().fold(f64::INFINITY, f64::min).ln().abs();
@@ -278,7 +279,7 @@ mod tests {
         assert!(LossFamily::new(LossKind::Linear, vec![1.0, f64::NAN], 2).is_err());
         assert!(fam.clone().reordered(3, RowOrder::Sequential).is_err());
         // Both rows have ‖r‖₂ / min r = √5.
-        assert!((fam.lipschitz() - 5f64.sqrt()).abs() < 1e-12);
-        assert!((fam.portfolio_value_bound().unwrap() - 2f64.ln()).abs() < 1e-15);
+        assert!((fam.empirical_lipschitz() - 5f64.sqrt()).abs() < 1e-12);
+        assert!((fam.empirical_portfolio_value_bound().unwrap() - 2f64.ln()).abs() < 1e-15);
     }
 }

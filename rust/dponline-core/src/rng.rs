@@ -2,14 +2,19 @@
 //!
 //! * [`Generator::from_seed`] builds **xoshiro256++** (Blackman & Vigna 2018) from 256 bits of seed material.
 //!   The algorithm is fixed by name, so the same seed gives bit-identical streams on every platform and
-//!   every dponline version that keeps [`STATE_VERSION`].
+//!   every dponline version that keeps [`STATE_VERSION`]. Anyone who knows the seed can reproduce the noise:
+//!   a seeded run is private only while its seed is secret.
 //! * [`Generator::secure`] builds **ChaCha20** (Bernstein 2008) keyed from the operating system's entropy
 //!   source. It is not reproducible by design. Floating-point samplers built on any generator still have the
 //!   representation gaps described by Mironov (2012, "On significance of the least significant bits for
 //!   differential privacy"); `secure` removes predictability of the stream, not those gaps.
 //!
-//! Independent streams are split from one root seed with [`derive_seed`]; a stream is never reused for two
-//! purposes.
+//! **A secure generator is never serialised and never copied.** Its serialised form is a marker only;
+//! deserialising it, or cloning it, keys a fresh ChaCha20 from the OS. So restoring one pickle twice, or
+//! copying a secure object, can never replay noise (the two continue with independent noise).
+//!
+//! Independent streams are split from one root seed with [`derive_seed`], a pseudorandom function keyed by
+//! the whole 256-bit root; a stream is never reused for two purposes.
 
 use core::convert::Infallible;
 
@@ -24,7 +29,7 @@ use crate::error::{CoreError, Result};
 pub type Seed = [u64; 4];
 
 /// Format version of serialized generator and learner states.
-pub const STATE_VERSION: u32 = 1;
+pub const STATE_VERSION: u32 = 2;
 
 /// Run `$body` with `$g` bound to the concrete generator inside `$rng` (a `&mut Generator`), so loops in
 /// `$body` are monomorphic: one dispatch per call instead of one per draw.
@@ -50,25 +55,12 @@ pub enum Generator {
     Secure(Box<ChaCha20Rng>),
 }
 
-impl Clone for Generator {
-    fn clone(&self) -> Self {
-        match self {
-            Generator::Reproducible(g) => Generator::Reproducible(g.clone()),
-            // ChaCha20Rng is deliberately not `Clone`; copying a learner copies its generator state on purpose.
-            Generator::Secure(g) => Generator::Secure(Box::new(ChaCha20Rng::deserialize_state(
-                &g.serialize_state(),
-            ))),
-        }
-    }
-}
-
 impl PartialEq for Generator {
+    /// Reproducible generators compare by state; two secure generators are never equal (their keys are
+    /// secret and independent).
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
             (Generator::Reproducible(a), Generator::Reproducible(b)) => a == b,
-            (Generator::Secure(a), Generator::Secure(b)) => {
-                a.serialize_state() == b.serialize_state()
-            }
             _ => false,
         }
     }
@@ -106,6 +98,17 @@ impl Generator {
             Self::secure()
         } else {
             Ok(Self::from_seed(derive_seed(root, stream)))
+        }
+    }
+
+    /// A copy that continues the same stream (reproducible), or a freshly OS-keyed generator (secure): a secure
+    /// stream is never duplicated.
+    ///
+    /// Errors: [`CoreError::Entropy`] if a secure generator cannot be keyed.
+    pub fn try_clone(&self) -> Result<Self> {
+        match self {
+            Generator::Reproducible(g) => Ok(Generator::Reproducible(g.clone())),
+            Generator::Secure(_) => Self::secure(),
         }
     }
 
@@ -157,80 +160,46 @@ impl TryRng for Generator {
     }
 }
 
-/// SplitMix64 finaliser (Steele, Lea & Flood 2014): a bijective 64-bit mixer.
-#[inline]
-fn splitmix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// Seed material for the independent stream `stream` of `root`.
 ///
-/// Each output word hashes all of `root`, `stream` and its own position through SplitMix64, so distinct
-/// `(root, stream)` pairs give unrelated xoshiro256++ states (overlap of two streams of length 2^64 has
-/// probability about 2^-128).
+/// ChaCha20 keyed with the 256-bit `root`, on its 64-bit stream id `stream`, outputs the four words: a
+/// pseudorandom function of the whole `(root, stream)` pair, so distinct pairs give unrelated 256-bit
+/// xoshiro256++ states. Two streams of length `2^64` drawn this way overlap with probability about
+/// `2^65 / 2^256 = 2^-191`.
 pub fn derive_seed(root: &Seed, stream: u64) -> Seed {
-    let mut h = splitmix64(stream ^ 0xD1B5_4A32_D192_ED03);
-    for &w in root {
-        h = splitmix64(h ^ w);
-    }
+    let mut prf = ChaCha20Rng::from_seed(seed_bytes(root));
+    prf.set_stream(stream);
     let mut out = [0u64; 4];
-    for (i, o) in out.iter_mut().enumerate() {
-        h = splitmix64(h ^ (i as u64).wrapping_mul(0xA24B_AED4_963E_E407));
-        *o = h;
+    for o in &mut out {
+        *o = rand_core::Rng::next_u64(&mut prf);
     }
     out
 }
 
-/// Serializable form of a [`Generator`] (used for pickling).
+/// Serializable form of a [`Generator`] (used for pickling). A secure generator serialises as a marker only.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum GeneratorState {
+enum GeneratorState {
     /// xoshiro256++ state words.
     Reproducible(Xoshiro256PlusPlus),
-    /// ChaCha20 key, stream and position, as serialized by the `chacha20` crate.
-    Secure(Vec<u8>),
-}
-
-impl From<&Generator> for GeneratorState {
-    fn from(g: &Generator) -> Self {
-        match g {
-            Generator::Reproducible(x) => GeneratorState::Reproducible(x.clone()),
-            Generator::Secure(c) => GeneratorState::Secure(c.serialize_state().to_vec()),
-        }
-    }
-}
-
-impl TryFrom<GeneratorState> for Generator {
-    type Error = CoreError;
-
-    fn try_from(s: GeneratorState) -> Result<Self> {
-        match s {
-            GeneratorState::Reproducible(x) => Ok(Generator::Reproducible(x)),
-            GeneratorState::Secure(bytes) => {
-                let arr: chacha20::SerializedRngState = bytes
-                    .as_slice()
-                    .try_into()
-                    .map_err(|_| CoreError::State("ChaCha20 state has the wrong length".into()))?;
-                Ok(Generator::Secure(Box::new(ChaCha20Rng::deserialize_state(
-                    &arr,
-                ))))
-            }
-        }
-    }
+    /// Marker: a ChaCha20 generator was here; restoring keys a fresh one from the OS.
+    Secure,
 }
 
 impl Serialize for Generator {
     fn serialize<S: serde::Serializer>(&self, s: S) -> core::result::Result<S::Ok, S::Error> {
-        GeneratorState::from(self).serialize(s)
+        match self {
+            Generator::Reproducible(x) => GeneratorState::Reproducible(x.clone()).serialize(s),
+            Generator::Secure(_) => GeneratorState::Secure.serialize(s),
+        }
     }
 }
 
 impl<'de> Deserialize<'de> for Generator {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> core::result::Result<Self, D::Error> {
-        let state = GeneratorState::deserialize(d)?;
-        Generator::try_from(state).map_err(serde::de::Error::custom)
+        match GeneratorState::deserialize(d)? {
+            GeneratorState::Reproducible(x) => Ok(Generator::Reproducible(x)),
+            GeneratorState::Secure => Generator::secure().map_err(serde::de::Error::custom),
+        }
     }
 }
 
@@ -281,14 +250,38 @@ mod tests {
 
     #[test]
     fn state_round_trip_continues_the_stream() {
-        for mut g in [
-            Generator::from_seed([9, 8, 7, 6]),
-            Generator::secure().unwrap(),
-        ] {
-            let _ = g.next_u64_inner();
-            let bytes = to_state_bytes(&g).unwrap();
-            let mut h: Generator = from_state_bytes(&bytes).unwrap();
-            assert_eq!(g.next_u64_inner(), h.next_u64_inner());
+        let mut g = Generator::from_seed([9, 8, 7, 6]);
+        let _ = g.next_u64_inner();
+        let bytes = to_state_bytes(&g).unwrap();
+        let mut h: Generator = from_state_bytes(&bytes).unwrap();
+        assert_eq!(g.next_u64_inner(), h.next_u64_inner());
+        let mut c = g.try_clone().unwrap();
+        assert_eq!(g.next_u64_inner(), c.next_u64_inner());
+    }
+
+    #[test]
+    fn secure_state_is_never_serialised_nor_replayed() {
+        let g = Generator::secure().unwrap();
+        let bytes = to_state_bytes(&g).unwrap();
+        // Version word + variant tag only: no key material.
+        assert!(bytes.len() <= 4, "{bytes:?}");
+        let mut a: Generator = from_state_bytes(&bytes).unwrap();
+        let mut b: Generator = from_state_bytes(&bytes).unwrap();
+        let mut c = a.try_clone().unwrap();
+        let xs: Vec<u64> = (0..4).map(|_| a.next_u64_inner()).collect();
+        let ys: Vec<u64> = (0..4).map(|_| b.next_u64_inner()).collect();
+        let zs: Vec<u64> = (0..4).map(|_| c.next_u64_inner()).collect();
+        assert!(a.is_secure() && b.is_secure() && c.is_secure());
+        assert_ne!(xs, ys);
+        assert_ne!(xs, zs);
+    }
+
+    #[test]
+    fn derived_seeds_use_the_whole_root() {
+        // Roots differing only in the last word, and streams differing by one, give unrelated words.
+        let a = derive_seed(&[1, 2, 3, 4], 0);
+        for other in [derive_seed(&[1, 2, 3, 5], 0), derive_seed(&[1, 2, 3, 4], 1)] {
+            assert!(a.iter().zip(&other).all(|(x, y)| x != y));
         }
     }
 

@@ -12,7 +12,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::convert::{detached, matrix_owned, seed_words, with_vector};
+use crate::convert::{detached, int_arg, len_arg, matrix_owned, real_arg, seed_words, with_vector};
 use crate::errors::OrRaise;
 
 /// Private continual prefix sums by tree-based aggregation (the binary mechanism).
@@ -30,14 +30,17 @@ impl PyTreeAggregator {
     #[pyo3(signature = (dim, horizon, *, scale, noise = "laplace", padded = true, seed = None, secure = false))]
     fn new(
         py: Python<'_>,
-        dim: usize,
-        horizon: u64,
-        scale: f64,
+        dim: &Bound<'_, PyAny>,
+        horizon: &Bound<'_, PyAny>,
+        scale: &Bound<'_, PyAny>,
         noise: &str,
         padded: bool,
         seed: Option<&Bound<'_, PyAny>>,
         secure: bool,
     ) -> PyResult<Self> {
+        let dim = len_arg(dim, "dim", 1)?;
+        let horizon = int_arg(horizon, "horizon", 1, None)?;
+        let scale = real_arg(scale, "scale", Some(0.0), false)?;
         let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
         let rng = Generator::for_stream(&seed_words(py, seed, secure)?, 0, secure).or_raise()?;
         let inner = TreeAggregator::new(dim, horizon, dist, padded, rng).or_raise()?;
@@ -211,20 +214,20 @@ pub struct PyMechanism {
 impl PyMechanism {
     #[new]
     #[pyo3(signature = (
-        kind, dim, horizon, *, scale, noise = "laplace", k = 2, readout = "honaker", padded = true, buffers = 4,
+        kind, dim, horizon, *, scale, noise = "laplace", k = None, readout = "honaker", padded = true, buffers = None,
         objective = "max", theta = None, omega = None, fit = None, seed = None, secure = false
     ))]
     fn new(
         py: Python<'_>,
         kind: &str,
-        dim: usize,
-        horizon: u64,
-        scale: f64,
+        dim: &Bound<'_, PyAny>,
+        horizon: &Bound<'_, PyAny>,
+        scale: &Bound<'_, PyAny>,
         noise: &str,
-        k: u64,
+        k: Option<&Bound<'_, PyAny>>,
         readout: &str,
         padded: bool,
-        buffers: usize,
+        buffers: Option<&Bound<'_, PyAny>>,
         objective: &str,
         theta: Option<Vec<f64>>,
         omega: Option<Vec<f64>>,
@@ -232,6 +235,15 @@ impl PyMechanism {
         seed: Option<&Bound<'_, PyAny>>,
         secure: bool,
     ) -> PyResult<Self> {
+        let dim = len_arg(dim, "dim", 1)?;
+        let horizon = int_arg(horizon, "horizon", 1, None)?;
+        let scale = real_arg(scale, "scale", Some(0.0), false)?;
+        let k = k.map_or(Ok(2), |v| int_arg(v, "k", 2, None))?;
+        let buffers = match buffers {
+            // At most MAX_BUFFERS = 16, so the u64 fits in a usize.
+            Some(v) => int_arg(v, "buffers", 1, Some(16))? as usize,
+            None => 4,
+        };
         let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
         let readout = Readout::from_name(readout).or_raise()?;
         let objective = BltObjective::from_name(objective).or_raise()?;

@@ -150,3 +150,134 @@ pub fn slice<'a>(arr: &'a PyReadonlyArray1<'_, f64>) -> &'a [f64] {
     // Arrays from `vector`/`any_vector` are C-contiguous, so `as_slice` cannot fail.
     arr.as_slice().unwrap_or(&[])
 }
+
+/// Call `dponline._validate.<check>(name, value, **kwargs)` — the one set of argument checks shared with the
+/// Python wrappers — and return the validated Python value.
+///
+/// Raises what the validator raises (`InvalidInputError` / `NonFiniteError` naming `name`).
+pub fn validated<'py>(
+    value: &Bound<'py, PyAny>,
+    check: &str,
+    name: &str,
+    kwargs: &[(&str, Bound<'py, PyAny>)],
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = value.py();
+    let options = pyo3::types::PyDict::new(py);
+    for (key, v) in kwargs {
+        options.set_item(*key, v)?;
+    }
+    py.import("dponline._validate")?
+        .getattr(check)?
+        .call((name, value), Some(&options))
+}
+
+/// A validated integer in `[low, high]` (see [`validated`]); `high = None` means "fits in a `u64`".
+pub fn int_arg(value: &Bound<'_, PyAny>, name: &str, low: u64, high: Option<u64>) -> PyResult<u64> {
+    let py = value.py();
+    let mut kwargs = vec![("low", low.into_pyobject(py)?.into_any())];
+    if let Some(high) = high {
+        kwargs.push(("high", high.into_pyobject(py)?.into_any()));
+    }
+    validated(value, "integer", name, &kwargs)?
+        .extract::<u64>()
+        .map_err(|_| invalid_input(format!("{name} is too large for this platform: {value}")))
+}
+
+/// A validated integer `>= low` that fits in a `usize` (see [`validated`]).
+pub fn len_arg(value: &Bound<'_, PyAny>, name: &str, low: u64) -> PyResult<usize> {
+    let n = int_arg(value, name, low, None)?;
+    usize::try_from(n)
+        .map_err(|_| invalid_input(format!("{name} is too large for this platform: {n}")))
+}
+
+/// A validated finite float `>= low` (`> low` when `low_open`), or any finite float (see [`validated`]).
+pub fn real_arg(
+    value: &Bound<'_, PyAny>,
+    name: &str,
+    low: Option<f64>,
+    low_open: bool,
+) -> PyResult<f64> {
+    let py = value.py();
+    let mut kwargs = Vec::new();
+    if let Some(low) = low {
+        kwargs.push(("low", low.into_pyobject(py)?.into_any()));
+        kwargs.push((
+            "low_open",
+            pyo3::types::PyBool::new(py, low_open).to_owned().into_any(),
+        ));
+    }
+    validated(value, "real", name, &kwargs)?.extract::<f64>()
+}
+
+/// Borrow a pyclass mutably, or raise `StateError` when another thread is using it (instead of a panic or
+/// PyO3's generic borrow error).
+pub fn exclusive<'py, T>(slf: &Bound<'py, T>, what: &str) -> PyResult<PyRefMut<'py, T>>
+where
+    T: pyo3::PyClass<Frozen = pyo3::pyclass::boolean_struct::False>,
+{
+    slf.try_borrow_mut().map_err(|_| crate::errors::busy(what))
+}
+
+/// Borrow a pyclass immutably, or raise `StateError` when another thread holds it mutably.
+pub fn shared<'py, T: pyo3::PyClass>(slf: &Bound<'py, T>, what: &str) -> PyResult<PyRef<'py, T>> {
+    slf.try_borrow().map_err(|_| crate::errors::busy(what))
+}
+
+/// Rounds per native block between two checks for signals (Ctrl-C) in [`run_blocks`].
+pub const BLOCK_ROUNDS: u64 = 1 << 16;
+
+/// Totals of a native run, as every learner's core `run` reports them.
+pub use dponline_core::learners::RunSummary;
+
+/// Run a learner's native loop for `rounds` rounds starting at absolute round `start`, in blocks of
+/// [`BLOCK_ROUNDS`] with the GIL released, checking for signals between blocks.
+///
+/// `block(rounds, checkpoints, cumulative)` runs one block natively (the core `run` contract: absolute
+/// checkpoints of that block, cumulative loss since the block's start). `progress`, if given, is called with
+/// the rounds done after every block. Returns the summed totals and the cumulative loss at each of the
+/// `checkpoints` (absolute, sorted; those at or before `start` read 0).
+///
+/// Raises `KeyboardInterrupt` (or whatever a signal handler raises) at a block boundary: the learner is then
+/// consistent — it has played whole blocks — and a later `run` continues exactly where it stopped.
+pub fn run_blocks<F>(
+    py: Python<'_>,
+    start: u64,
+    rounds: u64,
+    checkpoints: &[u64],
+    progress: Option<&Bound<'_, PyAny>>,
+    mut block: F,
+) -> PyResult<(RunSummary, Vec<f64>)>
+where
+    F: FnMut(u64, &[u64], &mut [f64]) -> dponline_core::Result<RunSummary> + Send,
+{
+    if checkpoints.windows(2).any(|w| w[0] > w[1]) {
+        return Err(invalid_input(
+            "checkpoints must be sorted in increasing order",
+        ));
+    }
+    let mut cumulative =
+        dponline_core::alloc::zeros("checkpoint buffer", checkpoints.len()).or_raise()?;
+    let mut total = RunSummary {
+        rounds: 0,
+        total_loss: 0.0,
+        clipped: 0,
+    };
+    let mut first = checkpoints.partition_point(|&c| c <= start);
+    while total.rounds < rounds {
+        let n = BLOCK_ROUNDS.min(rounds - total.rounds);
+        let hi = start + total.rounds + n;
+        let last = first + checkpoints[first..].partition_point(|&c| c <= hi);
+        let (marks, out) = (&checkpoints[first..last], &mut cumulative[first..last]);
+        let part = py.detach(|| block(n, marks, out)).or_raise()?;
+        out.iter_mut().for_each(|c| *c += total.total_loss);
+        total.rounds += part.rounds;
+        total.total_loss += part.total_loss;
+        total.clipped += part.clipped;
+        first = last;
+        if let Some(callback) = progress {
+            callback.call1((n,))?;
+        }
+        py.check_signals()?;
+    }
+    Ok((total, cumulative))
+}

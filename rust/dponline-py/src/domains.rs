@@ -17,8 +17,21 @@ use pyo3::prelude::*;
 use pyo3::pyclass::boolean_struct::False;
 use pyo3::types::{PyBytes, PyType};
 
-use crate::convert::{slice, vector};
+use crate::convert::{len_arg, real_arg, slice, vector};
 use crate::errors::{OrRaise, invalid_input, to_py};
+
+/// `(num_nodes, source, target)` validated as integers (nodes are checked against the graph by the core).
+fn node_args(
+    num_nodes: &Bound<'_, PyAny>,
+    source: &Bound<'_, PyAny>,
+    target: &Bound<'_, PyAny>,
+) -> PyResult<(usize, usize, usize)> {
+    Ok((
+        len_arg(num_nodes, "num_nodes", 0)?,
+        len_arg(source, "source", 0)?,
+        len_arg(target, "target", 0)?,
+    ))
+}
 
 /// A convex decision set accessed through its linear minimisation oracle (LMO).
 ///
@@ -235,8 +248,9 @@ pub struct PySimplex;
 #[pymethods]
 impl PySimplex {
     #[new]
-    #[pyo3(signature = (n = 2))]
-    fn new(n: usize) -> PyResult<PyClassInitializer<Self>> {
+    #[pyo3(signature = (n = None))]
+    fn new(n: Option<&Bound<'_, PyAny>>) -> PyResult<PyClassInitializer<Self>> {
+        let n = n.map_or(Ok(2), |n| len_arg(n, "n", 0))?;
         let inner = Domain::Simplex(Simplex::new(n).or_raise()?);
         Ok(base(inner).add_subclass(PySimplex))
     }
@@ -260,8 +274,13 @@ pub struct PyL1Ball;
 #[pymethods]
 impl PyL1Ball {
     #[new]
-    #[pyo3(signature = (n, radius = 1.0))]
-    fn new(n: usize, radius: f64) -> PyResult<PyClassInitializer<Self>> {
+    #[pyo3(signature = (n, radius = None))]
+    fn new(
+        n: &Bound<'_, PyAny>,
+        radius: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let n = len_arg(n, "n", 0)?;
+        let radius = radius.map_or(Ok(1.0), |r| real_arg(r, "radius", Some(0.0), true))?;
         let inner = Domain::L1Ball(L1Ball::new(n, radius).or_raise()?);
         Ok(base(inner).add_subclass(PyL1Ball))
     }
@@ -284,8 +303,13 @@ pub struct PyL2Ball;
 #[pymethods]
 impl PyL2Ball {
     #[new]
-    #[pyo3(signature = (n, radius = 1.0))]
-    fn new(n: usize, radius: f64) -> PyResult<PyClassInitializer<Self>> {
+    #[pyo3(signature = (n, radius = None))]
+    fn new(
+        n: &Bound<'_, PyAny>,
+        radius: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let n = len_arg(n, "n", 0)?;
+        let radius = radius.map_or(Ok(1.0), |r| real_arg(r, "radius", Some(0.0), true))?;
         let inner = Domain::L2Ball(L2Ball::new(n, radius).or_raise()?);
         Ok(base(inner).add_subclass(PyL2Ball))
     }
@@ -343,7 +367,12 @@ pub struct PyUniformMatroid;
 impl PyUniformMatroid {
     #[new]
     #[pyo3(signature = (n, k, *, base = true))]
-    fn new(n: usize, k: usize, base: bool) -> PyResult<PyClassInitializer<Self>> {
+    fn new(
+        n: &Bound<'_, PyAny>,
+        k: &Bound<'_, PyAny>,
+        base: bool,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let (n, k) = (len_arg(n, "n", 0)?, len_arg(k, "k", 0)?);
         let inner = Domain::UniformMatroid(UniformMatroid::new(n, k, base).or_raise()?);
         Ok(self::base(inner).add_subclass(PyUniformMatroid))
     }
@@ -413,10 +442,11 @@ impl PyGraphicMatroid {
     #[new]
     #[pyo3(signature = (num_nodes, edges, *, base = true))]
     fn new(
-        num_nodes: usize,
+        num_nodes: &Bound<'_, PyAny>,
         edges: &Bound<'_, PyAny>,
         base: bool,
     ) -> PyResult<PyClassInitializer<Self>> {
+        let num_nodes = len_arg(num_nodes, "num_nodes", 0)?;
         let graph = GraphicMatroid::new(num_nodes, edge_list(edges)?, base).or_raise()?;
         Ok(self::base(Domain::GraphicMatroid(Box::new(graph))).add_subclass(PyGraphicMatroid))
     }
@@ -447,11 +477,12 @@ pub struct PyPathPolytope;
 impl PyPathPolytope {
     #[new]
     fn new(
-        num_nodes: usize,
+        num_nodes: &Bound<'_, PyAny>,
         edges: &Bound<'_, PyAny>,
-        source: usize,
-        target: usize,
+        source: &Bound<'_, PyAny>,
+        target: &Bound<'_, PyAny>,
     ) -> PyResult<PyClassInitializer<Self>> {
+        let (num_nodes, source, target) = node_args(num_nodes, source, target)?;
         let paths = PathPolytope::new(num_nodes, edge_list(edges)?, source, target).or_raise()?;
         Ok(base(Domain::PathPolytope(Box::new(paths))).add_subclass(PyPathPolytope))
     }
@@ -468,11 +499,12 @@ impl PyPathPolytope {
     #[staticmethod]
     fn from_undirected<'py>(
         py: Python<'py>,
-        num_nodes: usize,
+        num_nodes: &Bound<'py, PyAny>,
         edges: &Bound<'py, PyAny>,
-        source: usize,
-        target: usize,
+        source: &Bound<'py, PyAny>,
+        target: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyPathPolytope>> {
+        let (num_nodes, source, target) = node_args(num_nodes, source, target)?;
         let paths = PathPolytope::from_undirected(num_nodes, &edge_list(edges)?, source, target)
             .or_raise()?;
         Bound::new(

@@ -8,7 +8,10 @@
 //! | `State` | `StateError` (a `ValueError`) |
 //! | `HorizonExhausted` | `HorizonExhaustedError` (a `RuntimeError`) |
 //! | `Protocol` | `ProtocolError` (a `RuntimeError`) |
-//! | `Entropy`, `NotConverged` | `DPOnlineError` |
+//! | `Entropy` | `DPOnlineError` |
+//! | `Allocation` | `MemoryError` (builtin) |
+//! | `IterationLimit` | `ConvergenceError` (a `RuntimeError`) |
+//! | `Busy` | `StateError` (a `ValueError`) |
 
 use dponline_core::CoreError;
 use pyo3::prelude::*;
@@ -20,10 +23,12 @@ pub fn class_name(err: &CoreError) -> &'static str {
         CoreError::InvalidArgument { .. } | CoreError::Shape { .. } => "InvalidInputError",
         CoreError::NonFinite { .. } => "NonFiniteError",
         CoreError::InvalidGraph(_) => "InvalidGraphError",
-        CoreError::State(_) => "StateError",
+        CoreError::State(_) | CoreError::Busy(_) => "StateError",
         CoreError::HorizonExhausted { .. } => "HorizonExhaustedError",
         CoreError::Protocol(_) => "ProtocolError",
-        CoreError::Entropy(_) | CoreError::NotConverged { .. } => "DPOnlineError",
+        CoreError::Entropy(_) => "DPOnlineError",
+        CoreError::Allocation { .. } => "MemoryError",
+        CoreError::IterationLimit { .. } => "ConvergenceError",
     }
 }
 
@@ -37,6 +42,9 @@ pub fn error_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyTy
 
 /// Convert a core error into the Python exception of the table above.
 pub fn to_py(err: CoreError) -> PyErr {
+    if matches!(err, CoreError::Allocation { .. }) {
+        return pyo3::exceptions::PyMemoryError::new_err(err.to_string());
+    }
     Python::attach(|py| match error_class(py, class_name(&err)) {
         Ok(cls) => PyErr::from_type(cls, err.to_string()),
         Err(import_failure) => import_failure,
@@ -53,6 +61,13 @@ impl<T> OrRaise<T> for Result<T, CoreError> {
     fn or_raise(self) -> PyResult<T> {
         self.map_err(to_py)
     }
+}
+
+/// Raise `dponline.errors.StateError`: the object is in use by another thread.
+pub fn busy(what: &str) -> PyErr {
+    to_py(CoreError::Busy(format!(
+        "this {what} is in use by another thread; use one object per thread (or a lock)"
+    )))
 }
 
 /// Raise `dponline.errors.InvalidInputError(message)`.

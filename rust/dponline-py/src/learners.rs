@@ -1,12 +1,13 @@
 //! `dponline._core.PrivateBandit`: bindings of `dponline_core::learners::PrivateBandit`.
 
+use dponline_core::learners::private_bandit::Feasibility;
 use dponline_core::learners::{PrivateBandit, PrivateBanditParams};
 use dponline_core::noise::NoiseDistribution;
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{detached, seed_words};
+use crate::convert::{exclusive, run_blocks, seed_words, shared};
 use crate::domains::PyDomain;
 use crate::errors::OrRaise;
 use crate::losses::PyLossFamily;
@@ -19,6 +20,16 @@ fn params_dict<'py>(py: Python<'py>, p: &PrivateBanditParams) -> PyResult<Bound<
     d.set_item("t_batch", p.t_batch)?;
     d.set_item("t_round", p.t_round)?;
     d.set_item("eta", p.eta)?;
+    d.set_item("kappa", p.kappa)?;
+    d.set_item(
+        "eta_rule",
+        if p.eta_line_one {
+            "line 1"
+        } else {
+            "Lemma 3.1 proof: D/(kappa sqrt(T_round))"
+        },
+    )?;
+    d.set_item("feasibility", p.feasibility.name())?;
     d.set_item("zeta", p.zeta)?;
     d.set_item("zeta_paper", p.zeta_paper)?;
     d.set_item("lipschitz", p.lipschitz)?;
@@ -34,7 +45,7 @@ fn params_dict<'py>(py: Python<'py>, p: &PrivateBanditParams) -> PyResult<Bound<
 
 /// The schedule of Ene-Nguyen-Vladu Algorithm 1 line 1 for a domain, as a dict.
 #[pyfunction]
-#[pyo3(signature = (domain, horizon, lipschitz, *, loss_bound = None, smoothing_radius = None))]
+#[pyo3(signature = (domain, horizon, lipschitz, *, loss_bound = None, smoothing_radius = None, feasibility = "fkm"))]
 pub fn private_bandit_params<'py>(
     py: Python<'py>,
     domain: &Bound<'py, PyDomain>,
@@ -42,13 +53,15 @@ pub fn private_bandit_params<'py>(
     lipschitz: f64,
     loss_bound: Option<f64>,
     smoothing_radius: Option<f64>,
+    feasibility: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
     let p = PrivateBanditParams::new(
-        &domain.borrow().inner,
+        &shared(domain, "domain")?.inner,
         horizon,
         lipschitz,
         loss_bound,
         smoothing_radius,
+        Feasibility::from_name(feasibility).or_raise()?,
     )
     .or_raise()?;
     params_dict(py, &p)
@@ -63,7 +76,7 @@ pub struct PyPrivateBandit {
 #[pymethods]
 impl PyPrivateBandit {
     #[new]
-    #[pyo3(signature = (domain, horizon, lipschitz, *, noise, scale, loss_bound = None, smoothing_radius = None, strict = false, seed = None, secure = false))]
+    #[pyo3(signature = (domain, horizon, lipschitz, *, noise, scale, loss_bound = None, smoothing_radius = None, feasibility = "fkm", strict = false, seed = None, secure = false))]
     fn new(
         py: Python<'_>,
         domain: &Bound<'_, PyDomain>,
@@ -73,14 +86,21 @@ impl PyPrivateBandit {
         scale: f64,
         loss_bound: Option<f64>,
         smoothing_radius: Option<f64>,
+        feasibility: &str,
         strict: bool,
         seed: Option<&Bound<'_, PyAny>>,
         secure: bool,
     ) -> PyResult<Self> {
-        let dom = domain.borrow().inner.clone();
-        let params =
-            PrivateBanditParams::new(&dom, horizon, lipschitz, loss_bound, smoothing_radius)
-                .or_raise()?;
+        let dom = shared(domain, "domain")?.inner.clone();
+        let params = PrivateBanditParams::new(
+            &dom,
+            horizon,
+            lipschitz,
+            loss_bound,
+            smoothing_radius,
+            Feasibility::from_name(feasibility).or_raise()?,
+        )
+        .or_raise()?;
         let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
         let words = seed_words(py, seed, secure)?;
         Ok(PyPrivateBandit {
@@ -89,30 +109,40 @@ impl PyPrivateBandit {
     }
 
     /// The point to play, shape ``(dim,)``.
-    fn ask<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        Ok(PyArray1::from_slice(py, self.inner.ask().or_raise()?))
+    fn ask<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let mut this = exclusive(slf, "PrivateBandit")?;
+        Ok(PyArray1::from_slice(slf.py(), this.inner.ask().or_raise()?))
     }
 
     /// Report the loss of the asked point.
-    fn tell(&mut self, loss: f64) -> PyResult<()> {
-        self.inner.tell(loss).or_raise()
+    fn tell(slf: &Bound<'_, Self>, loss: f64) -> PyResult<()> {
+        exclusive(slf, "PrivateBandit")?.inner.tell(loss).or_raise()
     }
 
-    /// Play ``rounds`` rounds natively; returns ``(total_loss, clipped, cumulative_at_checkpoints)``.
+    /// Play ``rounds`` rounds natively in blocks (GIL released, Ctrl-C checked between blocks); returns
+    /// ``(total_loss, clipped, cumulative_at_checkpoints)``. ``progress(n)`` is called after each block.
+    #[pyo3(signature = (family, rounds, checkpoints, progress = None))]
     fn run<'py>(
-        &mut self,
-        py: Python<'py>,
+        slf: &Bound<'py, Self>,
         family: &Bound<'py, PyLossFamily>,
         rounds: u64,
         checkpoints: Vec<u64>,
+        progress: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<(f64, u64, Bound<'py, PyArray1<f64>>)> {
+        let py = slf.py();
+        let mut this = exclusive(slf, "PrivateBandit")?;
         let fam = &family.get().inner;
-        let inner = &mut self.inner;
-        let (summary, cumulative) = detached(py, move || {
-            let mut cumulative = vec![0.0; checkpoints.len()];
-            let summary = inner.run(fam, rounds, &checkpoints, &mut cumulative)?;
-            Ok((summary, cumulative))
-        })?;
+        this.inner.check_run(fam, rounds).or_raise()?;
+        let start = this.inner.t();
+        let inner = &mut this.inner;
+        let (summary, cumulative) = run_blocks(
+            py,
+            start,
+            rounds,
+            &checkpoints,
+            progress,
+            |n, marks, out| inner.run(fam, n, marks, out),
+        )?;
         Ok((
             summary.total_loss,
             summary.clipped,

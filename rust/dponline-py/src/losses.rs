@@ -12,6 +12,9 @@ use crate::errors::{OrRaise, invalid_input};
 pub struct PyLossFamily {
     pub(crate) inner: LossFamily,
     seed: Option<u64>,
+    /// Bounds declared by the caller before seeing the data (see ``dponline.losses``), if any.
+    lipschitz: Option<f64>,
+    loss_bound: Option<f64>,
 }
 
 fn kind_from(name: &str) -> PyResult<LossKind> {
@@ -34,14 +37,21 @@ fn kind_name(kind: LossKind) -> &'static str {
 #[pymethods]
 impl PyLossFamily {
     #[new]
-    #[pyo3(signature = (kind, data, *, horizon = None, order = "sequential", seed = None))]
+    #[pyo3(signature = (kind, data, *, horizon = None, order = "sequential", seed = None, lipschitz = None, loss_bound = None))]
     fn new(
         kind: &str,
         data: &Bound<'_, PyAny>,
         horizon: Option<u64>,
         order: &str,
         seed: Option<u64>,
+        lipschitz: Option<f64>,
+        loss_bound: Option<f64>,
     ) -> PyResult<Self> {
+        for (name, value) in [("lipschitz", lipschitz), ("loss_bound", loss_bound)] {
+            if let Some(v) = value {
+                dponline_core::error::check_positive(name, v).or_raise()?;
+            }
+        }
         let kind = kind_from(kind)?;
         let cols: usize = {
             let shape: Vec<usize> = data
@@ -76,6 +86,8 @@ impl PyLossFamily {
         Ok(PyLossFamily {
             inner: family.reordered(horizon, order).or_raise()?,
             seed,
+            lipschitz,
+            loss_bound,
         })
     }
 
@@ -120,16 +132,25 @@ impl PyLossFamily {
         Ok(out.into_pyarray(py))
     }
 
-    /// Lipschitz constant of the losses computed from the data (see the Rust docs for the privacy caveat).
+    /// The Lipschitz constant declared with the family (before seeing the data), or ``None``.
     #[getter]
-    fn lipschitz(&self) -> f64 {
-        self.inner.lipschitz()
+    fn lipschitz(&self) -> Option<f64> {
+        self.lipschitz
     }
 
-    /// For portfolio losses, ``max_t max_x |f_t(x)|`` over the simplex; ``None`` for linear losses.
+    /// The bound on ``|f_t(x)|`` declared with the family (before seeing the data), or ``None``.
     #[getter]
-    fn value_bound(&self) -> Option<f64> {
-        self.inner.portfolio_value_bound()
+    fn loss_bound(&self) -> Option<f64> {
+        self.loss_bound
+    }
+
+    /// Constants computed from the data (``lipschitz``; for portfolio losses also ``loss_bound``). They
+    /// depend on the private stream: never use them to set noise, clipping or step sizes of a private learner.
+    fn empirical_bounds<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("lipschitz", self.inner.empirical_lipschitz())?;
+        d.set_item("loss_bound", self.inner.empirical_portfolio_value_bound())?;
+        Ok(d)
     }
 
     /// ``"linear"`` or ``"portfolio"``.
@@ -183,6 +204,8 @@ impl PyLossFamily {
         kwargs.set_item("horizon", this.horizon())?;
         kwargs.set_item("order", this.order())?;
         kwargs.set_item("seed", this.seed)?;
+        kwargs.set_item("lipschitz", this.lipschitz)?;
+        kwargs.set_item("loss_bound", this.loss_bound)?;
         let partial = py
             .import("functools")?
             .getattr("partial")?

@@ -5,25 +5,30 @@ use dponline_core::rng::Generator;
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 
-use crate::convert::{detached, seed_words};
+use crate::convert::{detached, int_arg, len_arg, real_arg, seed_words};
 use crate::errors::OrRaise;
 
 /// ``size`` i.i.d. draws of the sum of ``count`` i.i.d. ``noise(scale)`` variables (``count = 1``: plain draws).
 #[pyfunction]
-#[pyo3(signature = (noise, scale, size, *, count = 1, seed = None, secure = false))]
+#[pyo3(signature = (noise, scale, size, *, count = None, seed = None, secure = false))]
 pub fn sample_noise<'py>(
     py: Python<'py>,
     noise: &str,
-    scale: f64,
-    size: usize,
-    count: u32,
+    scale: &Bound<'py, PyAny>,
+    size: &Bound<'py, PyAny>,
+    count: Option<&Bound<'py, PyAny>>,
     seed: Option<&Bound<'py, PyAny>>,
     secure: bool,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let scale = real_arg(scale, "scale", Some(0.0), false)?;
+    let size = len_arg(size, "size", 0)?;
+    let count = count.map_or(Ok(1), |c| int_arg(c, "count", 1, Some(u64::from(u32::MAX))))?;
+    let count =
+        u32::try_from(count).map_err(|_| crate::errors::invalid_input("count must be < 2**32"))?;
     let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
     let mut rng = Generator::for_stream(&seed_words(py, seed, secure)?, 0, secure).or_raise()?;
     let out = detached(py, move || {
-        let mut out = vec![0.0; size];
+        let mut out = dponline_core::alloc::zeros(format!("{size} noise draws"), size)?;
         dist.sum_of(count).add_to(&mut rng, &mut out);
         Ok(out)
     })?;

@@ -8,9 +8,9 @@ use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
 
-use crate::convert::{detached, seed_words, slice, vector};
+use crate::convert::{detached, int_arg, len_arg, seed_words, shared, slice, vector};
 use crate::domains::PyDomain;
-use crate::errors::invalid_input;
+use crate::errors::{OrRaise, invalid_input};
 
 /// `(x, gap, vertices, weights)` returned to Python.
 type FrankWolfeOutput<'py> = (
@@ -29,9 +29,10 @@ pub fn frank_wolfe<'py>(
     py: Python<'py>,
     domain: &Bound<'py, PyDomain>,
     v: &Bound<'py, PyAny>,
-    iterations: u64,
+    iterations: &Bound<'py, PyAny>,
 ) -> PyResult<FrankWolfeOutput<'py>> {
-    let mut dom = domain.borrow().inner.clone();
+    let iterations = int_arg(iterations, "iterations", 0, None)?;
+    let mut dom = shared(domain, "domain")?.inner.clone();
     let n = dom.dim();
     let v = slice(&vector(v, "v", n)?).to_vec();
     let fw = detached(py, move || project(&mut dom, &v, iterations))?;
@@ -56,16 +57,18 @@ pub fn frank_wolfe<'py>(
 #[pyo3(signature = (dim, size, *, ball = false, domain = None, seed = None))]
 pub fn sample_sphere<'py>(
     py: Python<'py>,
-    dim: usize,
-    size: usize,
+    dim: &Bound<'py, PyAny>,
+    size: &Bound<'py, PyAny>,
     ball: bool,
     domain: Option<&Bound<'py, PyDomain>>,
     seed: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    if dim == 0 {
-        return Err(invalid_input("dim must be >= 1, got 0"));
-    }
-    let mut dom = domain.map(|d| d.borrow().inner.clone());
+    let (dim, size) = (len_arg(dim, "dim", 1)?, len_arg(size, "size", 0)?);
+    let total = dponline_core::alloc::checked_len("sphere samples", dim, size).or_raise()?;
+    let mut dom = match domain {
+        Some(d) => Some(shared(d, "domain")?.inner.clone()),
+        None => None,
+    };
     if let Some(d) = &dom {
         if d.dim() != dim || ball {
             return Err(invalid_input(
@@ -75,7 +78,8 @@ pub fn sample_sphere<'py>(
     }
     let mut rng = Generator::from_seed(seed_words(py, seed, false)?);
     let out = detached(py, move || {
-        let mut out = vec![0.0; dim * size];
+        let mut out =
+            dponline_core::alloc::zeros(format!("{size} samples of dimension {dim}"), total)?;
         for row in out.chunks_exact_mut(dim) {
             match (&mut dom, ball) {
                 (Some(d), _) => {

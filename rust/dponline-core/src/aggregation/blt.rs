@@ -43,12 +43,13 @@
 //! The optimiser stops when the largest gradient entry is below `1e-7`, or the loss decreased by less
 //! than `1e-12` (relative) in 5 consecutive iterations, or no step along the descent direction or the
 //! gradient decreases the loss; after [`BLT_MAX_ITERATIONS`] iterations it returns
-//! [`CoreError::NotConverged`]. Any parameters give an exactly calibrated mechanism: optimisation only
+//! [`CoreError::IterationLimit`]. Any parameters give an exactly calibrated mechanism: optimisation only
 //! affects accuracy, never privacy.
 
 use serde::{Deserialize, Serialize};
 
-use super::{PrefixSumMechanism, check_block, check_push, check_room, checked_len, zeros};
+use super::{PrefixSumMechanism, check_block, check_push, check_room};
+use crate::alloc::{checked_len, zeros};
 use crate::error::{CoreError, Result};
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
 use crate::rng::Generator;
@@ -177,9 +178,10 @@ fn spectrum(theta: &[f64], omega: &[f64]) -> Result<Spectrum> {
             }
             iterations += 1;
             if iterations > ROOT_MAX_ITERATIONS {
-                return Err(CoreError::NotConverged {
-                    what: "BLT eigenvalue bisection",
-                    iterations: ROOT_MAX_ITERATIONS,
+                return Err(CoreError::IterationLimit {
+                    routine: "BLT eigenvalue bisection",
+                    limit: ROOT_MAX_ITERATIONS,
+                    detail: String::new(),
                 });
             }
         }
@@ -294,7 +296,7 @@ pub struct BltFit {
 /// Optimise `(θ, ω)` with `buffers` buffers for `horizon` rounds (see the module docs).
 ///
 /// Errors: [`CoreError::InvalidArgument`] for `buffers` outside `1..=16` or `horizon == 0`;
-/// [`CoreError::NotConverged`] if the optimiser reaches [`BLT_MAX_ITERATIONS`].
+/// [`CoreError::IterationLimit`] if the optimiser reaches [`BLT_MAX_ITERATIONS`].
 pub fn optimize_blt(
     horizon: u64,
     buffers: usize,
@@ -355,9 +357,10 @@ pub fn optimize_blt(
         fx = f(&p);
     }
     if !fx.is_finite() {
-        return Err(CoreError::NotConverged {
-            what: "BLT initialisation",
-            iterations: 200,
+        return Err(CoreError::IterationLimit {
+            routine: "BLT initialisation",
+            limit: 200,
+            detail: format!(": horizon={horizon}, buffers={buffers}"),
         });
     }
     let mut g = vec![0.0; n];
@@ -413,9 +416,13 @@ pub fn optimize_blt(
         fx = fnext;
         g = g_next;
     }
-    Err(CoreError::NotConverged {
-        what: "BLT parameter optimisation",
-        iterations: BLT_MAX_ITERATIONS,
+    Err(CoreError::IterationLimit {
+        routine: "BLT parameter optimisation",
+        limit: BLT_MAX_ITERATIONS,
+        detail: format!(
+            ": horizon={horizon}, buffers={buffers}, objective={}",
+            objective.name()
+        ),
     })
 }
 
@@ -457,7 +464,7 @@ fn bfgs_update(h: &mut [f64], s: &[f64], y: &[f64], sy: f64) {
 }
 
 /// The BLT mechanism over `horizon` pushes of `dim`-vectors.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(try_from = "BltState")]
 pub struct Blt {
     dim: usize,
@@ -594,7 +601,7 @@ impl Blt {
     /// A BLT mechanism with `buffers` buffers whose parameters are optimised for `horizon` and `objective`.
     ///
     /// Errors: [`CoreError::InvalidArgument`] for `dim == 0`, `horizon == 0`, `buffers` outside `1..=16`, or
-    /// buffers too large to allocate; [`CoreError::NotConverged`] from the optimiser.
+    /// buffers too large to allocate; [`CoreError::IterationLimit`] from the optimiser.
     pub fn new(
         dim: usize,
         horizon: u64,

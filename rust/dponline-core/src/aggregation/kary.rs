@@ -41,7 +41,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{PrefixSumMechanism, check_block, check_push, check_room, checked_len, zeros};
+use super::{PrefixSumMechanism, check_block, check_push, check_room};
+use crate::alloc::{checked_len, zeros};
 use crate::error::{CoreError, Result};
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
 use crate::rng::Generator;
@@ -109,7 +110,7 @@ fn unit_variances(k: u64, levels: usize, readout: Readout) -> Vec<f64> {
 }
 
 /// A `k`-ary tree for private continual prefix sums of `dim`-vectors over `horizon` rounds.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(try_from = "KaryState")]
 pub struct KaryTree {
     dim: usize,

@@ -93,7 +93,7 @@ pub trait PrefixSumMechanism {
 }
 
 /// Every prefix-sum mechanism dponline ships, as one serializable type.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub enum Mechanism {
     /// The binary mechanism (plain or Agarwal-Singh padded).
     Tree(TreeAggregator),
@@ -200,22 +200,6 @@ impl From<KaryTree> for Mechanism {
     fn from(m: KaryTree) -> Self {
         Mechanism::Kary(m)
     }
-}
-
-/// A zero vector of `len` entries, allocated fallibly (an error instead of an abort when `len` comes from
-/// the user and is too large). Stand-in for `dponline_core::alloc::zeros`.
-pub(crate) fn zeros(what: &'static str, len: usize) -> Result<Vec<f64>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| CoreError::invalid(what, "small enough to allocate", len))?;
-    v.resize(len, 0.0);
-    Ok(v)
-}
-
-/// `a · b` for buffer sizes from user input.
-pub(crate) fn checked_len(what: &'static str, a: usize, b: usize) -> Result<usize> {
-    a.checked_mul(b)
-        .ok_or_else(|| CoreError::invalid(what, "small enough to allocate", format!("{a} x {b}")))
 }
 
 /// Validate one pushed row and its output buffer.

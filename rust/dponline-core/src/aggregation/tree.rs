@@ -65,7 +65,7 @@ pub fn cover(t: u64) -> impl Iterator<Item = (u32, u64)> {
 }
 
 /// The binary mechanism for private continual prefix sums of `dim`-vectors over `horizon` rounds.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(try_from = "TreeState")]
 pub struct TreeAggregator {
     dim: usize,

@@ -6,5 +6,33 @@ pub mod private_bandit;
 
 pub use noisy_oco::{NoisyGradient, NoisyMap, NoisyOco};
 pub use private_bandit::{
-    PrivateBandit, PrivateBanditParams, PrivateFrankWolfeMap, RunSummary, SmoothedBatchGradient,
+    PrivateBandit, PrivateBanditParams, PrivateFrankWolfeMap, SmoothedBatchGradient,
 };
+
+use crate::error::{CoreError, Result};
+
+/// Totals of a native run (one call of a learner's `run`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunSummary {
+    /// Rounds played in this call.
+    pub rounds: u64,
+    /// Sum of the (unclipped) losses of the played points.
+    pub total_loss: f64,
+    /// Rounds whose feedback exceeded the declared bound and was clipped.
+    pub clipped: u64,
+}
+
+/// Check that a run's checkpoint list and output buffer have the same length.
+///
+/// Errors: [`CoreError::Shape`].
+pub fn check_len_pair(checkpoints: &[u64], cumulative: &[f64]) -> Result<()> {
+    if checkpoints.len() == cumulative.len() {
+        Ok(())
+    } else {
+        Err(CoreError::Shape {
+            name: "cumulative",
+            expected: format!("one output per checkpoint ({})", checkpoints.len()),
+            got: format!("length {}", cumulative.len()),
+        })
+    }
+}

@@ -31,7 +31,9 @@ pub trait NoisyGradient {
 /// `NoisyMap`: approximates `∇ω*(−η s)` for the running sum `s` of estimates, one unit of work at a time.
 pub trait NoisyMap {
     /// Add a completed round estimate to the running sum (possibly through a privacy mechanism).
-    fn absorb(&mut self, estimate: &[f64]);
+    ///
+    /// Errors: whatever the mechanism refuses (e.g. a non-finite estimate, which bounded feedback rules out).
+    fn absorb(&mut self, estimate: &[f64]) -> crate::Result<()>;
     /// Spend one step's work (e.g. one LMO call) on the next iterate.
     fn work(&mut self, domain: &mut Domain);
     /// The next round's iterate, as computed so far.
@@ -39,7 +41,7 @@ pub trait NoisyMap {
 }
 
 /// Algorithm 2 as a state machine: `ask` a point, `tell` its loss.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct NoisyOco<G, M> {
     domain: Domain,
     gradient: G,
@@ -100,21 +102,27 @@ impl<G: NoisyGradient, M: NoisyMap> NoisyOco<G, M> {
     /// Feed the loss of the asked point: one step of estimation and one unit of map work; at the end of a
     /// round, `x̃` advances to the map's iterate and the estimate joins the running sum.
     /// The caller guarantees a pending point and a finite loss.
+    ///
+    /// Errors: as [`NoisyMap::absorb`] at the end of a round.
     #[inline]
-    pub fn tell(&mut self, loss: f64) {
+    pub fn tell(&mut self, loss: f64) -> crate::Result<()> {
         debug_assert!(self.pending);
         let complete = self.gradient.observe(loss);
         self.map.work(&mut self.domain);
         self.pending = false;
         if complete {
-            self.end_round();
+            self.end_round()?;
         }
+        Ok(())
     }
 
     /// Close the current round early (e.g. a last, shorter batch).
-    pub fn end_round(&mut self) {
+    ///
+    /// Errors: as [`NoisyMap::absorb`].
+    pub fn end_round(&mut self) -> crate::Result<()> {
         self.iterate.copy_from_slice(self.map.iterate());
-        self.map.absorb(self.gradient.estimate());
+        self.map.absorb(self.gradient.estimate())?;
         self.gradient.reset();
+        Ok(())
     }
 }

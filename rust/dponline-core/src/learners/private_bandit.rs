@@ -8,8 +8,8 @@
 //!
 //! Per round `t` in batch `R` (`T_batch` rounds per batch, `T_round` batches):
 //! * sample `u_t` uniform on the unit sphere of the tangent space of `aff(D)` (line 8);
-//! * play `y_t = c + (1 − ζ/r)(x̃_{R−1} + ζ u_t − c)` (line 9 applied to `f'(x) = f(c + (1 − ζ/r)(x − c))`,
-//!   Appendix D; `B(c, r) ∩ aff(D) ⊆ D` makes `y_t ∈ D`);
+//! * play `y_t = c + κ_s (x̃_{R−1} + ζ u_t − c)` (line 9 applied to `f'(x) = f(c + κ_s (x − c))`), with the
+//!   feasibility device's keep factor `κ_s` (see [`Feasibility`]); `B(c, r) ∩ aff(D) ⊆ D` makes `y_t ∈ D`;
 //! * observe `f_t(y_t)` (clipped to `[−B, B]`), add `F_t u_t = (d/ζ) f_t(y_t) u_t` to `g̃_R` (lines 10-11);
 //! * make one Frank-Wolfe step towards `x̃_R` with target `−η s̃_{R−1}` (line 14: one LMO call per round).
 //!
@@ -18,9 +18,10 @@
 //! Corollary C.5 fix the sign to `−η s̃_{R−1}`, which is what is implemented.
 //!
 //! Parameters (line 1), with `d` the dimension of `aff(D)` (the paper's `n` for full-dimensional domains):
-//! `T_batch = ⌈√T⌉`, `T_round = ⌈T / T_batch⌉`, `η = D / (T^{3/4} d^{1/2} L)`, `ζ = D d^{1/2} / T^{1/4}`,
-//! capped at `r/2` because Appendix D needs `ζ < r` (unless a smoothing radius is given).
-//! Extra regret of Appendix D: at most `T · ζ · L · D / r` (their last display).
+//! `T_batch = ⌈√T⌉`, `T_round = ⌈T / T_batch⌉`, `ζ = D d^{1/2} / T^{1/4}`, `η = D / (T^{3/4} d^{1/2} L)`.
+//! Whenever `ζ` differs from line 1's value (a given smoothing radius, or Appendix D's cap), `η` is re-derived
+//! from the proof of Lemma 3.1: `η = D / (κ √T_round)` with `κ = √T_batch · d B / ζ + T_batch · L`
+//! (Lemma C.2 with the declared loss bound `B` in place of `LD`).
 
 use serde::{Deserialize, Serialize};
 
@@ -28,11 +29,59 @@ use crate::aggregation::TreeAggregator;
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_positive};
 use crate::frank_wolfe::FrankWolfe;
+use crate::learners::check_len_pair;
 use crate::losses::{LossFamily, check_checkpoints};
 use crate::noise::NoiseDistribution;
 use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
 use crate::sphere::gaussian_in;
 
+use super::RunSummary;
+
+/// How the learner keeps every queried point `x̃ + ζu` inside the domain (Ene-Nguyen-Vladu, Appendix D).
+///
+/// Both shrink the domain towards the centre `c` of a certified inscribed ball `B(c, r) ∩ aff(D) ⊆ D` and
+/// smooth `f'(x) = f(c + κ_s (x − c))` at radius `ζ`; they differ in the keep factor `κ_s`:
+///
+/// * [`Feasibility::Fkm`] — `κ_s = r / (r + ζ)`, i.e. play `c + (1 − α)(x̃ − c) + α r u` with
+///   `α = ζ / (r + ζ)`: a convex combination of `x̃ ∈ D` and `c + r u ∈ D`, feasible for **every** `ζ > 0`
+///   (the shrunk-domain reading of Flaxman, Kalai & McMahan 2005). Lemma 2.2 applies to `f'` unchanged
+///   (`f'` is `κ_s L`-Lipschitz), and `|f − f'| ≤ α L D`, so the extra regret is `T α L D ≤ T ζ L D / r`,
+///   never more than Appendix D's bound. At equal shrinkage `α` it smooths at radius `α r / (1 − α)` instead
+///   of `α r`, which divides the sensitivity `2 d B / ζ` by `1 − α`.
+/// * [`Feasibility::AppendixD`] — `κ_s = 1 − ζ / r` as printed in Appendix D; needs `ζ < r`, so line 1's `ζ`
+///   is capped at `r / 2`. Extra regret `T ζ L D / r` (their last display).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Feasibility {
+    /// Keep factor `r / (r + ζ)` (any `ζ > 0`).
+    Fkm,
+    /// Keep factor `1 − ζ / r` (needs `ζ < r`).
+    AppendixD,
+}
+
+impl Feasibility {
+    /// Parse `"fkm"` or `"appendix-d"`.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for another name.
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "fkm" => Ok(Feasibility::Fkm),
+            "appendix-d" => Ok(Feasibility::AppendixD),
+            other => Err(CoreError::invalid(
+                "feasibility",
+                "'fkm' or 'appendix-d'",
+                format!("{other:?}"),
+            )),
+        }
+    }
+
+    /// `"fkm"` or `"appendix-d"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Feasibility::Fkm => "fkm",
+            Feasibility::AppendixD => "appendix-d",
+        }
+    }
+}
 use super::noisy_oco::{NoisyGradient, NoisyMap, NoisyOco};
 
 /// The schedule of Algorithm 1, line 1, and the constants the privacy analysis needs.
@@ -48,8 +97,12 @@ pub struct PrivateBanditParams {
     pub t_batch: u64,
     /// Number of batches `T_round = ⌈T / T_batch⌉` (leaves of the tree).
     pub t_round: u64,
-    /// Step size `η = D / (T^{3/4} d^{1/2} L)`.
+    /// Step size: line 1's `D / (T^{3/4} d^{1/2} L)` when `ζ` is line 1's, else Lemma 3.1's `D / (κ √T_round)`.
     pub eta: f64,
+    /// `κ = √T_batch · d B / ζ + T_batch · L` of the proof of Lemma 3.1 (Lemma C.2).
+    pub kappa: f64,
+    /// Whether `η` is line 1's value (`true`) or re-derived from the proof of Lemma 3.1 (`false`).
+    pub eta_line_one: bool,
     /// Smoothing radius `ζ` actually used.
     pub zeta: f64,
     /// `ζ` of line 1, `D d^{1/2} / T^{1/4}`.
@@ -62,23 +115,27 @@ pub struct PrivateBanditParams {
     pub loss_bound: f64,
     /// Certified inscribed radius `r` of the domain.
     pub inscribed_radius: f64,
-    /// Appendix D shrink factor `ζ / r`.
+    /// The feasibility device.
+    pub feasibility: Feasibility,
+    /// Shrinkage `α = 1 − κ_s` towards the centre (`ζ/(r+ζ)` for FKM, `ζ/r` for Appendix D).
     pub shrink: f64,
 }
 
 impl PrivateBanditParams {
     /// The schedule for `domain`, horizon `T`, Lipschitz constant `L`.
     ///
-    /// Args: `loss_bound` defaults to `L·D`; `smoothing_radius` overrides `ζ` (must be in `(0, r)`).
+    /// Args: `loss_bound` defaults to `L·D`; `smoothing_radius` overrides `ζ` (any finite `ζ > 0` with
+    /// [`Feasibility::Fkm`]; in `(0, r)` with [`Feasibility::AppendixD`]).
     ///
     /// Errors: [`CoreError::InvalidArgument`] for `T < 1`, non-positive `L`/`loss_bound`, a domain without a
-    /// certified inscribed radius, or a smoothing radius outside `(0, r)`.
+    /// certified inscribed radius, or a smoothing radius out of range.
     pub fn new(
         domain: &Domain,
         horizon: u64,
         lipschitz: f64,
         loss_bound: Option<f64>,
         smoothing_radius: Option<f64>,
+        feasibility: Feasibility,
     ) -> Result<Self> {
         if horizon == 0 {
             return Err(CoreError::invalid("horizon", ">= 1", horizon));
@@ -99,32 +156,77 @@ impl PrivateBanditParams {
         let t_batch = (tf.sqrt().ceil() as u64).max(1);
         let t_round = horizon.div_ceil(t_batch);
         let zeta_paper = diameter * d.sqrt() / tf.powf(0.25);
-        let zeta = match smoothing_radius {
-            Some(z) if z.is_finite() && z > 0.0 && z < r => z,
-            Some(z) => {
+        let zeta = match (smoothing_radius, feasibility) {
+            (Some(z), Feasibility::Fkm) if z.is_finite() && z > 0.0 => z,
+            (Some(z), Feasibility::AppendixD) if z.is_finite() && z > 0.0 && z < r => z,
+            (Some(z), Feasibility::Fkm) => {
+                return Err(CoreError::invalid("smoothing_radius", "finite and > 0", z));
+            }
+            (Some(z), Feasibility::AppendixD) => {
                 return Err(CoreError::invalid(
                     "smoothing_radius",
-                    "in (0, inscribed radius)",
+                    "in (0, inscribed radius) with feasibility='appendix-d'",
                     z,
                 ));
             }
-            None => zeta_paper.min(0.5 * r),
+            (None, Feasibility::Fkm) => zeta_paper,
+            (None, Feasibility::AppendixD) => zeta_paper.min(0.5 * r),
         };
-        Ok(PrivateBanditParams {
+        let shrink = match feasibility {
+            Feasibility::Fkm => zeta / (r + zeta),
+            Feasibility::AppendixD => zeta / r,
+        };
+        let (tb, tr) = (t_batch as f64, t_round as f64);
+        let kappa = tb.sqrt() * d * loss_bound / zeta + tb * lipschitz;
+        let eta_line_one = zeta == zeta_paper;
+        let eta = if eta_line_one {
+            diameter / (tf.powf(0.75) * d.sqrt() * lipschitz)
+        } else {
+            diameter / (kappa * tr.sqrt())
+        };
+        let params = PrivateBanditParams {
             horizon,
             dim: domain.dim(),
             affine_dim: domain.affine_dim(),
             t_batch,
             t_round,
-            eta: diameter / (tf.powf(0.75) * d.sqrt() * lipschitz),
+            eta,
+            kappa,
+            eta_line_one,
             zeta,
             zeta_paper,
             lipschitz,
             diameter,
             loss_bound,
             inscribed_radius: r,
-            shrink: zeta / r,
-        })
+            feasibility,
+            shrink,
+        };
+        params.check_finite()?;
+        Ok(params)
+    }
+
+    /// Every derived constant must be finite and `η`, `ζ` positive (extreme but finite inputs can overflow).
+    fn check_finite(&self) -> Result<()> {
+        let derived = [
+            ("eta", self.eta),
+            ("zeta", self.zeta),
+            ("kappa", self.kappa),
+            ("sensitivity", self.sensitivity_l1()),
+            // The largest tree input and prefix sum, with room to spare: |Σ_t F_t u_t| <= T·M·√n.
+            (
+                "bound on the summed gradient estimates",
+                1e6 * self.horizon as f64 * self.sensitivity_l1(),
+            ),
+        ];
+        match derived.iter().find(|(_, v)| !(v.is_finite() && *v > 0.0)) {
+            None => Ok(()),
+            Some((what, v)) => Err(CoreError::InvalidArgument {
+                name: "lipschitz/loss_bound/horizon",
+                allowed: "values whose derived step size, smoothing radius and sensitivity are finite and > 0",
+                value: format!("{what} = {v}"),
+            }),
+        }
     }
 
     /// `M = (d/ζ)·B`: the largest `|F_t|` (Lemma 5.1's per-round bound, with the loss bound `B`).
@@ -144,26 +246,15 @@ impl PrivateBanditParams {
     }
 }
 
-/// Totals of a native run.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RunSummary {
-    /// Rounds played in this call.
-    pub rounds: u64,
-    /// Sum of the (unclipped) losses of the played points.
-    pub total_loss: f64,
-    /// Rounds whose loss exceeded the bound and was clipped before entering the gradient estimate.
-    pub clipped: u64,
-}
-
 /// `NoisyGrad` of Algorithm 1 (lines 5-12) with Appendix D: one-point gradient estimates summed over a batch.
 ///
-/// Query `y = c + (1 − ζ/r)(x̃ + ζu − c)` for `u` uniform on the unit sphere of the tangent space; feedback
+/// Query `y = c + κ_s (x̃ + ζu − c)` for `u` uniform on the unit sphere of the tangent space; feedback
 /// `f(y)` clipped to `[−B, B]` adds `(d/ζ) f(y) u` to the batch sum `g̃_R` (Lemma 2.2 applied to
-/// `f'(x) = f(c + (1 − ζ/r)(x − c))`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// `f'(x) = f(c + κ_s (x − c))`, [`Feasibility`]).
+#[derive(Debug, Serialize, Deserialize)]
 pub struct SmoothedBatchGradient {
     center: Vec<f64>,
-    shrink: f64,
+    keep: f64,
     zeta: f64,
     /// `d / ζ`.
     gain: f64,
@@ -184,7 +275,7 @@ impl SmoothedBatchGradient {
         let n = center.len();
         SmoothedBatchGradient {
             center,
-            shrink: params.shrink,
+            keep: 1.0 - params.shrink,
             zeta: params.zeta,
             gain: params.affine_dim.max(1) as f64 / params.zeta,
             loss_bound: params.loss_bound,
@@ -218,7 +309,7 @@ impl NoisyGradient for SmoothedBatchGradient {
             domain.project_tangent(u)
         });
         self.inv_norm = 1.0 / norm;
-        let keep = 1.0 - self.shrink;
+        let keep = self.keep;
         let step = self.zeta * self.inv_norm;
         for (((y, x), c), u) in self
             .query
@@ -262,7 +353,7 @@ impl NoisyGradient for SmoothedBatchGradient {
 
 /// `NoisyMap` of Algorithm 1 (lines 13-14): batch sums go through the padded tree (`s̃_R`), and Frank-Wolfe
 /// on `½‖x‖² − ⟨−η s̃_{R−1}, x⟩` makes one LMO call per step, warm-started from its previous iterate.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct PrivateFrankWolfeMap {
     tree: TreeAggregator,
     fw: FrankWolfe,
@@ -289,15 +380,15 @@ impl PrivateFrankWolfeMap {
 }
 
 impl NoisyMap for PrivateFrankWolfeMap {
-    fn absorb(&mut self, estimate: &[f64]) {
-        // Estimates are finite (bounded losses, unit directions) and there is one leaf per batch.
-        self.tree
-            .push(estimate, &mut self.release)
-            .expect("one tree leaf per batch and finite batch gradients");
+    fn absorb(&mut self, estimate: &[f64]) -> Result<()> {
+        // Estimates are finite (losses clipped to B, unit directions, and `PrivateBanditParams` checks that
+        // T·(d/ζ)·B stays far from overflow) and there is one leaf per batch, so this does not fail.
+        self.tree.push(estimate, &mut self.release)?;
         let eta = self.eta;
         for (v, s) in self.fw.target_mut().iter_mut().zip(&self.release) {
             *v = -eta * s;
         }
+        Ok(())
     }
 
     #[inline]
@@ -312,7 +403,7 @@ impl NoisyMap for PrivateFrankWolfeMap {
 
 /// The PrivateBandit learner (see the module docs): NoisyOCO with [`SmoothedBatchGradient`] and
 /// [`PrivateFrankWolfeMap`].
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct PrivateBandit {
     params: PrivateBanditParams,
     oco: NoisyOco<SmoothedBatchGradient, PrivateFrankWolfeMap>,
@@ -337,6 +428,13 @@ impl PrivateBandit {
         strict: bool,
     ) -> Result<Self> {
         let n = domain.dim();
+        if !(noise.scale() * 1e6).is_finite() {
+            return Err(CoreError::invalid(
+                "scale",
+                "small enough that sums of tree noise stay finite (< 1e300)",
+                noise.scale(),
+            ));
+        }
         if params.dim != n || params.affine_dim != domain.affine_dim() {
             return Err(CoreError::Shape {
                 name: "params",
@@ -435,29 +533,58 @@ impl PrivateBandit {
                 loss,
             ));
         }
-        self.step(loss);
-        Ok(())
+        self.step(loss)
     }
 
     #[inline]
-    fn step(&mut self, loss: f64) {
-        self.oco.tell(loss);
+    fn step(&mut self, loss: f64) -> Result<()> {
+        self.oco.tell(loss)?;
         self.t += 1;
         if self.t == self.params.horizon && self.oco.gradient().in_batch() > 0 {
             // The last batch is shorter when T_batch does not divide T.
-            self.oco.end_round();
+            self.oco.end_round()?;
         }
+        Ok(())
+    }
+
+    /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
+    ///
+    /// Errors: [`CoreError::Protocol`] if a point is pending; [`CoreError::Shape`] for a family of another
+    /// dimension; [`CoreError::HorizonExhausted`] if `rounds` exceeds the learner's or the family's remaining
+    /// horizon.
+    pub fn check_run(&self, family: &LossFamily, rounds: u64) -> Result<()> {
+        if self.oco.pending() {
+            return Err(CoreError::Protocol(
+                "run() cannot start while an asked point awaits tell()".into(),
+            ));
+        }
+        if family.dim() != self.params.dim {
+            return Err(CoreError::Shape {
+                name: "losses",
+                expected: format!("dimension {}", self.params.dim),
+                got: format!("dimension {}", family.dim()),
+            });
+        }
+        let limit = self.params.horizon.min(family.horizon());
+        if self.t.checked_add(rounds).is_none_or(|end| end > limit) {
+            return Err(CoreError::HorizonExhausted {
+                what: "PrivateBandit",
+                horizon: limit,
+            });
+        }
+        Ok(())
     }
 
     /// Play `rounds` rounds against `family` natively (rounds `t..t+rounds` of the family), recording the
-    /// cumulative loss of the played points after each absolute round in `checkpoints` into `cumulative`.
+    /// cumulative loss of the played points (since the start of this call) after each absolute round in
+    /// `checkpoints` into `cumulative`.
     ///
-    /// Same seed ⇒ the same actions as the equivalent `ask`/`tell` loop.
+    /// Same seed ⇒ the same actions as the equivalent `ask`/`tell` loop, however the rounds are split into
+    /// calls.
     ///
-    /// Errors (state unchanged): [`CoreError::Protocol`] if a point is pending; [`CoreError::Shape`] for a
-    /// family of another dimension or mismatched checkpoint buffers; [`CoreError::HorizonExhausted`] if
-    /// `rounds` exceeds the learner's or the family's remaining horizon; [`CoreError::InvalidArgument`] for
-    /// unsorted checkpoints.
+    /// Errors (state unchanged): as [`PrivateBandit::check_run`]; [`CoreError::Shape`] for mismatched
+    /// checkpoint buffers; [`CoreError::InvalidArgument`] for unsorted checkpoints or checkpoints beyond the
+    /// run.
     pub fn run(
         &mut self,
         family: &LossFamily,
@@ -465,40 +592,18 @@ impl PrivateBandit {
         checkpoints: &[u64],
         cumulative: &mut [f64],
     ) -> Result<RunSummary> {
-        if self.oco.pending() {
-            return Err(CoreError::Protocol(
-                "run() cannot start while an asked point awaits tell()".into(),
-            ));
-        }
-        if family.dim() != self.params.dim || checkpoints.len() != cumulative.len() {
-            return Err(CoreError::Shape {
-                name: "losses",
-                expected: format!(
-                    "dimension {} (and one output per checkpoint)",
-                    self.params.dim
-                ),
-                got: format!("dimension {}", family.dim()),
-            });
-        }
-        let end = self.t + rounds;
-        if end > self.params.horizon || end > family.horizon() {
-            return Err(CoreError::HorizonExhausted {
-                what: "PrivateBandit",
-                horizon: self.params.horizon.min(family.horizon()),
-            });
-        }
+        self.check_run(family, rounds)?;
+        check_len_pair(checkpoints, cumulative)?;
+        let (start, end) = (self.t, self.t + rounds);
         check_checkpoints(checkpoints, end)?;
-        let (start, clipped_before) = (self.t, self.clipped());
+        let clipped_before = self.clipped();
         let mut total = 0.0;
-        let mut next = checkpoints
-            .iter()
-            .position(|&c| c > start)
-            .unwrap_or(checkpoints.len());
+        let mut next = checkpoints.partition_point(|&c| c <= start);
         cumulative[..next].fill(0.0);
         while self.t < end {
             let loss = family.value(self.t, self.oco.ask());
             total += loss;
-            self.step(loss);
+            self.step(loss)?;
             while next < checkpoints.len() && checkpoints[next] == self.t {
                 cumulative[next] = total;
                 next += 1;
@@ -534,7 +639,8 @@ mod tests {
 
     fn learner(horizon: u64, sigma: f64, seed: u64) -> PrivateBandit {
         let domain = Domain::Simplex(Simplex::new(4).unwrap());
-        let params = PrivateBanditParams::new(&domain, horizon, 1.0, None, None).unwrap();
+        let params =
+            PrivateBanditParams::new(&domain, horizon, 1.0, None, None, Feasibility::Fkm).unwrap();
         PrivateBandit::new(
             domain,
             params,
@@ -547,16 +653,42 @@ mod tests {
     }
 
     #[test]
-    fn schedule_matches_line_one() {
+    fn schedule_matches_line_one_and_the_proof() {
         let domain = Domain::Simplex(Simplex::new(5).unwrap());
-        let p = PrivateBanditParams::new(&domain, 10_000, 2.0, None, None).unwrap();
-        let d: f64 = 4.0;
-        let diam = 2f64.sqrt();
+        let (d, diam, r): (f64, f64, f64) = (4.0, 2f64.sqrt(), 1.0 / 20f64.sqrt());
+        // FKM: line 1's ζ and η, uncapped.
+        let p =
+            PrivateBanditParams::new(&domain, 10_000, 2.0, None, None, Feasibility::Fkm).unwrap();
         assert_eq!((p.t_batch, p.t_round), (100, 100));
+        assert!(p.eta_line_one);
         assert!((p.eta - diam / (1000.0 * d.sqrt() * 2.0)).abs() < 1e-15);
-        assert!((p.zeta_paper - diam * 2.0 / 10.0).abs() < 1e-15);
-        assert!((p.zeta - 0.5 / 20f64.sqrt()).abs() < 1e-15); // capped at r/2, r = 1/sqrt(20)
+        assert!((p.zeta - diam * 2.0 / 10.0).abs() < 1e-15);
+        assert!((p.shrink - p.zeta / (r + p.zeta)).abs() < 1e-15);
         assert!((p.loss_bound - 2.0 * diam).abs() < 1e-15);
+        // Appendix D: ζ capped at r/2, η from the proof: D / (κ √T_round), κ = √T_batch d B/ζ + T_batch L.
+        let q = PrivateBanditParams::new(
+            &domain,
+            10_000,
+            2.0,
+            Some(0.5),
+            None,
+            Feasibility::AppendixD,
+        )
+        .unwrap();
+        let zeta = 0.5 * r;
+        let kappa = 10.0 * d * 0.5 / zeta + 100.0 * 2.0;
+        assert!(!q.eta_line_one);
+        assert!((q.zeta - zeta).abs() < 1e-15);
+        assert!((q.shrink - 0.5).abs() < 1e-15);
+        assert!((q.kappa - kappa).abs() < 1e-9 * kappa);
+        assert!((q.eta - diam / (kappa * 10.0)).abs() < 1e-15);
+        assert!(
+            PrivateBanditParams::new(&domain, 10, 1.0, None, Some(r), Feasibility::AppendixD)
+                .is_err()
+        );
+        assert!(
+            PrivateBanditParams::new(&domain, 10, 1.0, None, Some(5.0), Feasibility::Fkm).is_ok()
+        );
     }
 
     #[test]

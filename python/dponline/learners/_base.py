@@ -1,0 +1,162 @@
+"""What every learner wrapper shares: the native ``run`` with progress and Ctrl-C, pickling, privacy reporting.
+
+A learner wrapper subclasses :class:`Learner`, builds its native state machine in ``__init__`` as ``self._core``
+(a ``dponline._core`` class with ``t``, ``run(family, rounds, checkpoints, progress)``, ``to_bytes`` and a
+static ``from_bytes``), sets ``self._privacy`` and ``self._horizon``, and adds its own ``ask``/``tell``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .. import _validate
+from ..errors import InvalidInputError
+from ..privacy import PrivacyGuarantee, randomness_of, row_multiplicity
+
+__all__ = ["Learner", "RunResult", "randomness_of"]
+
+_MAX_CHECKPOINTS = 10_000
+
+
+@dataclass(repr=False)
+class RunResult:
+    """What a learner's :meth:`Learner.run` returns.
+
+    Attributes:
+        checkpoints: rounds after which the cumulative loss was recorded, int64 array of shape ``(k,)``
+            (absolute round numbers of the learner).
+        cumulative_loss: cumulative loss of the played points since the start of this run at each checkpoint,
+            float64 ``(k,)``.
+        total_loss: loss summed over all rounds of this run.
+        rounds: rounds played.
+        clipped: rounds whose feedback exceeded the declared bound and was clipped before use.
+        seconds: wall-clock duration of the native loop.
+        final_point: the learner's current iterate at the end, shape ``(dim,)``.
+    """
+
+    checkpoints: np.ndarray
+    cumulative_loss: np.ndarray
+    total_loss: float
+    rounds: int
+    clipped: int
+    seconds: float
+    final_point: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def __repr__(self) -> str:
+        return (
+            f"RunResult(rounds={self.rounds}, total_loss={self.total_loss:.6g}, clipped={self.clipped}, "
+            f"seconds={self.seconds:.3g}, checkpoints={len(self.checkpoints)})"
+        )
+
+
+def _checkpoints(start: int, end: int, count: int) -> np.ndarray:
+    count = max(1, min(count, end - start, _MAX_CHECKPOINTS))
+    return np.unique(np.linspace(start, end, count + 1)[1:].round().astype(np.int64))
+
+
+class Learner:
+    """Base class of dponline's online learners (see the module docs)."""
+
+    _core: Any
+    _core_type: ClassVar[Any]
+    _privacy: PrivacyGuarantee | None
+    _horizon: int
+
+    # -- introspection ----------------------------------------------------------------------------------
+    @property
+    def privacy(self) -> PrivacyGuarantee | None:
+        """The ``(ε, δ)`` guarantee per round's loss, with its source, or ``None`` for a non-private learner."""
+        return self._privacy
+
+    def privacy_per_source_row(self, losses: Any) -> PrivacyGuarantee | None:
+        """The guarantee per source row of ``losses``: a row used in ``k`` rounds (a resampled stream) is a group
+        of ``k`` rounds (:meth:`PrivacyGuarantee.group`, with ``k`` the largest row multiplicity). Equal to
+        :attr:`privacy` for a stream played in order. ``None`` for a non-private learner.
+
+        Raises:
+            InvalidInputError: ``losses`` is not a loss family.
+        """
+        k = row_multiplicity(losses)
+        return None if self._privacy is None else self._privacy.group(k)
+
+    @property
+    def t(self) -> int:
+        """Rounds completed."""
+        return int(self._core.t)
+
+    @property
+    def horizon(self) -> int:
+        """``T``, the number of rounds the learner was built for."""
+        return self._horizon
+
+    def _final_point(self) -> np.ndarray:
+        return np.zeros(0)
+
+    # -- native loop ------------------------------------------------------------------------------------
+    def run(
+        self,
+        losses: Any,
+        *,
+        rounds: int | None = None,
+        checkpoints: int = 1000,
+        progress: bool = False,
+    ) -> RunResult:
+        """Play ``rounds`` rounds against a native loss family, with the GIL released.
+
+        Round ``t`` of the learner uses round ``t`` of the family. The loop runs natively in blocks; Ctrl-C
+        (``KeyboardInterrupt``) is honoured between blocks (within a fraction of a second) and leaves the learner
+        consistent: it has played whole blocks, pickles, and a later ``run`` continues exactly as an
+        uninterrupted run would.
+
+        Args:
+            losses: a :mod:`dponline.losses` family of the learner's dimension.
+            rounds: rounds to play (default: all remaining rounds of the learner and the family).
+            checkpoints: number of evenly spaced rounds at which the cumulative loss is recorded (1 to 10⁴).
+            progress: show a tqdm progress bar.
+
+        Raises:
+            ProtocolError: a point is pending (asked, not told). HorizonExhaustedError: too many rounds.
+            InvalidInputError: a family of another dimension, bad ``rounds``/``checkpoints``.
+            StateError: the learner is being used by another thread.
+        """
+        family_horizon = getattr(losses, "horizon", None)
+        if not isinstance(family_horizon, int):
+            raise InvalidInputError(f"losses must be a dponline loss family, got {type(losses).__name__}")
+        start = self.t
+        remaining = max(0, min(self.horizon, family_horizon) - start)
+        rounds = remaining if rounds is None else _validate.integer("rounds", rounds, low=0)
+        count = _validate.integer("checkpoints", checkpoints, low=1, high=_MAX_CHECKPOINTS)
+        _validate.flag("progress", progress)
+        marks = _checkpoints(start, start + rounds, count) if rounds else np.zeros(0, np.int64)
+        began = time.perf_counter()
+        if progress:
+            from tqdm.auto import tqdm
+
+            with tqdm(total=rounds, unit="round", unit_scale=True, desc=type(self).__name__) as bar:
+                total, clipped, cum = self._core.run(losses, rounds, marks.tolist(), bar.update)
+        else:
+            total, clipped, cum = self._core.run(losses, rounds, marks.tolist())
+        return RunResult(
+            checkpoints=marks,
+            cumulative_loss=np.asarray(cum, dtype=np.float64),
+            total_loss=float(total),
+            rounds=rounds,
+            clipped=int(clipped),
+            seconds=time.perf_counter() - began,
+            final_point=self._final_point(),
+        )
+
+    # -- pickling (secure generators reseed from the OS on restore: see dponline_core::rng) -------------
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_core"] = self._core.to_bytes()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        state["_core"] = self._core_type.from_bytes(state["_core"])
+        self.__dict__.update(state)
