@@ -523,11 +523,17 @@ def test_secure_mechanisms_never_replay_noise(cls, kw, duplicate):
 
 
 def test_unpickling_another_kind_is_refused():
-    state = pickle.dumps(KaryTree(2, 10, k=3, scale=1.0, seed=0))
-    honaker_state = HonakerTree(2, 10, scale=1.0, seed=0).__getstate__()
-    kary = pickle.loads(state)
-    with pytest.raises(dponline.StateError, match="honaker"):
-        kary.__setstate__(honaker_state)
+    honaker = pickle.loads(pickle.dumps(HonakerTree(2, 10, scale=1.0, seed=0)))
+    with pytest.raises(dponline.StateError, match="'kary' mechanism, not 'honaker'"):
+        honaker.__setstate__(KaryTree(2, 10, k=3, scale=1.0, seed=0).__getstate__())
+    blt = pickle.loads(pickle.dumps(BLT(2, 10, scale=1.0, seed=0)))
+    with pytest.raises(dponline.StateError, match="not 'blt'"):
+        blt.__setstate__(HonakerTree(2, 10, scale=1.0, seed=0).__getstate__())
+    # A binary KaryTree with the Honaker readout is the Honaker tree, and round-trips as a KaryTree.
+    binary = KaryTree(2, 10, k=2, scale=1.0, seed=0)
+    assert binary.kind == "honaker"
+    clone = pickle.loads(pickle.dumps(binary))
+    assert type(clone) is KaryTree and clone.k == 2 and clone.readout == "honaker"
 
 
 def test_determinism_and_seeds():

@@ -152,7 +152,7 @@ class TreeAggregator(_core.TreeAggregator):
 class _LinearMechanism(_core.Mechanism):
     """Shared ``calibrated`` / ``privacy`` / pickling of the :class:`_core.Mechanism` wrappers."""
 
-    _KIND = ""
+    _KINDS: tuple[str, ...] = ()
 
     @classmethod
     def _build(
@@ -222,8 +222,8 @@ class _LinearMechanism(_core.Mechanism):
     def __setstate__(self, state: tuple[bytes, dict[str, Any]]) -> None:
         core_state, attributes = state
         super().__setstate__(core_state)
-        if self.kind != self._KIND:
-            raise StateError(f"state is of a {self.kind!r} mechanism, not {self._KIND!r}")
+        if self.kind not in self._KINDS:
+            raise StateError(f"state is of a {self.kind!r} mechanism, not {' or '.join(map(repr, self._KINDS))}")
         self.__dict__.update(attributes)
 
 
@@ -292,7 +292,7 @@ class HonakerTree(_LinearMechanism):
         1.6667
     """
 
-    _KIND = "honaker"
+    _KINDS = ("honaker",)
 
     def __new__(
         cls,
@@ -387,7 +387,7 @@ class KaryTree(_LinearMechanism):
         45.0
     """
 
-    _KIND = "kary"
+    _KINDS = ("kary", "honaker")  # k = 2 with the Honaker readout is the Honaker tree
 
     def __new__(
         cls,
@@ -495,7 +495,7 @@ class BLT(_LinearMechanism):
         31.0
     """
 
-    _KIND = "blt"
+    _KINDS = ("blt",)
 
     def __new__(
         cls,
