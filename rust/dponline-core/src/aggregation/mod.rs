@@ -16,7 +16,8 @@
 //! | [`KaryTree`] | `k`-ary tree nodes | sum of the `k`-ary cover, plain or Honaker (BLUE) weighted |
 //!
 //! [`Mechanism`] is the closed set of implementations as one serializable enum, so a learner can hold any
-//! of them (as [`crate::domains::Domain`] does for decision sets).
+//! of them (as [`crate::domains::Domain`] does for decision sets); [`MechanismSpec`] names one without its
+//! size and noise, and builds it.
 
 mod blt;
 mod kary;
@@ -30,7 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result, check_finite};
 use crate::noise::NoiseDistribution;
-use crate::rng::{from_state_bytes, to_state_bytes};
+use crate::rng::{Generator, from_state_bytes, to_state_bytes};
 
 /// A continual prefix-sum mechanism over `horizon` pushes of `dim`-vectors (see the module docs).
 ///
@@ -184,6 +185,72 @@ impl Mechanism {
     }
 }
 
+/// Which mechanism to build, without its size or noise: what a learner's `mechanism=` argument can hold.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum MechanismSpec {
+    /// [`TreeAggregator`], padded or not.
+    Tree {
+        /// Agarwal-Singh padding.
+        padded: bool,
+    },
+    /// [`KaryTree::honaker`].
+    Honaker,
+    /// [`KaryTree::new`] with branching factor `k` and a readout.
+    Kary {
+        /// Branching factor (>= 2).
+        k: u64,
+        /// Plain or Honaker readout.
+        readout: Readout,
+    },
+    /// [`Blt::new`]: parameters optimised for the horizon.
+    Blt {
+        /// Number of buffers (1..=16).
+        buffers: usize,
+        /// The optimiser's objective.
+        objective: BltObjective,
+    },
+}
+
+impl MechanismSpec {
+    /// Build the mechanism for `horizon` pushes of `dim`-vectors with per-draw `noise`.
+    ///
+    /// Errors: those of the chosen constructor.
+    pub fn build(
+        &self,
+        dim: usize,
+        horizon: u64,
+        noise: NoiseDistribution,
+        rng: Generator,
+    ) -> Result<Mechanism> {
+        Ok(match *self {
+            MechanismSpec::Tree { padded } => {
+                TreeAggregator::new(dim, horizon, noise, padded, rng)?.into()
+            }
+            MechanismSpec::Honaker => KaryTree::honaker(dim, horizon, noise, rng)?.into(),
+            MechanismSpec::Kary { k, readout } => {
+                KaryTree::new(dim, horizon, k, readout, noise, rng)?.into()
+            }
+            MechanismSpec::Blt { buffers, objective } => {
+                Blt::new(dim, horizon, buffers, objective, noise, rng)?.into()
+            }
+        })
+    }
+
+    /// The encoder's largest `(L1, L2)` column norms at `horizon` (what calibration needs before the
+    /// mechanism is built; for BLT this runs the optimiser once).
+    ///
+    /// Errors: those of the chosen constructor.
+    pub fn column_norms(&self, horizon: u64) -> Result<(f64, f64)> {
+        let probe = self.build(
+            1,
+            horizon,
+            NoiseDistribution::Gaussian { sigma: 0.0 },
+            Generator::from_seed([0; 4]),
+        )?;
+        Ok((probe.sensitivity_l1(), probe.sensitivity_l2()))
+    }
+}
+
 impl From<TreeAggregator> for Mechanism {
     fn from(m: TreeAggregator) -> Self {
         Mechanism::Tree(m)
@@ -246,7 +313,6 @@ pub(crate) fn check_room(what: &'static str, t: u64, horizon: u64, rows: u64) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::Generator;
 
     fn all(dim: usize, horizon: u64, noise: NoiseDistribution) -> Vec<Mechanism> {
         let g = |s: u64| Generator::from_seed([s, 1, 2, 3]);
@@ -347,6 +413,45 @@ mod tests {
                 assert_eq!(out_a, out_b);
             }
         }
+    }
+
+    #[test]
+    fn specs_build_what_they_name() {
+        let noise = NoiseDistribution::Gaussian { sigma: 1.0 };
+        let specs = [
+            (MechanismSpec::Tree { padded: true }, "tree"),
+            (MechanismSpec::Honaker, "honaker"),
+            (
+                MechanismSpec::Kary {
+                    k: 8,
+                    readout: Readout::Plain,
+                },
+                "kary",
+            ),
+            (
+                MechanismSpec::Blt {
+                    buffers: 4,
+                    objective: BltObjective::Mean,
+                },
+                "blt",
+            ),
+        ];
+        for (spec, kind) in specs {
+            let m = spec
+                .build(3, 1000, noise, Generator::from_seed([1, 2, 3, 4]))
+                .unwrap();
+            assert_eq!((m.kind(), m.dim(), m.horizon()), (kind, 3, 1000));
+            let (l1, l2) = spec.column_norms(1000).unwrap();
+            assert_eq!((l1, l2), (m.sensitivity_l1(), m.sensitivity_l2()));
+        }
+        assert!(
+            MechanismSpec::Kary {
+                k: 1,
+                readout: Readout::Plain
+            }
+            .build(1, 10, noise, Generator::from_seed([0; 4]))
+            .is_err()
+        );
     }
 
     #[test]
