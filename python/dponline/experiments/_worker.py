@@ -7,6 +7,8 @@ and loss families pickle), and the run's ``numpy.random.SeedSequence``.
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 import signal
 import time
 import traceback
@@ -16,9 +18,26 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RunTask", "execute", "init_worker", "failed_record"]
+__all__ = ["RunTask", "PackedStream", "execute", "init_worker", "failed_record"]
 
 _STREAM: Any = None
+_UNPACKED: dict[str, Any] = {}
+
+
+class PackedStream:
+    """A loss family pickled in-band to bytes, for transports (Dask) that move numpy buffers out of band:
+    the family's constructor needs an aligned, contiguous array, which a zero-copy buffer need not be.
+    Unpacked once per worker process."""
+
+    def __init__(self, stream: Any) -> None:
+        self.blob = pickle.dumps(stream, protocol=4)
+        self.digest = hashlib.sha256(self.blob).hexdigest()
+
+    def unpack(self) -> Any:
+        if self.digest not in _UNPACKED:
+            _UNPACKED.clear()
+            _UNPACKED[self.digest] = pickle.loads(bytes(self.blob))
+        return _UNPACKED[self.digest]
 
 
 @dataclass(frozen=True)
@@ -73,6 +92,8 @@ def execute(task: RunTask, stream: Any = None) -> dict[str, Any]:
     """
     if stream is None:
         stream = _STREAM
+    if isinstance(stream, PackedStream):
+        stream = stream.unpack()
     began = time.perf_counter()
     try:
         learner = task.factory(**task.kwargs, seed=task.seed)

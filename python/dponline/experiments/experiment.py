@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import __version__, regret
 from ..errors import InvalidInputError
-from ._worker import RunTask, execute, failed_record, init_worker
+from ._worker import PackedStream, RunTask, execute, failed_record, init_worker
 
 __all__ = [
     "LearnerSpec",
@@ -337,10 +337,10 @@ class Experiment:
         out: dict[str, list[Any]] = {}
         for key, values in grid.items():
             if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
-                raise InvalidInputError(f"{where}.{key} must be a list of values, got {values!r}")
+                raise InvalidInputError(f"{where}.{key}: must be a list of values, got {values!r}")
             values = list(values)
             if not values:
-                raise InvalidInputError(f"{where}.{key} must be a non-empty list")
+                raise InvalidInputError(f"{where}.{key}: must be a non-empty list")
             if key == "seed":
                 raise InvalidInputError(f"{where}.seed: seeds come from the experiment's seed tree; use seeds=")
             out[str(key)] = values
@@ -734,7 +734,7 @@ def _dask(tasks: list[RunTask], stream: Any, scheduler: Any) -> Iterator[dict[st
     futures: dict[Any, RunTask] = {}
     done = False
     try:
-        [remote] = client.scatter([stream], broadcast=True, hash=False)
+        [remote] = client.scatter([PackedStream(stream)], broadcast=True, hash=False)
         futures = {client.submit(execute, t, remote, pure=False): t for t in tasks}
         for future in dask_completed(list(futures)):
             try:
