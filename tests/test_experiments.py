@@ -154,9 +154,7 @@ def test_process_pool_gives_identical_results(stream, reference):
 
 def test_dask_local_cluster_gives_identical_results(stream, reference):
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as cluster:
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
         with distributed.Client(cluster) as client:
             assert len(client.scheduler_info()["workers"]) == 2
             on_client = experiment(stream).run(scheduler=client, progress=False)
@@ -346,7 +344,9 @@ def test_bad_experiment_arguments(stream):
     with pytest.raises(InvalidInputError, match=r"^learners\[0\]\.params\.bogus: unknown parameter"):
         Experiment(stream, [LearnerSpec("p", dponline.PrivateBandit, {"bogus": 1})])
     with pytest.raises(InvalidInputError, match=r"^learners\[1\]\.grid\.epsilon: also fixed"):
-        Experiment(stream, [specs()[0], LearnerSpec("q", dponline.PrivateBandit, {"epsilon": 1}, {"epsilon": [2]})])
+        Experiment(stream, [specs()[1], LearnerSpec("q", dponline.PrivateBandit, {"epsilon": 1}, {"epsilon": [2]})])
+    with pytest.raises(InvalidInputError, match=r"^learners\[0\]\.params\.epsilon: required parameter"):
+        Experiment(stream, [LearnerSpec("p", dponline.PrivateBandit, {**FIXED, "domain": Simplex(36)})])
     with pytest.raises(InvalidInputError, match="^seeds"):
         Experiment(stream, specs(), seeds=0)
     with pytest.raises(InvalidInputError, match="^learners: names must be unique"):
@@ -400,7 +400,10 @@ def test_config_builds_the_experiment(tmp_path):
     [
         (('learner = "PrivateBandit"\ndomain', 'learner = "Nope"\ndomain'), "learners[0].learner"),
         (("epsilon = [1.0, 10.0]", "epsilon = [1.0, -3.0]"), "grid.epsilon"),
-        (("lipschitz = 10.0\nloss_bound = 0.7\n[[", "lipschitz = 10.0\nloss_bound = 0.7\nfoo = 1\n[["), "learners[0].foo"),
+        (
+            ("lipschitz = 10.0\nloss_bound = 0.7\n[[", "lipschitz = 10.0\nloss_bound = 0.7\nfoo = 1\n[["),
+            "learners[0].foo",
+        ),
         (('loss = "portfolio"', 'loss = "hinge"'), "stream.loss"),
         (("seeds = 2", "seeds = 0"), "sweep.seeds"),
         (("seeds = 2", "seedz = 2"), "sweep.seedz"),
@@ -433,7 +436,10 @@ def test_unreadable_config_is_an_invalid_input_error(tmp_path):
 
 def test_sweep_command_runs_the_shipped_example(tmp_path, capsys):
     out = tmp_path / "out"
-    assert main(["sweep", str(ROOT / "examples/sweeps/portfolio.toml"), "--out", str(out), "--workers", "1", "--quiet"]) == 0
+    assert (
+        main(["sweep", str(ROOT / "examples/sweeps/portfolio.toml"), "--out", str(out), "--workers", "1", "--quiet"])
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "non-private" in printed and "regret vs best" in printed and "ε=0.3" in printed
     frame = pd.read_parquet(out / "runs.parquet")
@@ -442,7 +448,10 @@ def test_sweep_command_runs_the_shipped_example(tmp_path, capsys):
     meta = json.loads((out / "metadata.json").read_text())
     assert meta["learners"][0]["params"]["lipschitz"] == 10.0  # the declared constant, not the data's
     # rerun: every run comes from the cache, same table
-    assert main(["sweep", str(ROOT / "examples/sweeps/portfolio.toml"), "--out", str(out), "--workers", "1", "--quiet"]) == 0
+    assert (
+        main(["sweep", str(ROOT / "examples/sweeps/portfolio.toml"), "--out", str(out), "--workers", "1", "--quiet"])
+        == 0
+    )
     again = json.loads((out / "metadata.json").read_text())
     assert again["execution"]["cached"] == again["execution"]["runs"] == 15
     pd.testing.assert_frame_equal(pd.read_parquet(out / "runs.parquet"), frame, check_exact=True)

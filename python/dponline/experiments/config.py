@@ -187,7 +187,9 @@ def _stream(table: dict[str, Any], base: Path) -> tuple[Any, str]:
     return family, about
 
 
-def experiment_from_config(config: Mapping[str, Any], *, base: str | os.PathLike[str] = ".") -> tuple[Experiment, OutputOptions]:
+def experiment_from_config(
+    config: Mapping[str, Any], *, base: str | os.PathLike[str] = "."
+) -> tuple[Experiment, OutputOptions]:
     """Build and validate an :class:`Experiment` from a parsed configuration (a TOML document as a dict).
 
     ``base`` resolves relative ``stream.file`` paths.

@@ -374,14 +374,14 @@ class Experiment:
             if "seed" in spec.params:
                 raise InvalidInputError(f"{where}: 'seed' comes from the experiment's seed tree; use seeds=")
             grid, keys = self._spec_grid(i, spec)
-            self._check_signature(spec, list(spec.params) + list(grid), keys, where)
+            self._check_signature(i, spec, list(spec.params) + list(grid), keys, where)
             for j, point in enumerate(_grid_points(grid)):
                 kwargs = {**spec.params, **point}
                 configs.append(self._build_once(i, j, spec, point, kwargs, keys, where))
         return configs
 
     @staticmethod
-    def _check_signature(spec: LearnerSpec, names: list[str], keys: dict[str, str], where: str) -> None:
+    def _check_signature(index: int, spec: LearnerSpec, names: list[str], keys: dict[str, str], where: str) -> None:
         try:
             sig = inspect.signature(spec.factory)
         except (TypeError, ValueError):  # no introspectable signature: the build below still checks
@@ -398,6 +398,14 @@ class Experiment:
                 raise InvalidInputError(
                     f"{keys.get(n, n)}: unknown parameter of {factory} (accepted: {', '.join(accepted)})"
                 )
+        prefix = spec.key or f"learners[{index}].params"
+        for n, p in params.items():
+            required = p.default is inspect.Parameter.empty and p.kind in (
+                inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                inspect.Parameter.KEYWORD_ONLY,
+            )
+            if required and n != "seed" and n not in names:
+                raise InvalidInputError(f"{prefix}.{n}: required parameter of {factory} is missing")
 
     def _build_once(
         self,
@@ -726,7 +734,8 @@ def _process_pool(tasks: list[RunTask], stream: Any, workers: int) -> Iterator[d
 
 def _dask(tasks: list[RunTask], stream: Any, scheduler: Any) -> Iterator[dict[str, Any]]:
     try:
-        from distributed import Client, as_completed as dask_completed
+        from distributed import Client
+        from distributed import as_completed as dask_completed
     except ImportError as exc:  # pragma: no cover - depends on the installation
         raise InvalidInputError("the Dask backend needs the 'dask' extra: pip install 'dponline[dask]'") from exc
     own = not isinstance(scheduler, Client)

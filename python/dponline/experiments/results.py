@@ -167,11 +167,15 @@ class Results:
         rows["status"] = [r["status"] for r in self._records]
         rows["error"] = [r.get("error") for r in self._records]
         ok = [r["status"] == "ok" for r in self._records]
-        rows["final_t"] = [int(r["checkpoints"][-1]) if good else None for r, good in zip(self._records, ok)]
-        rows["loss"] = [float(r["cumulative_loss"][-1]) if good else math.nan for r, good in zip(self._records, ok)]
+        rows["final_t"] = [
+            int(r["checkpoints"][-1]) if good else None for r, good in zip(self._records, ok, strict=True)
+        ]
+        rows["loss"] = [
+            float(r["cumulative_loss"][-1]) if good else math.nan for r, good in zip(self._records, ok, strict=True)
+        ]
         for name in self.comparators:
             rows[f"regret_{name}"] = [
-                float(r["regret"][name][-1]) if good else math.nan for r, good in zip(self._records, ok)
+                float(r["regret"][name][-1]) if good else math.nan for r, good in zip(self._records, ok, strict=True)
             ]
         rows["rounds"] = [r.get("rounds") for r in self._records]
         rows["clipped"] = [r.get("clipped") for r in self._records]
