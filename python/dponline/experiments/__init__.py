@@ -21,8 +21,9 @@ Example:
     ...      LearnerSpec("non-private", dponline.PrivateBandit, {**fixed, "epsilon": None})],
     ...     grid={"epsilon": [1.0, 10.0]}, seeds=2, checkpoints=10)
     >>> results = exp.run(backend="inline", progress=False)
-    >>> results.summary()[["learner", "epsilon", "runs"]].to_string(index=False).split("\\n")[1].split()
-    ['private', '1.0', '2']
+    >>> results.summary()[["learner", "epsilon", "runs"]].values.tolist()
+    [['private', 1.0, 2], ['private', 10.0, 2], ['non-private', nan, 2]]
+    >>> fig, paths = results.plot("price_of_privacy")  # or results.save("out-dir", svg=True)
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import inspect
 import itertools
@@ -129,6 +130,8 @@ def jsonable(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [jsonable(v) for v in obj]
     if isinstance(obj, np.ndarray):
+        if obj.dtype.kind in "iub" or (obj.dtype.kind == "f" and np.isfinite(obj).all()):
+            return obj.tolist()
         return jsonable(obj.tolist())
     if isinstance(obj, np.generic):
         return jsonable(obj.item())
@@ -194,42 +197,51 @@ def stream_identity(stream: Any) -> dict[str, Any]:
 
 
 class RunCache:
-    """Finished runs stored as one JSON file each under ``directory``, keyed by the run's hash.
+    """Finished runs stored as one ``.npz`` file each under ``directory``, keyed by the run's hash.
 
-    Writes are atomic (temporary file + rename), so an interrupted sweep never leaves a half-written entry;
-    an unreadable entry counts as missing. Failed runs are not cached: a rerun retries them.
+    Each entry holds the checkpoints and cumulative losses (exact binary float64) and a JSON string of the
+    run's scalars and a human-readable description. Writes are atomic (temporary file + rename), so an
+    interrupted sweep never leaves a half-written entry; an unreadable entry counts as missing. Failed runs
+    are not cached: a rerun retries them.
     """
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.directory = Path(directory)
 
     def _path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.json"
+        return self.directory / key[:2] / f"{key}.npz"
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored record of run ``key``, or ``None``."""
         try:
-            raw = json.loads(self._path(key).read_text())
-        except (OSError, ValueError):
+            with np.load(self._path(key), allow_pickle=False) as entry:
+                record = json.loads(str(entry["record"]))
+                record["checkpoints"] = np.asarray(entry["checkpoints"], dtype=np.int64)
+                record["cumulative_loss"] = np.asarray(entry["cumulative_loss"], dtype=np.float64)
+        except (OSError, ValueError, KeyError):
             return None
-        if raw.get("status") != "ok" or raw.get("key") != key:
+        if record.get("status") != "ok" or record.get("key") != key:
             return None
-        raw["checkpoints"] = np.asarray(raw["checkpoints"], dtype=np.int64)
-        raw["cumulative_loss"] = np.asarray(raw["cumulative_loss"], dtype=np.float64)
-        return raw
+        return record
 
     def put(self, key: str, record: dict[str, Any], about: dict[str, Any] | None = None) -> None:
         """Store a finished run (``about``: human-readable context saved alongside)."""
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        entry = {k: v for k, v in record.items() if k not in ("index", "cached", "regret")}
-        entry["about"] = about or {}
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(jsonable(entry)))
+        arrays = ("checkpoints", "cumulative_loss")
+        scalars = {k: v for k, v in record.items() if k not in (*arrays, "index", "cached", "regret")}
+        scalars["about"] = about or {}
+        tmp = path.with_name(f"{path.stem}.tmp{os.getpid()}.npz")
+        np.savez(
+            tmp,
+            checkpoints=np.asarray(record["checkpoints"], dtype=np.int64),
+            cumulative_loss=np.asarray(record["cumulative_loss"], dtype=np.float64),
+            record=np.asarray(json.dumps(jsonable(scalars))),
+        )
         os.replace(tmp, path)
 
     def __len__(self) -> int:
-        return sum(1 for _ in self.directory.glob("*/*.json")) if self.directory.exists() else 0
+        return sum(1 for _ in self.directory.glob("*/*.npz")) if self.directory.exists() else 0
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -641,18 +653,10 @@ class Experiment:
 
     def metadata(self) -> dict[str, Any]:
         """The experiment's description as JSON-able data (versions, stream, comparators, learners, privacy)."""
-        import importlib.metadata as im
-
-        versions: dict[str, str | None] = {"dponline": __version__, "python": platform.python_version()}
-        for pkg in ("numpy", "scipy", "pandas", "pyarrow", "matplotlib", "tqdm", "distributed"):
-            try:
-                versions[pkg] = im.version(pkg)
-            except im.PackageNotFoundError:
-                versions[pkg] = None
         return {
             "name": self.name,
             "description": self.description,
-            "versions": versions,
+            "versions": _versions(),
             "platform": platform.platform(),
             "argv": list(sys.argv),
             "stream": self.stream_id,
@@ -689,6 +693,19 @@ class Experiment:
         }
 
 
+@functools.cache
+def _versions() -> dict[str, str | None]:
+    import importlib.metadata as im
+
+    versions: dict[str, str | None] = {"dponline": __version__, "python": platform.python_version()}
+    for pkg in ("numpy", "scipy", "pandas", "pyarrow", "matplotlib", "tqdm", "distributed"):
+        try:
+            versions[pkg] = im.version(pkg)
+        except im.PackageNotFoundError:
+            versions[pkg] = None
+    return versions
+
+
 def _describe(scheduler: Any) -> str | None:
     if scheduler is None or isinstance(scheduler, str):
         return scheduler
@@ -721,7 +738,7 @@ def _process_pool(tasks: list[RunTask], stream: Any, workers: int) -> Iterator[d
         done = True
     finally:
         if done:
-            pool.shutdown(wait=True)
+            pool.shutdown(wait=False)  # every result is in: let the idle workers exit on their own
         else:  # Ctrl-C or the consumer stopped: drop queued runs and stop the running ones now
             pool.shutdown(wait=False, cancel_futures=True)
             terminate = getattr(pool, "terminate_workers", None)

@@ -84,7 +84,7 @@ class Results:
     def _from_experiment(
         cls, exp: Experiment, tasks: list[RunTask], records: dict[int, dict[str, Any]], execution: dict[str, Any]
     ) -> Results:
-        curves: dict[tuple[str, tuple[int, ...]], np.ndarray] = {}
+        curves: dict[tuple[str, bytes], np.ndarray] = {}
         out: list[dict[str, Any]] = []
         for task in tasks:
             record = records.get(task.index)
@@ -93,12 +93,13 @@ class Results:
             record = dict(record)
             record.update(spec=task.spec, point=task.point, seed_index=task.seed_index)
             if record["status"] == "ok":
-                marks = tuple(int(m) for m in record["checkpoints"])
+                marks = record["checkpoints"]
                 record["regret"] = {}
                 for name, comp in exp.comparators.items():
-                    if (name, marks) not in curves:
-                        curves[(name, marks)] = np.asarray(exp.stream.cumulative_at(comp.x, list(marks)))
-                    record["regret"][name] = record["cumulative_loss"] - curves[(name, marks)]
+                    at = (name, marks.tobytes())
+                    if at not in curves:
+                        curves[at] = np.asarray(exp.stream.cumulative_at(comp.x, marks.tolist()))
+                    record["regret"][name] = record["cumulative_loss"] - curves[at]
             out.append(record)
         parameters: list[str] = []
         for c in exp.configurations:
