@@ -478,3 +478,14 @@ def test_sweep_command_usage_errors_exit_2(tmp_path, capsys, argv, message):
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert "usage: dponline" in err and message in err and "Traceback" not in err
+
+
+def test_float_list_flag_type():
+    import argparse
+
+    from dponline.experiments import float_list
+
+    assert float_list("0.1,0.3, 1,3") == [0.1, 0.3, 1.0, 3.0]
+    for bad in ("", "1,,2", "a", "1,nan", "inf"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            float_list(bad)

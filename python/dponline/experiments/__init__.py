@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from .config import OutputOptions, build_domain, experiment_from_config, load_config, resolve_learner
 from .experiment import Configuration, Experiment, LearnerSpec, RunCache, SweepInterrupted, stream_identity
-from .job import format_summary, run_job
+from .job import float_list, format_summary, run_job
 from .results import Results
 
 __all__ = [
@@ -48,4 +48,5 @@ __all__ = [
     "build_domain",
     "run_job",
     "format_summary",
+    "float_list",
 ]

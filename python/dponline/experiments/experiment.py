@@ -446,7 +446,7 @@ class Experiment:
             except Exception as exc:
                 raise InvalidInputError(f"{keys[key]}: the value must pickle to reach worker processes") from exc
         guarantee = getattr(learner, "privacy", None)
-        privacy = dataclasses.asdict(guarantee) if dataclasses.is_dataclass(guarantee) else jsonable(guarantee)
+        privacy = jsonable(guarantee)  # dataclasses.asdict for a PrivacyGuarantee: later fields flow through
         per_row = None
         method = getattr(learner, "privacy_per_source_row", None)
         if callable(method):

@@ -20,7 +20,29 @@ from typing import Any
 from .experiment import Experiment, SweepInterrupted
 from .results import Results
 
-__all__ = ["run_job", "format_summary"]
+__all__ = ["run_job", "format_summary", "float_list"]
+
+
+def float_list(text: str) -> list[float]:
+    """An argparse ``type`` for flags such as ``--epsilon 0.1,0.3,1,3``: comma-separated finite numbers.
+
+    Raises:
+        argparse.ArgumentTypeError: an empty item or one that is not a finite number (argparse turns it into a
+            usage error, exit code 2). Ranges (``ε > 0`` …) are checked by the learners when the
+            :class:`Experiment` is built.
+    """
+    import argparse
+
+    values = []
+    for item in text.split(","):
+        try:
+            value = float(item)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"expected finite numbers, got {item.strip()!r}")
+        values.append(value)
+    return values
 
 
 def format_summary(results: Results) -> str:

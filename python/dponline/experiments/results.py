@@ -417,11 +417,11 @@ class Results:
             err = np.vstack([mean - low, high - mean])
             ax.errorbar(xs, mean, yerr=np.nan_to_num(err), marker="o", capsize=3, label=label, linewidth=1.2)
         shades = ["black", "dimgray", "saddlebrown", "darkslategray"]
-        for n, (label, (mean, _, low, high)) in enumerate(references):
+        for n, (label, (ref_mean, _, ref_low, ref_high)) in enumerate(references):
             color = shades[n % len(shades)]
-            line = ax.axhline(mean, linestyle="--", linewidth=1.2, label=f"{label} (no {x})", color=color)
-            if math.isfinite(low):
-                ax.axhspan(low, high, color=line.get_color(), alpha=0.1, linewidth=0)
+            ax.axhline(ref_mean, linestyle="--", linewidth=1.2, label=f"{label} (no {x})", color=color)
+            if math.isfinite(ref_low):
+                ax.axhspan(ref_low, ref_high, color=color, alpha=0.1, linewidth=0)
         ax.set_xscale("log")
         ax.set_xlabel("ε (log scale)" if x == "epsilon" else x)
         ax.set_ylabel(f"final regret vs {comparator}")
