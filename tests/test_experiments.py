@@ -146,6 +146,15 @@ def test_seeds_do_not_depend_on_the_number_of_seeds_or_other_learners(stream, re
     assert different_runs.nunique() == len(different_runs)  # every run has its own seed
 
 
+def test_seed_fn_replaces_the_seed_layout(stream):
+    exp = Experiment(stream, specs()[1:], seeds=2, checkpoints=16, seed_fn=lambda i, j, k: 100 + k)
+    frame = exp.run(backend="inline", progress=False).frame()
+    for k in range(2):
+        direct = dponline.PrivateBandit(Simplex(36), **FIXED, epsilon=None, seed=100 + k).run(stream, checkpoints=16)
+        np.testing.assert_array_equal(frame[frame.seed == k].cumulative_loss.to_numpy(), direct.cumulative_loss)
+    assert exp.metadata()["seed_layout"].startswith("custom")
+
+
 def test_process_pool_gives_identical_results(stream, reference):
     pooled = experiment(stream).run(backend="process", workers=2, progress=False)
     assert pooled.execution["backend"] == "process" and pooled.execution["finished"] == 9
@@ -489,3 +498,20 @@ def test_float_list_flag_type():
     for bad in ("", "1,,2", "a", "1,nan", "inf"):
         with pytest.raises(argparse.ArgumentTypeError):
             float_list(bad)
+
+
+@pytest.mark.parametrize(
+    "spec,point",
+    [
+        ("simplex", [0.25] * 4),
+        ({"kind": "l1ball", "radius": 2.0}, [0.5, -0.5, 0.5, -0.5]),
+        ({"kind": "L2Ball", "radius": 2.0}, [1.0, 1.0, 1.0, -0.9]),
+        ({"kind": "box", "lower": -1.0, "upper": [1.0, 2.0, 3.0, 4.0]}, [-1.0, 2.0, 0.0, 4.0]),
+    ],
+)
+def test_config_domains(spec, point):
+    from dponline.experiments import build_domain
+
+    domain = build_domain(spec, 4, "learners[0].domain")
+    assert domain.dim == 4 and domain.contains(np.asarray(point))
+    assert not domain.contains(np.asarray(point) * 3 + 1)

@@ -310,6 +310,8 @@ def _sweep(args: argparse.Namespace) -> int:
         )
     except SweepInterrupted:
         return 130
+    except (InvalidInputError, OSError) as exc:  # e.g. an unreachable --scheduler, an unwritable --out
+        args.parser.error(str(exc))
     return 0 if results.execution["failed"] == 0 else 1
 
 

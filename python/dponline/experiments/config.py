@@ -69,7 +69,9 @@ _DOMAINS: dict[str, Callable[..., Any]] = {
     "simplex": lambda n: domains.Simplex(n),
     "l1ball": lambda n, radius=1.0: domains.L1Ball(n, radius),
     "l2ball": lambda n, radius=1.0: domains.L2Ball(n, radius),
-    "box": lambda n, lower=0.0, upper=1.0: domains.Box(np.broadcast_to(lower, n), np.broadcast_to(upper, n)),
+    "box": lambda n, lower=0.0, upper=1.0: domains.Box(
+        np.array(np.broadcast_to(lower, n), dtype=np.float64), np.array(np.broadcast_to(upper, n), dtype=np.float64)
+    ),
 }
 
 

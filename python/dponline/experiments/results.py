@@ -287,12 +287,17 @@ class Results:
         self.summary().to_csv(out / "summary.csv", index=False)
         self.runs().drop(columns=["key"]).to_csv(out / "runs_index.csv", index=False)
         written += [out / "summary.csv", out / "runs_index.csv", self.write_metadata(out / "metadata.json")]
+        defaults = plots is None
         if plots is None:
             plots = ["regret"] + (["price_of_privacy"] if self._varies("epsilon") else [])
         formats = ("png", "svg") if svg else ("png",)
         for kind in plots:
             if any(r["status"] == "ok" for r in self._records):
-                written += self.plot(kind, out / kind, formats=formats)[1]
+                try:
+                    written += self.plot(kind, out / kind, formats=formats)[1]
+                except InvalidInputError:
+                    if not defaults:  # e.g. an interrupted sweep whose finished runs have no ε to plot
+                        raise
         return written
 
     def _varies(self, name: str) -> bool:
