@@ -4,6 +4,10 @@
 feedback on the NYSE data shipped with the package (Ene-Nguyen-Vladu's PrivateBandit over the probability
 simplex, loss ``−ln⟨r_t, x⟩``), against the non-private learner, the best constant-rebalanced portfolio in
 hindsight (BCRP) and the uniform constant-rebalanced portfolio (UCRP).
+
+``dponline sweep CONFIG.toml`` runs any sweep a configuration file describes (learners × parameter grid ×
+seeds, see :mod:`dponline.experiments`): exit code 0 when every run finished, 1 when some failed (the
+summary counts them), 2 for a usage or configuration error, 130 when interrupted (finished runs are kept).
 """
 
 from __future__ import annotations
