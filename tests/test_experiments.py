@@ -515,3 +515,35 @@ def test_config_domains(spec, point):
     domain = build_domain(spec, 4, "learners[0].domain")
     assert domain.dim == 4 and domain.contains(np.asarray(point))
     assert not domain.contains(np.asarray(point) * 3 + 1)
+
+
+def test_config_linear_stream_from_a_file(tmp_path):
+    import tomllib
+
+    rng = np.random.default_rng(7)
+    np.save(tmp_path / "costs.npy", rng.uniform(-1.0, 1.0, size=(50, 3)))
+    text = """
+[stream]
+file = "costs.npy"
+loss = "linear"
+horizon = 120
+resample = "cycle"
+[sweep]
+checkpoints = 6
+[[learners]]
+learner = "PrivateBandit"
+domain = {kind = "l2ball", radius = 1.0}
+epsilon = 2.0
+lipschitz = 2.0
+loss_bound = 2.0
+"""
+    exp, _ = experiment_from_config(tomllib.loads(text), base=tmp_path)
+    assert exp.stream.kind == "linear" and exp.stream.horizon == 120 and exp.stream.order == "cycle"
+    assert exp.comparators["best"].method == "LMO on the cumulative loss" and "uniform" not in exp.comparators
+    frame = exp.run(backend="inline", progress=False).frame()
+    assert frame.learner.unique().tolist() == ["PrivateBandit-0"] and frame.t.iloc[-1] == 120
+    # regret against the exact LMO comparator: final cumulative loss minus the comparator's
+    best = regret.best_fixed(exp.stream, exp.configurations[0].kwargs["domain"])
+    assert frame.regret_best.iloc[-1] == pytest.approx(frame.cumulative_loss.iloc[-1] - best.total_loss, abs=1e-9)
+    with pytest.raises(InvalidInputError, match="^stream.file: cannot read"):
+        experiment_from_config(tomllib.loads(text.replace("costs.npy", "missing.npy")), base=tmp_path)
