@@ -4,6 +4,10 @@
 feedback on the NYSE data shipped with the package (Ene-Nguyen-Vladu's PrivateBandit over the probability
 simplex, loss ``−ln⟨r_t, x⟩``), against the non-private learner, the best constant-rebalanced portfolio in
 hindsight (BCRP) and the uniform constant-rebalanced portfolio (UCRP).
+
+``dponline sweep CONFIG.toml`` runs any sweep a configuration file describes (learners × parameter grid ×
+seeds, see :mod:`dponline.experiments`): exit code 0 when every run finished, 1 when some failed (the
+summary counts them), 2 for a usage or configuration error, 130 when interrupted (finished runs are kept).
 """
 
 from __future__ import annotations
@@ -262,7 +266,61 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="dponline-results", help="output directory (default ./dponline-results)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_portfolio)
+
+    s = sub.add_parser(
+        "sweep",
+        help="run the sweep a TOML file describes (learners x parameter grid x seeds)",
+        description="Run the sweep described by CONFIG.toml (format: README, 'Sweeps'): every learner at every "
+        "grid point for every seed, on a process pool (default), in-process (--workers 1) or on a Dask cluster "
+        "(--scheduler). Finished runs are cached under OUT/cache: rerunning resumes an interrupted sweep.",
+    )
+    s.add_argument("config", help="the sweep's TOML file")
+    s.add_argument("--out", default="dponline-sweep", help="output directory (default ./dponline-sweep)")
+    s.add_argument("--scheduler", default=None, help="address of a Dask scheduler (tcp://host:8786)")
+    s.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        help="local worker processes (default: the CPUs available; 1 runs in this process)",
+    )
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.set_defaults(func=_sweep, parser=s)
     return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
+    return value
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from .errors import InvalidInputError
+    from .experiments import SweepInterrupted, load_config, run_job
+
+    try:
+        experiment, options = load_config(args.config)
+    except InvalidInputError as exc:
+        args.parser.error(str(exc))  # usage message, exit code 2
+    try:
+        results = run_job(
+            experiment,
+            args.out,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            format=options.format,
+            svg=options.svg,
+            quiet=args.quiet,
+        )
+    except SweepInterrupted:
+        return 130
+    except (InvalidInputError, OSError) as exc:  # e.g. an unreachable --scheduler, an unwritable --out
+        args.parser.error(str(exc))
+    return 0 if results.execution["failed"] == 0 else 1
 
 
 def main(argv: list[str] | None = None) -> int:
