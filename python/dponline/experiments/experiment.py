@@ -279,7 +279,9 @@ class Experiment:
         grid: ``{parameter: [values]}`` swept for every learner that does not fix the parameter itself
             (e.g. ``{"epsilon": [0.1, 1, 10]}`` with a non-private spec fixing ``epsilon=None``).
         seeds: runs per (learner, grid point), ``>= 1``.
-        root_seed: non-negative int, the root of the seed tree.
+        root_seed: non-negative int, the root of the seed tree (recorded in the metadata: a seeded run is private
+            only while its seed is secret), or ``None`` to key the tree from operating-system entropy that is never
+            recorded.
         checkpoints: checkpoints per run (passed to ``learner.run``).
         comparators: ``{name: regret.Comparator}``; default ``{"best": regret.best_fixed(stream, domain)}``
             and, for portfolio losses, ``"uniform"`` (the uniform constant-rebalanced portfolio).
@@ -302,7 +304,7 @@ class Experiment:
         *,
         grid: Mapping[str, Sequence[Any]] | None = None,
         seeds: int = 1,
-        root_seed: int = 0,
+        root_seed: int | None = 0,
         checkpoints: int = 100,
         comparators: Mapping[str, regret.Comparator] | None = None,
         domain: Any = None,
@@ -315,8 +317,8 @@ class Experiment:
                 raise InvalidInputError(f"stream must be a dponline.losses family, got {type(stream).__name__}")
         if not _is_count(seeds, 1):
             raise InvalidInputError(f"seeds must be an integer >= 1, got {seeds!r}")
-        if not _is_count(root_seed, 0):
-            raise InvalidInputError(f"root_seed must be a non-negative integer, got {root_seed!r}")
+        if root_seed is not None and not _is_count(root_seed, 0):
+            raise InvalidInputError(f"root_seed must be a non-negative integer or None, got {root_seed!r}")
         if not _is_count(checkpoints, 1):
             raise InvalidInputError(f"checkpoints must be an integer >= 1, got {checkpoints!r}")
         specs = list(learners)
@@ -331,7 +333,10 @@ class Experiment:
         self.learners = specs
         self.grid = self._check_grid(grid or {}, "grid")
         self.seeds = int(seeds)
-        self.root_seed = int(root_seed)
+        self.root_seed = None if root_seed is None else int(root_seed)
+        # root_seed=None: the seed tree is keyed from OS entropy that is never recorded (private runs stay private
+        # even when the outputs are shared; such a sweep is not reproducible and its cache never hits).
+        self._root = np.random.SeedSequence().entropy if root_seed is None else self.root_seed
         self.checkpoints = int(checkpoints)
         self.seed_fn = seed_fn
         self.name = name
@@ -430,7 +435,7 @@ class Experiment:
         where: str,
     ) -> Configuration:
         try:
-            learner = spec.factory(**kwargs, seed=np.random.SeedSequence(self.root_seed))
+            learner = spec.factory(**kwargs, seed=np.random.SeedSequence(self._root))
         except Exception as exc:
             message = str(exc)
             named = [k for k in kwargs if re.search(rf"\b{re.escape(k)}\b", message)]
@@ -493,7 +498,7 @@ class Experiment:
                 for k in range(self.seeds):
                     tree[(c.spec, c.point, k)] = self.seed_fn(c.spec, c.point, k)
             return tree
-        root = np.random.SeedSequence(self.root_seed)
+        root = np.random.SeedSequence(self._root)
         for i, per_spec in enumerate(root.spawn(len(self.learners))):
             for j, per_point in enumerate(per_spec.spawn(points.get(i, 0))):
                 for k, seq in enumerate(per_point.spawn(self.seeds)):
@@ -667,6 +672,8 @@ class Experiment:
             else "SeedSequence(root_seed, spawn_key=(learner spec, grid point, seed index))",
             "checkpoints": self.checkpoints,
             "grid": jsonable(self.grid),
+            "not_private": "the stream identity (a hash of the data), the comparators and every loss, wealth and "
+            "regret are evaluations computed from the raw data: they are not differentially private releases",
             "comparators": {
                 name: {"method": c.method, "total_loss": c.total_loss, "gap": jsonable(c.gap), "x": jsonable(c.x)}
                 for name, c in self.comparators.items()

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -86,12 +86,14 @@ def run_job(
     svg: bool = False,
     plots: Sequence[str] | None = None,
     quiet: bool = False,
+    report: Callable[[Results], str] | None = None,
 ) -> Results:
     """Run ``experiment`` and write its outputs to ``out`` (see :meth:`Results.save`); print the summary.
 
     Finished runs are cached under ``out/cache`` (unless ``cache=False``), so rerunning an interrupted job
     skips them. ``backend`` defaults to ``"dask"`` with a ``scheduler``, ``"inline"`` with ``workers=1``, and
-    the process pool otherwise.
+    the process pool otherwise. ``report`` replaces the default summary table (:func:`format_summary`) with
+    a job's own text.
 
     Raises:
         SweepInterrupted: on Ctrl-C, after writing the outputs of the runs that finished.
@@ -114,7 +116,7 @@ def run_job(
         raise
     written = results.save(out, format=format, svg=svg, plots=plots)
     print(f"\n{experiment.name}: {experiment.description}")
-    print(format_summary(results))
+    print((report or format_summary)(results))
     n_failed = results.execution["failed"]
     if n_failed:
         print(f"\n{n_failed} run(s) failed; see metadata.json ('failures')")

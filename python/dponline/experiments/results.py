@@ -72,8 +72,10 @@ class Results:
         parameters: list[str],
         metadata: dict[str, Any],
         execution: dict[str, Any],
+        comparator_curves: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
     ) -> None:
         self._records = records
+        self._comparator_curves = comparator_curves or {}
         self.configurations = configurations
         self.comparators = comparators
         self.parameters = parameters
@@ -113,7 +115,16 @@ class Results:
             "cached": sum(bool(r.get("cached")) for r in out),
             "not_run": len(tasks) - len(out),
         }
-        return cls(out, exp.configurations, list(exp.comparators), parameters, exp.metadata(), execution | counts)
+        # Each comparator's own cumulative loss at the first finished run's checkpoints: drawn as reference lines.
+        reference: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        first = next((r for r in out if r["status"] == "ok"), None)
+        if first is not None:
+            marks = first["checkpoints"]
+            for name in exp.comparators:
+                reference[name] = (marks, curves[(name, marks.tobytes())])
+        return cls(
+            out, exp.configurations, list(exp.comparators), parameters, exp.metadata(), execution | counts, reference
+        )
 
     # -- tables --------------------------------------------------------------------------------------------
     def _config(self, spec: int, point: int) -> Configuration:
@@ -389,6 +400,21 @@ class Results:
             drawn += 1
         if not drawn:
             raise InvalidInputError("no finished run to plot")
+        # The other comparators as references, drawn last and dashed so they stay visible over the learners.
+        if comparator in self._comparator_curves:
+            marks, base = self._comparator_curves[comparator]
+            for n, (name, (ref_marks, values)) in enumerate(self._comparator_curves.items()):
+                if name != comparator and np.array_equal(ref_marks, marks):
+                    style = ("--", "-.", ":")[n % 3]
+                    ax.plot(
+                        marks,
+                        values - base,
+                        linestyle=style,
+                        color="black",
+                        linewidth=1.4,
+                        zorder=5,
+                        label=f"{name} (reference)",
+                    )
         ax.axhline(0.0, color="grey", linewidth=0.8)
         ax.set_xlabel("round t")
         ax.set_ylabel(f"cumulative regret vs {comparator}")
