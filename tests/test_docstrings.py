@@ -5,10 +5,11 @@ import doctest
 import pytest
 
 import dponline.aggregation
+import dponline.experiments
 import dponline.learners.private_bandit
 
 
-@pytest.mark.parametrize("module", [dponline.aggregation, dponline.learners.private_bandit])
+@pytest.mark.parametrize("module", [dponline.aggregation, dponline.learners.private_bandit, dponline.experiments])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

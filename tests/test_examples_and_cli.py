@@ -1,13 +1,19 @@
 """The examples and the ``dponline`` command run end to end (small sizes)."""
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
+import dponline
+import dponline.datasets
 from dponline.cli import main
+from dponline.domains import Simplex
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,23 +30,117 @@ def test_example_runs(script, args):
 
 
 def test_portfolio_job_writes_its_outputs(tmp_path, capsys):
-    assert main(["portfolio", "--horizon", "3000", "--seeds", "2", "--out", str(tmp_path), "--quiet"]) == 0
+    argv = ["portfolio", "--horizon", "3000", "--seeds", "2", "--seed", "7", "--out", str(tmp_path), "--quiet"]
+    assert main([*argv, "--workers", "1"]) == 0
     printed = capsys.readouterr().out
-    assert "BCRP" in printed and "UCRP" in printed and "regret" in printed
-    results = json.loads((tmp_path / "results.json").read_text())
-    assert results["horizon"] == 3000 and results["privacy"]["epsilon"] == 1.0
-    assert {row["learner"] for row in results["summary"]} == {"private", "non-private"}
-    assert len(results["runs"]["private"]) == 2
-    lines = (tmp_path / "regret.csv").read_text().splitlines()
-    assert lines[0].startswith("t,private_mean") and len(lines) > 100
+    for text in (
+        "BCRP",
+        "UCRP",
+        "best stock",
+        "log-wealth",
+        "nats",
+        "95%",
+        "per one round's loss",
+        "verdict",
+        "private only while that seed is secret",
+        "not private",
+    ):
+        assert text in printed, text
+    meta = json.loads((tmp_path / "metadata.json").read_text())
+    assert meta["root_seed"] == 7 and "not differentially private" in meta["not_private"]
+    private = [c for c in meta["configurations"] if c["privacy"]]
+    assert private and private[0]["privacy"]["epsilon"] == 1.0 and private[0]["privacy"]["randomness"] == "seed"
+    # Declared constants only: L = (b - a)√n/(2a) and B = ln 2 for the default range [0.5, 2].
+    params = private[0]["learner_params"]
+    assert params["lipschitz"] == pytest.approx(9.0) and params["loss_bound"] == pytest.approx(math.log(2))
     assert (tmp_path / "regret.png").stat().st_size > 10_000
+
+
+def test_portfolio_job_equals_direct_runs_on_common_random_numbers(tmp_path):
+    # The preset's numbers are those of the learners run directly with the documented seeds: run k of every
+    # learner gets SeedSequence(seed, spawn_key=(k,)) (common random numbers).
+    assert (
+        main(
+            [
+                "portfolio",
+                "--horizon",
+                "2000",
+                "--seeds",
+                "2",
+                "--seed",
+                "3",
+                "--workers",
+                "1",
+                "--out",
+                str(tmp_path),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    runs = pd.read_parquet(tmp_path / "runs.parquet")
+    fam = dponline.losses.PortfolioLogLoss(dponline.datasets.load_nyse().relatives[:2000], relative_range=(0.5, 2))
+    for name, eps in [("PrivateBandit", 1.0), ("bandit, non-private", None)]:
+        for k in range(2):
+            learner = dponline.PrivateBandit(
+                Simplex(36),
+                horizon=2000,
+                epsilon=eps,
+                delta=1e-6,
+                lipschitz=fam.lipschitz,
+                loss_bound=fam.loss_bound,
+                seed=np.random.SeedSequence(3, spawn_key=(k,)),
+            )
+            total = learner.run(fam).total_loss
+            mine = runs[(runs.learner == name) & (runs.seed == k)]
+            assert mine.cumulative_loss.iloc[-1] == pytest.approx(total, rel=1e-12, abs=1e-12)
 
 
 def test_portfolio_job_bootstraps_long_horizons(tmp_path):
     assert (
-        main(["portfolio", "--horizon", "20000", "--seeds", "1", "--delta", "0", "--out", str(tmp_path), "--quiet"])
+        main(
+            [
+                "portfolio",
+                "--horizon",
+                "20000",
+                "--seeds",
+                "1",
+                "--delta",
+                "0",
+                "--epsilon",
+                "0.5,2",
+                "--workers",
+                "1",
+                "--out",
+                str(tmp_path),
+                "--quiet",
+            ]
+        )
         == 0
     )
-    results = json.loads((tmp_path / "results.json").read_text())
-    assert "bootstrapped" in results["stream"] and results["privacy"]["delta"] == 0.0
-    assert "Lemma 5.1" in results["privacy"]["source"]
+    meta = json.loads((tmp_path / "metadata.json").read_text())
+    assert "bootstrapped" in meta["description"] and meta["root_seed"] is None
+    private = [c["privacy"] for c in meta["configurations"] if c["privacy"]]
+    assert [p["epsilon"] for p in private] == [0.5, 2.0] and all("Lemma 5.1" in p["source"] for p in private)
+    per_row = [c["privacy_per_source_row"] for c in meta["configurations"] if c["privacy"]]
+    assert all(r["epsilon"] >= p["epsilon"] for r, p in zip(per_row, private, strict=True))
+    assert (tmp_path / "price_of_privacy.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--epsilon", "-1"],
+        ["--delta", "1"],
+        ["--horizon", "-5"],
+        ["--horizon", "0"],
+        ["--relative-range", "2,3"],
+        ["--calibration", "zcdp", "--delta", "0"],
+        ["--seeds", "0"],
+    ],
+)
+def test_portfolio_job_bad_flags_are_usage_errors(argv, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["portfolio", *argv, "--quiet"])
+    assert stop.value.code == 2
+    assert "usage" in capsys.readouterr().err

@@ -1,0 +1,463 @@
+"""Results of a sweep: tidy tables (pandas), summaries with confidence intervals, files and plots."""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import InvalidInputError
+from .experiment import Configuration, jsonable
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from ._worker import RunTask
+    from .experiment import Experiment
+
+__all__ = ["Results"]
+
+PLOTS = ("regret", "price_of_privacy")
+
+
+def _column(values: list[Any]) -> list[Any] | np.ndarray:
+    """A parameter column that pandas and Parquet store cleanly: numbers (``None`` → NaN) as float64 (int64
+    when all are integers), anything else as strings (``None`` kept)."""
+    present = [v for v in values if v is not None]
+    if all(isinstance(v, numbers.Integral) and not isinstance(v, bool) for v in present) and len(present) == len(
+        values
+    ):
+        return np.asarray(values, dtype=np.int64)
+    if all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in present):
+        return np.asarray([np.nan if v is None else float(v) for v in values], dtype=np.float64)
+    return [None if v is None else (v if isinstance(v, str) else repr(v)) for v in values]
+
+
+def _interval(x: np.ndarray) -> tuple[float, float, float, float]:
+    """Mean, standard error and the 95% Student-t interval of ``x`` (NaN spread for fewer than 2 values)."""
+    from scipy import stats
+
+    n = len(x)
+    if n == 0:
+        return (math.nan,) * 4
+    mean = float(np.mean(x))
+    if n < 2:
+        return mean, math.nan, math.nan, math.nan
+    se = float(np.std(x, ddof=1) / math.sqrt(n))
+    half = float(stats.t.ppf(0.975, n - 1)) * se
+    return mean, se, mean - half, mean + half
+
+
+class Results:
+    """What :meth:`Experiment.run` returns: every run's record, with tables, files and plots.
+
+    Attributes:
+        configurations: the experiment's (learner, grid point) configurations with their privacy guarantees.
+        comparators: names of the comparators in hindsight; ``regret_<name>`` columns measure against them.
+        parameters: names of the grid parameters (columns of the tables).
+        execution: backend, workers, wall time, whether Ctrl-C interrupted the sweep.
+    """
+
+    def __init__(
+        self,
+        records: list[dict[str, Any]],
+        configurations: list[Configuration],
+        comparators: list[str],
+        parameters: list[str],
+        metadata: dict[str, Any],
+        execution: dict[str, Any],
+        comparator_curves: dict[str, tuple[np.ndarray, np.ndarray]] | None = None,
+    ) -> None:
+        self._records = records
+        self._comparator_curves = comparator_curves or {}
+        self.configurations = configurations
+        self.comparators = comparators
+        self.parameters = parameters
+        self._metadata = metadata
+        self.execution = execution
+
+    @classmethod
+    def _from_experiment(
+        cls, exp: Experiment, tasks: list[RunTask], records: dict[int, dict[str, Any]], execution: dict[str, Any]
+    ) -> Results:
+        curves: dict[tuple[str, bytes], np.ndarray] = {}
+        out: list[dict[str, Any]] = []
+        for task in tasks:
+            record = records.get(task.index)
+            if record is None:
+                continue  # not run (interrupted)
+            record = dict(record)
+            record.update(spec=task.spec, point=task.point, seed_index=task.seed_index)
+            if record["status"] == "ok":
+                marks = record["checkpoints"]
+                record["regret"] = {}
+                for name, comp in exp.comparators.items():
+                    at = (name, marks.tobytes())
+                    if at not in curves:
+                        curves[at] = np.asarray(exp.stream.cumulative_at(comp.x, marks.tolist()))
+                    record["regret"][name] = record["cumulative_loss"] - curves[at]
+            out.append(record)
+        parameters: list[str] = []
+        for c in exp.configurations:
+            for k in c.values:
+                if k not in parameters:
+                    parameters.append(k)
+        counts = {
+            "runs": len(tasks),
+            "finished": sum(r["status"] == "ok" for r in out),
+            "failed": sum(r["status"] != "ok" for r in out),
+            "cached": sum(bool(r.get("cached")) for r in out),
+            "not_run": len(tasks) - len(out),
+        }
+        # Each comparator's own cumulative loss at the first finished run's checkpoints: drawn as reference lines.
+        reference: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        first = next((r for r in out if r["status"] == "ok"), None)
+        if first is not None:
+            marks = first["checkpoints"]
+            for name in exp.comparators:
+                reference[name] = (marks, curves[(name, marks.tobytes())])
+        return cls(
+            out, exp.configurations, list(exp.comparators), parameters, exp.metadata(), execution | counts, reference
+        )
+
+    # -- tables --------------------------------------------------------------------------------------------
+    def _config(self, spec: int, point: int) -> Configuration:
+        for c in self.configurations:
+            if c.spec == spec and c.point == point:
+                return c
+        raise KeyError((spec, point))
+
+    def _param_value(self, config: Configuration, name: str) -> Any:
+        if name in config.values:
+            return config.values[name]
+        return config.kwargs.get(name)  # fixed in the learner (e.g. epsilon=None), or absent → None
+
+    def _params_columns(self, configs: Sequence[Configuration]) -> dict[str, Any]:
+        return {p: _column([self._param_value(c, p) for c in configs]) for p in self.parameters}
+
+    def frame(self) -> pd.DataFrame:
+        """The tidy table: one row per (learner, parameters, seed, checkpoint) of every finished run.
+
+        Columns: ``learner``, one per grid parameter (``None``/NaN where a learner fixes it to ``None`` or
+        lacks it), ``seed`` (the seed index), ``t`` (round), ``cumulative_loss`` and ``regret_<comparator>``
+        for each comparator. Timing lives in :meth:`runs`, so two sweeps' frames compare equal.
+        """
+        import pandas as pd
+
+        ok = [r for r in self._records if r["status"] == "ok"]
+        sizes = [len(r["checkpoints"]) for r in ok]
+        configs = [self._config(r["spec"], r["point"]) for r in ok]
+        rows: dict[str, Any] = {"learner": np.repeat(np.asarray([c.name for c in configs], dtype=object), sizes)}
+        for p, col in self._params_columns(configs).items():
+            rows[p] = np.repeat(np.asarray(col, dtype=None if isinstance(col, np.ndarray) else object), sizes)
+        rows["seed"] = np.repeat(np.asarray([r["seed_index"] for r in ok], dtype=np.int64), sizes)
+
+        def cat(arrays: list[np.ndarray], dtype: Any) -> np.ndarray:
+            return np.concatenate(arrays).astype(dtype) if arrays else np.zeros(0, dtype)
+
+        rows["t"] = cat([r["checkpoints"] for r in ok], np.int64)
+        rows["cumulative_loss"] = cat([r["cumulative_loss"] for r in ok], np.float64)
+        for name in self.comparators:
+            rows[f"regret_{name}"] = cat([r["regret"][name] for r in ok], np.float64)
+        return pd.DataFrame(rows)
+
+    def runs(self) -> pd.DataFrame:
+        """One row per run (finished or failed): learner, parameters, seed, status, error, final loss and
+        regrets, rounds, clipped losses, seconds (of the native run and of the whole task), cached, key."""
+        import pandas as pd
+
+        configs = [self._config(r["spec"], r["point"]) for r in self._records]
+        rows: dict[str, Any] = {"learner": [c.name for c in configs]}
+        rows.update(self._params_columns(configs))
+        rows["seed"] = [r["seed_index"] for r in self._records]
+        rows["status"] = [r["status"] for r in self._records]
+        rows["error"] = [r.get("error") for r in self._records]
+        ok = [r["status"] == "ok" for r in self._records]
+        rows["final_t"] = [
+            int(r["checkpoints"][-1]) if good else None for r, good in zip(self._records, ok, strict=True)
+        ]
+        rows["loss"] = [
+            float(r["cumulative_loss"][-1]) if good else math.nan for r, good in zip(self._records, ok, strict=True)
+        ]
+        for name in self.comparators:
+            rows[f"regret_{name}"] = [
+                float(r["regret"][name][-1]) if good else math.nan for r, good in zip(self._records, ok, strict=True)
+            ]
+        rows["rounds"] = [r.get("rounds") for r in self._records]
+        rows["clipped"] = [r.get("clipped") for r in self._records]
+        rows["run_seconds"] = [r.get("run_seconds", math.nan) for r in self._records]
+        rows["seconds"] = [r.get("seconds", math.nan) for r in self._records]
+        rows["cached"] = [bool(r.get("cached")) for r in self._records]
+        rows["key"] = [r["key"] for r in self._records]
+        return pd.DataFrame(rows)
+
+    @property
+    def failures(self) -> list[dict[str, Any]]:
+        """The failed runs: learner, grid point, seed index, error and traceback."""
+        out = []
+        for r in self._records:
+            if r["status"] != "ok":
+                c = self._config(r["spec"], r["point"])
+                out.append(
+                    {
+                        "learner": c.name,
+                        "values": c.values,
+                        "seed": r["seed_index"],
+                        "error": r.get("error"),
+                        "traceback": r.get("traceback"),
+                    }
+                )
+        return out
+
+    def summary(self) -> pd.DataFrame:
+        """Aggregates over seeds, one row per learner × parameters.
+
+        Columns: ``learner``, the grid parameters, ``runs`` (finished), ``failed``, ``t`` (final round), then
+        for the final cumulative loss (``loss``) and each ``regret_<comparator>``: ``_mean``, ``_se``
+        (standard error) and the 95% Student-t interval ``_ci_low``/``_ci_high`` (NaN with fewer than 2 runs).
+        """
+        import pandas as pd
+
+        rows: dict[str, list[Any]] = {"learner": []}
+        metrics = ["loss", *(f"regret_{n}" for n in self.comparators)]
+        stats: dict[str, list[float]] = {f"{m}_{s}": [] for m in metrics for s in ("mean", "se", "ci_low", "ci_high")}
+        runs: list[int] = []
+        failed: list[int] = []
+        final_t: list[Any] = []
+        for c in self.configurations:
+            mine = [r for r in self._records if r["spec"] == c.spec and r["point"] == c.point]
+            ok = [r for r in mine if r["status"] == "ok"]
+            rows["learner"].append(c.name)
+            runs.append(len(ok))
+            failed.append(len(mine) - len(ok))
+            final_t.append(int(ok[0]["checkpoints"][-1]) if ok else None)
+            for m in metrics:
+                if m == "loss":
+                    x = np.asarray([r["cumulative_loss"][-1] for r in ok], dtype=np.float64)
+                else:
+                    x = np.asarray([r["regret"][m[len("regret_") :]][-1] for r in ok], dtype=np.float64)
+                for s, v in zip(("mean", "se", "ci_low", "ci_high"), _interval(x), strict=True):
+                    stats[f"{m}_{s}"].append(v)
+        table: dict[str, Any] = {"learner": rows["learner"]}
+        table.update(self._params_columns(self.configurations))
+        table.update(runs=runs, failed=failed, t=final_t)
+        table.update(stats)
+        return pd.DataFrame(table)
+
+    def metadata(self) -> dict[str, Any]:
+        """Versions, stream identity, comparators, learners, each configuration's privacy guarantee
+        (``dataclasses.asdict`` of ``learner.privacy``, and ``privacy_per_source_row`` when the learner has it),
+        execution (backend, wall time, counts of finished/cached/failed runs) and the failures."""
+        return jsonable(
+            self._metadata
+            | {"execution": self.execution}
+            | {"failures": [{k: v for k, v in f.items() if k != "traceback"} for f in self.failures]}
+        )
+
+    # -- files ---------------------------------------------------------------------------------------------
+    def to_parquet(self, path: str | Path) -> Path:
+        """Write :meth:`frame` as Parquet (pyarrow)."""
+        path = Path(path)
+        self.frame().to_parquet(path, engine="pyarrow", index=False)
+        return path
+
+    def to_csv(self, path: str | Path) -> Path:
+        """Write :meth:`frame` as CSV (floats with 17 significant digits: they read back exactly)."""
+        path = Path(path)
+        self.frame().to_csv(path, index=False, float_format="%.17g")
+        return path
+
+    def write_metadata(self, path: str | Path) -> Path:
+        """Write :meth:`metadata` as JSON."""
+        path = Path(path)
+        path.write_text(json.dumps(self.metadata(), indent=2, ensure_ascii=False))
+        return path
+
+    def save(
+        self,
+        directory: str | Path,
+        *,
+        format: str = "parquet",  # noqa: A002 - the natural name of the option
+        plots: Sequence[str] | None = None,
+        svg: bool = False,
+    ) -> list[Path]:
+        """Write everything to ``directory``: ``runs.parquet`` (or ``runs.csv``), ``summary.csv``,
+        ``runs_index.csv`` (:meth:`runs`), ``metadata.json`` and the plots (default: ``regret`` and, when the
+        sweep varies ``epsilon``, ``price_of_privacy``) as PNG, and SVG when ``svg``. Returns the paths."""
+        if format not in ("parquet", "csv"):
+            raise InvalidInputError(f"format must be 'parquet' or 'csv', got {format!r}")
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        written = [self.to_parquet(out / "runs.parquet") if format == "parquet" else self.to_csv(out / "runs.csv")]
+        self.summary().to_csv(out / "summary.csv", index=False)
+        self.runs().drop(columns=["key"]).to_csv(out / "runs_index.csv", index=False)
+        written += [out / "summary.csv", out / "runs_index.csv", self.write_metadata(out / "metadata.json")]
+        defaults = plots is None
+        if plots is None:
+            plots = ["regret"] + (["price_of_privacy"] if self._varies("epsilon") else [])
+        formats = ("png", "svg") if svg else ("png",)
+        for kind in plots:
+            if any(r["status"] == "ok" for r in self._records):
+                try:
+                    written += self.plot(kind, out / kind, formats=formats)[1]
+                except InvalidInputError:
+                    if not defaults:  # e.g. an interrupted sweep whose finished runs have no ε to plot
+                        raise
+        return written
+
+    def _varies(self, name: str) -> bool:
+        values = {
+            self._param_value(c, name)
+            for c in self.configurations
+            if isinstance(self._param_value(c, name), numbers.Real)
+        }
+        return len(values) > 1
+
+    # -- plots ---------------------------------------------------------------------------------------------
+    def plot(
+        self,
+        kind: str = "regret",
+        path: str | Path | None = None,
+        *,
+        comparator: str | None = None,
+        x: str = "epsilon",
+        formats: Sequence[str] = ("png",),
+        title: str | None = None,
+    ) -> tuple[Figure, list[Path]]:
+        """Draw a plot (matplotlib, Agg backend) and save it when ``path`` is given.
+
+        Args:
+            kind: ``"regret"`` — regret curves against ``comparator``, mean over seeds with its 95% t-band,
+                one curve per learner × parameters; ``"price_of_privacy"`` — final regret (mean, 95%
+                interval) against ``x`` (default ε, log scale) per learner, with learners that have no value
+                of ``x`` (``epsilon=None``: non-private) as horizontal reference lines.
+            path: file path without or with suffix; one file per entry of ``formats`` (``"png"``, ``"svg"``,
+                ``"pdf"``) is written with that suffix.
+            comparator: the comparator's name (default: the first, ``"best"``).
+            x: the grid parameter on the horizontal axis of ``"price_of_privacy"``.
+            formats: file formats to write.
+            title: plot title (default: the experiment's name and description).
+
+        Returns:
+            ``(figure, written paths)``.
+
+        Raises:
+            InvalidInputError: unknown kind or comparator, or nothing to plot.
+        """
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        if kind not in PLOTS:
+            raise InvalidInputError(f"kind must be one of {', '.join(PLOTS)}; got {kind!r}")
+        comparator = comparator or self.comparators[0]
+        if comparator not in self.comparators:
+            raise InvalidInputError(f"comparator must be one of {', '.join(self.comparators)}; got {comparator!r}")
+        fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
+        if kind == "regret":
+            self._plot_regret(ax, comparator)
+        else:
+            self._plot_price(ax, comparator, x)
+        ax.set_title(title or f"{self._metadata['name']}: {self._metadata['description']}".rstrip(": "), fontsize=8)
+        fig.tight_layout()
+        written: list[Path] = []
+        if path is not None:
+            base = Path(path)
+            if base.suffix.lstrip(".") in ("png", "svg", "pdf"):
+                base = base.with_suffix("")
+            for fmt in formats:
+                target = base.with_name(f"{base.name}.{fmt}")
+                fig.savefig(target)
+                written.append(target)
+            plt.close(fig)
+        return fig, written
+
+    def _finished(self, c: Configuration) -> list[dict[str, Any]]:
+        return [r for r in self._records if r["spec"] == c.spec and r["point"] == c.point and r["status"] == "ok"]
+
+    def _plot_regret(self, ax: Any, comparator: str) -> None:
+        from scipy import stats
+
+        drawn = 0
+        for c in self.configurations:
+            ok = self._finished(c)
+            if not ok:
+                continue
+            marks = ok[0]["checkpoints"]
+            curves = np.vstack([r["regret"][comparator] for r in ok if len(r["checkpoints"]) == len(marks)])
+            mean = curves.mean(axis=0)
+            (line,) = ax.plot(marks, mean, label=c.label, linewidth=1.2)
+            if len(curves) > 1:
+                half = stats.t.ppf(0.975, len(curves) - 1) * curves.std(axis=0, ddof=1) / math.sqrt(len(curves))
+                ax.fill_between(marks, mean - half, mean + half, color=line.get_color(), alpha=0.2, linewidth=0)
+            drawn += 1
+        if not drawn:
+            raise InvalidInputError("no finished run to plot")
+        # The other comparators as references, drawn last and dashed so they stay visible over the learners.
+        if comparator in self._comparator_curves:
+            marks, base = self._comparator_curves[comparator]
+            for n, (name, (ref_marks, values)) in enumerate(self._comparator_curves.items()):
+                if name != comparator and np.array_equal(ref_marks, marks):
+                    style = ("--", "-.", ":")[n % 3]
+                    ax.plot(
+                        marks,
+                        values - base,
+                        linestyle=style,
+                        color="black",
+                        linewidth=1.4,
+                        zorder=5,
+                        label=f"{name} (reference)",
+                    )
+        ax.axhline(0.0, color="grey", linewidth=0.8)
+        ax.set_xlabel("round t")
+        ax.set_ylabel(f"cumulative regret vs {comparator}")
+        seeds = self._metadata.get("seeds")
+        ax.legend(title=f"mean, band = 95% t-interval over {seeds} seed(s)", fontsize=7, title_fontsize=7)
+
+    def _plot_price(self, ax: Any, comparator: str, x: str) -> None:
+        groups: dict[tuple[str, tuple[tuple[str, str], ...]], list[tuple[float, tuple[float, ...]]]] = {}
+        references: list[tuple[str, tuple[float, ...]]] = []
+        for c in self.configurations:
+            ok = self._finished(c)
+            if not ok:
+                continue
+            finals = np.asarray([r["regret"][comparator][-1] for r in ok], dtype=np.float64)
+            summary = _interval(finals)
+            value = self._param_value(c, x)
+            if isinstance(value, numbers.Real) and not isinstance(value, bool):
+                rest = tuple((k, _label_value(v)) for k, v in c.values.items() if k != x)
+                groups.setdefault((c.name, rest), []).append((float(value), summary))
+            else:
+                references.append((c.label, summary))
+        if not groups:
+            raise InvalidInputError(f"the price-of-privacy plot needs a grid over {x!r} with numeric values")
+        for (name, rest), points in groups.items():
+            points.sort()
+            xs = np.asarray([p[0] for p in points])
+            mean = np.asarray([p[1][0] for p in points])
+            low = np.asarray([p[1][2] for p in points])
+            high = np.asarray([p[1][3] for p in points])
+            label = name + (f" ({', '.join(f'{k}={v}' for k, v in rest)})" if rest else "")
+            err = np.vstack([mean - low, high - mean])
+            ax.errorbar(xs, mean, yerr=np.nan_to_num(err), marker="o", capsize=3, label=label, linewidth=1.2)
+        shades = ["black", "dimgray", "saddlebrown", "darkslategray"]
+        for n, (label, (ref_mean, _, ref_low, ref_high)) in enumerate(references):
+            color = shades[n % len(shades)]
+            ax.axhline(ref_mean, linestyle="--", linewidth=1.2, label=f"{label} (no {x})", color=color)
+            if math.isfinite(ref_low):
+                ax.axhspan(ref_low, ref_high, color=color, alpha=0.1, linewidth=0)
+        ax.set_xscale("log")
+        ax.set_xlabel("ε (log scale)" if x == "epsilon" else x)
+        ax.set_ylabel(f"final regret vs {comparator}")
+        ax.legend(title="mean and 95% t-interval over seeds", fontsize=7, title_fontsize=7)
+
+
+def _label_value(v: Any) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
