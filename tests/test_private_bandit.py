@@ -266,3 +266,34 @@ def test_secure_learners_run_and_are_not_reproducible():
     assert runs[0].total_loss != runs[1].total_loss
     with pytest.raises(dponline.InvalidInputError, match="secure=True"):
         dponline.PrivateBandit(Simplex(3), horizon=5, epsilon=1.0, lipschitz=1.0, secure=True, seed=1)
+
+
+@pytest.mark.parametrize("mechanism", ["honaker", "blt"])
+def test_other_mechanisms_are_calibrated_from_their_column_norms(mechanism):
+    kw = dict(horizon=4096, epsilon=1.0, lipschitz=1.0, loss_bound=0.5, calibration="analytic", seed=0)
+    for delta in (0.0, 1e-6):
+        learner = dponline.PrivateBandit(Simplex(4), delta=delta, mechanism=mechanism, **kw)
+        p = learner.params
+        l1, l2 = dponline._core.mechanism_column_norms(mechanism, p["t_round"])
+        if delta == 0.0:
+            assert p["noise_scale"] == pytest.approx(p["sensitivity_l1"] * l1, rel=1e-12)
+        else:
+            expected = privacy.gaussian_sigma_analytic(1.0, delta, p["sensitivity_l2"] * l2)
+            assert p["noise_scale"] == pytest.approx(expected, rel=1e-12)
+            assert learner.privacy.noise_multiplier == pytest.approx(expected / (p["sensitivity_l2"] * l2))
+        assert learner._core.mechanism == mechanism
+    # The tree's column norms are its level count (L1) and its square root (L2).
+    levels = privacy.levels_touched(64)
+    assert dponline._core.mechanism_column_norms("tree", 64) == pytest.approx((levels, math.sqrt(levels)))
+    with pytest.raises(dponline.InvalidInputError, match="only the padded tree"):
+        dponline.PrivateBandit(Simplex(4), mechanism=mechanism, **{**kw, "calibration": "paper"})
+    # Played points stay feasible and a pickled learner resumes bit-identically.
+    learner = dponline.PrivateBandit(Simplex(4), delta=1e-6, mechanism=mechanism, **kw)
+    fam = losses.Linear(np.random.default_rng(1).uniform(size=(4096, 4)), norm_bound=2.0)
+    learner.run(fam, rounds=1000)
+    clone = pickle.loads(pickle.dumps(learner))
+    for _ in range(300):
+        x, y = learner.ask(), clone.ask()
+        assert np.array_equal(x, y) and Simplex(4).contains(x, 1e-12)
+        learner.tell(float(x @ fam.data[0]))
+        clone.tell(float(y @ fam.data[0]))

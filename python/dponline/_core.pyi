@@ -21,6 +21,7 @@ __all__ = [
     "UniformMatroid",
     "PrivateBandit",
     "private_bandit_params",
+    "mechanism_column_norms",
     "LossFamily",
     "sample_noise",
     "frank_wolfe",
@@ -249,6 +250,7 @@ class PrivateBandit:
         loss_bound: float | None = None,
         smoothing_radius: float | None = None,
         feasibility: str = "fkm",
+        mechanism: str = "tree",
         strict: bool = False,
         seed: _Seed = None,
         secure: bool = False,
@@ -273,7 +275,10 @@ class PrivateBandit:
     def noise(self) -> str: ...
     @property
     def scale(self) -> float: ...
+    @property
+    def mechanism(self) -> str: ...
 
+def mechanism_column_norms(mechanism: str, horizon: int) -> tuple[float, float]: ...
 def private_bandit_params(
     domain: Domain,
     horizon: int,

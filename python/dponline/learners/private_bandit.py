@@ -27,6 +27,7 @@ def private_bandit_noise(
     calibration: str,
     *,
     randomness: str = "",
+    mechanism: str = "tree",
 ) -> tuple[float, PrivacyGuarantee, dict[str, float]]:
     """Noise scale of PrivateBandit's tree for a privacy target, following the paper's lemmas.
 
@@ -50,15 +51,24 @@ def private_bandit_noise(
     Wang 2018) and ``"zcdp"`` the zCDP accountant (Gaussian only). Both are always reported
     (``lemma_scale``, ``exact_scale``) so the cost of the lemma is visible.
 
+    Another ``mechanism`` (``"honaker"``, ``"blt"``, see :mod:`dponline.aggregation`) is calibrated exactly from
+    its encoder's largest column norms (a linear mechanism used once per input: Laplace by the L1 norm, Gaussian
+    by the analytic Gaussian mechanism at the L2 norm); no lemma of the paper covers it, so
+    ``calibration="paper"`` is refused, and the paper's regret proof (identically distributed noise per
+    release) does not cover it either.
+
     Returns:
         ``(scale, guarantee, details)`` with ``details`` holding ``lemma_scale`` and ``exact_scale``.
 
     Raises:
         InvalidInputError: an unknown noise or calibration, ``"zcdp"`` with Laplace noise, Gaussian noise with
-            ``δ = 0``.
+            ``δ = 0``, ``calibration="paper"`` with a mechanism other than the tree.
     """
     calibration = _validate.option("calibration", calibration, ("paper", "analytic", "zcdp"))
     noise = _validate.option("noise", noise, ("laplace", "gaussian"))
+    mechanism = _validate.option("mechanism", mechanism, ("tree", "honaker", "blt"))
+    if mechanism != "tree":
+        return _mechanism_noise(params, epsilon, delta, noise, calibration, randomness, mechanism)
     T = float(params["horizon"])
     n = float(params["dim"])
     L_eff = params["loss_bound"] / params["diameter"]
@@ -111,6 +121,39 @@ def private_bandit_noise(
     return scale, guarantee, {"lemma_scale": lemma, "exact_scale": exact}
 
 
+def _mechanism_noise(
+    params: dict[str, Any], epsilon: float, delta: float, noise: str, calibration: str, randomness: str, mechanism: str
+) -> tuple[float, PrivacyGuarantee, dict[str, float]]:
+    """Exact calibration of PrivateBandit's prefix sums released by a non-tree mechanism."""
+    if calibration != "analytic":
+        raise InvalidInputError(
+            f"calibration={calibration!r} is not available with mechanism={mechanism!r}: the paper's lemmas cover "
+            "only the padded tree; pass calibration='analytic' (exact, from the mechanism's column norms)"
+        )
+    col_l1, col_l2 = _core.mechanism_column_norms(mechanism, int(params["t_round"]))
+    source = f"exact calibration of the {mechanism} mechanism (linear mechanism, single participation)"
+    if noise == "laplace":
+        scale = params["sensitivity_l1"] * col_l1 / epsilon
+        delta_out, multiplier = 0.0, None
+        source = f"Laplace mechanism on the L1 column norm: {source}"
+    else:
+        if not 0.0 < delta < 1.0:
+            raise InvalidInputError(f"delta must be in (0, 1) for Gaussian noise, got {delta}")
+        release_l2 = params["sensitivity_l2"] * col_l2
+        scale = privacy.gaussian_sigma_analytic(epsilon, delta, release_l2)
+        delta_out, multiplier = float(delta), scale / release_l2
+        source = f"Balle-Wang 2018 Thm 8 on the L2 column norm: {source}"
+    guarantee = PrivacyGuarantee(
+        epsilon=float(epsilon),
+        delta=delta_out,
+        source=source,
+        randomness=randomness,
+        notes=f"mechanism={mechanism!r}, column norms L1={col_l1:.6g}, L2={col_l2:.6g}",
+        noise_multiplier=multiplier,
+    )
+    return scale, guarantee, {"lemma_scale": float("nan"), "exact_scale": scale}
+
+
 class PrivateBandit(Learner):
     """Differentially private bandit convex optimisation without projections.
 
@@ -153,6 +196,10 @@ class PrivateBandit(Learner):
         calibration: ``"paper"`` (default), ``"analytic"`` or ``"zcdp"`` — see :func:`private_bandit_noise`.
         smoothing_radius: override ``ζ`` (any ``ζ > 0`` with ``"fkm"``; in ``(0, r)`` with ``"appendix-d"``).
         feasibility: ``"fkm"`` (default) or ``"appendix-d"``, see above.
+        mechanism: how the batch gradients' prefix sums are released: ``"tree"`` (default, the padded binary tree
+            of the paper), or ``"honaker"`` / ``"blt"`` (:mod:`dponline.aggregation`; lower noise at equal
+            privacy, exact calibration only — ``calibration="analytic"`` — and outside the paper's regret
+            proof, which assumes identically distributed noise per release).
         strict: raise :class:`InvalidInputError` on ``|loss| > B`` instead of clipping.
         seed: ``None``, int, ``SeedSequence`` or ``Generator``; same seed ⇒ identical actions via
             ``ask``/``tell`` and via ``run``.
@@ -192,6 +239,7 @@ class PrivateBandit(Learner):
         calibration: Calibration = "paper",
         smoothing_radius: float | None = None,
         feasibility: Feasibility = "fkm",
+        mechanism: Literal["tree", "honaker", "blt"] = "tree",
         strict: bool = False,
         seed: SeedLike = None,
         secure: bool = False,
@@ -203,6 +251,7 @@ class PrivateBandit(Learner):
         loss_bound = _validate.optional_real("loss_bound", loss_bound, low=0.0, low_open=True)
         smoothing_radius = _validate.optional_real("smoothing_radius", smoothing_radius, low=0.0, low_open=True)
         feasibility = _validate.option("feasibility", feasibility, ("fkm", "appendix-d"))  # type: ignore[assignment]
+        mechanism = _validate.option("mechanism", mechanism, ("tree", "honaker", "blt"))  # type: ignore[assignment]
         calibration = _validate.option("calibration", calibration, ("paper", "analytic", "zcdp"))  # type: ignore[assignment]
         strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
         if epsilon is None:
@@ -225,7 +274,7 @@ class PrivateBandit(Learner):
             scale, guarantee, details = 0.0, None, {}
         else:
             scale, guarantee, details = private_bandit_noise(
-                params, epsilon, delta, noise, calibration, randomness=randomness_of(seed, secure)
+                params, epsilon, delta, noise, calibration, randomness=randomness_of(seed, secure), mechanism=mechanism
             )
         self._core = _core.PrivateBandit(
             domain,
@@ -236,6 +285,7 @@ class PrivateBandit(Learner):
             loss_bound=loss_bound,
             smoothing_radius=smoothing_radius,
             feasibility=feasibility,
+            mechanism=mechanism,
             strict=strict,
             seed=seed,
             secure=secure,

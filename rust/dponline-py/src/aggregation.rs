@@ -488,3 +488,14 @@ impl PyMechanism {
         )
     }
 }
+
+/// The largest ``(L1, L2)`` column norms of a named mechanism's encoder at ``horizon`` (``"tree"``,
+/// ``"honaker"``, ``"blt"``): what one input's change moves the released noise-bearing values by, per unit
+/// change — the multiplier calibration needs. Raises ``InvalidInputError`` for an unknown name.
+#[pyfunction]
+pub fn mechanism_column_norms(mechanism: &str, horizon: &Bound<'_, PyAny>) -> PyResult<(f64, f64)> {
+    let horizon = int_arg(horizon, "horizon", 1, None)?;
+    dponline_core::aggregation::MechanismSpec::from_name(mechanism)
+        .and_then(|spec| spec.column_norms(horizon))
+        .or_raise()
+}

@@ -1,5 +1,6 @@
 //! `dponline._core.PrivateBandit`: bindings of `dponline_core::learners::PrivateBandit`.
 
+use dponline_core::aggregation::MechanismSpec;
 use dponline_core::learners::private_bandit::Feasibility;
 use dponline_core::learners::{PrivateBandit, PrivateBanditParams};
 use dponline_core::noise::NoiseDistribution;
@@ -76,7 +77,7 @@ pub struct PyPrivateBandit {
 #[pymethods]
 impl PyPrivateBandit {
     #[new]
-    #[pyo3(signature = (domain, horizon, lipschitz, *, noise, scale, loss_bound = None, smoothing_radius = None, feasibility = "fkm", strict = false, seed = None, secure = false))]
+    #[pyo3(signature = (domain, horizon, lipschitz, *, noise, scale, loss_bound = None, smoothing_radius = None, feasibility = "fkm", mechanism = "tree", strict = false, seed = None, secure = false))]
     fn new(
         py: Python<'_>,
         domain: &Bound<'_, PyDomain>,
@@ -87,10 +88,12 @@ impl PyPrivateBandit {
         loss_bound: Option<f64>,
         smoothing_radius: Option<f64>,
         feasibility: &str,
+        mechanism: &str,
         strict: bool,
         seed: Option<&Bound<'_, PyAny>>,
         secure: bool,
     ) -> PyResult<Self> {
+        let mechanism = MechanismSpec::from_name(mechanism).or_raise()?;
         let dom = shared(domain, "domain")?.inner.clone();
         let params = PrivateBanditParams::new(
             &dom,
@@ -104,7 +107,8 @@ impl PyPrivateBandit {
         let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
         let words = seed_words(py, seed, secure)?;
         Ok(PyPrivateBandit {
-            inner: PrivateBandit::new(dom, params, dist, words, secure, strict).or_raise()?,
+            inner: PrivateBandit::new(dom, params, mechanism, dist, words, secure, strict)
+                .or_raise()?,
         })
     }
 
@@ -178,6 +182,12 @@ impl PyPrivateBandit {
     #[getter]
     fn noise(&self) -> &'static str {
         self.inner.noise().name()
+    }
+
+    /// The mechanism releasing the prefix sums (``"tree"``, ``"honaker"``, ``"blt"``).
+    #[getter]
+    fn mechanism(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
+        Ok(shared(slf, "PrivateBandit")?.inner.mechanism_kind())
     }
 
     /// Scale of the tree's noise (0 for the non-private learner).

@@ -22,7 +22,7 @@ use pyo3::prelude::*;
 #[pymodule]
 mod _core {
     #[pymodule_export]
-    use super::aggregation::{PyMechanism, PyTreeAggregator};
+    use super::aggregation::{PyMechanism, PyTreeAggregator, mechanism_column_norms};
     #[pymodule_export]
     use super::domains::{
         PyBox, PyDomain, PyGraphicMatroid, PyL1Ball, PyL2Ball, PyPartitionMatroid, PyPathPolytope,

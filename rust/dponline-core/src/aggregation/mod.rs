@@ -212,6 +212,27 @@ pub enum MechanismSpec {
 }
 
 impl MechanismSpec {
+    /// The mechanisms a learner's `mechanism=` accepts by name: `"tree"` (the padded binary tree, the papers'
+    /// choice), `"honaker"` ([`KaryTree::honaker`]) and `"blt"` (6 buffers, parameters optimised for the
+    /// largest per-round error).
+    ///
+    /// Errors: [`crate::CoreError::InvalidArgument`] for another name.
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "tree" => Ok(MechanismSpec::Tree { padded: true }),
+            "honaker" => Ok(MechanismSpec::Honaker),
+            "blt" => Ok(MechanismSpec::Blt {
+                buffers: 6,
+                objective: BltObjective::Max,
+            }),
+            other => Err(crate::CoreError::invalid(
+                "mechanism",
+                "'tree', 'honaker' or 'blt'",
+                format!("{other:?}"),
+            )),
+        }
+    }
+
     /// Build the mechanism for `horizon` pushes of `dim`-vectors with per-draw `noise`.
     ///
     /// Errors: those of the chosen constructor.

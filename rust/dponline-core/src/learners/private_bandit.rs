@@ -25,7 +25,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::aggregation::TreeAggregator;
+use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism};
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_positive};
 use crate::frank_wolfe::FrankWolfe;
@@ -351,18 +351,20 @@ impl NoisyGradient for SmoothedBatchGradient {
     }
 }
 
-/// `NoisyMap` of Algorithm 1 (lines 13-14): batch sums go through the padded tree (`s̃_R`), and Frank-Wolfe
+/// `NoisyMap` of Algorithm 1 (lines 13-14): batch sums go through the padded tree (`s̃_R`; or another
+/// continual-release mechanism of [`crate::aggregation`], which the paper's regret proof does not cover), and
+/// Frank-Wolfe
 /// on `½‖x‖² − ⟨−η s̃_{R−1}, x⟩` makes one LMO call per step, warm-started from its previous iterate.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct PrivateFrankWolfeMap {
-    tree: TreeAggregator,
+    tree: Mechanism,
     fw: FrankWolfe,
     eta: f64,
     release: Vec<f64>,
 }
 
 impl PrivateFrankWolfeMap {
-    fn new(tree: TreeAggregator, start: &[f64], eta: f64) -> Result<Self> {
+    fn new(tree: Mechanism, start: &[f64], eta: f64) -> Result<Self> {
         let target: Vec<f64> = tree.initial().iter().map(|s| -eta * s).collect();
         let fw = FrankWolfe::new(start, &target, false)?;
         Ok(PrivateFrankWolfeMap {
@@ -373,8 +375,8 @@ impl PrivateFrankWolfeMap {
         })
     }
 
-    /// The tree of private prefix sums.
-    pub fn tree(&self) -> &TreeAggregator {
+    /// The mechanism releasing the private prefix sums (the padded tree by default).
+    pub fn tree(&self) -> &Mechanism {
         &self.tree
     }
 }
@@ -412,16 +414,19 @@ pub struct PrivateBandit {
 }
 
 impl PrivateBandit {
-    /// A learner over `domain` with schedule `params` and tree noise `noise` (scale 0 = the non-private
-    /// Garber-Kretzu-style baseline, same code path).
+    /// A learner over `domain` with schedule `params`, prefix sums released by `mechanism` with per-draw
+    /// noise `noise` (scale 0 = the non-private Garber-Kretzu-style baseline, same code path).
     ///
-    /// Streams: stream 1 of `seed` drives the tree's noise, stream 2 the sphere directions (both keyed from
-    /// the OS when `secure`). With `strict`, a loss outside `[−B, B]` is an error instead of being clipped.
+    /// Streams: stream 1 of `seed` drives the mechanism's noise, stream 2 the sphere directions (both keyed
+    /// from the OS when `secure`). With `strict`, a loss outside `[−B, B]` is an error instead of being
+    /// clipped.
     ///
-    /// Errors: [`CoreError::Shape`] if `params` were made for another domain; entropy failures.
+    /// Errors: [`CoreError::Shape`] if `params` were made for another domain; those of the mechanism's
+    /// constructor; entropy failures.
     pub fn new(
         domain: Domain,
         params: PrivateBanditParams,
+        mechanism: MechanismSpec,
         noise: NoiseDistribution,
         seed: Seed,
         secure: bool,
@@ -442,11 +447,10 @@ impl PrivateBandit {
                 got: format!("dimension {}", params.dim),
             });
         }
-        let tree = TreeAggregator::new(
+        let tree = mechanism.build(
             n,
             params.t_round,
             noise,
-            true,
             Generator::for_stream(&seed, 1, secure)?,
         )?;
         let center = domain.interior_point().to_vec();
@@ -473,6 +477,11 @@ impl PrivateBandit {
     /// The domain.
     pub fn domain(&self) -> &Domain {
         self.oco.domain()
+    }
+
+    /// The kind of mechanism releasing the prefix sums (see [`Mechanism::kind`]).
+    pub fn mechanism_kind(&self) -> &'static str {
+        self.oco.map().tree().kind()
     }
 
     /// The tree's noise distribution.
@@ -644,6 +653,7 @@ mod tests {
         PrivateBandit::new(
             domain,
             params,
+            MechanismSpec::Tree { padded: true },
             NoiseDistribution::Gaussian { sigma },
             [seed, 0, 0, 0],
             false,
