@@ -16,7 +16,7 @@ rounds (simplex, n = 36), 1,000 checkpoints per run. The Lipschitz constant and 
    loops, which both modes report) between (2) and (1), divided by the number of runs — so that noise in the
    native loops on a shared machine does not swamp it — and reported relative to the mean run time;
 3. **harness, process pool** — ``Experiment.run(backend="process")`` with one worker per available CPU
-   (spawn start method, including worker start-up) and a fresh cache: plain-loop time / pool time is the
+   (forkserver start method, including worker start-up) and a fresh cache: plain-loop time / pool time is the
    speed-up (ideal: the number of cores).
 
 Each mode runs ``--repeats`` times, interleaved; the best time of each is reported. ``cpu_per_wall_*`` is the

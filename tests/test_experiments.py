@@ -155,8 +155,9 @@ def test_seed_fn_replaces_the_seed_layout(stream):
     assert exp.metadata()["seed_layout"].startswith("custom")
 
 
-def test_process_pool_gives_identical_results(stream, reference):
-    pooled = experiment(stream).run(backend="process", workers=2, progress=False)
+@pytest.mark.parametrize("start_method", ["forkserver", "spawn"])
+def test_process_pool_gives_identical_results(stream, reference, start_method):
+    pooled = experiment(stream).run(backend="process", workers=2, progress=False, start_method=start_method)
     assert pooled.execution["backend"] == "process" and pooled.execution["finished"] == 9
     pd.testing.assert_frame_equal(pooled.frame(), reference.frame(), check_exact=True)
 
@@ -362,6 +363,8 @@ def test_bad_experiment_arguments(stream):
         Experiment(stream, specs() + specs())
     with pytest.raises(InvalidInputError, match="^backend"):
         experiment(stream).run(backend="threads", progress=False)
+    with pytest.raises(InvalidInputError, match="^start_method"):
+        experiment(stream).run(backend="process", start_method="fork", progress=False)
 
 
 CONFIG = """
