@@ -108,6 +108,7 @@ def main(argv: list[str] | None = None) -> None:
     native = np.inf
     python_side = {"plain": np.inf, "inline": np.inf}  # wall minus native-loop seconds: Python-side costs
     parallelism = {"inline": 0.0, "process": 0.0}  # CPU seconds of the runs per wall second
+    cpu_per_run = {"inline": np.inf, "process": np.inf}
     for _ in range(args.repeats):
         t, nat, curves = plain_loop(exp)
         best["plain"], native = min(best["plain"], t), min(native, nat)
@@ -116,6 +117,7 @@ def main(argv: list[str] | None = None) -> None:
             t, nat, cpu, frame = harness(exp, backend, workers)
             best[backend] = min(best[backend], t)
             parallelism[backend] = max(parallelism[backend], cpu / t)
+            cpu_per_run[backend] = min(cpu_per_run[backend], cpu / exp.n_runs)
             if backend == "inline":
                 python_side["inline"] = min(python_side["inline"], t - nat)
             got = frame.groupby(["learner", "epsilon", "seed"], sort=False).cumulative_loss.apply(np.asarray)
@@ -137,6 +139,8 @@ def main(argv: list[str] | None = None) -> None:
         "wall_difference_inline_minus_plain_per_run_seconds": round((best["inline"] - best["plain"]) / n, 5),
         "harness_overhead_per_run_seconds": round(overhead, 5),
         "harness_overhead_per_run_percent": round(100 * overhead / per_run, 2),
+        "cpu_seconds_per_run_inline": round(cpu_per_run["inline"], 4),
+        "cpu_seconds_per_run_process": round(cpu_per_run["process"], 4),
         "cpu_per_wall_inline": round(parallelism["inline"], 2),
         "cpu_per_wall_process": round(parallelism["process"], 2),
         "load_average_1min_at_end": round(os.getloadavg()[0], 2),
