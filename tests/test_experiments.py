@@ -162,9 +162,13 @@ def test_process_pool_gives_identical_results(stream, reference, start_method):
     pd.testing.assert_frame_equal(pooled.frame(), reference.frame(), check_exact=True)
 
 
+@pytest.mark.filterwarnings("ignore:Port .* is already in use:UserWarning")
 def test_dask_local_cluster_gives_identical_results(stream, reference):
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    # random ports: another cluster on this machine may hold the defaults
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, scheduler_port=0, dashboard_address=":0"
+    ) as cluster:
         with distributed.Client(cluster) as client:
             assert len(client.scheduler_info()["workers"]) == 2
             on_client = experiment(stream).run(scheduler=client, progress=False)

@@ -312,19 +312,19 @@ class Experiment:
     ) -> None:
         for attr in ("kind", "horizon", "dim", "cumulative_at", "data"):
             if not hasattr(stream, attr):
-                raise InvalidInputError(f"stream must be a dponline.losses family, got {type(stream).__name__}")
+                raise InvalidInputError(f"stream: must be a dponline.losses family, got {type(stream).__name__}")
         if not _is_count(seeds, 1):
-            raise InvalidInputError(f"seeds must be an integer >= 1, got {seeds!r}")
+            raise InvalidInputError(f"seeds: must be an integer >= 1, got {seeds!r}")
         if not _is_count(root_seed, 0):
-            raise InvalidInputError(f"root_seed must be a non-negative integer, got {root_seed!r}")
+            raise InvalidInputError(f"root_seed: must be a non-negative integer, got {root_seed!r}")
         if not _is_count(checkpoints, 1):
-            raise InvalidInputError(f"checkpoints must be an integer >= 1, got {checkpoints!r}")
+            raise InvalidInputError(f"checkpoints: must be an integer >= 1, got {checkpoints!r}")
         specs = list(learners)
         if not specs:
-            raise InvalidInputError("learners must name at least one learner")
+            raise InvalidInputError("learners: must name at least one learner")
         names = [s.name for s in specs if isinstance(s, LearnerSpec)]
         if len(names) != len(specs):
-            raise InvalidInputError("learners must be LearnerSpec objects")
+            raise InvalidInputError("learners: must be LearnerSpec objects")
         if len(set(names)) != len(names):
             raise InvalidInputError(f"learners: names must be unique, got {names}")
         self.stream = stream
@@ -586,11 +586,11 @@ class Experiment:
         if scheduler is not None:
             backend = "dask"
         if backend not in BACKENDS:
-            raise InvalidInputError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
+            raise InvalidInputError(f"backend: must be one of {', '.join(BACKENDS)}; got {backend!r}")
         if backend == "dask" and scheduler is None:
-            raise InvalidInputError("backend='dask' needs scheduler= (a distributed.Client or an address)")
+            raise InvalidInputError("backend: 'dask' needs scheduler= (a distributed.Client or an address)")
         if workers is not None and not _is_count(workers, 1):
-            raise InvalidInputError(f"workers must be an integer >= 1, got {workers!r}")
+            raise InvalidInputError(f"workers: must be an integer >= 1, got {workers!r}")
         cache = RunCache(cache_dir) if cache_dir is not None else None
         began_wall, began = time.time(), time.perf_counter()
         tasks = self.tasks()
@@ -734,7 +734,7 @@ def _mp_context(start_method: str | None) -> Any:
         start_method = "forkserver" if "forkserver" in methods else "spawn"
     if start_method not in ("spawn", "forkserver") or start_method not in methods:
         allowed = [m for m in ("spawn", "forkserver") if m in methods]
-        raise InvalidInputError(f"start_method must be one of {', '.join(allowed)}; got {start_method!r}")
+        raise InvalidInputError(f"start_method: must be one of {', '.join(allowed)}; got {start_method!r}")
     context = multiprocessing.get_context(start_method)
     if start_method == "forkserver":
         context.set_forkserver_preload(["dponline.experiments._worker"])
