@@ -16,10 +16,13 @@ rounds (simplex, n = 36), 1,000 checkpoints per run. The Lipschitz constant and 
    loops, which both modes report) between (2) and (1), divided by the number of runs — so that noise in the
    native loops on a shared machine does not swamp it — and reported relative to the mean run time;
 3. **harness, process pool** — ``Experiment.run(backend="process")`` with one worker per available CPU
-   (spawn start method, including worker start-up) and a fresh cache: plain-loop time / pool time is the
+   (forkserver start method, including worker start-up) and a fresh cache: plain-loop time / pool time is the
    speed-up (ideal: the number of cores).
 
-Each mode runs ``--repeats`` times, interleaved; the best time of each is reported. Both harness modes
+Each mode runs ``--repeats`` times, interleaved; the best time of each is reported. ``cpu_per_wall_*`` is the
+CPU time the runs got per wall-clock second (1 = one busy core): on a shared machine whose load average
+exceeds its core count, the pool's speed-up is bounded by the CPU share the scheduler grants, not by the
+harness — read it together with ``load_average_1min_at_end``. Both harness modes
 produce the same table as the plain loop (checked).
 """
 
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import tempfile
 import time
 
@@ -74,15 +78,16 @@ def plain_loop(exp: Experiment) -> tuple[float, float, list[np.ndarray]]:
     return time.perf_counter() - began, native, curves
 
 
-def harness(exp: Experiment, backend: str, workers: int) -> tuple[float, float, pd.DataFrame]:
-    """(wall seconds, seconds inside the native loops, frame)."""
+def harness(exp: Experiment, backend: str, workers: int) -> tuple[float, float, float, pd.DataFrame]:
+    """(wall seconds, seconds inside the native loops, CPU seconds of the runs, frame)."""
     with tempfile.TemporaryDirectory() as cache:
         began = time.perf_counter()
         results = exp.run(backend=backend, workers=workers, cache_dir=cache, progress=False)
         frame = results.frame()
         results.summary()
         wall = time.perf_counter() - began
-        return wall, float(results.runs().run_seconds.sum()), frame
+        runs = results.runs()
+        return wall, float(runs.run_seconds.sum()), float(runs.cpu_seconds.sum()), frame
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -102,13 +107,17 @@ def main(argv: list[str] | None = None) -> None:
     best = {"plain": np.inf, "inline": np.inf, "process": np.inf}
     native = np.inf
     python_side = {"plain": np.inf, "inline": np.inf}  # wall minus native-loop seconds: Python-side costs
+    parallelism = {"inline": 0.0, "process": 0.0}  # CPU seconds of the runs per wall second
+    cpu_per_run = {"inline": np.inf, "process": np.inf}
     for _ in range(args.repeats):
         t, nat, curves = plain_loop(exp)
         best["plain"], native = min(best["plain"], t), min(native, nat)
         python_side["plain"] = min(python_side["plain"], t - nat)
         for backend in ("inline", "process"):
-            t, nat, frame = harness(exp, backend, workers)
+            t, nat, cpu, frame = harness(exp, backend, workers)
             best[backend] = min(best[backend], t)
+            parallelism[backend] = max(parallelism[backend], cpu / t)
+            cpu_per_run[backend] = min(cpu_per_run[backend], cpu / exp.n_runs)
             if backend == "inline":
                 python_side["inline"] = min(python_side["inline"], t - nat)
             got = frame.groupby(["learner", "epsilon", "seed"], sort=False).cumulative_loss.apply(np.asarray)
@@ -130,6 +139,11 @@ def main(argv: list[str] | None = None) -> None:
         "wall_difference_inline_minus_plain_per_run_seconds": round((best["inline"] - best["plain"]) / n, 5),
         "harness_overhead_per_run_seconds": round(overhead, 5),
         "harness_overhead_per_run_percent": round(100 * overhead / per_run, 2),
+        "cpu_seconds_per_run_inline": round(cpu_per_run["inline"], 4),
+        "cpu_seconds_per_run_process": round(cpu_per_run["process"], 4),
+        "cpu_per_wall_inline": round(parallelism["inline"], 2),
+        "cpu_per_wall_process": round(parallelism["process"], 2),
+        "load_average_1min_at_end": round(os.getloadavg()[0], 2),
     }
     print(json.dumps(report, indent=2, ensure_ascii=False))
 

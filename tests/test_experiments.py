@@ -155,15 +155,20 @@ def test_seed_fn_replaces_the_seed_layout(stream):
     assert exp.metadata()["seed_layout"].startswith("custom")
 
 
-def test_process_pool_gives_identical_results(stream, reference):
-    pooled = experiment(stream).run(backend="process", workers=2, progress=False)
+@pytest.mark.parametrize("start_method", ["forkserver", "spawn"])
+def test_process_pool_gives_identical_results(stream, reference, start_method):
+    pooled = experiment(stream).run(backend="process", workers=2, progress=False, start_method=start_method)
     assert pooled.execution["backend"] == "process" and pooled.execution["finished"] == 9
     pd.testing.assert_frame_equal(pooled.frame(), reference.frame(), check_exact=True)
 
 
+@pytest.mark.filterwarnings("ignore:Port .* is already in use:UserWarning")
 def test_dask_local_cluster_gives_identical_results(stream, reference):
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    # random ports: another cluster on this machine may hold the defaults
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, scheduler_port=0, dashboard_address=":0"
+    ) as cluster:
         with distributed.Client(cluster) as client:
             assert len(client.scheduler_info()["workers"]) == 2
             on_client = experiment(stream).run(scheduler=client, progress=False)
@@ -362,6 +367,8 @@ def test_bad_experiment_arguments(stream):
         Experiment(stream, specs() + specs())
     with pytest.raises(InvalidInputError, match="^backend"):
         experiment(stream).run(backend="threads", progress=False)
+    with pytest.raises(InvalidInputError, match="^start_method"):
+        experiment(stream).run(backend="process", start_method="fork", progress=False)
 
 
 CONFIG = """

@@ -94,7 +94,7 @@ def execute(task: RunTask, stream: Any = None) -> dict[str, Any]:
         stream = _STREAM
     if isinstance(stream, PackedStream):
         stream = stream.unpack()
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     try:
         learner = task.factory(**task.kwargs, seed=task.seed)
         result = learner.run(stream, checkpoints=task.checkpoints)
@@ -109,6 +109,7 @@ def execute(task: RunTask, stream: Any = None) -> dict[str, Any]:
             "clipped": int(getattr(result, "clipped", 0)),
             "run_seconds": float(getattr(result, "seconds", float("nan"))),
             "seconds": time.perf_counter() - began,
+            "cpu_seconds": time.process_time() - cpu,
         }
     except Exception as exc:  # a failed run is recorded and the sweep goes on
         return failed_record(task, exc, time.perf_counter() - began)

@@ -254,7 +254,7 @@ def experiment_from_config(
     except InvalidInputError as exc:
         message = str(exc)
         for key in _SWEEP:  # the Experiment names its own arguments; point at the file's keys
-            if message.startswith(f"{key} "):
+            if message.startswith(f"{key}:"):
                 message = f"sweep.{message}"
         raise InvalidInputError(message) from exc
     return experiment, options

@@ -314,19 +314,19 @@ class Experiment:
     ) -> None:
         for attr in ("kind", "horizon", "dim", "cumulative_at", "data"):
             if not hasattr(stream, attr):
-                raise InvalidInputError(f"stream must be a dponline.losses family, got {type(stream).__name__}")
+                raise InvalidInputError(f"stream: must be a dponline.losses family, got {type(stream).__name__}")
         if not _is_count(seeds, 1):
-            raise InvalidInputError(f"seeds must be an integer >= 1, got {seeds!r}")
+            raise InvalidInputError(f"seeds: must be an integer >= 1, got {seeds!r}")
         if root_seed is not None and not _is_count(root_seed, 0):
-            raise InvalidInputError(f"root_seed must be a non-negative integer or None, got {root_seed!r}")
+            raise InvalidInputError(f"root_seed: must be a non-negative integer or None, got {root_seed!r}")
         if not _is_count(checkpoints, 1):
-            raise InvalidInputError(f"checkpoints must be an integer >= 1, got {checkpoints!r}")
+            raise InvalidInputError(f"checkpoints: must be an integer >= 1, got {checkpoints!r}")
         specs = list(learners)
         if not specs:
-            raise InvalidInputError("learners must name at least one learner")
+            raise InvalidInputError("learners: must name at least one learner")
         names = [s.name for s in specs if isinstance(s, LearnerSpec)]
         if len(names) != len(specs):
-            raise InvalidInputError("learners must be LearnerSpec objects")
+            raise InvalidInputError("learners: must be LearnerSpec objects")
         if len(set(names)) != len(names):
             raise InvalidInputError(f"learners: names must be unique, got {names}")
         self.stream = stream
@@ -561,17 +561,20 @@ class Experiment:
         scheduler: Any = None,
         cache_dir: str | os.PathLike[str] | None = None,
         progress: bool = True,
+        start_method: str | None = None,
     ) -> Any:
         """Run every run of the sweep not already in the cache and return the :class:`Results`.
 
         Args:
-            backend: ``"process"`` (default: a local ``ProcessPoolExecutor`` with the ``spawn`` start method;
-                the stream is sent once per worker), ``"inline"`` (this process, one run after another) or
+            backend: ``"process"`` (default: a local ``ProcessPoolExecutor``; the stream is sent once per
+                worker), ``"inline"`` (this process, one run after another) or
                 ``"dask"`` (needs ``scheduler``). Every backend gives the same per-run results, bit for bit.
             workers: process-pool size (default: the CPUs available to this process).
             scheduler: a ``distributed.Client`` or a scheduler address (``"tcp://host:8786"``); selects Dask.
             cache_dir: directory of finished runs (:class:`RunCache`); runs found there are not recomputed.
             progress: tqdm progress bar over runs.
+            start_method: how the process pool starts its workers: ``"forkserver"`` (default where
+                available) or ``"spawn"``. Both send workers only pickled data.
 
         Raises:
             SweepInterrupted: on Ctrl-C, with ``.results`` holding the finished runs (a ``KeyboardInterrupt``).
@@ -579,7 +582,7 @@ class Experiment:
 
         A run that raises is recorded as failed with its error (see ``Results.failures``) and the sweep goes
         on. Scripts using the process pool must guard their entry point with ``if __name__ == "__main__":``
-        (the ``spawn`` start method re-imports the main module).
+        (workers re-import the main module to unpickle what it defines).
         """
         from tqdm.auto import tqdm
 
@@ -588,11 +591,11 @@ class Experiment:
         if scheduler is not None:
             backend = "dask"
         if backend not in BACKENDS:
-            raise InvalidInputError(f"backend must be one of {', '.join(BACKENDS)}; got {backend!r}")
+            raise InvalidInputError(f"backend: must be one of {', '.join(BACKENDS)}; got {backend!r}")
         if backend == "dask" and scheduler is None:
-            raise InvalidInputError("backend='dask' needs scheduler= (a distributed.Client or an address)")
+            raise InvalidInputError("backend: 'dask' needs scheduler= (a distributed.Client or an address)")
         if workers is not None and not _is_count(workers, 1):
-            raise InvalidInputError(f"workers must be an integer >= 1, got {workers!r}")
+            raise InvalidInputError(f"workers: must be an integer >= 1, got {workers!r}")
         cache = RunCache(cache_dir) if cache_dir is not None else None
         began_wall, began = time.time(), time.perf_counter()
         tasks = self.tasks()
@@ -608,7 +611,7 @@ class Experiment:
         n_workers = workers or _cpu_count()
         interrupted = False
         bar = tqdm(total=len(tasks), initial=len(records), unit="run", desc=self.name, disable=not progress)
-        stream = self._execute(pending, backend, n_workers, scheduler)
+        stream = self._execute(pending, backend, n_workers, scheduler, start_method)
         try:
             for record in stream:
                 record["cached"] = False
@@ -647,13 +650,15 @@ class Experiment:
                 return c
         raise KeyError((spec, point))
 
-    def _execute(self, tasks: list[RunTask], backend: str, workers: int, scheduler: Any) -> Iterator[dict[str, Any]]:
+    def _execute(
+        self, tasks: list[RunTask], backend: str, workers: int, scheduler: Any, start_method: str | None
+    ) -> Iterator[dict[str, Any]]:
         if not tasks:
             return iter(())
         if backend == "inline":
             return (execute(t, self.stream) for t in tasks)
         if backend == "process":
-            return _process_pool(tasks, self.stream, min(workers, len(tasks)))
+            return _process_pool(tasks, self.stream, min(workers, len(tasks)), _mp_context(start_method))
         return _dask(tasks, self.stream, scheduler)
 
     def metadata(self) -> dict[str, Any]:
@@ -727,10 +732,26 @@ def _cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _process_pool(tasks: list[RunTask], stream: Any, workers: int) -> Iterator[dict[str, Any]]:
+def _mp_context(start_method: str | None) -> Any:
+    """``forkserver`` where available (workers fork from a server that imported dponline once, so a second
+    sweep in the same session starts its workers at once), else ``spawn``; both pickle everything a worker
+    gets, and neither forks a process that may be running threads."""
+    methods = multiprocessing.get_all_start_methods()
+    if start_method is None:
+        start_method = "forkserver" if "forkserver" in methods else "spawn"
+    if start_method not in ("spawn", "forkserver") or start_method not in methods:
+        allowed = [m for m in ("spawn", "forkserver") if m in methods]
+        raise InvalidInputError(f"start_method: must be one of {', '.join(allowed)}; got {start_method!r}")
+    context = multiprocessing.get_context(start_method)
+    if start_method == "forkserver":
+        context.set_forkserver_preload(["dponline.experiments._worker"])
+    return context
+
+
+def _process_pool(tasks: list[RunTask], stream: Any, workers: int, context: Any) -> Iterator[dict[str, Any]]:
     pool = ProcessPoolExecutor(
         max_workers=workers,
-        mp_context=multiprocessing.get_context("spawn"),
+        mp_context=context,
         initializer=init_worker,
         initargs=(stream,),
     )

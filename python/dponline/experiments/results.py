@@ -169,7 +169,8 @@ class Results:
 
     def runs(self) -> pd.DataFrame:
         """One row per run (finished or failed): learner, parameters, seed, status, error, final loss and
-        regrets, rounds, clipped losses, seconds (of the native run and of the whole task), cached, key."""
+        regrets, rounds, clipped losses, seconds (of the native run and of the whole task, wall-clock), CPU seconds
+        of the task (the stable measure on a shared machine), cached, key."""
         import pandas as pd
 
         configs = [self._config(r["spec"], r["point"]) for r in self._records]
@@ -193,6 +194,7 @@ class Results:
         rows["clipped"] = [r.get("clipped") for r in self._records]
         rows["run_seconds"] = [r.get("run_seconds", math.nan) for r in self._records]
         rows["seconds"] = [r.get("seconds", math.nan) for r in self._records]
+        rows["cpu_seconds"] = [r.get("cpu_seconds", math.nan) for r in self._records]
         rows["cached"] = [bool(r.get("cached")) for r in self._records]
         rows["key"] = [r["key"] for r in self._records]
         return pd.DataFrame(rows)

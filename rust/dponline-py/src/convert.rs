@@ -129,10 +129,12 @@ pub fn matrix_owned(
     if shape[1] != cols {
         return Err(shape_error(shape));
     }
-    let data = arr
-        .as_slice()
-        .map_err(|e| invalid_input(format!("{name}: {e}")))?
-        .to_vec();
+    // Copy in logical (row-major) order: works for any layout, including misaligned buffers (e.g. arrays
+    // unpickled from a byte stream), which `as_slice` refuses.
+    let view = arr.as_array();
+    let mut data = dponline_core::alloc::reserve(format!("{name} of shape {shape:?}"), view.len())
+        .or_raise()?;
+    data.extend(view.iter().copied());
     Ok((shape[0], data))
 }
 
