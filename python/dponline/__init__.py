@@ -4,6 +4,8 @@ See the README for an overview. Public API:
 
 * :class:`TreeAggregator` — private continual prefix sums (binary mechanism, Agarwal-Singh padding).
 * :class:`PrivateBandit` — private projection-free bandit convex optimisation (Ene-Nguyen-Vladu 2021).
+* :class:`DPFTRL` — private follow-the-regularised-leader with full information (Agarwal-Singh 2017).
+* :class:`PrivateEXP3` — ε-DP EXP3 for multi-armed bandits (Agarwal-Singh 2017).
 * :mod:`dponline.domains` — decision sets with linear minimisation oracles.
 * :mod:`dponline.losses` — native loss families; :mod:`dponline.regret` — comparators and regret curves.
 * :func:`frank_wolfe`, :func:`sample_sphere` — the primitives, stand-alone.
@@ -27,7 +29,7 @@ from .errors import (
     ProtocolError,
     StateError,
 )
-from .learners import PrivateBandit, RunResult
+from .learners import DPFTRL, PrivateBandit, PrivateEXP3, RunResult
 from .optimization import FrankWolfeResult, frank_wolfe, sample_sphere
 from .privacy import PrivacyGuarantee
 
@@ -35,6 +37,8 @@ __all__ = [
     "__version__",
     "TreeAggregator",
     "PrivateBandit",
+    "DPFTRL",
+    "PrivateEXP3",
     "RunResult",
     "frank_wolfe",
     "FrankWolfeResult",

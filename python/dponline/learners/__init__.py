@@ -3,6 +3,16 @@
 from __future__ import annotations
 
 from ._base import Learner, RunResult
+from .dp_ftrl import DPFTRL, dp_ftrl_noise
 from .private_bandit import PrivateBandit, private_bandit_noise
+from .private_exp3 import PrivateEXP3
 
-__all__ = ["Learner", "PrivateBandit", "RunResult", "private_bandit_noise"]
+__all__ = [
+    "DPFTRL",
+    "Learner",
+    "PrivateBandit",
+    "PrivateEXP3",
+    "RunResult",
+    "dp_ftrl_noise",
+    "private_bandit_noise",
+]

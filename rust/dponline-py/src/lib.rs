@@ -10,7 +10,9 @@
 mod aggregation;
 mod convert;
 mod domains;
+mod dp_ftrl;
 mod errors;
+mod exp3;
 mod learners;
 mod losses;
 mod noise;
@@ -28,6 +30,10 @@ mod _core {
         PyBox, PyDomain, PyGraphicMatroid, PyL1Ball, PyL2Ball, PyPartitionMatroid, PyPathPolytope,
         PySimplex, PyUniformMatroid,
     };
+    #[pymodule_export]
+    use super::dp_ftrl::{PyDpFtrl, dp_ftrl_params};
+    #[pymodule_export]
+    use super::exp3::{PyBernoulliArms, PyPrivateExp3, exp3_params};
     #[pymodule_export]
     use super::learners::{PyPrivateBandit, private_bandit_params};
     #[pymodule_export]
