@@ -226,6 +226,7 @@ def sample_sphere(
     dim: int, size: int, *, ball: bool = False, domain: Domain | None = None, seed: _Seed = None
 ) -> _F64: ...
 
+@final
 class DPFTRL:
     def __new__(
         cls,
@@ -281,6 +282,7 @@ def dp_ftrl_params(
     lmo_calls: int = 4,
 ) -> dict[str, Any]: ...
 
+@final
 class BernoulliArms:
     def __new__(cls, means: list[float], *, horizon: int, seed: int) -> BernoulliArms: ...
     @property
@@ -291,6 +293,7 @@ class BernoulliArms:
     def dim(self) -> int: ...
     def loss(self, t: int, arm: int) -> float: ...
 
+@final
 class PrivateEXP3:
     def __new__(
         cls,

@@ -19,8 +19,7 @@ __all__ = ["DPFTRL", "dp_ftrl_noise"]
 Calibration = Literal["paper", "analytic", "zcdp"]
 
 _SOURCE_LAPLACE = (
-    "Agarwal-Singh 2017 Lemma 3.3 (padded tree-based aggregation, Laplace) with the exact level count "
-    "floor(log2 T) + 1"
+    "Agarwal-Singh 2017 Lemma 3.3 (padded tree-based aggregation, Laplace) with the exact level count floor(log2 T) + 1"
 )
 _SOURCE_GAUSSIAN = "Agarwal-Singh 2017 Lemma 3.3 / Ene-Nguyen-Vladu 2021 Theorem 2.3 (padded tree, Gaussian)"
 
@@ -313,7 +312,9 @@ class DPFTRL(Learner):
             if gaussian:
                 e_abs = scale * math.sqrt(draws) * math.sqrt(2.0 / math.pi)
             else:
-                e_abs = 2.0 * scale * math.exp(special.gammaln(draws + 0.5) - special.gammaln(draws)) / math.sqrt(math.pi)
+                e_abs = (
+                    2.0 * scale * math.exp(special.gammaln(draws + 0.5) - special.gammaln(draws)) / math.sqrt(math.pi)
+                )
             return widths * e_abs, 0.0, "closed form"
         if gaussian and kind == "L2Ball":
             s = scale * math.sqrt(draws)
@@ -334,6 +335,7 @@ class DPFTRL(Learner):
             Z = noise.gaussian_sum(scale, draws, m * n, seed=seed).reshape(m, n)
         else:
             Z = noise.laplace_sum(scale, draws, m * n, seed=seed).reshape(m, n)
+        widths: np.ndarray
         if kind == "Simplex":
             widths = Z.max(axis=1) - Z.min(axis=1)
         elif kind == "L2Ball":

@@ -68,7 +68,15 @@ pub fn dp_ftrl_params<'py>(
     learning_rate: Option<f64>,
     lmo_calls: u32,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let p = build_params(domain, horizon, loss_bound, norm, regularizer, learning_rate, lmo_calls)?;
+    let p = build_params(
+        domain,
+        horizon,
+        loss_bound,
+        norm,
+        regularizer,
+        learning_rate,
+        lmo_calls,
+    )?;
     params_dict(py, &p)
 }
 
@@ -97,7 +105,15 @@ impl PyDpFtrl {
         seed: Option<&Bound<'_, PyAny>>,
         secure: bool,
     ) -> PyResult<Self> {
-        let params = build_params(domain, horizon, loss_bound, norm, regularizer, learning_rate, lmo_calls)?;
+        let params = build_params(
+            domain,
+            horizon,
+            loss_bound,
+            norm,
+            regularizer,
+            learning_rate,
+            lmo_calls,
+        )?;
         let dom = shared(domain, "domain")?.inner.clone();
         let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
         let words = seed_words(py, seed, secure)?;
@@ -135,10 +151,19 @@ impl PyDpFtrl {
         this.inner.check_run(fam, rounds).or_raise()?;
         let start = this.inner.t();
         let inner = &mut this.inner;
-        let (summary, cumulative) = run_blocks(py, start, rounds, &checkpoints, progress, |n, marks, out| {
-            inner.run(fam, n, marks, out)
-        })?;
-        Ok((summary.total_loss, summary.clipped, cumulative.into_pyarray(py)))
+        let (summary, cumulative) = run_blocks(
+            py,
+            start,
+            rounds,
+            &checkpoints,
+            progress,
+            |n, marks, out| inner.run(fam, n, marks, out),
+        )?;
+        Ok((
+            summary.total_loss,
+            summary.clipped,
+            cumulative.into_pyarray(py),
+        ))
     }
 
     /// Constants, as a dict.

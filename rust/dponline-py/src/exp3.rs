@@ -32,7 +32,10 @@ pub fn exp3_params<'py>(
     loss_bound: f64,
     noise_scale: f64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    params_dict(py, &Exp3Params::new(arms, horizon, loss_bound, noise_scale).or_raise()?)
+    params_dict(
+        py,
+        &Exp3Params::new(arms, horizon, loss_bound, noise_scale).or_raise()?,
+    )
 }
 
 /// Bernoulli bandit environment (documented wrapper: ``dponline.losses.BernoulliArms``).
@@ -81,7 +84,9 @@ impl PyBernoulliArms {
         Ok(self.inner.loss(t, arm))
     }
 
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
         let py = slf.py();
         let inner = &slf.get().inner;
         let args = (inner.means().to_vec(),).into_pyobject(py)?.into_any();
@@ -168,15 +173,25 @@ impl PyPrivateExp3 {
         this.inner.check_run(arms, rounds).or_raise()?;
         let start = this.inner.t();
         let inner = &mut this.inner;
-        let (summary, cumulative) = run_blocks(py, start, rounds, &checkpoints, progress, |n, marks, out| {
-            inner.run(arms, n, marks, out)
-        })?;
-        Ok((summary.total_loss, summary.clipped, cumulative.into_pyarray(py)))
+        let (summary, cumulative) = run_blocks(
+            py,
+            start,
+            rounds,
+            &checkpoints,
+            progress,
+            |n, marks, out| inner.run(arms, n, marks, out),
+        )?;
+        Ok((
+            summary.total_loss,
+            summary.clipped,
+            cumulative.into_pyarray(py),
+        ))
     }
 
     /// Sampling distribution of the next round, shape ``(K,)``, computed afresh in log-domain.
     fn probabilities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let mut out = dponline_core::alloc::zeros("probabilities", self.inner.params().arms).or_raise()?;
+        let mut out =
+            dponline_core::alloc::zeros("probabilities", self.inner.params().arms).or_raise()?;
         self.inner.probabilities(&mut out).or_raise()?;
         Ok(out.into_pyarray(py))
     }

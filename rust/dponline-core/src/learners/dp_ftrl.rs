@@ -129,20 +129,10 @@ fn l2_norm(v: &[f64]) -> f64 {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 enum Step {
     Softmax,
-    Ball {
-        radius: f64,
-    },
-    Box {
-        lower: Vec<f64>,
-        upper: Vec<f64>,
-    },
-    SimplexProjection {
-        sorted: Vec<f64>,
-    },
-    FrankWolfe {
-        fw: Box<FrankWolfe>,
-        calls: u32,
-    },
+    Ball { radius: f64 },
+    Box { lower: Vec<f64>, upper: Vec<f64> },
+    SimplexProjection { sorted: Vec<f64> },
+    FrankWolfe { fw: Box<FrankWolfe>, calls: u32 },
 }
 
 impl Step {
@@ -255,7 +245,10 @@ impl DpFtrlParams {
                 check_positive("learning_rate", eta)?;
                 (eta, false)
             }
-            None => ((range.max(f64::MIN_POSITIVE) / tf).sqrt() / dual_bound, true),
+            None => (
+                (range.max(f64::MIN_POSITIVE) / tf).sqrt() / dual_bound,
+                true,
+            ),
         };
         let params = DpFtrlParams {
             horizon,
@@ -684,8 +677,7 @@ mod tests {
     }
 
     fn learner(domain: Domain, reg: Regularizer, scale: f64, seed: u64) -> DpFtrl {
-        let params =
-            DpFtrlParams::new(&domain, 300, 2.0, LossNorm::L1, reg, None, 4).unwrap();
+        let params = DpFtrlParams::new(&domain, 300, 2.0, LossNorm::L1, reg, None, 4).unwrap();
         DpFtrl::new(
             domain,
             params,

@@ -220,9 +220,11 @@ struct SumTree {
 
 impl SumTree {
     fn new(k: usize) -> Result<Self> {
-        let leaves = k
-            .checked_next_power_of_two()
-            .ok_or(CoreError::invalid("arms", "fewer than 2^63", k))?;
+        let leaves = k.checked_next_power_of_two().ok_or(CoreError::invalid(
+            "arms",
+            "fewer than 2^63",
+            k,
+        ))?;
         let len = crate::alloc::checked_len("sum tree over the arms", leaves, 2)?;
         Ok(SumTree {
             leaves,
@@ -433,7 +435,9 @@ impl PrivateExp3 {
             ((u / gamma * k as f64) as usize).min(k - 1)
         } else {
             let total = self.tree.total();
-            self.tree.find((u - gamma) / (1.0 - gamma) * total).min(k - 1)
+            self.tree
+                .find((u - gamma) / (1.0 - gamma) * total)
+                .min(k - 1)
         };
         let prob = (1.0 - gamma) * self.tree.leaf(arm) / self.tree.total() + gamma / k as f64;
         self.pending = Some((arm, prob));
@@ -633,7 +637,10 @@ mod tests {
             assert!((probs.iter().sum::<f64>() - 1.0).abs() < 1e-12);
             let arm = l.ask().unwrap();
             let (_, prob) = l.pending.unwrap();
-            assert!((prob - probs[arm]).abs() < 1e-9 * probs[arm].max(1e-300), "t={t}");
+            assert!(
+                (prob - probs[arm]).abs() < 1e-9 * probs[arm].max(1e-300),
+                "t={t}"
+            );
             l.tell(if arm == 2 { 0.0 } else { 1.0 }).unwrap();
         }
     }
