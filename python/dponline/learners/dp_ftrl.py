@@ -308,14 +308,14 @@ class DPFTRL(Learner):
         if kind == "Box":
             lower = self._domain.lmo(np.ones(n))
             upper = self._domain.lmo(-np.ones(n))
-            widths = float(np.sum(upper - lower))
+            total_width = float(np.sum(upper - lower))
             if gaussian:
                 e_abs = scale * math.sqrt(draws) * math.sqrt(2.0 / math.pi)
             else:
                 e_abs = (
                     2.0 * scale * math.exp(special.gammaln(draws + 0.5) - special.gammaln(draws)) / math.sqrt(math.pi)
                 )
-            return widths * e_abs, 0.0, "closed form"
+            return total_width * e_abs, 0.0, "closed form"
         if gaussian and kind == "L2Ball":
             s = scale * math.sqrt(draws)
             r = self._domain.diameter / 2.0
@@ -335,7 +335,6 @@ class DPFTRL(Learner):
             Z = noise.gaussian_sum(scale, draws, m * n, seed=seed).reshape(m, n)
         else:
             Z = noise.laplace_sum(scale, draws, m * n, seed=seed).reshape(m, n)
-        widths: np.ndarray
         if kind == "Simplex":
             widths = Z.max(axis=1) - Z.min(axis=1)
         elif kind == "L2Ball":
