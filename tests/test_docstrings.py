@@ -5,10 +5,20 @@ import doctest
 import pytest
 
 import dponline.aggregation
+import dponline.learners.dp_ftrl
 import dponline.learners.private_bandit
+import dponline.learners.private_exp3
 
 
-@pytest.mark.parametrize("module", [dponline.aggregation, dponline.learners.private_bandit])
+@pytest.mark.parametrize(
+    "module",
+    [
+        dponline.aggregation,
+        dponline.learners.private_bandit,
+        dponline.learners.dp_ftrl,
+        dponline.learners.private_exp3,
+    ],
+)
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

@@ -333,3 +333,55 @@ def test_clipping_without_strict_counts_and_stays_private():
     assert learner.clipped == 1
     # The clipped vector (1, 0, 0) entered the tree.
     assert np.array_equal(learner.noisy_cumulative_loss, [1.0, 0.0, 0.0])
+
+
+# -- DPFTPL (Algorithm 3 / Theorem 3.5) ----------------------------------------------------------------------
+
+
+def test_dpftpl_sigma_is_the_larger_of_privacy_and_regret():
+    T, G = 4096, 1.0
+    draws = ceil_log2(T)
+    # Simplex(2): W = E[max − min] of two standard normals = 2/sqrt(pi); D = sqrt(2).
+    W, D = 2 / math.sqrt(math.pi), math.sqrt(2)
+    s_star = math.sqrt(T * G**2 * D / (math.sqrt(2 * math.pi) * W))
+    free = dponline.DPFTPL(Simplex(2), horizon=T, epsilon=None, loss_bound=G, seed=0)
+    assert free.privacy is None
+    assert free.params["standard_width"] == pytest.approx(W, rel=1e-8)
+    assert free.params["noise_scale"] == pytest.approx(s_star / math.sqrt(draws), rel=1e-8)
+    private = dponline.DPFTPL(Simplex(2), horizon=T, epsilon=1.0, delta=1e-6, loss_bound=G, seed=0)
+    sigma_privacy = privacy.tree_gaussian_sigma(1.0, 1e-6, 2 * G, T, "paper")
+    assert private.params["sigma_privacy"] == sigma_privacy
+    assert private.params["noise_scale"] == max(sigma_privacy, s_star / math.sqrt(draws))
+    weak = dponline.DPFTPL(Simplex(2), horizon=T, epsilon=1e4, delta=0.5, loss_bound=G, calibration="analytic")
+    assert weak.params["noise_scale"] == pytest.approx(s_star / math.sqrt(draws), rel=1e-8)  # regret wins
+    with pytest.raises(dponline.InvalidInputError, match="delta"):
+        dponline.DPFTPL(Simplex(2), horizon=T, epsilon=1.0, loss_bound=G)
+
+
+def test_dpftpl_plays_the_lmo_of_the_previous_release(rng):
+    domain = UniformMatroid(9, 3)
+    learner = dponline.DPFTPL(domain, horizon=500, epsilon=1.0, delta=1e-6, loss_bound=1.0, seed=4)
+    for _ in range(500):
+        expected = domain.lmo(learner.noisy_cumulative_loss) if learner.t else None
+        x = learner.ask()
+        assert domain.contains(x, 0.0) and x.sum() == 3 and set(np.unique(x)) <= {0.0, 1.0}
+        if expected is not None:
+            assert np.array_equal(x, expected)
+        learner.tell(rng.uniform(-1, 1, 9) / 3)
+
+
+def test_dpftpl_regret_is_below_its_bound(rng):
+    T, n = 20_000, 10
+    C = rng.uniform(0, 1, size=(T, n)) / math.sqrt(n)
+    C[:, 3] -= 0.05
+    family = Linear(C)
+    best = family.cumulative_at(Simplex(n).lmo(C.sum(axis=0)), [T])[0]
+    for eps in (None, 1.0):
+        regrets = []
+        for seed in range(3):
+            learner = dponline.DPFTPL(Simplex(n), horizon=T, epsilon=eps, delta=1e-6, loss_bound=1.0, seed=seed)
+            regrets.append(learner.run(family, checkpoints=1).total_loss - best)
+        assert max(regrets) <= learner.regret_bound()
+    a = dponline.DPFTPL(Simplex(n), horizon=T, epsilon=1.0, delta=1e-6, loss_bound=1.0, seed=9)
+    b = pickle.loads(pickle.dumps(a))
+    assert a.run(family).total_loss == b.run(family).total_loss

@@ -5,6 +5,7 @@ See the README for an overview. Public API:
 * :class:`TreeAggregator` — private continual prefix sums (binary mechanism, Agarwal-Singh padding).
 * :class:`PrivateBandit` — private projection-free bandit convex optimisation (Ene-Nguyen-Vladu 2021).
 * :class:`DPFTRL` — private follow-the-regularised-leader with full information (Agarwal-Singh 2017).
+* :class:`DPFTPL` — private follow-the-perturbed-leader, one LMO call per round (Agarwal-Singh 2017).
 * :class:`PrivateEXP3` — ε-DP EXP3 for multi-armed bandits (Agarwal-Singh 2017).
 * :mod:`dponline.domains` — decision sets with linear minimisation oracles.
 * :mod:`dponline.losses` — native loss families; :mod:`dponline.regret` — comparators and regret curves.
@@ -29,7 +30,7 @@ from .errors import (
     ProtocolError,
     StateError,
 )
-from .learners import DPFTRL, PrivateBandit, PrivateEXP3, RunResult
+from .learners import DPFTPL, DPFTRL, PrivateBandit, PrivateEXP3, RunResult
 from .optimization import FrankWolfeResult, frank_wolfe, sample_sphere
 from .privacy import PrivacyGuarantee
 
@@ -38,6 +39,7 @@ __all__ = [
     "TreeAggregator",
     "PrivateBandit",
     "DPFTRL",
+    "DPFTPL",
     "PrivateEXP3",
     "RunResult",
     "frank_wolfe",

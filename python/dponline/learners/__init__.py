@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from ._base import Learner, RunResult
-from .dp_ftrl import DPFTRL, dp_ftrl_noise
+from .dp_ftrl import DPFTPL, DPFTRL, dp_ftrl_noise
 from .private_bandit import PrivateBandit, private_bandit_noise
 from .private_exp3 import PrivateEXP3
 
 __all__ = [
+    "DPFTPL",
     "DPFTRL",
     "Learner",
     "PrivateBandit",

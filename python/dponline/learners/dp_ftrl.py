@@ -14,7 +14,7 @@ from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ._base import Learner, randomness_of
 
-__all__ = ["DPFTRL", "dp_ftrl_noise"]
+__all__ = ["DPFTPL", "DPFTRL", "dp_ftrl_noise", "noise_width"]
 
 Calibration = Literal["paper", "analytic", "zcdp"]
 
@@ -75,6 +75,60 @@ def dp_ftrl_noise(
         noise_multiplier=sigma / (sensitivity * math.sqrt(levels)),
     )
     return "gaussian", sigma, guarantee
+
+
+def noise_width(
+    domain: _core.Domain, noise_name: str, scale: float, draws: int, samples: int = 20_000, seed: int = 0
+) -> tuple[float, float, str]:
+    """``E_Z[max_{x∈X}⟨Z, x⟩ − min_{x∈X}⟨Z, x⟩]`` for ``Z`` a vector of i.i.d. sums of ``draws`` noise draws
+    (``noise_name`` ``"laplace"`` of scale ``scale`` or ``"gaussian"`` of standard deviation ``scale``).
+
+    Closed forms on boxes (Gaussian and Laplace) and on the L2 ball (Gaussian), a one-dimensional quadrature on
+    the simplex (Gaussian), otherwise Monte Carlo with the core's samplers (at most ``samples`` draws of ``Z``;
+    2,000 on LMO-only domains). Returns ``(mean, standard error, method)`` (standard error 0 when exact).
+    """
+    n = domain.dim
+    if scale == 0.0:
+        return 0.0, 0.0, "none (non-private)"
+    kind = domain.kind
+    gaussian = noise_name == "gaussian"
+    if kind == "Box":
+        lower = domain.lmo(np.ones(n))
+        upper = domain.lmo(-np.ones(n))
+        total_width = float(np.sum(upper - lower))
+        if gaussian:
+            e_abs = scale * math.sqrt(draws) * math.sqrt(2.0 / math.pi)
+        else:
+            e_abs = 2.0 * scale * math.exp(special.gammaln(draws + 0.5) - special.gammaln(draws)) / math.sqrt(math.pi)
+        return total_width * e_abs, 0.0, "closed form"
+    if gaussian and kind == "L2Ball":
+        s = scale * math.sqrt(draws)
+        r = domain.diameter / 2.0
+        e_norm = s * math.sqrt(2.0) * math.exp(special.gammaln((n + 1) / 2) - special.gammaln(n / 2))
+        return 2.0 * r * e_norm, 0.0, "closed form"
+    if gaussian and kind == "Simplex":
+        s = scale * math.sqrt(draws)
+
+        def integrand(z: float) -> float:
+            return z * n * stats.norm.pdf(z) * math.exp((n - 1) * stats.norm.logcdf(z))
+
+        e_max, _ = integrate.quad(integrand, -12.0, 12.0 + math.sqrt(2 * math.log(n)), limit=200)
+        return 2.0 * s * e_max, 0.0, "quadrature"
+    # Monte Carlo with the core's samplers.
+    m = int(max(100, min(samples, 20_000_000 // max(n, 1))))
+    if kind not in ("Simplex", "L2Ball"):
+        m = min(m, 2000)  # one pair of LMO calls per sample
+    if gaussian:
+        Z = noise.gaussian_sum(scale, draws, m * n, seed=seed).reshape(m, n)
+    else:
+        Z = noise.laplace_sum(scale, draws, m * n, seed=seed).reshape(m, n)
+    if kind == "Simplex":
+        widths = Z.max(axis=1) - Z.min(axis=1)
+    elif kind == "L2Ball":
+        widths = domain.diameter * np.linalg.norm(Z, axis=1)
+    else:
+        widths = np.array([z @ domain.lmo(-z) - z @ domain.lmo(z) for z in Z[:m]])
+    return float(widths.mean()), float(widths.std(ddof=1) / math.sqrt(m)), f"Monte Carlo ({m} samples)"
 
 
 class DPFTRL(Learner):
@@ -300,50 +354,174 @@ class DPFTRL(Learner):
         return float(terms["ftrl"] + terms["noise"] + 4.0 * terms["noise_stderr"] + terms["frank_wolfe"])
 
     def _noise_term(self, p: dict[str, Any], samples: int, seed: int) -> tuple[float, float, str]:
-        scale, draws, n = p["noise_scale"], p["release_draws"], p["dim"]
-        if scale == 0.0:
-            return 0.0, 0.0, "none (non-private)"
-        kind = self._domain.kind
-        gaussian = p["noise"] == "gaussian"
-        if kind == "Box":
-            lower = self._domain.lmo(np.ones(n))
-            upper = self._domain.lmo(-np.ones(n))
-            total_width = float(np.sum(upper - lower))
-            if gaussian:
-                e_abs = scale * math.sqrt(draws) * math.sqrt(2.0 / math.pi)
-            else:
-                e_abs = (
-                    2.0 * scale * math.exp(special.gammaln(draws + 0.5) - special.gammaln(draws)) / math.sqrt(math.pi)
-                )
-            return total_width * e_abs, 0.0, "closed form"
-        if gaussian and kind == "L2Ball":
-            s = scale * math.sqrt(draws)
-            r = self._domain.diameter / 2.0
-            e_norm = s * math.sqrt(2.0) * math.exp(special.gammaln((n + 1) / 2) - special.gammaln(n / 2))
-            return 2.0 * r * e_norm, 0.0, "closed form"
-        if gaussian and kind == "Simplex":
-            s = scale * math.sqrt(draws)
-
-            def integrand(z: float) -> float:
-                return z * n * stats.norm.pdf(z) * math.exp((n - 1) * stats.norm.logcdf(z))
-
-            e_max, _ = integrate.quad(integrand, -12.0, 12.0 + math.sqrt(2 * math.log(n)), limit=200)
-            return 2.0 * s * e_max, 0.0, "quadrature"
-        # Monte Carlo with the core's samplers.
-        m = int(max(100, min(samples, 20_000_000 // max(n, 1))))
-        if gaussian:
-            Z = noise.gaussian_sum(scale, draws, m * n, seed=seed).reshape(m, n)
-        else:
-            Z = noise.laplace_sum(scale, draws, m * n, seed=seed).reshape(m, n)
-        if kind == "Simplex":
-            widths = Z.max(axis=1) - Z.min(axis=1)
-        elif kind == "L2Ball":
-            widths = self._domain.diameter * np.linalg.norm(Z, axis=1)
-        else:
-            m = min(m, 2000)
-            widths = np.array([z @ self._domain.lmo(-z) - z @ self._domain.lmo(z) for z in Z[:m]])
-        return float(widths.mean()), float(widths.std(ddof=1) / math.sqrt(m)), f"Monte Carlo ({m} samples)"
+        return noise_width(self._domain, p["noise"], p["noise_scale"], p["release_draws"], samples, seed)
 
     def __repr__(self) -> str:
         eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"
         return f"DPFTRL({self._domain!r}, horizon={self.horizon}, epsilon={eps}, t={self.t})"
+
+
+class DPFTPL(Learner):
+    """Differentially private follow-the-perturbed-leader: one LMO call per round, on any domain.
+
+    Source: Agarwal & Singh 2017, Algorithm 3 / Theorem 3.5: ``x_t = argmin_{x∈X} ⟨x, L̃_{t−1}⟩ = lmo(L̃_{t−1})``
+    where ``L̃`` is the padded tree's Gaussian release of the loss vectors — the tree's own noise is FTPL's
+    perturbation. Every action is a vertex returned by the domain's LMO (cheap where FTRL's convex program is
+    not: matroids, path polytopes).
+
+    Noise: per-node ``σ = max(σ_privacy, σ_regret)``. ``σ_privacy`` is :func:`dp_ftrl_noise` (Gaussian, loss
+    vectors clipped to ``‖ℓ‖₂ ≤ G``). ``σ_regret`` makes the total perturbation of a release,
+    ``s = σ·sqrt(draws)``, minimise the FTPL bound below: ``s* = sqrt(T G² D / (√(2π) W))`` with ``D`` the
+    domain's diameter and ``W = E_z[max⟨z,x⟩ − min⟨z,x⟩]`` for a standard normal ``z`` (:func:`noise_width`).
+    More noise than privacy needs only strengthens the guarantee, so :attr:`privacy` states the requested
+    ``(ε, δ)``.
+
+    Regret (expected, oblivious adversary, linear losses with ``‖ℓ_t‖₂ ≤ G``): ``s·W + T·G²·D/(s·√(2π))``. The
+    first term is the perturbation's range (as in Theorem 3.1: the identically distributed releases act like
+    one perturbation); the second is Kalai-Vempala's be-the-leader stability term, bounded per round by the
+    range ``G·D`` of ``⟨ℓ_t, ·⟩`` on ``X`` times the total-variation distance ``≤ G/(s√(2π))`` between the
+    perturbed cumulative losses before and after ``ℓ_t``. At ``s*`` it is ``2·sqrt(T G² D W / √(2π))``.
+
+    ``epsilon=None`` is non-private FTPL (``σ = σ_regret``) on the same code path.
+
+    Args:
+        domain: a :mod:`dponline.domains` domain.
+        horizon: ``T >= 1``.
+        epsilon: ε > 0, or ``None``.
+        delta: δ in (0, 1) (Gaussian noise; required when ``epsilon`` is given).
+        loss_bound: ``G > 0``, the declared bound on ``‖ℓ_t‖₂`` (clipped beyond, unless ``strict``).
+        calibration: ``"paper"``, ``"analytic"`` or ``"zcdp"`` for ``σ_privacy``.
+        strict, seed, secure: as :class:`DPFTRL`.
+
+    Raises:
+        InvalidInputError: bad arguments, ``δ = 0`` with ``epsilon`` given.
+
+    Example:
+        >>> import dponline
+        >>> from dponline.domains import UniformMatroid
+        >>> learner = dponline.DPFTPL(UniformMatroid(5, 2), horizon=100, epsilon=1.0, delta=1e-6, loss_bound=1.0)
+        >>> x = learner.ask(); learner.tell([0.3, 0.1, 0.5, 0.0, 0.2])
+        >>> int(x.sum())
+        2
+    """
+
+    _core_type = _core.DPFTRL
+
+    def __init__(
+        self,
+        domain: _core.Domain,
+        *,
+        horizon: int,
+        epsilon: float | None,
+        delta: float = 0.0,
+        loss_bound: float,
+        calibration: Calibration = "paper",
+        strict: bool = False,
+        seed: SeedLike = None,
+        secure: bool = False,
+    ) -> None:
+        if not isinstance(domain, _core.Domain):
+            raise InvalidInputError(f"domain must be a dponline.domains domain, got {type(domain).__name__}")
+        horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
+        loss_bound = _validate.real("loss_bound", loss_bound, low=0.0, low_open=True)
+        calibration = _validate.option("calibration", calibration, ("paper", "analytic", "zcdp"))  # type: ignore[assignment]
+        strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
+        delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
+        draws = max(1, (horizon - 1).bit_length())
+        width, _, _ = noise_width(domain, "gaussian", 1.0, 1, 20_000, 0)
+        diameter = float(domain.diameter)
+        s_star = math.sqrt(horizon * loss_bound**2 * diameter / (math.sqrt(2 * math.pi) * max(width, 1e-300)))
+        sigma_regret = s_star / math.sqrt(draws)
+        sigma_privacy = 0.0
+        guarantee: PrivacyGuarantee | None = None
+        if epsilon is not None:
+            epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
+            if delta == 0.0:
+                raise InvalidInputError("DPFTPL uses Gaussian noise: delta must be in (0, 1) when epsilon is given")
+            _, sigma_privacy, guarantee = dp_ftrl_noise(
+                epsilon, delta, loss_bound, horizon, calibration, randomness=randomness_of(seed, secure)
+            )
+            guarantee = PrivacyGuarantee(
+                epsilon=guarantee.epsilon,
+                delta=guarantee.delta,
+                source="Agarwal-Singh 2017 Theorem 3.5 / Lemma 3.3 (padded tree, Gaussian)",
+                randomness=guarantee.randomness,
+                notes=f"sigma = max(privacy {sigma_privacy:.6g}, regret {sigma_regret:.6g})",
+                noise_multiplier=max(sigma_privacy, sigma_regret)
+                / (2 * loss_bound * math.sqrt(privacy.levels_touched(horizon))),
+            )
+        sigma = max(sigma_privacy, sigma_regret)
+        self._core = _core.DPFTRL(
+            domain,
+            horizon,
+            loss_bound,
+            norm="l2",
+            regularizer="none",
+            noise="gaussian",
+            scale=sigma,
+            strict=strict,
+            seed=seed,
+            secure=secure,
+        )
+        self._domain = domain
+        self._horizon = horizon
+        self._privacy = guarantee
+        self._details = {
+            "sigma_privacy": sigma_privacy,
+            "sigma_regret": sigma_regret,
+            "standard_width": width,
+            "diameter": diameter,
+        }
+
+    def ask(self) -> np.ndarray:
+        """The action ``x_t = lmo(L̃_{t−1})``, shape ``(n,)``, a vertex of the domain. Errors as
+        :meth:`DPFTRL.ask`."""
+        return self._core.ask()
+
+    def tell(self, loss: Any) -> None:
+        """Report the loss vector ``ℓ_t``, shape ``(n,)``. Errors as :meth:`DPFTRL.tell`."""
+        self._core.tell(_validate.real_array("loss", loss, (self._core.params["dim"],)))
+
+    def _final_point(self) -> np.ndarray:
+        return self._core.action
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """``noise_scale`` (σ), ``sigma_privacy``, ``sigma_regret``, ``standard_width`` (W), ``diameter``,
+        ``release_draws``, ``loss_bound``, ``horizon``, ``dim``."""
+        out = dict(self._core.params)
+        out.update(
+            noise=self._core.noise,
+            noise_scale=self._core.scale,
+            release_draws=self._core.release_draws,
+            method=self._core.method,
+            **self._details,
+        )
+        return out
+
+    @property
+    def clipped(self) -> int:
+        """Number of loss vectors clipped to the declared bound so far."""
+        return self._core.clipped
+
+    @property
+    def domain(self) -> _core.Domain:
+        """The domain."""
+        return self._domain
+
+    @property
+    def noisy_cumulative_loss(self) -> np.ndarray:
+        """The latest release ``L̃_t`` of the tree (``L̃_0`` before any data), shape ``(n,)``."""
+        return self._core.noisy_cumulative_loss
+
+    def regret_bound(self) -> float:
+        """``s·W + T·G²·D/(s·√(2π))`` with ``s = σ·sqrt(draws)`` (see the class docs; Agarwal-Singh 2017
+        Theorem 3.5 with Kalai-Vempala's stability argument)."""
+        p = self.params
+        s = p["noise_scale"] * math.sqrt(p["release_draws"])
+        T, G = p["horizon"], p["loss_bound"]
+        return float(s * p["standard_width"] + T * G**2 * p["diameter"] / (s * math.sqrt(2 * math.pi)))
+
+    def __repr__(self) -> str:
+        eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"
+        return f"DPFTPL({self._domain!r}, horizon={self.horizon}, epsilon={eps}, t={self.t})"

@@ -46,6 +46,9 @@ pub enum Regularizer {
     NegativeEntropy,
     /// `R(x) = ½‖x‖²`: the FTRL step is the Euclidean projection of `−η L̃`.
     Euclidean,
+    /// No regulariser: `x = lmo(L̃)`, follow the perturbed leader (DP-FTPL, Agarwal-Singh Algorithm 3) — the
+    /// tree's noise is the perturbation; `η` plays no role.
+    None,
 }
 
 impl Regularizer {
@@ -56,9 +59,10 @@ impl Regularizer {
         match name {
             "entropy" => Ok(Regularizer::NegativeEntropy),
             "euclidean" => Ok(Regularizer::Euclidean),
+            "none" => Ok(Regularizer::None),
             other => Err(CoreError::invalid(
                 "regularizer",
-                "'entropy' or 'euclidean'",
+                "'entropy', 'euclidean' or 'none'",
                 format!("{other:?}"),
             )),
         }
@@ -69,6 +73,7 @@ impl Regularizer {
         match self {
             Regularizer::NegativeEntropy => "entropy",
             Regularizer::Euclidean => "euclidean",
+            Regularizer::None => "none",
         }
     }
 }
@@ -133,6 +138,7 @@ enum Step {
     Box { lower: Vec<f64>, upper: Vec<f64> },
     SimplexProjection { sorted: Vec<f64> },
     FrankWolfe { fw: Box<FrankWolfe>, calls: u32 },
+    Lmo,
 }
 
 impl Step {
@@ -143,6 +149,7 @@ impl Step {
             Step::Box { .. } => "box projection",
             Step::SimplexProjection { .. } => "simplex projection",
             Step::FrankWolfe { .. } => "frank-wolfe",
+            Step::Lmo => "lmo",
         }
     }
 }
@@ -237,6 +244,7 @@ impl DpFtrlParams {
                 let c = l2_norm(domain.interior_point()) + domain.diameter();
                 0.5 * c * c
             }
+            (Regularizer::None, _) => 0.0,
         };
         let dual_bound = loss_bound;
         let tf = horizon as f64;
@@ -280,8 +288,11 @@ impl DpFtrlParams {
 
     /// The non-private FTRL regret bound `D_R/η + η T G_*²` (Shalev-Shwartz 2012, Theorem 2.11, for a
     /// regulariser 1-strongly convex in the norm dual to `G_*`: entropy in L1 on the simplex (Pinsker),
-    /// `½‖x‖²` in L2).
+    /// `½‖x‖²` in L2). 0 without a regulariser (FTPL's bound depends on the perturbation).
     pub fn ftrl_bound(&self) -> f64 {
+        if self.regularizer == Regularizer::None {
+            return 0.0;
+        }
         self.regularizer_range / self.eta
             + self.eta * self.horizon as f64 * self.dual_bound * self.dual_bound
     }
@@ -354,6 +365,7 @@ impl DpFtrl {
         )?;
         let release = tree.initial().to_vec();
         let step = match (params.regularizer, &domain) {
+            (Regularizer::None, _) => Step::Lmo,
             (Regularizer::NegativeEntropy, _) => Step::Softmax,
             (Regularizer::Euclidean, Domain::L2Ball(_)) => Step::Ball {
                 radius: domain.diameter() / 2.0,
@@ -538,6 +550,7 @@ impl DpFtrl {
                 }
                 x.copy_from_slice(fw.x());
             }
+            Step::Lmo => self.domain.lmo(release, x),
         }
     }
 
@@ -732,6 +745,19 @@ mod tests {
                 let loss: Vec<f64> = (0..5).map(|i| ((i * 7 + t) % 5) as f64 - 2.0).collect();
                 l.tell(&loss).unwrap();
             }
+        }
+    }
+
+    #[test]
+    fn follow_the_perturbed_leader_plays_vertices() {
+        let d = Domain::UniformMatroid(UniformMatroid::new(5, 2, true).unwrap());
+        let mut l = learner(d.clone(), Regularizer::None, 0.5, 2);
+        assert_eq!(l.method(), "lmo");
+        for t in 0..300 {
+            let x = l.ask().unwrap().to_vec();
+            assert!(d.contains(&x, 0.0), "t={t} {x:?}");
+            assert_eq!(x.iter().filter(|&&v| v == 1.0).count(), 2);
+            l.tell(&[0.1, 0.2, 0.0, 0.3, 0.4]).unwrap();
         }
     }
 
