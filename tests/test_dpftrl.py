@@ -385,3 +385,15 @@ def test_dpftpl_regret_is_below_its_bound(rng):
     a = dponline.DPFTPL(Simplex(n), horizon=T, epsilon=1.0, delta=1e-6, loss_bound=1.0, seed=9)
     b = pickle.loads(pickle.dumps(a))
     assert a.run(family).total_loss == b.run(family).total_loss
+
+
+def test_secure_learners_never_replay_noise():
+    learner = DPFTRL(Simplex(4), horizon=100, epsilon=1.0, loss_bound=4.0, secure=True)
+    assert learner.privacy.randomness == "secure"
+    learner.ask()
+    learner.tell([0.1, 0.2, 0.3, 0.4])
+    a, b = pickle.loads(pickle.dumps(learner)), pickle.loads(pickle.dumps(learner))
+    for learner_copy in (a, b):
+        learner_copy.ask()
+        learner_copy.tell([0.0, 0.0, 0.0, 0.0])
+    assert not np.array_equal(a.noisy_cumulative_loss, b.noisy_cumulative_loss)

@@ -54,6 +54,7 @@ def test_non_private_equals_numpy_exp3(rng):
         p = (1 - gamma) * w / w.sum() + gamma / K
         assert np.abs(learner.probabilities() - p).max() < 1e-12
         arm = learner.ask()
+        assert isinstance(arm, int) and 0 <= arm < K
         loss = float(rng.random() < means[arm])
         learner.tell(loss)
         L_hat[arm] += loss / p[arm]
@@ -209,3 +210,17 @@ def test_bernoulli_arms_have_the_declared_means():
         draws = np.array([env.loss(t, arm) for t in range(0, 200_000, 4)])
         sd = math.sqrt(mean * (1 - mean) / len(draws))
         assert abs(draws.mean() - mean) < 4.892 * sd
+
+
+def test_secure_learners_never_replay_noise():
+    learner = PrivateEXP3(5, horizon=1000, epsilon=1.0, secure=True)
+    assert learner.privacy.randomness == "secure"
+    learner.run(Linear(np.full((1, 5), 0.5), horizon=1000, resample="cycle"), rounds=10)
+    a, b = pickle.loads(pickle.dumps(learner)), pickle.loads(pickle.dumps(learner))
+    arms_a, arms_b = [], []
+    for _ in range(200):
+        arms_a.append(a.ask())
+        a.tell(0.5)
+        arms_b.append(b.ask())
+        b.tell(0.5)
+    assert arms_a != arms_b  # two restores reseed independently (probability of equality ~ 5^-200)
