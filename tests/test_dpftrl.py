@@ -397,3 +397,26 @@ def test_secure_learners_never_replay_noise():
         learner_copy.ask()
         learner_copy.tell([0.0, 0.0, 0.0, 0.0])
     assert not np.array_equal(a.noisy_cumulative_loss, b.noisy_cumulative_loss)
+
+
+def test_declared_dual_bound_gives_corollary_3_2_step_and_clips_coordinates():
+    """Experts with losses in [0, 1]^n: loss_bound = n (privacy), dual_bound = 1 (η = sqrt(ln n / T))."""
+    L = datasets.trump_approval_expert_losses()
+    T, n = L.shape
+    learner = DPFTRL(Simplex(n), horizon=T, epsilon=1.0, loss_bound=float(n), dual_bound=1.0, seed=0)
+    assert learner.params["eta"] == pytest.approx(math.sqrt(math.log(n) / T), rel=1e-15)
+    assert (
+        learner.params["noise_scale"]
+        == DPFTRL(Simplex(n), horizon=T, epsilon=1.0, loss_bound=float(n)).params["noise_scale"]
+    )  # privacy calibration untouched
+    best = L.sum(axis=0).min()
+    regret = learner.run(Linear(L)).total_loss - best
+    assert regret <= learner.regret_bound()
+    free = DPFTRL(Simplex(3), horizon=5, epsilon=None, loss_bound=3.0, dual_bound=1.0, strict=True)
+    free.ask()
+    with pytest.raises(dponline.InvalidInputError, match="dual"):
+        free.tell([2.0, 0.0, 0.0])
+    lenient = DPFTRL(Simplex(3), horizon=5, epsilon=None, loss_bound=3.0, dual_bound=1.0)
+    lenient.ask()
+    lenient.tell([2.0, -0.5, 0.0])
+    assert np.array_equal(lenient.noisy_cumulative_loss, [1.0, -0.5, 0.0]) and lenient.clipped == 1

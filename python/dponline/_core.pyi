@@ -239,6 +239,7 @@ class DPFTRL:
         noise: str,
         scale: float,
         learning_rate: float | None = None,
+        dual_bound: float | None = None,
         lmo_calls: int = 4,
         strict: bool = False,
         seed: _Seed = None,
@@ -279,6 +280,7 @@ def dp_ftrl_params(
     norm: str,
     regularizer: str,
     learning_rate: float | None = None,
+    dual_bound: float | None = None,
     lmo_calls: int = 4,
 ) -> dict[str, Any]: ...
 

@@ -153,11 +153,13 @@ class DPFTRL(Learner):
     ``D_R/η + η T G²`` (Shalev-Shwartz 2012, Theorem 2.11) — the tuning of Agarwal-Singh Corollary 3.2 for
     experts (``D_R = ln n``) and its sphere/cube analogues (``D_R = r²/2`` on the ball of radius ``r``,
     ``½Σ max(l_i², u_i²) − ½Σ dist(0,[l_i,u_i])²`` on a box, ``½ − 1/(2n)`` for ``½‖x‖²`` on the simplex,
-    ``½(‖c‖ + D)²`` on other domains). ``G`` is the declared ``loss_bound`` (it bounds both dual norms).
-    See ``params``.
+    ``½(‖c‖ + D)²`` on other domains). ``G`` is the bound on the dual norm of the loss vectors (``‖ℓ‖_∞`` for
+    entropy, ``‖ℓ‖₂`` for ``½‖x‖²``): ``dual_bound`` if declared, else ``loss_bound`` (which bounds both dual
+    norms). For experts with losses in ``[0, 1]^n`` declare ``loss_bound=n`` (privacy, L1) and
+    ``dual_bound=1`` (step size): ``η = sqrt(ln n / T)``, exactly Corollary 3.2's setting. See ``params``.
 
     Losses: each ``tell`` takes the whole loss vector ``ℓ_t`` (shape ``(n,)``); the learner suffers
-    ``⟨ℓ_t, x_t⟩``. Vectors with ``‖ℓ_t‖ > G`` — in L1 for Laplace noise (``δ = 0``), in L2 for Gaussian — are
+    ``⟨ℓ_t, x_t⟩``. Vectors with ``‖ℓ_t‖ > loss_bound`` — in L1 for Laplace noise (``δ = 0``), in L2 for Gaussian — are
     scaled onto the ball of radius ``G`` before they enter the tree, which is what makes the sensitivity ``2G``
     hold for any input (raising would itself leak), unless ``strict=True``. ``run`` plays a native family:
     a linear family (rows = loss vectors, :func:`dponline.losses.Linear`) on any domain, or a
@@ -184,6 +186,9 @@ class DPFTRL(Learner):
         loss_bound: ``G > 0``, the declared bound on ``‖ℓ_t‖`` (e.g. ``n`` for experts with losses in [0, 1]).
         regularizer: ``"entropy"`` (simplex only) or ``"euclidean"``; default entropy on the simplex.
         learning_rate: ``η > 0`` (default above).
+        dual_bound: ``G_* > 0``, a declared bound on the dual norm of the loss vectors (default ``loss_bound``);
+            vectors are also clipped to it (coordinates to ``±G_*`` for entropy, L2 norm otherwise), so it sets
+            η and the regret bound without touching the privacy calibration.
         calibration: ``"paper"`` (default), ``"analytic"`` or ``"zcdp"`` (Gaussian only).
         strict: raise on ``‖ℓ_t‖ > G`` instead of clipping.
         seed: ``None``, int, ``SeedSequence`` or ``Generator``.
@@ -214,6 +219,7 @@ class DPFTRL(Learner):
         loss_bound: float,
         regularizer: Literal["entropy", "euclidean"] | None = None,
         learning_rate: float | None = None,
+        dual_bound: float | None = None,
         calibration: Calibration = "paper",
         strict: bool = False,
         seed: SeedLike = None,
@@ -225,6 +231,7 @@ class DPFTRL(Learner):
         horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
         loss_bound = _validate.real("loss_bound", loss_bound, low=0.0, low_open=True)
         learning_rate = _validate.optional_real("learning_rate", learning_rate, low=0.0, low_open=True)
+        dual_bound = _validate.optional_real("dual_bound", dual_bound, low=0.0, low_open=True)
         lmo_calls = _validate.integer("lmo_calls", lmo_calls, low=1, high=2**32 - 1)
         calibration = _validate.option("calibration", calibration, ("paper", "analytic", "zcdp"))  # type: ignore[assignment]
         strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
@@ -248,6 +255,7 @@ class DPFTRL(Learner):
             noise=noise_name,
             scale=scale,
             learning_rate=learning_rate,
+            dual_bound=dual_bound,
             lmo_calls=lmo_calls,
             strict=strict,
             seed=seed,
@@ -313,14 +321,15 @@ class DPFTRL(Learner):
     def regret_bound_terms(self, *, samples: int = 20_000, seed: int = 0) -> dict[str, Any]:
         """The terms of :meth:`regret_bound`.
 
-        * ``ftrl``: ``D_R/η + η T G²`` (Shalev-Shwartz 2012, Theorem 2.11: the non-private FTRL bound);
+        * ``ftrl``: ``D_R/η + η T G_*²`` (Shalev-Shwartz 2012, Theorem 2.11: the non-private FTRL bound, ``G_*``
+          the dual bound);
         * ``noise``: ``E_Z[max_x⟨Z, x⟩ − min_x⟨Z, x⟩]`` for ``Z`` the sum of ``release_draws`` i.i.d. node noises
           (Agarwal-Singh 2017, Theorem 3.1's additive privacy term). Closed forms: Gaussian on the ball
           (``2r·s·√2·Γ((n+1)/2)/Γ(n/2)``, ``s² = draws·σ²``), Gaussian or Laplace on a box
           (``Σ w_i·E|Z_i|``; for a sum of ``r`` Laplace(λ) ``E|Z_i| = 2λΓ(r+½)/(√π Γ(r))``), Gaussian on the
           simplex (the expected range of ``n`` normals, one-dimensional quadrature). Otherwise Monte Carlo with
           ``samples`` draws of the core's samplers; ``noise_stderr`` is its standard error (0 for closed forms);
-        * ``frank_wolfe``: on Frank-Wolfe domains, ``T·G·2D/√(k+2)`` for ``k = lmo_calls`` (each action is within
+        * ``frank_wolfe``: on Frank-Wolfe domains, ``T·G_*·2D/√(k+2)`` for ``k = lmo_calls`` (each action is within
           ``2D/√(k+2)`` of the exact argmin: Frank-Wolfe from any feasible start, Ene-Nguyen-Vladu Lemma C.4) —
           a worst-case term, linear in ``T``.
 
@@ -330,11 +339,11 @@ class DPFTRL(Learner):
         samples = _validate.integer("samples", samples, low=100)
         seed = _validate.integer("seed", seed, low=0)
         p = self.params
-        T, n, G = p["horizon"], p["dim"], p["loss_bound"]
+        T, n = p["horizon"], p["dim"]
         noise_mean, stderr, method = self._noise_term(p, samples, seed)
         fw = 0.0
         if p["method"] == "frank-wolfe":
-            fw = T * G * 2.0 * self._domain.diameter / math.sqrt(p["lmo_calls"] + 2)
+            fw = T * p["dual_bound"] * 2.0 * self._domain.diameter / math.sqrt(p["lmo_calls"] + 2)
         return {
             "ftrl": p["ftrl_bound"],
             "noise": noise_mean,

@@ -20,6 +20,7 @@ fn params_dict<'py>(py: Python<'py>, p: &DpFtrlParams) -> PyResult<Bound<'py, Py
     d.set_item("norm", p.norm.name())?;
     d.set_item("regularizer_range", p.regularizer_range)?;
     d.set_item("dual_bound", p.dual_bound)?;
+    d.set_item("dual_clip", p.dual_clip)?;
     d.set_item("eta", p.eta)?;
     d.set_item(
         "eta_rule",
@@ -41,6 +42,7 @@ fn build_params(
     norm: &str,
     regularizer: &str,
     learning_rate: Option<f64>,
+    dual_bound: Option<f64>,
     lmo_calls: u32,
 ) -> PyResult<DpFtrlParams> {
     DpFtrlParams::new(
@@ -50,6 +52,7 @@ fn build_params(
         LossNorm::from_name(norm).or_raise()?,
         Regularizer::from_name(regularizer).or_raise()?,
         learning_rate,
+        dual_bound,
         lmo_calls,
     )
     .or_raise()
@@ -57,7 +60,7 @@ fn build_params(
 
 /// The constants of DP-FTRL (Agarwal-Singh Algorithm 1) for a domain, as a dict.
 #[pyfunction]
-#[pyo3(signature = (domain, horizon, loss_bound, *, norm, regularizer, learning_rate = None, lmo_calls = 4))]
+#[pyo3(signature = (domain, horizon, loss_bound, *, norm, regularizer, learning_rate = None, dual_bound = None, lmo_calls = 4))]
 pub fn dp_ftrl_params<'py>(
     py: Python<'py>,
     domain: &Bound<'py, PyDomain>,
@@ -66,6 +69,7 @@ pub fn dp_ftrl_params<'py>(
     norm: &str,
     regularizer: &str,
     learning_rate: Option<f64>,
+    dual_bound: Option<f64>,
     lmo_calls: u32,
 ) -> PyResult<Bound<'py, PyDict>> {
     let p = build_params(
@@ -75,6 +79,7 @@ pub fn dp_ftrl_params<'py>(
         norm,
         regularizer,
         learning_rate,
+        dual_bound,
         lmo_calls,
     )?;
     params_dict(py, &p)
@@ -89,7 +94,7 @@ pub struct PyDpFtrl {
 #[pymethods]
 impl PyDpFtrl {
     #[new]
-    #[pyo3(signature = (domain, horizon, loss_bound, *, norm, regularizer, noise, scale, learning_rate = None, lmo_calls = 4, strict = false, seed = None, secure = false))]
+    #[pyo3(signature = (domain, horizon, loss_bound, *, norm, regularizer, noise, scale, learning_rate = None, dual_bound = None, lmo_calls = 4, strict = false, seed = None, secure = false))]
     fn new(
         py: Python<'_>,
         domain: &Bound<'_, PyDomain>,
@@ -100,6 +105,7 @@ impl PyDpFtrl {
         noise: &str,
         scale: f64,
         learning_rate: Option<f64>,
+        dual_bound: Option<f64>,
         lmo_calls: u32,
         strict: bool,
         seed: Option<&Bound<'_, PyAny>>,
@@ -112,6 +118,7 @@ impl PyDpFtrl {
             norm,
             regularizer,
             learning_rate,
+            dual_bound,
             lmo_calls,
         )?;
         let dom = shared(domain, "domain")?.inner.clone();

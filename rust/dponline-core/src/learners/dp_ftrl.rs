@@ -169,9 +169,12 @@ pub struct DpFtrlParams {
     pub norm: LossNorm,
     /// `D_R = max_{u∈X} R(u) − min_{x∈X} R(x)` (an upper bound where not exact, see [`DpFtrlParams::new`]).
     pub regularizer_range: f64,
-    /// Bound `G_*` on the dual norm of the loss vectors (`‖·‖_∞` for entropy, `‖·‖₂` for `½‖x‖²`); equal to
-    /// `G` because both dual norms are at most the L1 and the L2 norm.
+    /// Bound `G_*` on the dual norm of the loss vectors (`‖·‖_∞` for entropy, `‖·‖₂` otherwise): the declared
+    /// one, else `G` (both dual norms are at most the L1 and the L2 norm).
     pub dual_bound: f64,
+    /// Whether a dual bound below `G` was declared: loss vectors are then also clipped to it (coordinates to
+    /// `±G_*` for entropy, the L2 norm to `G_*` otherwise) before the `G` clipping.
+    pub dual_clip: bool,
     /// Step size `η`.
     pub eta: f64,
     /// Whether `η` is the default `sqrt(D_R / (T G_*²))`.
@@ -191,6 +194,8 @@ impl DpFtrlParams {
     ///
     /// Errors: [`CoreError::InvalidArgument`] for `T < 1`, a non-positive bound or step size, entropy on a
     /// domain other than the simplex, `lmo_calls == 0`, or constants whose products overflow.
+    // One argument per declared constant of the Python signature.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         domain: &Domain,
         horizon: u64,
@@ -198,8 +203,12 @@ impl DpFtrlParams {
         norm: LossNorm,
         regularizer: Regularizer,
         learning_rate: Option<f64>,
+        dual_bound: Option<f64>,
         lmo_calls: u32,
     ) -> Result<Self> {
+        if let Some(d) = dual_bound {
+            check_positive("dual_bound", d)?;
+        }
         if horizon == 0 {
             return Err(CoreError::invalid("horizon", ">= 1", horizon));
         }
@@ -246,7 +255,8 @@ impl DpFtrlParams {
             }
             (Regularizer::None, _) => 0.0,
         };
-        let dual_bound = loss_bound;
+        let dual_clip = dual_bound.is_some_and(|d| d < loss_bound);
+        let dual_bound = dual_bound.map_or(loss_bound, |d| d.min(loss_bound));
         let tf = horizon as f64;
         let (eta, eta_default) = match learning_rate {
             Some(eta) => {
@@ -266,6 +276,7 @@ impl DpFtrlParams {
             norm,
             regularizer_range: range,
             dual_bound,
+            dual_clip,
             eta,
             eta_default,
             lmo_calls,
@@ -481,21 +492,58 @@ impl DpFtrl {
                 self.params.norm.of(loss),
             ));
         }
+        if self.strict && self.params.dual_clip && self.dual_norm(loss) > self.params.dual_bound {
+            return Err(CoreError::invalid(
+                "loss",
+                "a vector with dual norm <= dual_bound (strict=True)",
+                self.dual_norm(loss),
+            ));
+        }
         self.row.copy_from_slice(loss);
         self.absorb_row()?;
         self.pending = false;
         Ok(())
     }
 
-    /// Clip `self.row` to the declared bound, push it into the tree and compute the next action.
+    /// `‖v‖_∞` for entropy, `‖v‖₂` otherwise.
+    fn dual_norm(&self, v: &[f64]) -> f64 {
+        match self.params.regularizer {
+            Regularizer::NegativeEntropy => v.iter().fold(0.0f64, |m, x| m.max(x.abs())),
+            _ => l2_norm(v),
+        }
+    }
+
+    /// Clip `self.row` to the declared bounds, push it into the tree and compute the next action.
     #[inline]
     fn absorb_row(&mut self) -> Result<()> {
+        let mut changed = false;
+        if self.params.dual_clip {
+            let d = self.params.dual_bound;
+            if self.params.regularizer == Regularizer::NegativeEntropy {
+                for v in self.row.iter_mut() {
+                    if v.abs() > d {
+                        *v = v.clamp(-d, d);
+                        changed = true;
+                    }
+                }
+            } else {
+                let n2 = l2_norm(&self.row);
+                if n2 > d {
+                    let scale = d / n2;
+                    self.row.iter_mut().for_each(|v| *v *= scale);
+                    changed = true;
+                }
+            }
+        }
         let norm = self.params.norm.of(&self.row);
         let bound = self.params.loss_bound;
         if norm > bound {
-            self.clipped += 1;
+            changed = true;
             let scale = bound / norm;
             self.row.iter_mut().for_each(|v| *v *= scale);
+        }
+        if changed {
+            self.clipped += 1;
         }
         self.tree.push(&self.row, &mut self.release)?;
         self.t += 1;
@@ -690,7 +738,8 @@ mod tests {
     }
 
     fn learner(domain: Domain, reg: Regularizer, scale: f64, seed: u64) -> DpFtrl {
-        let params = DpFtrlParams::new(&domain, 300, 2.0, LossNorm::L1, reg, None, 4).unwrap();
+        let params =
+            DpFtrlParams::new(&domain, 300, 2.0, LossNorm::L1, reg, None, None, 4).unwrap();
         DpFtrl::new(
             domain,
             params,
@@ -746,6 +795,37 @@ mod tests {
                 l.tell(&loss).unwrap();
             }
         }
+    }
+
+    #[test]
+    fn a_declared_dual_bound_clips_coordinates_and_sets_eta() {
+        let d = simplex(4);
+        let p = DpFtrlParams::new(
+            &d,
+            100,
+            4.0,
+            LossNorm::L1,
+            Regularizer::NegativeEntropy,
+            None,
+            Some(1.0),
+            4,
+        )
+        .unwrap();
+        assert!(p.dual_clip && p.dual_bound == 1.0);
+        assert!((p.eta - (4f64.ln() / 100.0).sqrt()).abs() < 1e-15);
+        let mut l = DpFtrl::new(
+            d,
+            p,
+            NoiseDistribution::Laplace { scale: 0.0 },
+            [0; 4],
+            false,
+            false,
+        )
+        .unwrap();
+        l.ask().unwrap();
+        l.tell(&[3.0, -0.5, 0.2, 0.0]).unwrap();
+        assert_eq!(l.noisy_cumulative_loss(), &[1.0, -0.5, 0.2, 0.0]);
+        assert_eq!(l.clipped(), 1);
     }
 
     #[test]
