@@ -5,7 +5,7 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{exclusive, run_blocks, seed_words};
+use crate::convert::{detached, exclusive, run_blocks, seed_words};
 use crate::errors::{OrRaise, invalid_input};
 use crate::losses::PyLossFamily;
 
@@ -130,9 +130,7 @@ impl PyPrivateExp3 {
     ) -> PyResult<Self> {
         let params = Exp3Params::new(arms, horizon, loss_bound, noise_scale).or_raise()?;
         let words = seed_words(py, seed, secure)?;
-        let inner = py
-            .detach(|| PrivateExp3::new(params, words, secure, strict))
-            .or_raise()?;
+        let inner = detached(py, || PrivateExp3::new(params, words, secure, strict))?;
         Ok(PyPrivateExp3 { inner })
     }
 

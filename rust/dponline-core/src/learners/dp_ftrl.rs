@@ -142,6 +142,16 @@ enum Step {
 }
 
 impl Step {
+    /// Whether the step's buffers fit dimension `n` (checked when a state is restored).
+    fn fits(&self, n: usize) -> bool {
+        match self {
+            Step::Box { lower, upper } => lower.len() == n && upper.len() == n,
+            Step::SimplexProjection { sorted } => sorted.len() == n && n > 0,
+            Step::FrankWolfe { fw, .. } => fw.x().len() == n,
+            Step::Softmax | Step::Ball { .. } | Step::Lmo => true,
+        }
+    }
+
     fn name(&self) -> &'static str {
         match self {
             Step::Softmax => "softmax",
@@ -702,7 +712,15 @@ impl DpFtrl {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let learner: Self = from_state_bytes(bytes)?;
         let n = learner.params.dim;
-        if learner.x.len() != n || learner.row.len() != n || learner.release.len() != n {
+        let consistent = learner.x.len() == n
+            && learner.row.len() == n
+            && learner.release.len() == n
+            && learner.domain.dim() == n
+            && learner.tree.dim() == n
+            && learner.tree.horizon() == learner.params.horizon
+            && learner.t == learner.tree.t()
+            && learner.step.fits(n);
+        if !consistent {
             return Err(CoreError::State("DPFTRL state is inconsistent".into()));
         }
         Ok(learner)

@@ -595,7 +595,10 @@ impl PrivateExp3 {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let mut learner: Self = from_state_bytes(bytes)?;
         let k = learner.params.arms;
-        let consistent = learner.log_weights.len() == k
+        let p = &learner.params;
+        let recomputed = Exp3Params::new(k, p.horizon, p.loss_bound, p.noise_scale)?;
+        let consistent = recomputed == learner.params
+            && learner.log_weights.len() == k
             && learner.tree.leaves >= k
             && learner.tree.nodes.len() == 2 * learner.tree.leaves
             && learner.pending.is_none_or(|(arm, _)| arm < k);
