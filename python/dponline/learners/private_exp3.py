@@ -32,7 +32,7 @@ class PrivateEXP3(Learner):
     ``|f̂_t| ≤ B' = B + λ ln(T/β) = B + 2λ ln T`` for all ``t`` with probability ``≥ 1 − 1/T``; Hedge on the
     estimates needs ``γ ≥ η K B'``, and the expected regret is at most
     ``ln K/η + η T K B'²/(1 − γ) + γ B T + B``, minimised (leading terms) by ``η = sqrt(ln K/(T K B'(B'+B)))``,
-    ``γ = η K B'`` (``γ`` capped at ½, then ``η = γ/(K B')``). The regret is ``O(sqrt(T K ln K)·B'/1)``, i.e.
+    ``γ = η K B'`` (``γ`` capped at ½, then ``η = γ/(K B')``). The regret is ``O(B'·sqrt(T K ln K))``, i.e.
     ``Õ(sqrt(T K ln K)/ε)``. ``epsilon=None`` (``λ = 0``) is EXP3 with mixing on the same code path.
 
     Privacy: replacing one round's loss vector changes only that round's clipped feedback, by at most ``B``,
