@@ -8,6 +8,7 @@ import dponline.aggregation
 import dponline.learners.dp_ftrl
 import dponline.learners.private_bandit
 import dponline.learners.private_exp3
+import dponline.learners.private_scrible
 
 
 @pytest.mark.parametrize(
@@ -17,6 +18,7 @@ import dponline.learners.private_exp3
         dponline.learners.private_bandit,
         dponline.learners.dp_ftrl,
         dponline.learners.private_exp3,
+        dponline.learners.private_scrible,
     ],
 )
 def test_docstring_examples(module):

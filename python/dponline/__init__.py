@@ -7,6 +7,7 @@ See the README for an overview. Public API:
 * :class:`DPFTRL` — private follow-the-regularised-leader with full information (Agarwal-Singh 2017).
 * :class:`DPFTPL` — private follow-the-perturbed-leader, one LMO call per round (Agarwal-Singh 2017).
 * :class:`PrivateEXP3` — ε-DP EXP3 for multi-armed bandits (Agarwal-Singh 2017).
+* :class:`PrivateSCRiBLe` — ε-DP bandit linear optimisation on balls and boxes (Agarwal-Singh 2017).
 * :mod:`dponline.domains` — decision sets with linear minimisation oracles.
 * :mod:`dponline.losses` — native loss families; :mod:`dponline.regret` — comparators and regret curves.
 * :func:`frank_wolfe`, :func:`sample_sphere` — the primitives, stand-alone.
@@ -30,7 +31,7 @@ from .errors import (
     ProtocolError,
     StateError,
 )
-from .learners import DPFTPL, DPFTRL, PrivateBandit, PrivateEXP3, RunResult
+from .learners import DPFTPL, DPFTRL, PrivateBandit, PrivateEXP3, PrivateSCRiBLe, RunResult
 from .optimization import FrankWolfeResult, frank_wolfe, sample_sphere
 from .privacy import PrivacyGuarantee
 
@@ -41,6 +42,7 @@ __all__ = [
     "DPFTRL",
     "DPFTPL",
     "PrivateEXP3",
+    "PrivateSCRiBLe",
     "RunResult",
     "frank_wolfe",
     "FrankWolfeResult",

@@ -25,6 +25,7 @@ __all__ = [
     "PrivateEXP3",
     "exp3_params",
     "BernoulliArms",
+    "PrivateSCRiBLe",
     "LossFamily",
     "sample_noise",
     "frank_wolfe",
@@ -331,3 +332,33 @@ class PrivateEXP3:
     def log_weights(self) -> _F64: ...
 
 def exp3_params(arms: int, horizon: int, loss_bound: float, noise_scale: float) -> dict[str, Any]: ...
+
+@final
+class PrivateSCRiBLe:
+    def __new__(
+        cls,
+        domain: Domain,
+        horizon: int,
+        loss_bound: float,
+        noise_scale: float,
+        *,
+        strict: bool = False,
+        seed: _Seed = None,
+        secure: bool = False,
+    ) -> PrivateSCRiBLe: ...
+    def ask(self) -> _F64: ...
+    def tell(self, loss: float) -> None: ...
+    def run(
+        self, family: LossFamily, rounds: int, checkpoints: list[int], progress: Any | None = None
+    ) -> tuple[float, int, _F64]: ...
+    def to_bytes(self) -> bytes: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> PrivateSCRiBLe: ...
+    @property
+    def params(self) -> dict[str, Any]: ...
+    @property
+    def t(self) -> int: ...
+    @property
+    def clipped(self) -> int: ...
+    @property
+    def center(self) -> _F64: ...

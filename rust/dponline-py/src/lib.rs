@@ -17,6 +17,7 @@ mod learners;
 mod losses;
 mod noise;
 mod optimization;
+mod scrible;
 
 use pyo3::prelude::*;
 
@@ -42,6 +43,8 @@ mod _core {
     use super::noise::sample_noise;
     #[pymodule_export]
     use super::optimization::{frank_wolfe, sample_sphere};
+    #[pymodule_export]
+    use super::scrible::PyPrivateScrible;
 
     use super::*;
 
