@@ -6,10 +6,23 @@ import pytest
 
 import dponline.aggregation
 import dponline.experiments
+import dponline.learners.dp_ftrl
 import dponline.learners.private_bandit
+import dponline.learners.private_exp3
+import dponline.learners.private_scrible
 
 
-@pytest.mark.parametrize("module", [dponline.aggregation, dponline.learners.private_bandit, dponline.experiments])
+@pytest.mark.parametrize(
+    "module",
+    [
+        dponline.aggregation,
+        dponline.learners.private_bandit,
+        dponline.learners.dp_ftrl,
+        dponline.learners.private_exp3,
+        dponline.learners.private_scrible,
+        dponline.experiments,
+    ],
+)
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0

@@ -20,7 +20,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.parametrize(
     "script,args",
-    [("tree_aggregation.py", ["--days", "500"]), ("portfolio.py", ["--horizon", "20000"])],
+    [
+        ("tree_aggregation.py", ["--days", "500"]),
+        ("portfolio.py", ["--horizon", "20000"]),
+        ("experts_and_bandits.py", ["--bandit-horizon", "20000"]),
+    ],
 )
 def test_example_runs(script, args):
     out = subprocess.run(
@@ -120,9 +124,9 @@ def test_portfolio_job_bootstraps_long_horizons(tmp_path):
     )
     meta = json.loads((tmp_path / "metadata.json").read_text())
     assert "bootstrapped" in meta["description"] and meta["root_seed"] is None
-    private = [c["privacy"] for c in meta["configurations"] if c["privacy"]]
+    private = [c["privacy"] for c in meta["configurations"] if c["privacy"] and c["learner"] == "PrivateBandit"]
     assert [p["epsilon"] for p in private] == [0.5, 2.0] and all("Lemma 5.1" in p["source"] for p in private)
-    per_row = [c["privacy_per_source_row"] for c in meta["configurations"] if c["privacy"]]
+    per_row = [c["privacy_per_source_row"] for c in meta["configurations"] if c["learner"] == "PrivateBandit"]
     assert all(r["epsilon"] >= p["epsilon"] for r, p in zip(per_row, private, strict=True))
     assert (tmp_path / "price_of_privacy.png").stat().st_size > 10_000
 

@@ -6,6 +6,10 @@ See the README for an overview. Public API:
   :mod:`dponline.aggregation` also has :class:`~dponline.aggregation.HonakerTree`,
   :class:`~dponline.aggregation.KaryTree` and :class:`~dponline.aggregation.BLT`.
 * :class:`PrivateBandit` — private projection-free bandit convex optimisation (Ene-Nguyen-Vladu 2021).
+* :class:`DPFTRL` — private follow-the-regularised-leader with full information (Agarwal-Singh 2017).
+* :class:`DPFTPL` — private follow-the-perturbed-leader, one LMO call per round (Agarwal-Singh 2017).
+* :class:`PrivateEXP3` — ε-DP EXP3 for multi-armed bandits (Agarwal-Singh 2017).
+* :class:`PrivateSCRiBLe` — ε-DP bandit linear optimisation on balls and boxes (Agarwal-Singh 2017).
 * :mod:`dponline.domains` — decision sets with linear minimisation oracles.
 * :mod:`dponline.losses` — native loss families; :mod:`dponline.regret` — comparators and regret curves.
 * :func:`frank_wolfe`, :func:`sample_sphere` — the primitives, stand-alone.
@@ -29,7 +33,7 @@ from .errors import (
     ProtocolError,
     StateError,
 )
-from .learners import PrivateBandit, RunResult
+from .learners import DPFTPL, DPFTRL, PrivateBandit, PrivateEXP3, PrivateSCRiBLe, RunResult
 from .optimization import FrankWolfeResult, frank_wolfe, sample_sphere
 from .privacy import PrivacyGuarantee
 
@@ -37,6 +41,10 @@ __all__ = [
     "__version__",
     "TreeAggregator",
     "PrivateBandit",
+    "DPFTRL",
+    "DPFTPL",
+    "PrivateEXP3",
+    "PrivateSCRiBLe",
     "RunResult",
     "frank_wolfe",
     "FrankWolfeResult",

@@ -11,10 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import _validate
+from ._core import BernoulliArms as _BernoulliArms
 from ._core import LossFamily
 from .errors import InvalidInputError
 
-__all__ = ["LossFamily", "Linear", "PortfolioLogLoss", "portfolio_bounds"]
+__all__ = ["LossFamily", "Linear", "PortfolioLogLoss", "portfolio_bounds", "BernoulliArms"]
 
 
 def _family(
@@ -129,3 +130,34 @@ def PortfolioLogLoss(  # noqa: N802 - a family constructor, named like the loss 
         lipschitz, loss_bound = portfolio_bounds(tuple(relative_range), R.shape[1])  # type: ignore[arg-type]
         R = np.clip(R, relative_range[0], relative_range[1])
     return _family("portfolio", R, horizon, resample, seed, lipschitz=lipschitz, loss_bound=loss_bound)
+
+
+def BernoulliArms(  # noqa: N802 - an environment constructor, named like the environment it builds
+    means: object,
+    *,
+    horizon: int,
+    seed: int,
+) -> _BernoulliArms:
+    """A native ``K``-armed Bernoulli bandit environment for :class:`dponline.PrivateEXP3`'s ``run``.
+
+    Arm ``i`` has loss 1 with probability ``means[i]`` and 0 otherwise, independently over rounds and arms. The
+    draws are counter-based (a hash of ``(seed, t, i)``), so the environment is stateless, any round is O(1)
+    to reach, and two learners run on the same environment see the same losses. For click data pass
+    ``1 − click_probability`` (a click is a loss of 0).
+
+    The bandit learners also accept a linear family (:func:`Linear`) of shape ``(rows, K)``: the loss of the
+    played arm at round ``t`` is entry ``arm`` of round ``t``'s row.
+
+    Args:
+        means: loss means, shape ``(K,)``, ``K >= 2``, each in ``[0, 1]``.
+        horizon: number of rounds, ``>= 1``.
+        seed: integer seed of the environment, ``>= 0``.
+
+    Raises:
+        InvalidInputError: a mean outside ``[0, 1]``, fewer than 2 arms, bad horizon or seed.
+        NonFiniteError: NaN or inf in ``means``.
+    """
+    values = _validate.real_array("means", means, (None,))
+    horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
+    seed = _validate.integer("seed", seed, low=0, high=2**64 - 1)
+    return _BernoulliArms(values.tolist(), horizon=horizon, seed=seed)

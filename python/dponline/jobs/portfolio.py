@@ -133,12 +133,18 @@ def _full_information_learners(domain: Simplex, horizon: int, stream: Any, args:
         from ..learners import DPFTRL  # type: ignore[attr-defined]
     except ImportError:
         return []
+    # The gradient of −ln⟨r, x⟩ is −r/⟨r, x⟩; with relatives in [a, b] every coordinate lies in [−b/a, 0], so
+    # its L∞ norm (the dual norm of the entropy regulariser: sets η) is at most b/a and its L1 / L2 norms (the
+    # tree's sensitivity for Laplace / Gaussian noise) at most n·b/a / √n·b/a. Declared, not measured.
+    a, b = args.relative_range
+    n = stream.dim
     fixed = {
         "domain": domain,
         "horizon": horizon,
         "delta": args.delta,
-        # The gradient of −ln⟨r, x⟩ is −r/⟨r, x⟩; with relatives in [a, b] every coordinate lies in [−b/a, 0].
-        "loss_bound": args.relative_range[1] / args.relative_range[0] * math.sqrt(stream.dim),
+        "loss_bound": b / a * (n if args.delta == 0 else math.sqrt(n)),
+        "dual_bound": b / a,
+        "regularizer": "entropy",
         "calibration": args.calibration,
     }
     return [
@@ -212,12 +218,18 @@ def build_experiment(args: argparse.Namespace) -> Experiment:
     )
 
 
+def _num(x: float, signed: bool = False) -> str:
+    """Nats with one decimal, or two significant digits below 1 (so small differences do not print as 0.0)."""
+    text = f"{x:.1f}" if abs(x) >= 1 or x == 0 else f"{x:.2g}"
+    return f"+{text}" if signed and x >= 0 else text
+
+
 def _pm(row: Any, metric: str, scale: float = 1.0, signed: bool = False) -> str:
     mean, low, high = (row[f"{metric}_{s}"] * scale for s in ("mean", "ci_low", "ci_high"))
-    head = f"{mean:+.1f}" if signed else f"{mean:.1f}"
+    head = _num(mean, signed)
     if not math.isfinite(low):
         return head
-    return f"{head} ± {abs(high - low) / 2:.1f}"
+    return f"{head} ± {_num(abs(high - low) / 2)}"
 
 
 def _verdict(name: str, row: Any) -> str:

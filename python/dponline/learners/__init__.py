@@ -3,6 +3,19 @@
 from __future__ import annotations
 
 from ._base import Learner, RunResult
+from .dp_ftrl import DPFTPL, DPFTRL, dp_ftrl_noise
 from .private_bandit import PrivateBandit, private_bandit_noise
+from .private_exp3 import PrivateEXP3
+from .private_scrible import PrivateSCRiBLe
 
-__all__ = ["Learner", "PrivateBandit", "RunResult", "private_bandit_noise"]
+__all__ = [
+    "DPFTPL",
+    "DPFTRL",
+    "Learner",
+    "PrivateBandit",
+    "PrivateEXP3",
+    "PrivateSCRiBLe",
+    "RunResult",
+    "dp_ftrl_noise",
+    "private_bandit_noise",
+]

@@ -10,11 +10,14 @@
 mod aggregation;
 mod convert;
 mod domains;
+mod dp_ftrl;
 mod errors;
+mod exp3;
 mod learners;
 mod losses;
 mod noise;
 mod optimization;
+mod scrible;
 
 use pyo3::prelude::*;
 
@@ -29,6 +32,10 @@ mod _core {
         PySimplex, PyUniformMatroid,
     };
     #[pymodule_export]
+    use super::dp_ftrl::{PyDpFtrl, dp_ftrl_params};
+    #[pymodule_export]
+    use super::exp3::{PyBernoulliArms, PyPrivateExp3, exp3_params};
+    #[pymodule_export]
     use super::learners::{PyPrivateBandit, private_bandit_params};
     #[pymodule_export]
     use super::losses::PyLossFamily;
@@ -36,6 +43,8 @@ mod _core {
     use super::noise::sample_noise;
     #[pymodule_export]
     use super::optimization::{frank_wolfe, sample_sphere};
+    #[pymodule_export]
+    use super::scrible::PyPrivateScrible;
 
     use super::*;
 

@@ -1,13 +1,19 @@
 //! Online learners, each a state machine with `ask`/`tell` and a native `run` loop over a
 //! [`crate::losses::LossFamily`].
 
+pub mod dp_ftrl;
 pub mod noisy_oco;
 pub mod private_bandit;
+pub mod private_exp3;
+pub mod private_scrible;
 
+pub use dp_ftrl::{DpFtrl, DpFtrlParams, LossNorm, Regularizer};
 pub use noisy_oco::{NoisyGradient, NoisyMap, NoisyOco};
 pub use private_bandit::{
     PrivateBandit, PrivateBanditParams, PrivateFrankWolfeMap, SmoothedBatchGradient,
 };
+pub use private_exp3::{ArmLosses, BernoulliArms, Exp3Params, PrivateExp3};
+pub use private_scrible::{PrivateScrible, ScribleParams};
 
 use crate::error::{CoreError, Result};
 

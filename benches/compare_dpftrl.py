@@ -1,0 +1,129 @@
+"""DPFTRL experts at N = 10⁴: native ``run`` vs a straightforward numpy implementation, in one run.
+
+    python benches/compare_dpftrl.py [--quick] [--experts N]
+
+Both learners play the same stream (64 rows of i.i.d. uniform [0, 1] losses, cycled), the same η
+(``dual_bound=1``: Corollary 3.2's ``sqrt(ln N / T)``) and the same tree noise — Laplace (ε = 1, loss bound
+``G = N`` in L1) and Gaussian (ε = 1, δ = 1e-6, the same ``G`` in L2): per round the numpy learner computes
+``softmax(−η L̃)``, the loss ``⟨ℓ, x⟩`` and one push into :class:`baselines.NumpyTree` (padded binary
+mechanism). Times are the best of repeats (shared 2-core machine: read the ratios).
+
+Floors measured in the same run, per round:
+
+* one pass of the weight vector through memory: reading ``N`` float64 (``np.sum`` over a block of many
+  rows, divided by the rows, so Python overhead is amortised);
+* the noise a round needs: ``N`` Laplace draws (the new tree node) plus ``N`` sums of ``r`` Laplace draws
+  (padding, Gamma(r) − Gamma(r)), from the core's samplers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from baselines import NumpyTree  # noqa: E402
+
+import dponline  # noqa: E402
+from dponline.domains import Simplex  # noqa: E402
+from dponline.losses import Linear  # noqa: E402
+
+
+def best_time(fn, repeats: int) -> float:
+    best = math.inf
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def numpy_dp_ftrl(rows: np.ndarray, steps: int, horizon: int, eta: float, scale: float, noise: str) -> float:
+    n = rows.shape[1]
+    tree = NumpyTree(n, horizon, scale, noise=noise, rng=np.random.default_rng(0))
+    released = tree.initial
+    total = 0.0
+    for t in range(steps):
+        v = -eta * released
+        w = np.exp(v - v.max())
+        x = w / w.sum()
+        row = rows[t % len(rows)]
+        total += float(row @ x)
+        released = tree.push(row)
+    return total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--experts", type=int, default=10_000)
+    args = parser.parse_args()
+    n = args.experts
+    repeats = 2 if args.quick else 3
+    native_steps = 500 if args.quick else 3_000
+    numpy_steps = 100 if args.quick else 500
+    horizon = 100_000
+    rows = np.random.default_rng(0).uniform(0, 1, size=(64, n))
+    family = Linear(rows, horizon=horizon, resample="cycle")
+
+    table = []
+    for delta in (0.0, 1e-6):
+        table.append(measure(n, rows, family, horizon, delta, native_steps, numpy_steps, repeats))
+        print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in table[-1].items()}))
+    print()
+    print(f"| per round, N = {n:,} experts | Laplace (δ = 0) µs | Gaussian (δ = 1e-6) µs |")
+    print("|---|---:|---:|")
+    lap, gau = table
+    print(f"| dponline `DPFTRL.run` | {lap['native_us']:.1f} | {gau['native_us']:.1f} |")
+    print(f"| straightforward numpy DP-FTRL | {lap['numpy_us']:.1f} | {gau['numpy_us']:.1f} |")
+    print(f"| speed-up | {lap['speedup']:.1f}× | {gau['speedup']:.1f}× |")
+    print(f"| floor: the round's noise draws (node + padding) | {lap['noise_us']:.1f} | {gau['noise_us']:.1f} |")
+    print(f"| floor: one pass of N float64 through memory | {lap['memory_us']:.2f} | {gau['memory_us']:.2f} |")
+
+
+def measure(n, rows, family, horizon, delta, native_steps, numpy_steps, repeats) -> dict[str, float]:
+    """µs per round of the native and numpy learners and of the two floors, at one δ."""
+
+    def native():
+        learner = dponline.DPFTRL(
+            Simplex(n), horizon=horizon, epsilon=1.0, delta=delta, loss_bound=float(n), dual_bound=1.0, seed=0
+        )
+        learner.run(family, rounds=native_steps, checkpoints=1)
+
+    probe = dponline.DPFTRL(Simplex(n), horizon=horizon, epsilon=1.0, delta=delta, loss_bound=float(n), dual_bound=1.0)
+    eta, scale, draws = probe.params["eta"], probe.params["noise_scale"], probe.params["release_draws"]
+    noise = probe.params["noise"]
+    block = np.random.default_rng(1).uniform(size=(256, n))
+
+    def noise_draws():
+        if noise == "laplace":
+            dponline.noise.laplace(scale, 64 * n, seed=0)
+            dponline.noise.laplace_sum(scale, draws - 1, 64 * n, seed=1)
+        else:
+            dponline.noise.gaussian(scale, 64 * n, seed=0)
+            dponline.noise.gaussian_sum(scale, draws - 1, 64 * n, seed=1)
+
+    t_native = best_time(native, repeats) / native_steps
+    t_numpy = best_time(lambda: numpy_dp_ftrl(rows, numpy_steps, horizon, eta, scale, noise), repeats) / numpy_steps
+    t_memory = best_time(block.sum, repeats * 3) / 256
+    t_noise = best_time(noise_draws, repeats) / 64
+    return {
+        "delta": delta,
+        "native_us": t_native * 1e6,
+        "numpy_us": t_numpy * 1e6,
+        "speedup": t_numpy / t_native,
+        "memory_us": t_memory * 1e6,
+        "noise_us": t_noise * 1e6,
+        "native_vs_noise": t_native / t_noise,
+    }
+
+
+if __name__ == "__main__":
+    main()

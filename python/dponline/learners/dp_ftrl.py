@@ -1,0 +1,536 @@
+"""DPFTRL (Agarwal & Singh 2017, Algorithm 1): follow the regularised leader on private prefix sums."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+from scipy import integrate, special, stats
+
+from .. import _core, _validate, noise, privacy
+from .._seed import SeedLike
+from ..errors import InvalidInputError
+from ..privacy import PrivacyGuarantee
+from ._base import Learner, randomness_of
+
+__all__ = ["DPFTPL", "DPFTRL", "dp_ftrl_noise", "noise_width"]
+
+Calibration = Literal["paper", "analytic", "zcdp"]
+
+_SOURCE_LAPLACE = (
+    "Agarwal-Singh 2017 Lemma 3.3 (padded tree-based aggregation, Laplace) with the exact level count floor(log2 T) + 1"
+)
+_SOURCE_GAUSSIAN = "Agarwal-Singh 2017 Lemma 3.3 / Ene-Nguyen-Vladu 2021 Theorem 2.3 (padded tree, Gaussian)"
+
+
+def dp_ftrl_noise(
+    epsilon: float,
+    delta: float,
+    loss_bound: float,
+    horizon: int,
+    calibration: str = "paper",
+    *,
+    randomness: str = "",
+) -> tuple[str, float, PrivacyGuarantee]:
+    """Per-node noise of DP-FTRL's tree for a privacy target.
+
+    Replacing one round's loss vector ``ℓ_t`` (clipped to ``‖ℓ‖ ≤ G``) changes that tree input by at most
+    ``2G``, and the input enters ``B = floor(log₂T) + 1`` released nodes (:func:`dponline.privacy.levels_touched`).
+
+    * ``δ = 0`` — Laplace, Agarwal-Singh Lemma 3.3: ``λ = 2G·B/ε`` (``privacy.tree_laplace_scale`` with
+      sensitivity ``2G``, G an L1 bound). The Laplace mechanism on the released nodes is exact, so
+      ``"paper"`` and ``"analytic"`` coincide; ``"zcdp"`` is refused.
+    * ``δ > 0`` — Gaussian, ``privacy.tree_gaussian_sigma(ε, δ, 2G, T, calibration)`` (G an L2 bound).
+
+    Returns:
+        ``(noise, scale, guarantee)``.
+
+    Raises:
+        InvalidInputError: ``"zcdp"`` with ``δ = 0``, an unknown calibration, arguments out of range.
+    """
+    calibration = _validate.option("calibration", calibration, ("paper", "analytic", "zcdp"))
+    sensitivity = 2.0 * loss_bound
+    levels = privacy.levels_touched(horizon)
+    if delta == 0.0:
+        if calibration == "zcdp":
+            raise InvalidInputError("calibration='zcdp' needs Gaussian noise (delta > 0)")
+        scale = privacy.tree_laplace_scale(epsilon, sensitivity, horizon)
+        guarantee = PrivacyGuarantee(
+            epsilon=float(epsilon),
+            delta=0.0,
+            source=_SOURCE_LAPLACE,
+            randomness=randomness,
+            notes=f"lambda = 2G*levels/eps = {scale:.6g} (G={loss_bound:g} in L1, levels={levels}, T={horizon})",
+        )
+        return "laplace", scale, guarantee
+    sigma = privacy.tree_gaussian_sigma(epsilon, delta, sensitivity, horizon, calibration)
+    source = _SOURCE_GAUSSIAN if calibration == "paper" else f"{_SOURCE_GAUSSIAN}, calibration={calibration!r}"
+    guarantee = PrivacyGuarantee(
+        epsilon=float(epsilon),
+        delta=float(delta),
+        source=source,
+        randomness=randomness,
+        notes=f"sigma = {sigma:.6g} (G={loss_bound:g} in L2, levels={levels}, T={horizon})",
+        noise_multiplier=sigma / (sensitivity * math.sqrt(levels)),
+    )
+    return "gaussian", sigma, guarantee
+
+
+def noise_width(
+    domain: _core.Domain, noise_name: str, scale: float, draws: int, samples: int = 20_000, seed: int = 0
+) -> tuple[float, float, str]:
+    """``E_Z[max_{x∈X}⟨Z, x⟩ − min_{x∈X}⟨Z, x⟩]`` for ``Z`` a vector of i.i.d. sums of ``draws`` noise draws
+    (``noise_name`` ``"laplace"`` of scale ``scale`` or ``"gaussian"`` of standard deviation ``scale``).
+
+    Closed forms on boxes (Gaussian and Laplace) and on the L2 ball (Gaussian), a one-dimensional quadrature on
+    the simplex (Gaussian), otherwise Monte Carlo with the core's samplers (at most ``samples`` draws of ``Z``;
+    2,000 on LMO-only domains). Returns ``(mean, standard error, method)`` (standard error 0 when exact).
+    """
+    n = domain.dim
+    if scale == 0.0:
+        return 0.0, 0.0, "none (non-private)"
+    kind = domain.kind
+    gaussian = noise_name == "gaussian"
+    if kind == "Box":
+        lower = domain.lmo(np.ones(n))
+        upper = domain.lmo(-np.ones(n))
+        total_width = float(np.sum(upper - lower))
+        if gaussian:
+            e_abs = scale * math.sqrt(draws) * math.sqrt(2.0 / math.pi)
+        else:
+            e_abs = 2.0 * scale * math.exp(special.gammaln(draws + 0.5) - special.gammaln(draws)) / math.sqrt(math.pi)
+        return total_width * e_abs, 0.0, "closed form"
+    if gaussian and kind == "L2Ball":
+        s = scale * math.sqrt(draws)
+        r = domain.diameter / 2.0
+        e_norm = s * math.sqrt(2.0) * math.exp(special.gammaln((n + 1) / 2) - special.gammaln(n / 2))
+        return 2.0 * r * e_norm, 0.0, "closed form"
+    if gaussian and kind == "Simplex":
+        s = scale * math.sqrt(draws)
+
+        def integrand(z: float) -> float:
+            return z * n * stats.norm.pdf(z) * math.exp((n - 1) * stats.norm.logcdf(z))
+
+        e_max, _ = integrate.quad(integrand, -12.0, 12.0 + math.sqrt(2 * math.log(n)), limit=200)
+        return 2.0 * s * e_max, 0.0, "quadrature"
+    # Monte Carlo with the core's samplers.
+    m = int(max(100, min(samples, 20_000_000 // max(n, 1))))
+    if kind not in ("Simplex", "L2Ball"):
+        m = min(m, 2000)  # one pair of LMO calls per sample
+    if gaussian:
+        Z = noise.gaussian_sum(scale, draws, m * n, seed=seed).reshape(m, n)
+    else:
+        Z = noise.laplace_sum(scale, draws, m * n, seed=seed).reshape(m, n)
+    if kind == "Simplex":
+        widths = Z.max(axis=1) - Z.min(axis=1)
+    elif kind == "L2Ball":
+        widths = domain.diameter * np.linalg.norm(Z, axis=1)
+    else:
+        widths = np.array([z @ domain.lmo(-z) - z @ domain.lmo(z) for z in Z[:m]])
+    return float(widths.mean()), float(widths.std(ddof=1) / math.sqrt(m)), f"Monte Carlo ({m} samples)"
+
+
+class DPFTRL(Learner):
+    """Differentially private follow-the-regularised-leader with full information (experts, OLO, OCO).
+
+    Source: Agarwal & Singh, "The Price of Differential Privacy for Online Learning" (ICML 2017), Algorithm 1:
+    ``x_t = argmin_{x∈X} η⟨x, L̃_{t−1}⟩ + R(x)``, where ``L̃_t`` is the padded tree-based aggregation of the loss
+    vectors (their Algorithm 2: every release carries exactly ``max(1, ⌈log₂T⌉)`` noise draws per coordinate,
+    ``L̃_0`` included).
+
+    The argmin (``method``):
+
+    * ``regularizer="entropy"`` (default on the :class:`~dponline.domains.Simplex`): ``x = softmax(−η L̃)`` —
+      exponential weights / Hedge, computed in log-domain (never overflows);
+    * ``regularizer="euclidean"`` (``R = ½‖x‖²``, default elsewhere): the exact Euclidean projection of
+      ``−η L̃`` on the L2 ball (radial scaling), a box (clamping) and the simplex (sort-based, ``O(n log n)``;
+      Held-Wolfe-Crowder 1974, Duchi et al. 2008); on every other domain (L1 ball, matroids, path polytopes)
+      Frank-Wolfe with exact line search, ``lmo_calls`` LMO calls per round warm-started from the previous
+      action.
+
+    Step size: ``learning_rate`` or, by default, ``η = sqrt(D_R / (T G²))``, the minimiser of the FTRL bound
+    ``D_R/η + η T G²`` (Shalev-Shwartz 2012, Theorem 2.11) — the tuning of Agarwal-Singh Corollary 3.2 for
+    experts (``D_R = ln n``) and its sphere/cube analogues (``D_R = r²/2`` on the ball of radius ``r``,
+    ``½Σ max(l_i², u_i²) − ½Σ dist(0,[l_i,u_i])²`` on a box, ``½ − 1/(2n)`` for ``½‖x‖²`` on the simplex,
+    ``½(‖c‖ + D)²`` on other domains). ``G`` is the bound on the dual norm of the loss vectors (``‖ℓ‖_∞`` for
+    entropy, ``‖ℓ‖₂`` for ``½‖x‖²``): ``dual_bound`` if declared, else ``loss_bound`` (which bounds both dual
+    norms). For experts with losses in ``[0, 1]^n`` declare ``loss_bound=n`` (privacy, L1) and
+    ``dual_bound=1`` (step size): ``η = sqrt(ln n / T)``, exactly Corollary 3.2's setting. See ``params``.
+
+    Losses: each ``tell`` takes the whole loss vector ``ℓ_t`` (shape ``(n,)``); the learner suffers
+    ``⟨ℓ_t, x_t⟩``. Vectors with ``‖ℓ_t‖ > loss_bound`` — in L1 for Laplace noise (``δ = 0``), in L2 for Gaussian — are
+    scaled onto the ball of radius ``G`` before they enter the tree, which is what makes the sensitivity ``2G``
+    hold for any input (raising would itself leak), unless ``strict=True``. ``run`` plays a native family:
+    a linear family (rows = loss vectors, :func:`dponline.losses.Linear`) on any domain, or a
+    :func:`dponline.losses.PortfolioLogLoss` family on the simplex, where the loss vector is the gradient
+    ``−r_t/⟨r_t, x_t⟩`` (clipped) — the private online-convex-optimisation reduction of Jain, Kothari &
+    Thakurta (2012) and Smith & Thakurta (2013); ``run`` then reports the log-loss ``−ln⟨r_t, x_t⟩``.
+
+    Privacy: the sequence of actions is ``(ε, δ)``-DP for streams that differ in one round's loss vector
+    (:attr:`privacy`, :func:`dp_ftrl_noise`). The tree stays private when its inputs are chosen adaptively (a
+    gradient at ``x_t`` depends on earlier releases): on two neighbouring streams, every input before the
+    differing round ``s`` and every input after it is the same function of the earlier releases, so
+    conditioned on the released history only the nodes containing round ``s`` differ, each by at most ``2G``;
+    each released node is a Laplace (Gaussian) mechanism given the history, and the ``floor(log₂T)+1`` of them
+    compose adaptively to the stated ε (the Gaussian nodes form one Gaussian mechanism of L2 sensitivity
+    ``2G·sqrt(levels)``), while padding draws and actions are post-processing. A seeded learner is private
+    only while its seed is secret (``privacy.randomness == "seed"``). ``epsilon=None`` is non-private FTRL on
+    the same code path (no noise).
+
+    Args:
+        domain: a :mod:`dponline.domains` domain.
+        horizon: ``T >= 1``.
+        epsilon: ε > 0, or ``None`` (non-private).
+        delta: δ in [0, 1); 0 = Laplace noise and L1 bound, > 0 = Gaussian noise and L2 bound.
+        loss_bound: ``G > 0``, the declared bound on ``‖ℓ_t‖`` (e.g. ``n`` for experts with losses in [0, 1]).
+        regularizer: ``"entropy"`` (simplex only) or ``"euclidean"``; default entropy on the simplex.
+        learning_rate: ``η > 0`` (default above).
+        dual_bound: ``G_* > 0``, a declared bound on the dual norm of the loss vectors (default ``loss_bound``);
+            vectors are also clipped to it (coordinates to ``±G_*`` for entropy, L2 norm otherwise), so it sets
+            η and the regret bound without touching the privacy calibration.
+        calibration: ``"paper"`` (default), ``"analytic"`` or ``"zcdp"`` (Gaussian only).
+        strict: raise on ``‖ℓ_t‖ > G`` instead of clipping.
+        seed: ``None``, int, ``SeedSequence`` or ``Generator``.
+        secure: tree noise from the OS-keyed ChaCha20 generator (never pickled; a restored copy reseeds).
+        lmo_calls: Frank-Wolfe LMO calls per round on domains without an exact projection (default 4).
+
+    Raises:
+        InvalidInputError: bad arguments; entropy on a domain other than the simplex.
+
+    Example:
+        >>> import dponline
+        >>> from dponline.domains import Simplex
+        >>> learner = dponline.DPFTRL(Simplex(3), horizon=100, epsilon=1.0, loss_bound=3.0, seed=0)
+        >>> x = learner.ask(); learner.tell([0.3, 0.1, 0.5])
+        >>> learner.t
+        1
+    """
+
+    _core_type = _core.DPFTRL
+
+    def __init__(
+        self,
+        domain: _core.Domain,
+        *,
+        horizon: int,
+        epsilon: float | None,
+        delta: float = 0.0,
+        loss_bound: float,
+        regularizer: Literal["entropy", "euclidean"] | None = None,
+        learning_rate: float | None = None,
+        dual_bound: float | None = None,
+        calibration: Calibration = "paper",
+        strict: bool = False,
+        seed: SeedLike = None,
+        secure: bool = False,
+        lmo_calls: int = 4,
+    ) -> None:
+        if not isinstance(domain, _core.Domain):
+            raise InvalidInputError(f"domain must be a dponline.domains domain, got {type(domain).__name__}")
+        horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
+        loss_bound = _validate.real("loss_bound", loss_bound, low=0.0, low_open=True)
+        learning_rate = _validate.optional_real("learning_rate", learning_rate, low=0.0, low_open=True)
+        dual_bound = _validate.optional_real("dual_bound", dual_bound, low=0.0, low_open=True)
+        lmo_calls = _validate.integer("lmo_calls", lmo_calls, low=1, high=2**32 - 1)
+        calibration = _validate.option("calibration", calibration, ("paper", "analytic", "zcdp"))  # type: ignore[assignment]
+        strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
+        delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
+        if regularizer is None:
+            regularizer = "entropy" if domain.kind == "Simplex" else "euclidean"
+        regularizer = _validate.option("regularizer", regularizer, ("entropy", "euclidean"))  # type: ignore[assignment]
+        if epsilon is None:
+            noise_name, scale, guarantee = ("laplace" if delta == 0 else "gaussian"), 0.0, None
+        else:
+            epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
+            noise_name, scale, guarantee = dp_ftrl_noise(
+                epsilon, delta, loss_bound, horizon, calibration, randomness=randomness_of(seed, secure)
+            )
+        self._core = _core.DPFTRL(
+            domain,
+            horizon,
+            loss_bound,
+            norm="l1" if delta == 0 else "l2",
+            regularizer=regularizer,
+            noise=noise_name,
+            scale=scale,
+            learning_rate=learning_rate,
+            dual_bound=dual_bound,
+            lmo_calls=lmo_calls,
+            strict=strict,
+            seed=seed,
+            secure=secure,
+        )
+        self._domain = domain
+        self._horizon = horizon
+        self._privacy = guarantee
+        self._bound_cache: dict[str, Any] | None = None
+
+    # -- protocol ---------------------------------------------------------------------------------------
+    def ask(self) -> np.ndarray:
+        """The action ``x_t``, shape ``(n,)``, float64; always in the domain. Asking again before :meth:`tell`
+        returns the same point.
+
+        Raises:
+            HorizonExhaustedError: after ``horizon`` rounds. StateError: used by another thread.
+        """
+        return self._core.ask()
+
+    def tell(self, loss: Any) -> None:
+        """Report this round's loss vector ``ℓ_t`` (or a gradient of a convex loss at ``x_t``), shape ``(n,)``.
+
+        Raises:
+            ProtocolError: without a preceding :meth:`ask`.
+            InvalidInputError: wrong shape, non-numeric, or ``‖ℓ‖ > loss_bound`` with ``strict=True``.
+            NonFiniteError: NaN or inf. In every case the learner is unchanged.
+        """
+        self._core.tell(_validate.real_array("loss", loss, (self._core.params["dim"],)))
+
+    def _final_point(self) -> np.ndarray:
+        return self._core.action
+
+    # -- introspection ----------------------------------------------------------------------------------
+    @property
+    def params(self) -> dict[str, Any]:
+        """``eta`` (and ``eta_rule``), ``regularizer``, ``regularizer_range`` (``D_R``), ``loss_bound``, ``norm``,
+        ``ftrl_bound``, ``lmo_calls``, the noise (``noise``, ``noise_scale``), ``release_draws`` and ``method``."""
+        out = dict(self._core.params)
+        out.update(
+            noise=self._core.noise,
+            noise_scale=self._core.scale,
+            release_draws=self._core.release_draws,
+            method=self._core.method,
+        )
+        return out
+
+    @property
+    def domain(self) -> _core.Domain:
+        """The domain."""
+        return self._domain
+
+    @property
+    def clipped(self) -> int:
+        """Number of loss vectors clipped to the declared bound so far."""
+        return self._core.clipped
+
+    @property
+    def noisy_cumulative_loss(self) -> np.ndarray:
+        """The latest release ``L̃_t`` of the tree (``L̃_0`` before any data), shape ``(n,)``."""
+        return self._core.noisy_cumulative_loss
+
+    def regret_bound_terms(self, *, samples: int = 20_000, seed: int = 0) -> dict[str, Any]:
+        """The terms of :meth:`regret_bound`.
+
+        * ``ftrl``: ``D_R/η + η T G_*²`` (Shalev-Shwartz 2012, Theorem 2.11: the non-private FTRL bound, ``G_*``
+          the dual bound);
+        * ``noise``: ``E_Z[max_x⟨Z, x⟩ − min_x⟨Z, x⟩]`` for ``Z`` the sum of ``release_draws`` i.i.d. node noises
+          (Agarwal-Singh 2017, Theorem 3.1's additive privacy term). Closed forms: Gaussian on the ball
+          (``2r·s·√2·Γ((n+1)/2)/Γ(n/2)``, ``s² = draws·σ²``), Gaussian or Laplace on a box
+          (``Σ w_i·E|Z_i|``; for a sum of ``r`` Laplace(λ) ``E|Z_i| = 2λΓ(r+½)/(√π Γ(r))``), Gaussian on the
+          simplex (the expected range of ``n`` normals, one-dimensional quadrature). Otherwise Monte Carlo with
+          ``samples`` draws of the core's samplers; ``noise_stderr`` is its standard error (0 for closed forms);
+        * ``frank_wolfe``: on Frank-Wolfe domains, ``T·G_*·2D/√(k+2)`` for ``k = lmo_calls`` (each action is within
+          ``2D/√(k+2)`` of the exact argmin: Frank-Wolfe from any feasible start, Ene-Nguyen-Vladu Lemma C.4) —
+          a worst-case term, linear in ``T``.
+
+        Raises:
+            InvalidInputError: bad ``samples`` / ``seed``.
+        """
+        samples = _validate.integer("samples", samples, low=100)
+        seed = _validate.integer("seed", seed, low=0)
+        p = self.params
+        T, n = p["horizon"], p["dim"]
+        noise_mean, stderr, method = self._noise_term(p, samples, seed)
+        fw = 0.0
+        if p["method"] == "frank-wolfe":
+            fw = T * p["dual_bound"] * 2.0 * self._domain.diameter / math.sqrt(p["lmo_calls"] + 2)
+        return {
+            "ftrl": p["ftrl_bound"],
+            "noise": noise_mean,
+            "noise_stderr": stderr,
+            "noise_method": method,
+            "frank_wolfe": fw,
+            "source": "Agarwal-Singh 2017 Theorem 3.1 (FTRL regret + E[max<Z,x> - min<Z,x>]); "
+            "FTRL term: Shalev-Shwartz 2012 Theorem 2.11",
+            "dim": n,
+        }
+
+    def regret_bound(self, *, samples: int = 20_000, seed: int = 0) -> float:
+        """Expected-regret bound against an oblivious adversary with linear losses bounded by ``G``:
+        ``ftrl + noise + frank_wolfe`` of :meth:`regret_bound_terms`, with the Monte Carlo noise term (when
+        used) raised by 4 standard errors. Agarwal-Singh 2017 Theorem 3.1."""
+        terms = self.regret_bound_terms(samples=samples, seed=seed)
+        return float(terms["ftrl"] + terms["noise"] + 4.0 * terms["noise_stderr"] + terms["frank_wolfe"])
+
+    def _noise_term(self, p: dict[str, Any], samples: int, seed: int) -> tuple[float, float, str]:
+        return noise_width(self._domain, p["noise"], p["noise_scale"], p["release_draws"], samples, seed)
+
+    def __repr__(self) -> str:
+        eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"
+        return f"DPFTRL({self._domain!r}, horizon={self.horizon}, epsilon={eps}, t={self.t})"
+
+
+class DPFTPL(Learner):
+    """Differentially private follow-the-perturbed-leader: one LMO call per round, on any domain.
+
+    Source: Agarwal & Singh 2017, Algorithm 3 / Theorem 3.5: ``x_t = argmin_{x∈X} ⟨x, L̃_{t−1}⟩ = lmo(L̃_{t−1})``
+    where ``L̃`` is the padded tree's Gaussian release of the loss vectors — the tree's own noise is FTPL's
+    perturbation. Every action is a vertex returned by the domain's LMO (cheap where FTRL's convex program is
+    not: matroids, path polytopes).
+
+    Noise: per-node ``σ = max(σ_privacy, σ_regret)``. ``σ_privacy`` is :func:`dp_ftrl_noise` (Gaussian, loss
+    vectors clipped to ``‖ℓ‖₂ ≤ G``). ``σ_regret`` makes the total perturbation of a release,
+    ``s = σ·sqrt(draws)``, minimise the FTPL bound below: ``s* = sqrt(T G² D / (√(2π) W))`` with ``D`` the
+    domain's diameter and ``W = E_z[max⟨z,x⟩ − min⟨z,x⟩]`` for a standard normal ``z`` (:func:`noise_width`).
+    More noise than privacy needs only strengthens the guarantee, so :attr:`privacy` states the requested
+    ``(ε, δ)``.
+
+    Regret (expected, oblivious adversary, linear losses with ``‖ℓ_t‖₂ ≤ G``): ``s·W + T·G²·D/(s·√(2π))``. The
+    first term is the perturbation's range (as in Theorem 3.1: the identically distributed releases act like
+    one perturbation); the second is Kalai-Vempala's be-the-leader stability term, bounded per round by the
+    range ``G·D`` of ``⟨ℓ_t, ·⟩`` on ``X`` times the total-variation distance ``≤ G/(s√(2π))`` between the
+    perturbed cumulative losses before and after ``ℓ_t``. At ``s*`` it is ``2·sqrt(T G² D W / √(2π))``.
+
+    ``epsilon=None`` is non-private FTPL (``σ = σ_regret``) on the same code path.
+
+    Args:
+        domain: a :mod:`dponline.domains` domain.
+        horizon: ``T >= 1``.
+        epsilon: ε > 0, or ``None``.
+        delta: δ in (0, 1) (Gaussian noise; required when ``epsilon`` is given).
+        loss_bound: ``G > 0``, the declared bound on ``‖ℓ_t‖₂`` (clipped beyond, unless ``strict``).
+        calibration: ``"paper"``, ``"analytic"`` or ``"zcdp"`` for ``σ_privacy``.
+        strict, seed, secure: as :class:`DPFTRL`.
+
+    Raises:
+        InvalidInputError: bad arguments, ``δ = 0`` with ``epsilon`` given.
+
+    Example:
+        >>> import dponline
+        >>> from dponline.domains import UniformMatroid
+        >>> learner = dponline.DPFTPL(UniformMatroid(5, 2), horizon=100, epsilon=1.0, delta=1e-6, loss_bound=1.0)
+        >>> x = learner.ask(); learner.tell([0.3, 0.1, 0.5, 0.0, 0.2])
+        >>> int(x.sum())
+        2
+    """
+
+    _core_type = _core.DPFTRL
+
+    def __init__(
+        self,
+        domain: _core.Domain,
+        *,
+        horizon: int,
+        epsilon: float | None,
+        delta: float = 0.0,
+        loss_bound: float,
+        calibration: Calibration = "paper",
+        strict: bool = False,
+        seed: SeedLike = None,
+        secure: bool = False,
+    ) -> None:
+        if not isinstance(domain, _core.Domain):
+            raise InvalidInputError(f"domain must be a dponline.domains domain, got {type(domain).__name__}")
+        horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
+        loss_bound = _validate.real("loss_bound", loss_bound, low=0.0, low_open=True)
+        calibration = _validate.option("calibration", calibration, ("paper", "analytic", "zcdp"))  # type: ignore[assignment]
+        strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
+        delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
+        draws = max(1, (horizon - 1).bit_length())
+        width, _, _ = noise_width(domain, "gaussian", 1.0, 1, 20_000, 0)
+        diameter = float(domain.diameter)
+        s_star = math.sqrt(horizon * loss_bound**2 * diameter / (math.sqrt(2 * math.pi) * max(width, 1e-300)))
+        sigma_regret = s_star / math.sqrt(draws)
+        sigma_privacy = 0.0
+        guarantee: PrivacyGuarantee | None = None
+        if epsilon is not None:
+            epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
+            if delta == 0.0:
+                raise InvalidInputError("DPFTPL uses Gaussian noise: delta must be in (0, 1) when epsilon is given")
+            _, sigma_privacy, guarantee = dp_ftrl_noise(
+                epsilon, delta, loss_bound, horizon, calibration, randomness=randomness_of(seed, secure)
+            )
+            guarantee = PrivacyGuarantee(
+                epsilon=guarantee.epsilon,
+                delta=guarantee.delta,
+                source="Agarwal-Singh 2017 Theorem 3.5 / Lemma 3.3 (padded tree, Gaussian)",
+                randomness=guarantee.randomness,
+                notes=f"sigma = max(privacy {sigma_privacy:.6g}, regret {sigma_regret:.6g})",
+                noise_multiplier=max(sigma_privacy, sigma_regret)
+                / (2 * loss_bound * math.sqrt(privacy.levels_touched(horizon))),
+            )
+        sigma = max(sigma_privacy, sigma_regret)
+        self._core = _core.DPFTRL(
+            domain,
+            horizon,
+            loss_bound,
+            norm="l2",
+            regularizer="none",
+            noise="gaussian",
+            scale=sigma,
+            strict=strict,
+            seed=seed,
+            secure=secure,
+        )
+        self._domain = domain
+        self._horizon = horizon
+        self._privacy = guarantee
+        self._details = {
+            "sigma_privacy": sigma_privacy,
+            "sigma_regret": sigma_regret,
+            "standard_width": width,
+            "diameter": diameter,
+        }
+
+    def ask(self) -> np.ndarray:
+        """The action ``x_t = lmo(L̃_{t−1})``, shape ``(n,)``, a vertex of the domain. Errors as
+        :meth:`DPFTRL.ask`."""
+        return self._core.ask()
+
+    def tell(self, loss: Any) -> None:
+        """Report the loss vector ``ℓ_t``, shape ``(n,)``. Errors as :meth:`DPFTRL.tell`."""
+        self._core.tell(_validate.real_array("loss", loss, (self._core.params["dim"],)))
+
+    def _final_point(self) -> np.ndarray:
+        return self._core.action
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """``noise_scale`` (σ), ``sigma_privacy``, ``sigma_regret``, ``standard_width`` (W), ``diameter``,
+        ``release_draws``, ``loss_bound``, ``horizon``, ``dim``."""
+        out = dict(self._core.params)
+        out.update(
+            noise=self._core.noise,
+            noise_scale=self._core.scale,
+            release_draws=self._core.release_draws,
+            method=self._core.method,
+            **self._details,
+        )
+        return out
+
+    @property
+    def clipped(self) -> int:
+        """Number of loss vectors clipped to the declared bound so far."""
+        return self._core.clipped
+
+    @property
+    def domain(self) -> _core.Domain:
+        """The domain."""
+        return self._domain
+
+    @property
+    def noisy_cumulative_loss(self) -> np.ndarray:
+        """The latest release ``L̃_t`` of the tree (``L̃_0`` before any data), shape ``(n,)``."""
+        return self._core.noisy_cumulative_loss
+
+    def regret_bound(self) -> float:
+        """``s·W + T·G²·D/(s·√(2π))`` with ``s = σ·sqrt(draws)`` (see the class docs; Agarwal-Singh 2017
+        Theorem 3.5 with Kalai-Vempala's stability argument)."""
+        p = self.params
+        s = p["noise_scale"] * math.sqrt(p["release_draws"])
+        T, G = p["horizon"], p["loss_bound"]
+        return float(s * p["standard_width"] + T * G**2 * p["diameter"] / (s * math.sqrt(2 * math.pi)))
+
+    def __repr__(self) -> str:
+        eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"
+        return f"DPFTPL({self._domain!r}, horizon={self.horizon}, epsilon={eps}, t={self.t})"

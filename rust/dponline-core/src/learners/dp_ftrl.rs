@@ -1,0 +1,879 @@
+//! DP-FTRL: follow the regularised leader on the tree's private prefix sums of the loss vectors.
+//!
+//! Source: Agarwal & Singh, "The Price of Differential Privacy for Online Learning" (ICML 2017),
+//! Algorithm 1 (restated in `agarwal-singh-notes.md`):
+//!
+//! ```text
+//! L̃_0 = tree output before any data
+//! for t = 1..T:  x_t = argmin_{x ∈ X} η⟨x, L̃_{t−1}⟩ + R(x);  play x_t;  observe ℓ_t;  L̃_t = TreeBasedAgg(ℓ_t)
+//! ```
+//!
+//! The tree is the padded [`TreeAggregator`] (their Algorithm 2): every `L̃_t` carries exactly
+//! `max(1, ⌈log₂T⌉)` independent noise draws per coordinate.
+//!
+//! The argmin ([`Step`]) is computed exactly where a closed form exists:
+//! * negative entropy on the simplex: `x = softmax(−η L̃)`, in log-domain (shifted by the maximum, so it never
+//!   overflows and the largest term is exactly 1);
+//! * `½‖x‖²` on the L2 ball: `x = Π(−η L̃)`, radial scaling; on a box: coordinate-wise clamping; on the
+//!   simplex: the sort-based projection (Held, Wolfe & Crowder 1974; Duchi et al. 2008), `O(n log n)`;
+//! * `½‖x‖²` on any other domain: Frank-Wolfe on `½‖x‖² − ⟨−η L̃, x⟩` with exact line search, `lmo_calls`
+//!   LMO calls per round, warm-started from the previous action (projection-free).
+//!
+//! Loss vectors are clipped to the declared bound `‖ℓ‖ ≤ G` (L1 norm for Laplace noise, L2 for Gaussian)
+//! before they enter the tree: that is what makes the declared sensitivity `2G` (replacement of one round)
+//! hold for any input. With `strict`, a longer vector is an error instead.
+//!
+//! Linearised convex losses (Jain-Kothari-Thakurta 2012, Smith-Thakurta 2013): [`DpFtrl::run`] over a
+//! portfolio family feeds the gradient `∇f_t(x_t) = −r_t/⟨r_t, x_t⟩` (clipped) as the loss vector.
+
+use serde::{Deserialize, Serialize};
+
+use crate::aggregation::{TreeAggregator, padded_draws};
+use crate::domains::{Domain, LinearMinimizationOracle};
+use crate::error::{CoreError, Result, check_finite, check_positive};
+use crate::frank_wolfe::FrankWolfe;
+use crate::learners::check_len_pair;
+use crate::losses::{LossFamily, LossKind, check_checkpoints};
+use crate::noise::NoiseDistribution;
+use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
+
+use super::RunSummary;
+
+/// The regulariser `R` of the FTRL step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Regularizer {
+    /// `R(x) = Σ x_i ln x_i` (simplex only): exponential weights / Hedge.
+    NegativeEntropy,
+    /// `R(x) = ½‖x‖²`: the FTRL step is the Euclidean projection of `−η L̃`.
+    Euclidean,
+    /// No regulariser: `x = lmo(L̃)`, follow the perturbed leader (DP-FTPL, Agarwal-Singh Algorithm 3) — the
+    /// tree's noise is the perturbation; `η` plays no role.
+    None,
+}
+
+impl Regularizer {
+    /// Parse `"entropy"` or `"euclidean"`.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for another name.
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "entropy" => Ok(Regularizer::NegativeEntropy),
+            "euclidean" => Ok(Regularizer::Euclidean),
+            "none" => Ok(Regularizer::None),
+            other => Err(CoreError::invalid(
+                "regularizer",
+                "'entropy', 'euclidean' or 'none'",
+                format!("{other:?}"),
+            )),
+        }
+    }
+
+    /// `"entropy"` or `"euclidean"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Regularizer::NegativeEntropy => "entropy",
+            Regularizer::Euclidean => "euclidean",
+            Regularizer::None => "none",
+        }
+    }
+}
+
+/// The norm in which loss vectors are bounded (and clipped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LossNorm {
+    /// `‖ℓ‖₁ ≤ G` (Laplace noise: L1 sensitivity).
+    L1,
+    /// `‖ℓ‖₂ ≤ G` (Gaussian noise: L2 sensitivity).
+    L2,
+}
+
+impl LossNorm {
+    /// Parse `"l1"` or `"l2"`.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for another name.
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "l1" => Ok(LossNorm::L1),
+            "l2" => Ok(LossNorm::L2),
+            other => Err(CoreError::invalid(
+                "norm",
+                "'l1' or 'l2'",
+                format!("{other:?}"),
+            )),
+        }
+    }
+
+    /// `"l1"` or `"l2"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LossNorm::L1 => "l1",
+            LossNorm::L2 => "l2",
+        }
+    }
+
+    /// The norm of `v` (the L2 norm is computed with scaling, so it never overflows for finite `v`).
+    pub fn of(self, v: &[f64]) -> f64 {
+        match self {
+            LossNorm::L1 => v.iter().map(|x| x.abs()).sum(),
+            LossNorm::L2 => l2_norm(v),
+        }
+    }
+}
+
+/// `‖v‖₂` without overflow or underflow for finite `v`.
+fn l2_norm(v: &[f64]) -> f64 {
+    let m = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    if m == 0.0 || !m.is_finite() {
+        return m;
+    }
+    let s: f64 = v.iter().map(|x| (x / m) * (x / m)).sum();
+    m * s.sqrt()
+}
+
+/// How the FTRL argmin is computed for a (domain, regulariser) pair.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+enum Step {
+    Softmax,
+    Ball { radius: f64 },
+    Box { lower: Vec<f64>, upper: Vec<f64> },
+    SimplexProjection { sorted: Vec<f64> },
+    FrankWolfe { fw: Box<FrankWolfe>, calls: u32 },
+    Lmo,
+}
+
+impl Step {
+    /// Whether the step's buffers fit dimension `n` (checked when a state is restored).
+    fn fits(&self, n: usize) -> bool {
+        match self {
+            Step::Box { lower, upper } => lower.len() == n && upper.len() == n,
+            Step::SimplexProjection { sorted } => sorted.len() == n && n > 0,
+            Step::FrankWolfe { fw, .. } => fw.x().len() == n,
+            Step::Softmax | Step::Ball { .. } | Step::Lmo => true,
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            Step::Softmax => "softmax",
+            Step::Ball { .. } => "ball projection",
+            Step::Box { .. } => "box projection",
+            Step::SimplexProjection { .. } => "simplex projection",
+            Step::FrankWolfe { .. } => "frank-wolfe",
+            Step::Lmo => "lmo",
+        }
+    }
+}
+
+/// The declared constants of DP-FTRL and the step size derived from them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DpFtrlParams {
+    /// Horizon `T`.
+    pub horizon: u64,
+    /// Dimension `n`.
+    pub dim: usize,
+    /// The regulariser.
+    pub regularizer: Regularizer,
+    /// Declared bound `G` on the loss vectors' norm.
+    pub loss_bound: f64,
+    /// The norm of the bound (L1 for Laplace, L2 for Gaussian).
+    pub norm: LossNorm,
+    /// `D_R = max_{u∈X} R(u) − min_{x∈X} R(x)` (an upper bound where not exact, see [`DpFtrlParams::new`]).
+    pub regularizer_range: f64,
+    /// Bound `G_*` on the dual norm of the loss vectors (`‖·‖_∞` for entropy, `‖·‖₂` otherwise): the declared
+    /// one, else `G` (both dual norms are at most the L1 and the L2 norm).
+    pub dual_bound: f64,
+    /// Whether a dual bound below `G` was declared: loss vectors are then also clipped to it (coordinates to
+    /// `±G_*` for entropy, the L2 norm to `G_*` otherwise) before the `G` clipping.
+    pub dual_clip: bool,
+    /// Step size `η`.
+    pub eta: f64,
+    /// Whether `η` is the default `sqrt(D_R / (T G_*²))`.
+    pub eta_default: bool,
+    /// LMO calls per round for the Frank-Wolfe step (unused by the closed forms).
+    pub lmo_calls: u32,
+}
+
+impl DpFtrlParams {
+    /// The constants for `domain`.
+    ///
+    /// `D_R`: `ln n` (entropy on the simplex); `r²/2` (ball of radius `r`); `½Σ max(l_i², u_i²) −
+    /// ½Σ dist(0, [l_i, u_i])²` (box); `½ − 1/(2n)` (simplex); `½(‖c‖ + D)²` for other domains (an upper bound
+    /// from the interior point `c` and the diameter `D`). Default `η = sqrt(D_R / (T G_*²))` minimises the FTRL
+    /// bound `D_R/η + η T G_*²` (Shalev-Shwartz 2012, Theorem 2.11), the tuning behind Agarwal-Singh
+    /// Corollary 3.2.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for `T < 1`, a non-positive bound or step size, entropy on a
+    /// domain other than the simplex, `lmo_calls == 0`, or constants whose products overflow.
+    // One argument per declared constant of the Python signature.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        domain: &Domain,
+        horizon: u64,
+        loss_bound: f64,
+        norm: LossNorm,
+        regularizer: Regularizer,
+        learning_rate: Option<f64>,
+        dual_bound: Option<f64>,
+        lmo_calls: u32,
+    ) -> Result<Self> {
+        if let Some(d) = dual_bound {
+            check_positive("dual_bound", d)?;
+        }
+        if horizon == 0 {
+            return Err(CoreError::invalid("horizon", ">= 1", horizon));
+        }
+        check_positive("loss_bound", loss_bound)?;
+        if lmo_calls == 0 {
+            return Err(CoreError::invalid("lmo_calls", ">= 1", lmo_calls));
+        }
+        let n = domain.dim();
+        let range = match (regularizer, domain) {
+            (Regularizer::NegativeEntropy, Domain::Simplex(_)) => (n as f64).ln(),
+            (Regularizer::NegativeEntropy, other) => {
+                return Err(CoreError::InvalidArgument {
+                    name: "regularizer",
+                    allowed: "'entropy' only on the Simplex (use 'euclidean' elsewhere)",
+                    value: other.kind().to_string(),
+                });
+            }
+            (Regularizer::Euclidean, Domain::L2Ball(_)) => {
+                let r = domain.diameter() / 2.0;
+                0.5 * r * r
+            }
+            (Regularizer::Euclidean, Domain::Simplex(_)) => 0.5 - 0.5 / n as f64,
+            (Regularizer::Euclidean, Domain::Box(_)) => {
+                let (lower, upper) = box_corners(domain);
+                lower
+                    .iter()
+                    .zip(&upper)
+                    .map(|(&l, &u)| {
+                        let far = l.abs().max(u.abs());
+                        let near = if l > 0.0 {
+                            l
+                        } else if u < 0.0 {
+                            -u
+                        } else {
+                            0.0
+                        };
+                        0.5 * (far * far - near * near)
+                    })
+                    .sum()
+            }
+            (Regularizer::Euclidean, _) => {
+                let c = l2_norm(domain.interior_point()) + domain.diameter();
+                0.5 * c * c
+            }
+            (Regularizer::None, _) => 0.0,
+        };
+        let dual_clip = dual_bound.is_some_and(|d| d < loss_bound);
+        let dual_bound = dual_bound.map_or(loss_bound, |d| d.min(loss_bound));
+        let tf = horizon as f64;
+        let (eta, eta_default) = match learning_rate {
+            Some(eta) => {
+                check_positive("learning_rate", eta)?;
+                (eta, false)
+            }
+            None => (
+                (range.max(f64::MIN_POSITIVE) / tf).sqrt() / dual_bound,
+                true,
+            ),
+        };
+        let params = DpFtrlParams {
+            horizon,
+            dim: n,
+            regularizer,
+            loss_bound,
+            norm,
+            regularizer_range: range,
+            dual_bound,
+            dual_clip,
+            eta,
+            eta_default,
+            lmo_calls,
+        };
+        let derived = [
+            ("regularizer range", range),
+            ("eta", eta),
+            ("eta * horizon * loss_bound", eta * tf * loss_bound * 1e6),
+        ];
+        match derived.iter().find(|(_, v)| !(v.is_finite() && *v >= 0.0)) {
+            None if eta > 0.0 => Ok(params),
+            None => Err(CoreError::invalid("learning_rate", "> 0", eta)),
+            Some((what, v)) => Err(CoreError::InvalidArgument {
+                name: "loss_bound/learning_rate/horizon",
+                allowed: "values whose derived constants are finite",
+                value: format!("{what} = {v}"),
+            }),
+        }
+    }
+
+    /// The non-private FTRL regret bound `D_R/η + η T G_*²` (Shalev-Shwartz 2012, Theorem 2.11, for a
+    /// regulariser 1-strongly convex in the norm dual to `G_*`: entropy in L1 on the simplex (Pinsker),
+    /// `½‖x‖²` in L2). 0 without a regulariser (FTPL's bound depends on the perturbation).
+    pub fn ftrl_bound(&self) -> f64 {
+        if self.regularizer == Regularizer::None {
+            return 0.0;
+        }
+        self.regularizer_range / self.eta
+            + self.eta * self.horizon as f64 * self.dual_bound * self.dual_bound
+    }
+}
+
+/// `(lmo(1), lmo(−1))` of a box: its lower and upper corners.
+fn box_corners(domain: &Domain) -> (Vec<f64>, Vec<f64>) {
+    let n = domain.dim();
+    let mut d = domain.clone();
+    let (mut lower, mut upper) = (vec![0.0; n], vec![0.0; n]);
+    d.lmo(&vec![1.0; n], &mut lower);
+    d.lmo(&vec![-1.0; n], &mut upper);
+    (lower, upper)
+}
+
+/// The DP-FTRL learner (see the module docs).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct DpFtrl {
+    params: DpFtrlParams,
+    domain: Domain,
+    tree: TreeAggregator,
+    step: Step,
+    /// `L̃_t` after the last push (`L̃_0` at the start).
+    release: Vec<f64>,
+    /// The action `x_{t+1}` for the next round.
+    x: Vec<f64>,
+    /// Scratch: the clipped loss vector of the current round.
+    row: Vec<f64>,
+    t: u64,
+    pending: bool,
+    strict: bool,
+    clipped: u64,
+}
+
+impl DpFtrl {
+    /// A learner over `domain` with constants `params` and per-node tree noise `noise` (scale 0 = non-private
+    /// FTRL on the same code path). The tree's noise comes from stream 1 of `seed` (the OS with `secure`).
+    ///
+    /// Errors: [`CoreError::Shape`] if `params` were made for another dimension; [`CoreError::InvalidArgument`]
+    /// for a noise scale so large that sums could overflow; entropy failures.
+    pub fn new(
+        domain: Domain,
+        params: DpFtrlParams,
+        noise: NoiseDistribution,
+        seed: Seed,
+        secure: bool,
+        strict: bool,
+    ) -> Result<Self> {
+        let n = domain.dim();
+        if params.dim != n {
+            return Err(CoreError::Shape {
+                name: "params",
+                expected: format!("parameters for a domain of dimension {n}"),
+                got: format!("dimension {}", params.dim),
+            });
+        }
+        if !(noise.scale() * params.eta * 1e6).is_finite() {
+            return Err(CoreError::invalid(
+                "scale",
+                "small enough that eta times the tree's noise sums stays finite",
+                noise.scale(),
+            ));
+        }
+        let tree = TreeAggregator::new(
+            n,
+            params.horizon,
+            noise,
+            true,
+            Generator::for_stream(&seed, 1, secure)?,
+        )?;
+        let release = tree.initial().to_vec();
+        let step = match (params.regularizer, &domain) {
+            (Regularizer::None, _) => Step::Lmo,
+            (Regularizer::NegativeEntropy, _) => Step::Softmax,
+            (Regularizer::Euclidean, Domain::L2Ball(_)) => Step::Ball {
+                radius: domain.diameter() / 2.0,
+            },
+            (Regularizer::Euclidean, Domain::Box(_)) => {
+                let (lower, upper) = box_corners(&domain);
+                Step::Box { lower, upper }
+            }
+            (Regularizer::Euclidean, Domain::Simplex(_)) => Step::SimplexProjection {
+                sorted: crate::alloc::zeros("projection scratch", n)?,
+            },
+            (Regularizer::Euclidean, _) => {
+                let target: Vec<f64> = release.iter().map(|s| -params.eta * s).collect();
+                Step::FrankWolfe {
+                    fw: Box::new(FrankWolfe::new(domain.interior_point(), &target, false)?),
+                    calls: params.lmo_calls,
+                }
+            }
+        };
+        let mut learner = DpFtrl {
+            x: crate::alloc::zeros("action", n)?,
+            row: crate::alloc::zeros("loss vector", n)?,
+            params,
+            domain,
+            tree,
+            step,
+            release,
+            t: 0,
+            pending: false,
+            strict,
+            clipped: 0,
+        };
+        learner.update_action();
+        Ok(learner)
+    }
+
+    /// The constants.
+    pub fn params(&self) -> &DpFtrlParams {
+        &self.params
+    }
+
+    /// The domain.
+    pub fn domain(&self) -> &Domain {
+        &self.domain
+    }
+
+    /// The tree's noise distribution.
+    pub fn noise(&self) -> NoiseDistribution {
+        self.tree.noise()
+    }
+
+    /// Noise draws per coordinate in every release `L̃_t` (`max(1, ⌈log₂T⌉)`).
+    pub fn release_draws(&self) -> u32 {
+        padded_draws(self.params.horizon)
+    }
+
+    /// Name of the argmin method (`"softmax"`, `"ball projection"`, ..., `"frank-wolfe"`).
+    pub fn method(&self) -> &'static str {
+        self.step.name()
+    }
+
+    /// Rounds completed.
+    pub fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// Loss vectors clipped so far.
+    pub fn clipped(&self) -> u64 {
+        self.clipped
+    }
+
+    /// The latest private prefix sum `L̃_t` (a release of the tree; `L̃_0` before any data).
+    pub fn noisy_cumulative_loss(&self) -> &[f64] {
+        &self.release
+    }
+
+    /// The action for the next round (`x_{t+1}`), without marking it as asked.
+    pub fn action(&self) -> &[f64] {
+        &self.x
+    }
+
+    /// The action `x_t` to play this round. Asking again before `tell` returns the same point.
+    ///
+    /// Errors: [`CoreError::HorizonExhausted`] after `T` rounds.
+    pub fn ask(&mut self) -> Result<&[f64]> {
+        if self.t >= self.params.horizon {
+            return Err(CoreError::HorizonExhausted {
+                what: "DPFTRL",
+                horizon: self.params.horizon,
+            });
+        }
+        self.pending = true;
+        Ok(&self.x)
+    }
+
+    /// Report the loss vector `ℓ_t` of this round (full information; any gradient of a convex loss at `x_t`
+    /// may be passed: the linearisation of Jain-Kothari-Thakurta).
+    ///
+    /// Errors (state unchanged): [`CoreError::Protocol`] without a preceding `ask`; [`CoreError::Shape`];
+    /// [`CoreError::NonFinite`]; with `strict`, [`CoreError::InvalidArgument`] for `‖ℓ‖ > G`.
+    pub fn tell(&mut self, loss: &[f64]) -> Result<()> {
+        if !self.pending {
+            return Err(CoreError::Protocol(
+                "tell() must follow ask(): one loss vector per asked point".into(),
+            ));
+        }
+        crate::error::check_len("loss", loss, self.params.dim)?;
+        check_finite("loss", loss)?;
+        if self.strict && self.params.norm.of(loss) > self.params.loss_bound {
+            return Err(CoreError::invalid(
+                "loss",
+                "a vector with norm <= loss_bound (strict=True)",
+                self.params.norm.of(loss),
+            ));
+        }
+        if self.strict && self.params.dual_clip && self.dual_norm(loss) > self.params.dual_bound {
+            return Err(CoreError::invalid(
+                "loss",
+                "a vector with dual norm <= dual_bound (strict=True)",
+                self.dual_norm(loss),
+            ));
+        }
+        self.row.copy_from_slice(loss);
+        self.absorb_row()?;
+        self.pending = false;
+        Ok(())
+    }
+
+    /// `‖v‖_∞` for entropy, `‖v‖₂` otherwise.
+    fn dual_norm(&self, v: &[f64]) -> f64 {
+        match self.params.regularizer {
+            Regularizer::NegativeEntropy => v.iter().fold(0.0f64, |m, x| m.max(x.abs())),
+            _ => l2_norm(v),
+        }
+    }
+
+    /// Clip `self.row` to the declared bounds, push it into the tree and compute the next action.
+    #[inline]
+    fn absorb_row(&mut self) -> Result<()> {
+        let mut changed = false;
+        if self.params.dual_clip {
+            let d = self.params.dual_bound;
+            if self.params.regularizer == Regularizer::NegativeEntropy {
+                for v in self.row.iter_mut() {
+                    if v.abs() > d {
+                        *v = v.clamp(-d, d);
+                        changed = true;
+                    }
+                }
+            } else {
+                let n2 = l2_norm(&self.row);
+                if n2 > d {
+                    let scale = d / n2;
+                    self.row.iter_mut().for_each(|v| *v *= scale);
+                    changed = true;
+                }
+            }
+        }
+        let norm = self.params.norm.of(&self.row);
+        let bound = self.params.loss_bound;
+        if norm > bound {
+            changed = true;
+            let scale = bound / norm;
+            self.row.iter_mut().for_each(|v| *v *= scale);
+        }
+        if changed {
+            self.clipped += 1;
+        }
+        self.tree.push(&self.row, &mut self.release)?;
+        self.t += 1;
+        if self.t < self.params.horizon {
+            self.update_action();
+        }
+        Ok(())
+    }
+
+    /// `x = argmin η⟨x, L̃⟩ + R(x)` for the current release.
+    fn update_action(&mut self) {
+        let eta = self.params.eta;
+        let x = &mut self.x;
+        let release = &self.release;
+        match &mut self.step {
+            Step::Softmax => {
+                let m = release.iter().fold(f64::INFINITY, |m, &s| m.min(s));
+                for (xi, &s) in x.iter_mut().zip(release) {
+                    *xi = (-eta * (s - m)).exp();
+                }
+                let total = crate::vecops::sum(x);
+                x.iter_mut().for_each(|v| *v /= total);
+            }
+            Step::Ball { radius } => {
+                for (xi, &s) in x.iter_mut().zip(release) {
+                    *xi = -eta * s;
+                }
+                let norm = l2_norm(x);
+                if norm > *radius {
+                    let scale = *radius / norm;
+                    x.iter_mut().for_each(|v| *v *= scale);
+                }
+            }
+            Step::Box { lower, upper } => {
+                for (((xi, &s), &l), &u) in x.iter_mut().zip(release).zip(&*lower).zip(&*upper) {
+                    *xi = (-eta * s).clamp(l, u);
+                }
+            }
+            Step::SimplexProjection { sorted } => {
+                for (xi, &s) in x.iter_mut().zip(release) {
+                    *xi = -eta * s;
+                }
+                let theta = simplex_threshold(x, sorted);
+                x.iter_mut().for_each(|v| *v = (*v - theta).max(0.0));
+            }
+            Step::FrankWolfe { fw, calls } => {
+                for (v, &s) in fw.target_mut().iter_mut().zip(release) {
+                    *v = -eta * s;
+                }
+                for _ in 0..*calls {
+                    fw.step(&mut self.domain);
+                }
+                x.copy_from_slice(fw.x());
+            }
+            Step::Lmo => self.domain.lmo(release, x),
+        }
+    }
+
+    /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
+    ///
+    /// Errors: [`CoreError::Protocol`] if a point is pending; [`CoreError::Shape`] for a family of another
+    /// dimension; [`CoreError::InvalidArgument`] for a portfolio family on a domain other than the simplex;
+    /// [`CoreError::HorizonExhausted`] if `rounds` exceeds the remaining horizon.
+    pub fn check_run(&self, family: &LossFamily, rounds: u64) -> Result<()> {
+        if self.pending {
+            return Err(CoreError::Protocol(
+                "run() cannot start while an asked point awaits tell()".into(),
+            ));
+        }
+        if family.dim() != self.params.dim {
+            return Err(CoreError::Shape {
+                name: "losses",
+                expected: format!("dimension {}", self.params.dim),
+                got: format!("dimension {}", family.dim()),
+            });
+        }
+        if family.kind() == LossKind::PortfolioLogLoss && !matches!(self.domain, Domain::Simplex(_))
+        {
+            return Err(CoreError::invalid(
+                "losses",
+                "a linear family (portfolio losses need the Simplex)",
+                self.domain.kind(),
+            ));
+        }
+        let limit = self.params.horizon.min(family.horizon());
+        if self.t.checked_add(rounds).is_none_or(|end| end > limit) {
+            return Err(CoreError::HorizonExhausted {
+                what: "DPFTRL",
+                horizon: limit,
+            });
+        }
+        Ok(())
+    }
+
+    /// Play `rounds` rounds of `family` natively. Linear rows are the loss vectors; portfolio rows `r_t` give
+    /// the loss `−ln⟨r_t, x_t⟩` and the loss vector `−r_t/⟨r_t, x_t⟩` (its gradient). Records the cumulative
+    /// loss since the start of this call after each absolute round in `checkpoints`.
+    ///
+    /// Same seed ⇒ the same actions as the equivalent `ask`/`tell` loop.
+    ///
+    /// Errors (state unchanged): as [`DpFtrl::check_run`]; [`CoreError::Shape`] /
+    /// [`CoreError::InvalidArgument`] for bad checkpoints.
+    pub fn run(
+        &mut self,
+        family: &LossFamily,
+        rounds: u64,
+        checkpoints: &[u64],
+        cumulative: &mut [f64],
+    ) -> Result<RunSummary> {
+        self.check_run(family, rounds)?;
+        check_len_pair(checkpoints, cumulative)?;
+        let (start, end) = (self.t, self.t + rounds);
+        check_checkpoints(checkpoints, end)?;
+        let clipped_before = self.clipped;
+        let portfolio = family.kind() == LossKind::PortfolioLogLoss;
+        let mut total = 0.0;
+        let mut next = checkpoints.partition_point(|&c| c <= start);
+        cumulative[..next].fill(0.0);
+        while self.t < end {
+            let row = family.row(family.row_index(self.t));
+            let dot = crate::vecops::dot(row, &self.x);
+            if portfolio {
+                // r > 0 and x in the simplex, so ⟨r, x⟩ > 0.
+                total -= dot.ln();
+                let inv = -1.0 / dot;
+                for (g, &r) in self.row.iter_mut().zip(row) {
+                    *g = inv * r;
+                }
+            } else {
+                total += dot;
+                self.row.copy_from_slice(row);
+            }
+            self.absorb_row()?;
+            while next < checkpoints.len() && checkpoints[next] == self.t {
+                cumulative[next] = total;
+                next += 1;
+            }
+        }
+        Ok(RunSummary {
+            rounds,
+            total_loss: total,
+            clipped: self.clipped - clipped_before,
+        })
+    }
+
+    /// Serialize the learner (format-versioned). Contains unreleased sums: as sensitive as the data.
+    ///
+    /// Errors: [`CoreError::State`] (not expected).
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        to_state_bytes(self)
+    }
+
+    /// Restore a learner from [`DpFtrl::to_bytes`]; it continues bit-identically.
+    ///
+    /// Errors: [`CoreError::State`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let learner: Self = from_state_bytes(bytes)?;
+        let n = learner.params.dim;
+        let consistent = learner.x.len() == n
+            && learner.row.len() == n
+            && learner.release.len() == n
+            && learner.domain.dim() == n
+            && learner.tree.dim() == n
+            && learner.tree.horizon() == learner.params.horizon
+            && learner.t == learner.tree.t()
+            && learner.step.fits(n);
+        if !consistent {
+            return Err(CoreError::State("DPFTRL state is inconsistent".into()));
+        }
+        Ok(learner)
+    }
+}
+
+/// The threshold `θ` of the Euclidean projection of `v` onto the simplex, `Π(v) = max(v − θ, 0)`.
+///
+/// Sort `v` in decreasing order `u`; `ρ = max{j : u_j − (Σ_{i≤j} u_i − 1)/j > 0}`; `θ = (Σ_{i≤ρ} u_i − 1)/ρ`
+/// (Held, Wolfe & Crowder 1974; Duchi, Shalev-Shwartz, Singer & Chandra 2008, Figure 1). `sorted` is
+/// scratch of the same length.
+fn simplex_threshold(v: &[f64], sorted: &mut [f64]) -> f64 {
+    sorted.copy_from_slice(v);
+    sorted.sort_unstable_by(|a, b| b.total_cmp(a));
+    let (mut cum, mut theta) = (0.0, sorted[0] - 1.0);
+    for (j, &u) in sorted.iter().enumerate() {
+        cum += u;
+        let candidate = (cum - 1.0) / (j + 1) as f64;
+        if u - candidate > 0.0 {
+            theta = candidate;
+        }
+    }
+    theta
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::domains::{L2Ball, Simplex, UniformMatroid};
+
+    fn simplex(n: usize) -> Domain {
+        Domain::Simplex(Simplex::new(n).unwrap())
+    }
+
+    fn learner(domain: Domain, reg: Regularizer, scale: f64, seed: u64) -> DpFtrl {
+        let params =
+            DpFtrlParams::new(&domain, 300, 2.0, LossNorm::L1, reg, None, None, 4).unwrap();
+        DpFtrl::new(
+            domain,
+            params,
+            NoiseDistribution::Laplace { scale },
+            [seed, 1, 2, 3],
+            false,
+            false,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn simplex_projection_matches_brute_force() {
+        let v = [0.3, -0.2, 1.4, 0.9, 0.0];
+        let mut scratch = [0.0; 5];
+        let theta = simplex_threshold(&v, &mut scratch);
+        let x: Vec<f64> = v.iter().map(|a| (a - theta).max(0.0)).collect();
+        assert!((x.iter().sum::<f64>() - 1.0).abs() < 1e-15);
+        // KKT: x_i > 0 ⇒ v_i − x_i = θ; x_i = 0 ⇒ v_i <= θ.
+        for (a, b) in v.iter().zip(&x) {
+            if *b > 0.0 {
+                assert!((a - b - theta).abs() < 1e-15);
+            } else {
+                assert!(*a <= theta);
+            }
+        }
+    }
+
+    #[test]
+    fn softmax_never_overflows_and_actions_are_feasible() {
+        let mut l = learner(simplex(4), Regularizer::NegativeEntropy, 1e6, 3);
+        for t in 0..300 {
+            let x = l.ask().unwrap().to_vec();
+            assert!(simplex(4).contains(&x, 1e-12), "t={t} {x:?}");
+            l.tell(&[1.0, 0.0, -1.0, 0.0]).unwrap();
+        }
+        assert!(l.ask().is_err());
+    }
+
+    #[test]
+    fn every_domain_and_regulariser_gives_feasible_actions() {
+        let domains = [
+            simplex(5),
+            Domain::L2Ball(L2Ball::new(5, 2.0).unwrap()),
+            Domain::UniformMatroid(UniformMatroid::new(5, 2, true).unwrap()),
+        ];
+        for d in domains {
+            let mut l = learner(d.clone(), Regularizer::Euclidean, 0.5, 1);
+            for t in 0..300 {
+                let x = l.ask().unwrap().to_vec();
+                assert!(d.contains(&x, 1e-9), "{} t={t} {x:?}", d.kind());
+                let loss: Vec<f64> = (0..5).map(|i| ((i * 7 + t) % 5) as f64 - 2.0).collect();
+                l.tell(&loss).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn a_declared_dual_bound_clips_coordinates_and_sets_eta() {
+        let d = simplex(4);
+        let p = DpFtrlParams::new(
+            &d,
+            100,
+            4.0,
+            LossNorm::L1,
+            Regularizer::NegativeEntropy,
+            None,
+            Some(1.0),
+            4,
+        )
+        .unwrap();
+        assert!(p.dual_clip && p.dual_bound == 1.0);
+        assert!((p.eta - (4f64.ln() / 100.0).sqrt()).abs() < 1e-15);
+        let mut l = DpFtrl::new(
+            d,
+            p,
+            NoiseDistribution::Laplace { scale: 0.0 },
+            [0; 4],
+            false,
+            false,
+        )
+        .unwrap();
+        l.ask().unwrap();
+        l.tell(&[3.0, -0.5, 0.2, 0.0]).unwrap();
+        assert_eq!(l.noisy_cumulative_loss(), &[1.0, -0.5, 0.2, 0.0]);
+        assert_eq!(l.clipped(), 1);
+    }
+
+    #[test]
+    fn follow_the_perturbed_leader_plays_vertices() {
+        let d = Domain::UniformMatroid(UniformMatroid::new(5, 2, true).unwrap());
+        let mut l = learner(d.clone(), Regularizer::None, 0.5, 2);
+        assert_eq!(l.method(), "lmo");
+        for t in 0..300 {
+            let x = l.ask().unwrap().to_vec();
+            assert!(d.contains(&x, 0.0), "t={t} {x:?}");
+            assert_eq!(x.iter().filter(|&&v| v == 1.0).count(), 2);
+            l.tell(&[0.1, 0.2, 0.0, 0.3, 0.4]).unwrap();
+        }
+    }
+
+    #[test]
+    fn errors_leave_state_alone_and_restore_is_bit_identical() {
+        let mut l = learner(simplex(3), Regularizer::NegativeEntropy, 1.0, 5);
+        assert!(matches!(l.tell(&[0.0; 3]), Err(CoreError::Protocol(_))));
+        l.ask().unwrap();
+        let before = l.to_bytes().unwrap();
+        assert!(l.tell(&[0.0, f64::NAN, 0.0]).is_err());
+        assert!(l.tell(&[0.0; 2]).is_err());
+        assert_eq!(l.to_bytes().unwrap(), before);
+        l.tell(&[0.5, 0.1, 0.0]).unwrap();
+        let mut m = DpFtrl::from_bytes(&l.to_bytes().unwrap()).unwrap();
+        for _ in 0..100 {
+            assert_eq!(l.ask().unwrap(), m.ask().unwrap());
+            l.tell(&[0.2, 0.9, 0.4]).unwrap();
+            m.tell(&[0.2, 0.9, 0.4]).unwrap();
+        }
+    }
+}

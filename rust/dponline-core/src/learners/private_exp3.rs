@@ -1,0 +1,682 @@
+//! PrivateEXP3: EXP3 with uniform exploration fed with Laplace-noised bandit feedback.
+//!
+//! Source: Agarwal & Singh, "The Price of Differential Privacy for Online Learning" (ICML 2017),
+//! Algorithm 4 (the private reduction: release `f̂_t = f_t + Lap(B/ε)`, one release per round) around
+//! Algorithm 5 (EXP3 with uniform exploration γ, Bubeck & Cesa-Bianchi 2012 §3), Theorem 4.1.
+//!
+//! Per round: `p_t = (1 − γ)·softmax(−η L̂_{t−1}) + γ/K`; draw `I_t ~ p_t`; observe `f_t = ℓ_t(I_t)` clipped to
+//! `[0, B]`; release `f̂_t = f_t + Z_t`, `Z_t ~ Lap(λ)`; update only the played arm,
+//! `L̂(I_t) += f̂_t / p_t(I_t)`.
+//!
+//! **Privacy** (their Lemma 4.2): replacing one round's loss vector changes only that round's clipped
+//! feedback, by at most `B`, so each `f̂_t` is an ε-DP Laplace mechanism with `λ = B/ε`; every other release
+//! depends on the data only through the earlier `f̂_s` and the learner's own randomness (independent of the
+//! data), so the whole sequence of arms is ε-DP (adaptive parallel composition, post-processing).
+//!
+//! **Parameters** (Theorem 4.1's tuning to the high-probability noise range): on the event that every
+//! `|Z_t| ≤ λ ln(T/β)` with `β = 1/T` (probability `≥ 1 − 1/T`), `|f̂_t| ≤ B' = B + 2λ ln T`. The Hedge bound
+//! `ln K/η + η Σ_t ⟨q_t, ℓ̂_t²⟩` needs `η ℓ̂_t(i) ≥ −1`, i.e. `γ ≥ η K B'`; with `γ = η K B'` the regret is at
+//! most `ln K/η + η T K B'²/(1 − γ) + γ B T + B` (the last term: the failure event). Minimising the leading
+//! terms gives `η = sqrt(ln K / (T K B'(B' + B)))`, `γ = η K B'`; if that `γ` exceeds ½, `γ = ½` and
+//! `η = γ/(K B')`. With `λ = 0` (non-private) this is EXP3 with mixing on `[0, B]` losses.
+//!
+//! **Numerics**: the weights are kept in log-domain (`w_i = −η L̂_i`); a sum tree over `exp(w_i − M)` gives
+//! `O(log K)` sampling and `O(log K)` update of the played arm. When the tree's values drift out of
+//! `[1e-100, 1e100]` the reference `M` is reset to `max w` and the tree rebuilt (`O(K)`, rare: one round moves
+//! `w` by at most about `η B'K/γ ≈ 1` on the event).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{CoreError, Result, check_positive};
+use crate::losses::{LossFamily, LossKind, check_checkpoints};
+use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
+use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
+
+use super::{RunSummary, check_len_pair};
+
+const REBUILD_HIGH: f64 = 1e100;
+const REBUILD_LOW: f64 = 1e-100;
+
+/// The constants of Algorithm 5 for `K` arms, horizon `T`, loss bound `B` and Laplace scale `λ`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Exp3Params {
+    /// Number of arms `K`.
+    pub arms: usize,
+    /// Horizon `T`.
+    pub horizon: u64,
+    /// Loss bound `B` (feedback clipped to `[0, B]`).
+    pub loss_bound: f64,
+    /// Laplace scale `λ` of the released feedback (0 = non-private).
+    pub noise_scale: f64,
+    /// `B' = B + 2λ ln T`: the range of the noisy feedback on the high-probability event.
+    pub noisy_range: f64,
+    /// Step size `η`.
+    pub eta: f64,
+    /// Uniform exploration `γ`.
+    pub gamma: f64,
+}
+
+impl Exp3Params {
+    /// The tuning described in the module docs.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for `K < 2`, `T < 1`, a non-positive `B`, a negative or
+    /// non-finite `λ`, or derived constants that are not finite and positive.
+    pub fn new(arms: usize, horizon: u64, loss_bound: f64, noise_scale: f64) -> Result<Self> {
+        if arms < 2 {
+            return Err(CoreError::invalid("arms", ">= 2", arms));
+        }
+        if horizon == 0 {
+            return Err(CoreError::invalid("horizon", ">= 1", horizon));
+        }
+        check_positive("loss_bound", loss_bound)?;
+        crate::error::check_nonnegative("noise scale", noise_scale)?;
+        let (k, tf, b) = (arms as f64, horizon as f64, loss_bound);
+        let range = b + 2.0 * noise_scale * tf.ln();
+        let mut eta = (k.ln() / (tf * k * range * (range + b))).sqrt();
+        let mut gamma = eta * k * range;
+        if gamma > 0.5 {
+            gamma = 0.5;
+            eta = gamma / (k * range);
+        }
+        let p = Exp3Params {
+            arms,
+            horizon,
+            loss_bound,
+            noise_scale,
+            noisy_range: range,
+            eta,
+            gamma,
+        };
+        let derived = [
+            ("eta", eta),
+            ("gamma", gamma),
+            ("noisy range", range * k * tf),
+        ];
+        match derived.iter().find(|(_, v)| !(v.is_finite() && *v > 0.0)) {
+            None => Ok(p),
+            Some((what, v)) => Err(CoreError::InvalidArgument {
+                name: "arms/horizon/loss_bound/epsilon",
+                allowed: "values whose derived constants are finite and > 0",
+                value: format!("{what} = {v}"),
+            }),
+        }
+    }
+
+    /// The expected-regret bound of the module docs: `ln K/η + η T K B'²/(1 − γ) + γ B T + B`.
+    pub fn regret_bound(&self) -> f64 {
+        let (k, tf, b, r) = (
+            self.arms as f64,
+            self.horizon as f64,
+            self.loss_bound,
+            self.noisy_range,
+        );
+        k.ln() / self.eta + self.eta * tf * k * r * r / (1.0 - self.gamma) + self.gamma * b * tf + b
+    }
+}
+
+/// A bandit environment with Bernoulli losses: arm `i` has loss 1 with probability `means[i]`, else 0,
+/// independently across rounds and arms. Counter-based (round `t`, arm `i` ↦ a hash of `(seed, t, i)`), so
+/// any round is O(1) to reach and the environment is stateless.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BernoulliArms {
+    means: Vec<f64>,
+    horizon: u64,
+    seed: u64,
+}
+
+#[inline]
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl BernoulliArms {
+    /// Arms with loss means `means` (each in `[0, 1]`), for `horizon` rounds.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for fewer than 2 arms, a mean outside `[0, 1]`, `horizon == 0`.
+    pub fn new(means: Vec<f64>, horizon: u64, seed: u64) -> Result<Self> {
+        if means.len() < 2 {
+            return Err(CoreError::invalid("means", "at least 2 arms", means.len()));
+        }
+        if let Some(m) = means.iter().find(|m| !(0.0..=1.0).contains(*m)) {
+            return Err(CoreError::invalid("means", "in [0, 1]", m));
+        }
+        if horizon == 0 {
+            return Err(CoreError::invalid("horizon", ">= 1", horizon));
+        }
+        Ok(BernoulliArms {
+            means,
+            horizon,
+            seed,
+        })
+    }
+
+    /// Loss means.
+    pub fn means(&self) -> &[f64] {
+        &self.means
+    }
+
+    /// Number of rounds.
+    pub fn horizon(&self) -> u64 {
+        self.horizon
+    }
+
+    /// Seed of the environment.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The loss of `arm` at round `t` (0-based): 1 with probability `means[arm]`.
+    #[inline]
+    pub fn loss(&self, t: u64, arm: usize) -> f64 {
+        let h = mix64(mix64(mix64(self.seed ^ 0x243F_6A88_85A3_08D3).wrapping_add(t)) ^ arm as u64);
+        let u = (h >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+        if u < self.means[arm] { 1.0 } else { 0.0 }
+    }
+}
+
+/// What a native bandit run plays against: a table of loss vectors (the played arm's loss is `row[arm]`) or
+/// Bernoulli arms.
+#[derive(Debug, Clone, Copy)]
+pub enum ArmLosses<'a> {
+    /// A linear [`LossFamily`] of dimension `K`: round `t`'s loss of arm `i` is entry `i` of its row.
+    Table(&'a LossFamily),
+    /// [`BernoulliArms`].
+    Bernoulli(&'a BernoulliArms),
+}
+
+impl ArmLosses<'_> {
+    fn arms(&self) -> usize {
+        match self {
+            ArmLosses::Table(f) => f.dim(),
+            ArmLosses::Bernoulli(b) => b.means.len(),
+        }
+    }
+
+    fn horizon(&self) -> u64 {
+        match self {
+            ArmLosses::Table(f) => f.horizon(),
+            ArmLosses::Bernoulli(b) => b.horizon,
+        }
+    }
+
+    #[inline]
+    fn loss(&self, t: u64, arm: usize) -> f64 {
+        match self {
+            ArmLosses::Table(f) => f.row(f.row_index(t))[arm],
+            ArmLosses::Bernoulli(b) => b.loss(t, arm),
+        }
+    }
+}
+
+/// A sum tree over `K` non-negative values: `O(log K)` update and proportional sampling.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct SumTree {
+    /// Leaves start at `leaves` (a power of two); node `i` has children `2i`, `2i+1`; `nodes[1]` is the total.
+    leaves: usize,
+    nodes: Vec<f64>,
+}
+
+impl SumTree {
+    fn new(k: usize) -> Result<Self> {
+        let leaves = k.checked_next_power_of_two().ok_or(CoreError::invalid(
+            "arms",
+            "fewer than 2^63",
+            k,
+        ))?;
+        let len = crate::alloc::checked_len("sum tree over the arms", leaves, 2)?;
+        Ok(SumTree {
+            leaves,
+            nodes: crate::alloc::zeros("sum tree over the arms", len)?,
+        })
+    }
+
+    #[inline]
+    fn total(&self) -> f64 {
+        self.nodes[1]
+    }
+
+    #[inline]
+    fn leaf(&self, i: usize) -> f64 {
+        self.nodes[self.leaves + i]
+    }
+
+    #[inline]
+    fn set(&mut self, i: usize, value: f64) {
+        let mut p = self.leaves + i;
+        self.nodes[p] = value;
+        while p > 1 {
+            p >>= 1;
+            self.nodes[p] = self.nodes[2 * p] + self.nodes[2 * p + 1];
+        }
+    }
+
+    /// Set every leaf from `values` and recompute all sums (`O(K)`).
+    fn rebuild(&mut self, values: impl Iterator<Item = f64>) {
+        let leaves = self.leaves;
+        for (slot, v) in self.nodes[leaves..].iter_mut().zip(values) {
+            *slot = v;
+        }
+        for p in (1..leaves).rev() {
+            self.nodes[p] = self.nodes[2 * p] + self.nodes[2 * p + 1];
+        }
+    }
+
+    /// The leaf where the prefix sums cross `target ∈ [0, total)`, never a leaf of value 0 while the total is
+    /// positive (a child of weight 0 is never entered).
+    #[inline]
+    fn find(&self, mut target: f64) -> usize {
+        let mut p = 1;
+        while p < self.leaves {
+            let left = self.nodes[2 * p];
+            let right = self.nodes[2 * p + 1];
+            if (target < left && left > 0.0) || right <= 0.0 {
+                p *= 2;
+            } else {
+                target -= left;
+                p = 2 * p + 1;
+            }
+        }
+        p - self.leaves
+    }
+}
+
+/// The scalar Laplace draw of one round, monomorphic in the sampler.
+struct ScalarDraw<'a> {
+    rng: &'a mut Generator,
+}
+
+impl WithSampler for ScalarDraw<'_> {
+    type Output = f64;
+    #[inline]
+    fn call<S: Sampler>(self, s: S) -> f64 {
+        crate::with_generator!(self.rng, g => s.sample(g))
+    }
+}
+
+fn scalar_noise() -> SumOf {
+    NoiseDistribution::Laplace { scale: 0.0 }.sum_of(1)
+}
+
+/// The PrivateEXP3 learner (see the module docs).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PrivateExp3 {
+    params: Exp3Params,
+    /// Log-weights `w_i = −η L̂_i`.
+    log_weights: Vec<f64>,
+    /// Reference `M` of the tree: leaf `i` holds `exp(w_i − M)`.
+    reference: f64,
+    tree: SumTree,
+    /// Draws the arms (stream 2).
+    rng: Generator,
+    /// Draws the Laplace noise of the releases (stream 1).
+    noise_rng: Generator,
+    #[serde(skip, default = "scalar_noise")]
+    noise: SumOf,
+    t: u64,
+    /// The asked arm and its probability, while a `tell` is pending.
+    pending: Option<(usize, f64)>,
+    strict: bool,
+    clipped: u64,
+    rebuilds: u64,
+    last_release: f64,
+}
+
+impl PrivateExp3 {
+    /// A learner with constants `params`: Laplace noise of scale `params.noise_scale` from stream 1 of `seed`,
+    /// arm draws from stream 2 (both OS-keyed when `secure`). With `strict`, feedback outside `[0, B]` is an
+    /// error instead of being clipped.
+    ///
+    /// Errors: [`CoreError::Allocation`] for a huge `K`; entropy failures.
+    pub fn new(params: Exp3Params, seed: Seed, secure: bool, strict: bool) -> Result<Self> {
+        let k = params.arms;
+        let mut tree = SumTree::new(k)?;
+        tree.rebuild(std::iter::repeat_n(1.0, k));
+        Ok(PrivateExp3 {
+            noise: NoiseDistribution::laplace(params.noise_scale)?.sum_of(1),
+            log_weights: crate::alloc::zeros("log-weights of the arms", k)?,
+            reference: 0.0,
+            tree,
+            rng: Generator::for_stream(&seed, 2, secure)?,
+            noise_rng: Generator::for_stream(&seed, 1, secure)?,
+            params,
+            t: 0,
+            pending: None,
+            strict,
+            clipped: 0,
+            rebuilds: 0,
+            last_release: 0.0,
+        })
+    }
+
+    /// The constants.
+    pub fn params(&self) -> &Exp3Params {
+        &self.params
+    }
+
+    /// Rounds completed.
+    pub fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// Feedback values clipped to `[0, B]` so far.
+    pub fn clipped(&self) -> u64 {
+        self.clipped
+    }
+
+    /// How many times the sum tree was rebuilt (renormalised).
+    pub fn rebuilds(&self) -> u64 {
+        self.rebuilds
+    }
+
+    /// The last released noisy feedback `f̂_t`.
+    pub fn last_release(&self) -> f64 {
+        self.last_release
+    }
+
+    /// Log-weights `w_i = −η L̂_i`.
+    pub fn log_weights(&self) -> &[f64] {
+        &self.log_weights
+    }
+
+    /// The sampling distribution `p_t` of the next round, written into `out` (length `K`), computed afresh
+    /// in log-domain: `(1 − γ)·exp(w_i − lse(w)) + γ/K`.
+    ///
+    /// Errors: [`CoreError::Shape`] for a wrong length.
+    pub fn probabilities(&self, out: &mut [f64]) -> Result<()> {
+        let k = self.params.arms;
+        if out.len() != k {
+            return Err(CoreError::Shape {
+                name: "out",
+                expected: format!("length {k}"),
+                got: format!("length {}", out.len()),
+            });
+        }
+        let m = self
+            .log_weights
+            .iter()
+            .fold(f64::NEG_INFINITY, |m, &w| m.max(w));
+        let mut total = 0.0;
+        for (o, &w) in out.iter_mut().zip(&self.log_weights) {
+            *o = (w - m).exp();
+            total += *o;
+        }
+        let (gamma, uniform) = (self.params.gamma, self.params.gamma / k as f64);
+        out.iter_mut()
+            .for_each(|o| *o = (1.0 - gamma) * *o / total + uniform);
+        Ok(())
+    }
+
+    /// The arm `I_t` to play this round (asking again before `tell` returns the same arm).
+    ///
+    /// Errors: [`CoreError::HorizonExhausted`] after `T` rounds.
+    pub fn ask(&mut self) -> Result<usize> {
+        if let Some((arm, _)) = self.pending {
+            return Ok(arm);
+        }
+        if self.t >= self.params.horizon {
+            return Err(CoreError::HorizonExhausted {
+                what: "PrivateEXP3",
+                horizon: self.params.horizon,
+            });
+        }
+        Ok(self.draw())
+    }
+
+    #[inline]
+    fn draw(&mut self) -> usize {
+        let k = self.params.arms;
+        let gamma = self.params.gamma;
+        let u = self.rng.open01();
+        // One uniform: u < γ explores (u/γ is uniform on (0,1)); otherwise (u − γ)/(1 − γ) is uniform and
+        // picks an arm of the exponential weights through the sum tree.
+        let arm = if u < gamma {
+            ((u / gamma * k as f64) as usize).min(k - 1)
+        } else {
+            let total = self.tree.total();
+            self.tree
+                .find((u - gamma) / (1.0 - gamma) * total)
+                .min(k - 1)
+        };
+        let prob = (1.0 - gamma) * self.tree.leaf(arm) / self.tree.total() + gamma / k as f64;
+        self.pending = Some((arm, prob));
+        arm
+    }
+
+    /// Report the loss `ℓ_t(I_t)` of the asked arm.
+    ///
+    /// Errors (state unchanged): [`CoreError::Protocol`] without a preceding `ask`; [`CoreError::NonFinite`];
+    /// with `strict`, [`CoreError::InvalidArgument`] for a loss outside `[0, B]`.
+    pub fn tell(&mut self, loss: f64) -> Result<()> {
+        let Some((arm, prob)) = self.pending else {
+            return Err(CoreError::Protocol(
+                "tell() must follow ask(): one loss per asked arm".into(),
+            ));
+        };
+        if !loss.is_finite() {
+            return Err(CoreError::NonFinite {
+                name: "loss",
+                index: 0,
+                value: loss,
+            });
+        }
+        if self.strict && !(0.0..=self.params.loss_bound).contains(&loss) {
+            return Err(CoreError::invalid(
+                "loss",
+                "within [0, loss_bound] (strict=True)",
+                loss,
+            ));
+        }
+        self.update(arm, prob, loss);
+        Ok(())
+    }
+
+    #[inline]
+    fn update(&mut self, arm: usize, prob: f64, loss: f64) {
+        let bound = self.params.loss_bound;
+        if !(0.0..=bound).contains(&loss) {
+            self.clipped += 1;
+        }
+        let released = loss.clamp(0.0, bound)
+            + self.noise.with_sampler(ScalarDraw {
+                rng: &mut self.noise_rng,
+            });
+        self.last_release = released;
+        let w = self.log_weights[arm] - self.params.eta * released / prob;
+        self.log_weights[arm] = w;
+        let value = (w - self.reference).exp();
+        self.tree.set(arm, value);
+        let total = self.tree.total();
+        if !(value <= REBUILD_HIGH && total >= REBUILD_LOW) {
+            self.rebuild();
+        }
+        self.pending = None;
+        self.t += 1;
+    }
+
+    /// Reset the reference to `max w` and rebuild the tree (`O(K)`).
+    fn rebuild(&mut self) {
+        let m = self
+            .log_weights
+            .iter()
+            .fold(f64::NEG_INFINITY, |m, &w| m.max(w));
+        self.reference = m;
+        self.tree
+            .rebuild(self.log_weights.iter().map(|&w| (w - m).exp()));
+        self.rebuilds += 1;
+    }
+
+    /// Check that `rounds` rounds of `env` can be played, without changing anything.
+    ///
+    /// Errors: [`CoreError::Protocol`] if an arm is pending; [`CoreError::Shape`] for another number of arms;
+    /// [`CoreError::InvalidArgument`] for a non-linear loss table; [`CoreError::HorizonExhausted`].
+    pub fn check_run(&self, env: ArmLosses<'_>, rounds: u64) -> Result<()> {
+        if self.pending.is_some() {
+            return Err(CoreError::Protocol(
+                "run() cannot start while an asked arm awaits tell()".into(),
+            ));
+        }
+        if let ArmLosses::Table(f) = env {
+            if f.kind() != LossKind::Linear {
+                return Err(CoreError::invalid(
+                    "losses",
+                    "a linear family of loss vectors (one entry per arm)",
+                    "a portfolio family",
+                ));
+            }
+        }
+        if env.arms() != self.params.arms {
+            return Err(CoreError::Shape {
+                name: "losses",
+                expected: format!("{} arms", self.params.arms),
+                got: format!("{} arms", env.arms()),
+            });
+        }
+        let limit = self.params.horizon.min(env.horizon());
+        if self.t.checked_add(rounds).is_none_or(|end| end > limit) {
+            return Err(CoreError::HorizonExhausted {
+                what: "PrivateEXP3",
+                horizon: limit,
+            });
+        }
+        Ok(())
+    }
+
+    /// Play `rounds` rounds against `env` natively; the cumulative (unclipped) loss of the played arms since
+    /// the start of this call is recorded after each absolute round in `checkpoints`.
+    ///
+    /// Same seed ⇒ the same arms as the equivalent `ask`/`tell` loop.
+    ///
+    /// Errors (state unchanged): as [`PrivateExp3::check_run`]; bad checkpoints.
+    pub fn run(
+        &mut self,
+        env: ArmLosses<'_>,
+        rounds: u64,
+        checkpoints: &[u64],
+        cumulative: &mut [f64],
+    ) -> Result<RunSummary> {
+        self.check_run(env, rounds)?;
+        check_len_pair(checkpoints, cumulative)?;
+        let (start, end) = (self.t, self.t + rounds);
+        check_checkpoints(checkpoints, end)?;
+        let clipped_before = self.clipped;
+        let mut total = 0.0;
+        let mut next = checkpoints.partition_point(|&c| c <= start);
+        cumulative[..next].fill(0.0);
+        while self.t < end {
+            let arm = self.draw();
+            let prob = self.pending.map_or(1.0, |(_, p)| p);
+            let loss = env.loss(self.t, arm);
+            total += loss;
+            self.update(arm, prob, loss);
+            while next < checkpoints.len() && checkpoints[next] == self.t {
+                cumulative[next] = total;
+                next += 1;
+            }
+        }
+        Ok(RunSummary {
+            rounds,
+            total_loss: total,
+            clipped: self.clipped - clipped_before,
+        })
+    }
+
+    /// Serialize the learner (format-versioned).
+    ///
+    /// Errors: [`CoreError::State`] (not expected).
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        to_state_bytes(self)
+    }
+
+    /// Restore from [`PrivateExp3::to_bytes`]; it continues bit-identically.
+    ///
+    /// Errors: [`CoreError::State`] for corrupt or inconsistent bytes.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let mut learner: Self = from_state_bytes(bytes)?;
+        let k = learner.params.arms;
+        let p = &learner.params;
+        let recomputed = Exp3Params::new(k, p.horizon, p.loss_bound, p.noise_scale)?;
+        let consistent = recomputed == learner.params
+            && learner.log_weights.len() == k
+            && learner.tree.leaves >= k
+            && learner.tree.nodes.len() == 2 * learner.tree.leaves
+            && learner.pending.is_none_or(|(arm, _)| arm < k);
+        if !consistent {
+            return Err(CoreError::State("PrivateEXP3 state is inconsistent".into()));
+        }
+        learner.noise = NoiseDistribution::laplace(learner.params.noise_scale)?.sum_of(1);
+        Ok(learner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_follow_the_tuning() {
+        let p = Exp3Params::new(10, 10_000, 1.0, 2.0).unwrap();
+        let r = 1.0 + 4.0 * 10_000f64.ln();
+        assert!((p.noisy_range - r).abs() < 1e-12);
+        let eta = (10f64.ln() / (1e4 * 10.0 * r * (r + 1.0))).sqrt();
+        let gamma = eta * 10.0 * r;
+        assert!(gamma <= 0.5);
+        assert!((p.eta - eta).abs() < 1e-15 && (p.gamma - gamma).abs() < 1e-15);
+        // Small horizon: γ capped at ½.
+        let q = Exp3Params::new(100, 10, 1.0, 1.0).unwrap();
+        assert_eq!(q.gamma, 0.5);
+        assert!((q.eta - 0.5 / (100.0 * q.noisy_range)).abs() < 1e-15);
+        assert!(Exp3Params::new(1, 10, 1.0, 0.0).is_err());
+    }
+
+    #[test]
+    fn probabilities_sum_to_one_and_match_the_tree() {
+        let p = Exp3Params::new(5, 1000, 1.0, 0.5).unwrap();
+        let mut l = PrivateExp3::new(p, [1, 2, 3, 4], false, false).unwrap();
+        let mut probs = vec![0.0; 5];
+        for t in 0..1000 {
+            l.probabilities(&mut probs).unwrap();
+            assert!((probs.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+            let arm = l.ask().unwrap();
+            let (_, prob) = l.pending.unwrap();
+            assert!(
+                (prob - probs[arm]).abs() < 1e-9 * probs[arm].max(1e-300),
+                "t={t}"
+            );
+            l.tell(if arm == 2 { 0.0 } else { 1.0 }).unwrap();
+        }
+    }
+
+    #[test]
+    fn sum_tree_never_picks_a_zero_leaf() {
+        let mut tree = SumTree::new(5).unwrap();
+        tree.rebuild([0.0, 1.0, 0.0, 0.0, 2.0].into_iter());
+        for i in 0..1000 {
+            let leaf = tree.find(3.0 * i as f64 / 1000.0);
+            assert!(leaf == 1 || leaf == 4);
+        }
+        assert_eq!(tree.find(3.0), 4);
+    }
+
+    #[test]
+    fn protocol_errors_leave_state_alone_and_restore_is_bit_identical() {
+        let p = Exp3Params::new(4, 500, 1.0, 1.0).unwrap();
+        let mut l = PrivateExp3::new(p, [9, 0, 0, 0], false, true).unwrap();
+        assert!(matches!(l.tell(0.0), Err(CoreError::Protocol(_))));
+        let arm = l.ask().unwrap();
+        assert_eq!(l.ask().unwrap(), arm);
+        let before = l.to_bytes().unwrap();
+        assert!(l.tell(f64::NAN).is_err());
+        assert!(l.tell(1.5).is_err());
+        assert_eq!(l.to_bytes().unwrap(), before);
+        l.tell(0.5).unwrap();
+        let mut m = PrivateExp3::from_bytes(&l.to_bytes().unwrap()).unwrap();
+        for _ in 0..400 {
+            assert_eq!(l.ask().unwrap(), m.ask().unwrap());
+            l.tell(0.25).unwrap();
+            m.tell(0.25).unwrap();
+        }
+        assert_eq!(l.log_weights(), m.log_weights());
+    }
+}

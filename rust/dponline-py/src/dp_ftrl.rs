@@ -1,0 +1,242 @@
+//! `dponline._core.DPFTRL`: bindings of `dponline_core::learners::DpFtrl`.
+
+use dponline_core::learners::{DpFtrl, DpFtrlParams, LossNorm, Regularizer};
+use dponline_core::noise::NoiseDistribution;
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use crate::convert::{exclusive, run_blocks, seed_words, shared, with_vector};
+use crate::domains::PyDomain;
+use crate::errors::OrRaise;
+use crate::losses::PyLossFamily;
+
+fn params_dict<'py>(py: Python<'py>, p: &DpFtrlParams) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("horizon", p.horizon)?;
+    d.set_item("dim", p.dim)?;
+    d.set_item("regularizer", p.regularizer.name())?;
+    d.set_item("loss_bound", p.loss_bound)?;
+    d.set_item("norm", p.norm.name())?;
+    d.set_item("regularizer_range", p.regularizer_range)?;
+    d.set_item("dual_bound", p.dual_bound)?;
+    d.set_item("dual_clip", p.dual_clip)?;
+    d.set_item("eta", p.eta)?;
+    d.set_item(
+        "eta_rule",
+        if p.eta_default {
+            "sqrt(D_R / (T G^2))"
+        } else {
+            "learning_rate"
+        },
+    )?;
+    d.set_item("lmo_calls", p.lmo_calls)?;
+    d.set_item("ftrl_bound", p.ftrl_bound())?;
+    Ok(d)
+}
+
+fn build_params(
+    domain: &Bound<'_, PyDomain>,
+    horizon: u64,
+    loss_bound: f64,
+    norm: &str,
+    regularizer: &str,
+    learning_rate: Option<f64>,
+    dual_bound: Option<f64>,
+    lmo_calls: u32,
+) -> PyResult<DpFtrlParams> {
+    DpFtrlParams::new(
+        &shared(domain, "domain")?.inner,
+        horizon,
+        loss_bound,
+        LossNorm::from_name(norm).or_raise()?,
+        Regularizer::from_name(regularizer).or_raise()?,
+        learning_rate,
+        dual_bound,
+        lmo_calls,
+    )
+    .or_raise()
+}
+
+/// The constants of DP-FTRL (Agarwal-Singh Algorithm 1) for a domain, as a dict.
+#[pyfunction]
+#[pyo3(signature = (domain, horizon, loss_bound, *, norm, regularizer, learning_rate = None, dual_bound = None, lmo_calls = 4))]
+pub fn dp_ftrl_params<'py>(
+    py: Python<'py>,
+    domain: &Bound<'py, PyDomain>,
+    horizon: u64,
+    loss_bound: f64,
+    norm: &str,
+    regularizer: &str,
+    learning_rate: Option<f64>,
+    dual_bound: Option<f64>,
+    lmo_calls: u32,
+) -> PyResult<Bound<'py, PyDict>> {
+    let p = build_params(
+        domain,
+        horizon,
+        loss_bound,
+        norm,
+        regularizer,
+        learning_rate,
+        dual_bound,
+        lmo_calls,
+    )?;
+    params_dict(py, &p)
+}
+
+/// Native DP-FTRL state machine (documented wrapper: ``dponline.DPFTRL``).
+#[pyclass(module = "dponline._core", name = "DPFTRL")]
+pub struct PyDpFtrl {
+    inner: DpFtrl,
+}
+
+#[pymethods]
+impl PyDpFtrl {
+    #[new]
+    #[pyo3(signature = (domain, horizon, loss_bound, *, norm, regularizer, noise, scale, learning_rate = None, dual_bound = None, lmo_calls = 4, strict = false, seed = None, secure = false))]
+    fn new(
+        py: Python<'_>,
+        domain: &Bound<'_, PyDomain>,
+        horizon: u64,
+        loss_bound: f64,
+        norm: &str,
+        regularizer: &str,
+        noise: &str,
+        scale: f64,
+        learning_rate: Option<f64>,
+        dual_bound: Option<f64>,
+        lmo_calls: u32,
+        strict: bool,
+        seed: Option<&Bound<'_, PyAny>>,
+        secure: bool,
+    ) -> PyResult<Self> {
+        let params = build_params(
+            domain,
+            horizon,
+            loss_bound,
+            norm,
+            regularizer,
+            learning_rate,
+            dual_bound,
+            lmo_calls,
+        )?;
+        let dom = shared(domain, "domain")?.inner.clone();
+        let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
+        let words = seed_words(py, seed, secure)?;
+        Ok(PyDpFtrl {
+            inner: DpFtrl::new(dom, params, dist, words, secure, strict).or_raise()?,
+        })
+    }
+
+    /// The action to play, shape ``(dim,)``.
+    fn ask<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let mut this = exclusive(slf, "DPFTRL")?;
+        Ok(PyArray1::from_slice(slf.py(), this.inner.ask().or_raise()?))
+    }
+
+    /// Report the loss vector of this round.
+    fn tell(slf: &Bound<'_, Self>, loss: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut this = exclusive(slf, "DPFTRL")?;
+        let n = this.inner.params().dim;
+        with_vector(loss, "loss", n, |v| this.inner.tell(v).or_raise())
+    }
+
+    /// Play ``rounds`` rounds natively in blocks (GIL released, Ctrl-C checked between blocks); returns
+    /// ``(total_loss, clipped, cumulative_at_checkpoints)``.
+    #[pyo3(signature = (family, rounds, checkpoints, progress = None))]
+    fn run<'py>(
+        slf: &Bound<'py, Self>,
+        family: &Bound<'py, PyLossFamily>,
+        rounds: u64,
+        checkpoints: Vec<u64>,
+        progress: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<(f64, u64, Bound<'py, PyArray1<f64>>)> {
+        let py = slf.py();
+        let mut this = exclusive(slf, "DPFTRL")?;
+        let fam = &family.get().inner;
+        this.inner.check_run(fam, rounds).or_raise()?;
+        let start = this.inner.t();
+        let inner = &mut this.inner;
+        let (summary, cumulative) = run_blocks(
+            py,
+            start,
+            rounds,
+            &checkpoints,
+            progress,
+            |n, marks, out| inner.run(fam, n, marks, out),
+        )?;
+        Ok((
+            summary.total_loss,
+            summary.clipped,
+            cumulative.into_pyarray(py),
+        ))
+    }
+
+    /// Constants, as a dict.
+    #[getter]
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        params_dict(py, self.inner.params())
+    }
+
+    /// Rounds completed.
+    #[getter]
+    fn t(&self) -> u64 {
+        self.inner.t()
+    }
+
+    /// Loss vectors clipped so far.
+    #[getter]
+    fn clipped(&self) -> u64 {
+        self.inner.clipped()
+    }
+
+    /// Noise draws per coordinate in every release.
+    #[getter]
+    fn release_draws(&self) -> u32 {
+        self.inner.release_draws()
+    }
+
+    /// The argmin method.
+    #[getter]
+    fn method(&self) -> &'static str {
+        self.inner.method()
+    }
+
+    /// The latest release of the tree, shape ``(dim,)``.
+    #[getter]
+    fn noisy_cumulative_loss<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, self.inner.noisy_cumulative_loss())
+    }
+
+    /// The action of the next round, shape ``(dim,)``.
+    #[getter]
+    fn action<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, self.inner.action())
+    }
+
+    /// ``"laplace"`` or ``"gaussian"``.
+    #[getter]
+    fn noise(&self) -> &'static str {
+        self.inner.noise().name()
+    }
+
+    /// Per-node noise scale (0 for the non-private learner).
+    #[getter]
+    fn scale(&self) -> f64 {
+        self.inner.noise().scale()
+    }
+
+    /// Serialized state (format-versioned).
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &self.inner.to_bytes().or_raise()?))
+    }
+
+    /// Restore from :meth:`to_bytes`.
+    #[staticmethod]
+    fn from_bytes(state: &[u8]) -> PyResult<Self> {
+        Ok(PyDpFtrl {
+            inner: DpFtrl::from_bytes(state).or_raise()?,
+        })
+    }
+}

@@ -1,0 +1,245 @@
+//! `dponline._core.PrivateEXP3` and `BernoulliArms`: bindings of `dponline_core::learners::PrivateExp3`.
+
+use dponline_core::learners::{ArmLosses, BernoulliArms, Exp3Params, PrivateExp3};
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+
+use crate::convert::{detached, exclusive, run_blocks, seed_words};
+use crate::errors::{OrRaise, invalid_input};
+use crate::losses::PyLossFamily;
+
+fn params_dict<'py>(py: Python<'py>, p: &Exp3Params) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("arms", p.arms)?;
+    d.set_item("horizon", p.horizon)?;
+    d.set_item("loss_bound", p.loss_bound)?;
+    d.set_item("noise_scale", p.noise_scale)?;
+    d.set_item("noisy_range", p.noisy_range)?;
+    d.set_item("eta", p.eta)?;
+    d.set_item("gamma", p.gamma)?;
+    d.set_item("regret_bound", p.regret_bound())?;
+    Ok(d)
+}
+
+/// The constants of PrivateEXP3 (Agarwal-Singh Algorithm 5 tuned as Theorem 4.1), as a dict.
+#[pyfunction]
+#[pyo3(signature = (arms, horizon, loss_bound, noise_scale))]
+pub fn exp3_params<'py>(
+    py: Python<'py>,
+    arms: usize,
+    horizon: u64,
+    loss_bound: f64,
+    noise_scale: f64,
+) -> PyResult<Bound<'py, PyDict>> {
+    params_dict(
+        py,
+        &Exp3Params::new(arms, horizon, loss_bound, noise_scale).or_raise()?,
+    )
+}
+
+/// Bernoulli bandit environment (documented wrapper: ``dponline.losses.BernoulliArms``).
+#[pyclass(frozen, module = "dponline._core", name = "BernoulliArms")]
+pub struct PyBernoulliArms {
+    pub(crate) inner: BernoulliArms,
+}
+
+#[pymethods]
+impl PyBernoulliArms {
+    #[new]
+    #[pyo3(signature = (means, *, horizon, seed))]
+    fn new(means: Vec<f64>, horizon: u64, seed: u64) -> PyResult<Self> {
+        Ok(PyBernoulliArms {
+            inner: BernoulliArms::new(means, horizon, seed).or_raise()?,
+        })
+    }
+
+    /// Loss means, shape ``(K,)``.
+    #[getter]
+    fn means<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, self.inner.means())
+    }
+
+    /// Number of rounds.
+    #[getter]
+    fn horizon(&self) -> u64 {
+        self.inner.horizon()
+    }
+
+    /// Number of arms.
+    #[getter]
+    fn dim(&self) -> usize {
+        self.inner.means().len()
+    }
+
+    /// The loss of ``arm`` at round ``t`` (0-based).
+    fn loss(&self, t: u64, arm: usize) -> PyResult<f64> {
+        if arm >= self.inner.means().len() || t >= self.inner.horizon() {
+            return Err(invalid_input(format!(
+                "need t < horizon={} and arm < {}, got t={t}, arm={arm}",
+                self.inner.horizon(),
+                self.inner.means().len()
+            )));
+        }
+        Ok(self.inner.loss(t, arm))
+    }
+
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let py = slf.py();
+        let inner = &slf.get().inner;
+        let args = (inner.means().to_vec(),).into_pyobject(py)?.into_any();
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("horizon", inner.horizon())?;
+        kwargs.set_item("seed", inner.seed())?;
+        let functools = py.import("functools")?.getattr("partial")?;
+        let cls = py.get_type::<PyBernoulliArms>();
+        let factory = functools.call((cls,), Some(&kwargs))?;
+        Ok((factory, args, py.None().into_bound(py)))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "BernoulliArms(arms={}, horizon={})",
+            self.inner.means().len(),
+            self.inner.horizon()
+        )
+    }
+}
+
+/// Native PrivateEXP3 state machine (documented wrapper: ``dponline.PrivateEXP3``).
+#[pyclass(module = "dponline._core", name = "PrivateEXP3")]
+pub struct PyPrivateExp3 {
+    inner: PrivateExp3,
+}
+
+#[pymethods]
+impl PyPrivateExp3 {
+    #[new]
+    #[pyo3(signature = (arms, horizon, loss_bound, noise_scale, *, strict = false, seed = None, secure = false))]
+    fn new(
+        py: Python<'_>,
+        arms: usize,
+        horizon: u64,
+        loss_bound: f64,
+        noise_scale: f64,
+        strict: bool,
+        seed: Option<&Bound<'_, PyAny>>,
+        secure: bool,
+    ) -> PyResult<Self> {
+        let params = Exp3Params::new(arms, horizon, loss_bound, noise_scale).or_raise()?;
+        let words = seed_words(py, seed, secure)?;
+        let inner = detached(py, || PrivateExp3::new(params, words, secure, strict))?;
+        Ok(PyPrivateExp3 { inner })
+    }
+
+    /// The arm to play.
+    fn ask(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        exclusive(slf, "PrivateEXP3")?.inner.ask().or_raise()
+    }
+
+    /// Report the loss of the asked arm.
+    fn tell(slf: &Bound<'_, Self>, loss: f64) -> PyResult<()> {
+        exclusive(slf, "PrivateEXP3")?.inner.tell(loss).or_raise()
+    }
+
+    /// Play ``rounds`` rounds natively against a linear ``LossFamily`` (row entry = arm loss) or
+    /// ``BernoulliArms``; returns ``(total_loss, clipped, cumulative_at_checkpoints)``.
+    #[pyo3(signature = (env, rounds, checkpoints, progress = None))]
+    fn run<'py>(
+        slf: &Bound<'py, Self>,
+        env: &Bound<'py, PyAny>,
+        rounds: u64,
+        checkpoints: Vec<u64>,
+        progress: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<(f64, u64, Bound<'py, PyArray1<f64>>)> {
+        let py = slf.py();
+        let mut this = exclusive(slf, "PrivateEXP3")?;
+        let (table, bernoulli);
+        let arms = if let Ok(f) = env.cast::<PyLossFamily>() {
+            table = f.clone();
+            ArmLosses::Table(&table.get().inner)
+        } else if let Ok(b) = env.cast::<PyBernoulliArms>() {
+            bernoulli = b.clone();
+            ArmLosses::Bernoulli(&bernoulli.get().inner)
+        } else {
+            return Err(invalid_input(
+                "losses must be a linear dponline.losses family or dponline.losses.BernoulliArms",
+            ));
+        };
+        this.inner.check_run(arms, rounds).or_raise()?;
+        let start = this.inner.t();
+        let inner = &mut this.inner;
+        let (summary, cumulative) = run_blocks(
+            py,
+            start,
+            rounds,
+            &checkpoints,
+            progress,
+            |n, marks, out| inner.run(arms, n, marks, out),
+        )?;
+        Ok((
+            summary.total_loss,
+            summary.clipped,
+            cumulative.into_pyarray(py),
+        ))
+    }
+
+    /// Sampling distribution of the next round, shape ``(K,)``, computed afresh in log-domain.
+    fn probabilities<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let mut out =
+            dponline_core::alloc::zeros("probabilities", self.inner.params().arms).or_raise()?;
+        self.inner.probabilities(&mut out).or_raise()?;
+        Ok(out.into_pyarray(py))
+    }
+
+    /// Constants, as a dict.
+    #[getter]
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        params_dict(py, self.inner.params())
+    }
+
+    /// Rounds completed.
+    #[getter]
+    fn t(&self) -> u64 {
+        self.inner.t()
+    }
+
+    /// Feedback values clipped so far.
+    #[getter]
+    fn clipped(&self) -> u64 {
+        self.inner.clipped()
+    }
+
+    /// Rebuilds (renormalisations) of the sum tree so far.
+    #[getter]
+    fn rebuilds(&self) -> u64 {
+        self.inner.rebuilds()
+    }
+
+    /// The last released noisy loss.
+    #[getter]
+    fn last_release(&self) -> f64 {
+        self.inner.last_release()
+    }
+
+    /// Log-weights ``−η L̂``, shape ``(K,)``.
+    #[getter]
+    fn log_weights<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, self.inner.log_weights())
+    }
+
+    /// Serialized state (format-versioned).
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &self.inner.to_bytes().or_raise()?))
+    }
+
+    /// Restore from :meth:`to_bytes`.
+    #[staticmethod]
+    fn from_bytes(state: &[u8]) -> PyResult<Self> {
+        Ok(PyPrivateExp3 {
+            inner: PrivateExp3::from_bytes(state).or_raise()?,
+        })
+    }
+}
