@@ -4,6 +4,7 @@ See the README for an overview. Public API:
 
 * :class:`TreeAggregator` — private continual prefix sums (binary mechanism, Agarwal-Singh padding).
 * :class:`PrivateBandit` — private projection-free bandit convex optimisation (Ene-Nguyen-Vladu 2021).
+* :class:`LocalLaplaceRandomizer`, :class:`PotentialLearner1D` — user-specified local DP (van der Hoeven 2019).
 * :mod:`dponline.domains` — decision sets with linear minimisation oracles.
 * :mod:`dponline.losses` — native loss families; :mod:`dponline.regret` — comparators and regret curves.
 * :func:`frank_wolfe`, :func:`sample_sphere` — the primitives, stand-alone.
@@ -14,7 +15,7 @@ See the README for an overview. Public API:
 
 from __future__ import annotations
 
-from . import domains, errors, losses, noise, privacy, regret
+from . import domains, errors, local_dp, losses, noise, privacy, regret
 from ._core import __version__
 from .aggregation import TreeAggregator
 from .errors import (
@@ -28,6 +29,7 @@ from .errors import (
     StateError,
 )
 from .learners import PrivateBandit, RunResult
+from .local_dp import LocalLaplaceRandomizer, PotentialLearner1D
 from .optimization import FrankWolfeResult, frank_wolfe, sample_sphere
 from .privacy import PrivacyGuarantee
 
@@ -35,6 +37,8 @@ __all__ = [
     "__version__",
     "TreeAggregator",
     "PrivateBandit",
+    "LocalLaplaceRandomizer",
+    "PotentialLearner1D",
     "RunResult",
     "frank_wolfe",
     "FrankWolfeResult",
@@ -50,6 +54,7 @@ __all__ = [
     "HorizonExhaustedError",
     "domains",
     "errors",
+    "local_dp",
     "losses",
     "noise",
     "privacy",

@@ -12,6 +12,7 @@ mod convert;
 mod domains;
 mod errors;
 mod learners;
+mod local_dp;
 mod losses;
 mod noise;
 mod optimization;
@@ -30,6 +31,11 @@ mod _core {
     };
     #[pymodule_export]
     use super::learners::{PyPrivateBandit, private_bandit_params};
+    #[pymodule_export]
+    use super::local_dp::{
+        PyLocalRandomizer, PyPotentialLearner1D, erfcx, potential_log_normaliser,
+        potential_log_prediction,
+    };
     #[pymodule_export]
     use super::losses::PyLossFamily;
     #[pymodule_export]
