@@ -338,3 +338,172 @@ def test_potential_learner_bad_input_and_pickling():
     for kwargs in [{"G": 0.0}, {"G": np.nan}, {"G": 1.0, "b": -1.0}, {"G": 1.0, "prior": "laplace"}]:
         with pytest.raises((InvalidInputError, NonFiniteError)):
             dponline.PotentialLearner1D(**kwargs)
+
+
+# -- d-dimensional learners --------------------------------------------------------------------------------
+
+from dponline import datasets  # noqa: E402
+from dponline.errors import HorizonExhaustedError, ProtocolError  # noqa: E402
+from dponline.local_dp import (  # noqa: E402
+    AdaGrad,
+    CoordinatewiseLearner,
+    LocalStream,
+    OnlineGradientDescent,
+    UnconstrainedLearner,
+)
+
+
+def _synthetic(n=600, d=4, seed=0, tau=1.0, mechanism="laplace"):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-0.5, 0.5, size=(n, d))
+    y = np.where(X @ np.arange(1, d + 1) + 0.2 * rng.normal(size=n) > 0, 1.0, -1.0)
+    return LocalStream(X, y, loss="logistic", budgets=tau, mechanism=mechanism)
+
+
+def _make(kind, d, seed):
+    return {
+        "coordinatewise": lambda: CoordinatewiseLearner(d, 1.0, seed=seed),
+        "unconstrained": lambda: UnconstrainedLearner(d, 1.0, seed=seed),
+        "ogd": lambda: OnlineGradientDescent(d, 0.3, G=1.0, seed=seed),
+        "adagrad": lambda: AdaGrad(d, 3.0, G=1.0, seed=seed),
+    }[kind]()
+
+
+@pytest.mark.parametrize("kind", ["coordinatewise", "unconstrained", "ogd", "adagrad"])
+@pytest.mark.parametrize("mechanism", ["laplace", "l2"])
+def test_ask_tell_equals_run_bit_for_bit(kind, mechanism):
+    # Features in [-0.5, 0.5]^4 and |ℓ'| <= 1 keep ‖g‖₂ <= 1 = G, so no clipping; the providers' noise of `run`
+    # is stream 0 of the seed, the same stream a LocalLaplaceRandomizer with that seed draws from.
+    stream = _synthetic(mechanism=mechanism, tau=0.7)
+    a, b = _make(kind, 4, 3), _make(kind, 4, 3)
+    r = dponline.LocalLaplaceRandomizer(4, mechanism=mechanism, seed=3)
+    total = 0.0
+    for t in range(stream.horizon):
+        w = a.ask()
+        loss, g = stream.subgradient(t, w)
+        total += loss
+        a.tell(r.randomize(g, stream.budgets[t] if mechanism == "laplace" else stream.budgets[t, 0]))
+    result = b.run(stream, checkpoints=3)
+    assert result.total_loss == total
+    assert np.array_equal(a.ask(), b.ask())
+    assert result.cumulative_loss[-1] == total and b.clipped == 0
+
+
+@pytest.mark.parametrize("kind", ["coordinatewise", "unconstrained", "adagrad"])
+def test_pickling_mid_run_is_bit_identical(kind):
+    stream = _synthetic(n=900, tau=0.5)
+    whole = _make(kind, 4, 8)
+    full = whole.run(stream)
+    part = _make(kind, 4, 8)
+    first = part.run(stream, rounds=400)
+    resumed = pickle.loads(pickle.dumps(part))
+    second = resumed.run(stream)
+    assert first.total_loss + second.total_loss == pytest.approx(full.total_loss, rel=0, abs=1e-9)
+    assert np.array_equal(resumed.ask(), whole.ask())
+    assert pickle.loads(pickle.dumps(stream)).horizon == 900
+
+
+def test_bad_input_errors_leave_learners_unchanged():
+    X = np.zeros((5, 3))
+    with pytest.raises(NonFiniteError):
+        LocalStream(np.where(np.eye(5, 3) > 0, np.nan, 0.0), np.ones(5), loss="logistic")
+    with pytest.raises(NonFiniteError):
+        LocalStream(X, [1, 1, np.nan, 1, 1], loss="squared")
+    for budgets in [-1.0, 0.0, np.nan, np.ones((5, 2))]:
+        with pytest.raises((InvalidInputError, NonFiniteError)):
+            LocalStream(X, np.ones(5), loss="logistic", budgets=budgets)
+    with pytest.raises(InvalidInputError):
+        LocalStream(X, np.ones(5), loss="hinge")
+    learner = CoordinatewiseLearner(3, 1.0, seed=0)
+    with pytest.raises(ProtocolError):
+        learner.tell(np.zeros(3))
+    learner.ask()
+    state = learner._core.to_bytes()
+    for bad in [np.array([0.0, np.nan, 0.0]), np.array([np.inf, 0, 0]), np.zeros(2), np.zeros(4)]:
+        with pytest.raises((NonFiniteError, InvalidInputError)):
+            learner.tell(bad)
+    assert learner._core.to_bytes() == state
+    learner.tell(np.zeros(3))
+    with pytest.raises(InvalidInputError):
+        learner.run(LocalStream(np.zeros((5, 2)), np.ones(5), loss="logistic"))
+    with pytest.raises(HorizonExhaustedError):
+        learner.run(LocalStream(X, np.ones(5), loss="logistic"), rounds=6)
+    # A budget so small that the noise scale 2G/τ would overflow is refused before anything runs.
+    tiny = LocalStream(X, np.ones(5), loss="logistic", budgets=1e-300)
+    state = learner._core.to_bytes()
+    with pytest.raises(InvalidInputError):
+        learner.run(tiny)
+    assert learner._core.to_bytes() == state
+    strict = CoordinatewiseLearner(3, 0.5, strict=True)
+    with pytest.raises(InvalidInputError):
+        strict.run(LocalStream(np.ones((5, 3)), np.ones(5), loss="logistic"))
+    assert strict.t == 0
+
+
+def test_features_beyond_G_are_clipped_and_counted():
+    # Absolute loss with a far label: ℓ' = ±1, so g = ±3 per coordinate, beyond G = 1 every round.
+    stream = LocalStream(np.full((50, 2), 3.0), np.full(50, -1e6), loss="absolute")
+    learner = CoordinatewiseLearner(2, 1.0)
+    learner.run(stream)
+    assert learner.clipped == 50
+    assert np.all(np.abs(learner.state["neg_sum"]) <= 50 * 1.0)
+
+
+def _best_logistic(stream):
+    from scipy import optimize
+
+    X, y = stream.features, stream.labels
+
+    def f(u):
+        m = -y * (X @ u)
+        return np.logaddexp(0, m).sum(), -(X * (y * special.expit(m))[:, None]).sum(axis=0)
+
+    return optimize.minimize(f, np.zeros(X.shape[1]), jac=True, method="L-BFGS-B", options={"gtol": 1e-10}).x
+
+
+@pytest.mark.parametrize("kind", ["coordinatewise", "unconstrained"])
+def test_noisy_regret_on_phishing_is_below_theorem_bound(kind):
+    data = datasets.load_phishing()
+    d = data.features.shape[1]
+    G = 1.0 if kind == "coordinatewise" else 3.0  # |x_j| <= 1, so ‖x‖₂ <= 3
+    stream = LocalStream(data.features, data.labels, loss="logistic", budgets=1.0)
+    u = _best_logistic(stream)
+    best = stream.cumulative_loss(u)[0]
+    regrets, learners = [], []
+    for seed in range(6):
+        learner = (
+            CoordinatewiseLearner(d, G, seed=seed)
+            if kind == "coordinatewise"
+            else UnconstrainedLearner(d, G, seed=seed)
+        )
+        regrets.append(learner.run(stream).total_loss - best)
+        learners.append(learner)
+    if kind == "coordinatewise":
+        s = np.mean([lr.state["sum_sq"] for lr in learners], axis=0)
+        bound = learners[0].regret_bound(u, sum_sq=s)
+    else:
+        sv = np.mean([lr.state["sum_sq"] for lr in learners])
+        sn = np.mean([lr.state["sum_sq_norms"] for lr in learners])
+        bound = learners[0].regret_bound(u, sum_sq=sv, sum_sq_norms=sn)
+    assert np.mean(regrets) < bound
+    assert np.mean(regrets) > 0  # noisy feedback: the learners do not beat the best fixed predictor
+
+
+def test_scenario_a_few_heavy_noise_providers_beat_uniform_maximal_noise():
+    # §4 scenario (a): most providers add no noise and ceil(ln T) add heavy l2 noise; the regret of Algorithm 2
+    # is lower than when every provider uses the maximal noise.
+    data = datasets.load_phishing()
+    X, y = data.features, data.labels
+    T, d = X.shape
+    heavy = 0.1
+    k = math.ceil(math.log(T))
+    u = _best_logistic(LocalStream(X, y, loss="logistic"))
+    regrets = {"few": [], "all": []}
+    for seed in range(5):
+        eps = np.full(T, np.inf)
+        eps[np.random.default_rng(seed).choice(T, size=k, replace=False)] = heavy
+        for name, budgets in [("few", eps), ("all", np.full(T, heavy))]:
+            stream = LocalStream(X, y, loss="logistic", budgets=budgets, mechanism="l2")
+            loss = UnconstrainedLearner(d, 3.0, seed=seed).run(stream).total_loss
+            regrets[name].append(loss - stream.cumulative_loss(u)[0])
+    assert np.mean(regrets["few"]) < np.mean(regrets["all"])

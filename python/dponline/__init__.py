@@ -29,7 +29,13 @@ from .errors import (
     StateError,
 )
 from .learners import PrivateBandit, RunResult
-from .local_dp import LocalLaplaceRandomizer, PotentialLearner1D
+from .local_dp import (
+    CoordinatewiseLearner,
+    LocalLaplaceRandomizer,
+    LocalStream,
+    PotentialLearner1D,
+    UnconstrainedLearner,
+)
 from .optimization import FrankWolfeResult, frank_wolfe, sample_sphere
 from .privacy import PrivacyGuarantee
 
@@ -39,6 +45,9 @@ __all__ = [
     "PrivateBandit",
     "LocalLaplaceRandomizer",
     "PotentialLearner1D",
+    "CoordinatewiseLearner",
+    "UnconstrainedLearner",
+    "LocalStream",
     "RunResult",
     "frank_wolfe",
     "FrankWolfeResult",

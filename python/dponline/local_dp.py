@@ -25,12 +25,18 @@ import numpy as np
 from . import _core, _validate
 from ._seed import SeedLike
 from .errors import InvalidInputError
-from .learners._base import randomness_of
+from .learners._base import Learner, RunResult, randomness_of
 from .privacy import PrivacyGuarantee
 
 __all__ = [
     "LocalLaplaceRandomizer",
     "PotentialLearner1D",
+    "LocalStream",
+    "LocalLearner",
+    "CoordinatewiseLearner",
+    "UnconstrainedLearner",
+    "OnlineGradientDescent",
+    "AdaGrad",
     "theorem1_bound",
     "NEIGHBOURING_LOCAL_COORDINATE",
     "NEIGHBOURING_LOCAL_L2",
@@ -436,3 +442,355 @@ class PotentialLearner1D:
 
     def __repr__(self) -> str:
         return f"PotentialLearner1D(G={self._G:g}, prior={self.prior!r}, t={self.t})"
+
+
+# -- streams and d-dimensional learners ------------------------------------------------------------------------
+
+Loss = Literal["logistic", "squared", "absolute"]
+
+
+class LocalStream:
+    """A stream of data providers for the local-DP learners: round ``t`` is provider ``t`` with features
+    ``x_t``, label ``y_t`` and its own privacy budgets.
+
+    In a native :meth:`LocalLearner.run` round ``t`` plays ``w_t``, suffers ``ℓ(⟨w_t, x_t⟩, y_t)`` and the provider
+    releases ``g̃_t = clip_G(ℓ'(⟨w_t, x_t⟩, y_t) x_t) + ξ_t`` with noise of its budgets (the learner's ``seed``
+    keys the simulated providers' noise).
+
+    Args:
+        features: ``(n, d)`` float64, finite.
+        labels: ``(n,)`` float64, finite (``±1`` for the logistic loss).
+        loss: ``"logistic"`` (``ln(1 + e^{−y p})``), ``"squared"`` (``½(p − y)²``) or ``"absolute"``
+            (``|p − y|``).
+        budgets: ``mechanism="laplace"``: per-round per-coordinate ``τ_{t,j}``, broadcastable to ``(n, d)``;
+            ``"l2"``: ``ε_t``, broadcastable to ``(n,)``. Every entry ``> 0``; ``inf`` = no noise (default).
+        mechanism: ``"laplace"`` (Lemma 1) or ``"l2"`` (§4's ``ρ ∝ exp(−ε‖z‖/2)``).
+
+    Raises:
+        InvalidInputError: shapes, an unknown loss/mechanism, budgets ``<= 0``.
+        NonFiniteError: NaN/inf features or labels, NaN budgets.
+    """
+
+    def __init__(
+        self,
+        features: Any,
+        labels: Any,
+        *,
+        loss: Loss,
+        budgets: Any = np.inf,
+        mechanism: Mechanism = "laplace",
+    ) -> None:
+        X = np.asarray(features, dtype=np.float64)
+        if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+            raise InvalidInputError(f"features must be a non-empty 2-D array (n, d), got shape {X.shape}")
+        X = _validate.real_array("features", X, X.shape)
+        y = _validate.real_array("labels", labels, (X.shape[0],))
+        loss = _validate.option("loss", loss, ("logistic", "squared", "absolute"))  # type: ignore[assignment]
+        mechanism = _validate.option("mechanism", mechanism, ("laplace", "l2"))  # type: ignore[assignment]
+        per = X.shape[1] if mechanism == "laplace" else 1
+        taus = _budget_matrix(budgets, X.shape[0], per)
+        self._core = _core.LocalStream(
+            np.ascontiguousarray(X), np.ascontiguousarray(y[:, None]), taus, loss=loss, mechanism=mechanism
+        )
+        self._features, self._labels, self._budgets = X, y, taus
+        for a in (self._features, self._labels, self._budgets):
+            a.setflags(write=False)
+
+    @property
+    def horizon(self) -> int:
+        """Rounds ``n``."""
+        return int(self._core.horizon)
+
+    @property
+    def dim(self) -> int:
+        """Feature dimension ``d``."""
+        return int(self._core.dim)
+
+    @property
+    def loss(self) -> str:
+        """The loss name."""
+        return str(self._core.loss)
+
+    @property
+    def mechanism(self) -> str:
+        """``"laplace"`` or ``"l2"``."""
+        return str(self._core.mechanism)
+
+    @property
+    def features(self) -> np.ndarray:
+        """``(n, d)``, read-only."""
+        return self._features
+
+    @property
+    def labels(self) -> np.ndarray:
+        """``(n,)``, read-only."""
+        return self._labels
+
+    @property
+    def budgets(self) -> np.ndarray:
+        """``(n, d)`` (``"laplace"``) or ``(n, 1)`` (``"l2"``), read-only."""
+        return self._budgets
+
+    def epsilons(self) -> np.ndarray:
+        """``ε_t`` spent by each provider: ``Σ_j τ_{t,j}`` (Lemma 1) or the ℓ2 budget; ``inf`` = no privacy for
+        at least one coordinate. Shape ``(n,)``."""
+        return self._budgets.sum(axis=1)
+
+    def privacy(self, t: int, G: float) -> PrivacyGuarantee | None:
+        """Provider ``t``'s local guarantee when gradients are clipped to ``G`` (the learner's declared bound);
+        ``None`` if it adds no noise. See :meth:`LocalLaplaceRandomizer.privacy`."""
+        t = _validate.integer("t", t, low=0, high=self.horizon - 1)
+        r = LocalLaplaceRandomizer(self.dim, bound=G, mechanism=self.mechanism)  # type: ignore[arg-type]
+        return r.privacy(self._budgets[t] if self.mechanism == "laplace" else self._budgets[t, 0])
+
+    def cumulative_loss(self, u: Any, checkpoints: Any = None) -> np.ndarray:
+        """``Σ_{t<n} ℓ_t(u)`` of a fixed comparator at each checkpoint ``n`` (default: the whole stream)."""
+        u = _validate.real_array("u", u, (self.dim,))
+        marks = [self.horizon] if checkpoints is None else [int(c) for c in checkpoints]
+        return self._core.cumulative_at(np.ascontiguousarray(u), marks)
+
+    def subgradient(self, t: int, w: Any) -> tuple[float, np.ndarray]:
+        """``(ℓ_t(w), ℓ'(⟨w, x_t⟩, y_t)·x_t)`` — the provider's exact (unclipped, noise-free) subgradient."""
+        w = _validate.real_array("w", w, (self.dim,))
+        return self._core.subgradient(_validate.integer("t", t, low=0), np.ascontiguousarray(w))
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_core"] = self._core.to_bytes()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        state["_core"] = _core.LocalStream.from_bytes(state["_core"])
+        self.__dict__.update(state)
+
+    def __repr__(self) -> str:
+        return f"LocalStream(n={self.horizon}, d={self.dim}, loss={self.loss!r}, mechanism={self.mechanism!r})"
+
+
+class LocalLearner(Learner):
+    """Base of the d-dimensional learners for locally privatised gradients (see the subclasses).
+
+    Protocol: :meth:`ask` → ``w_t`` (shape ``(d,)``), :meth:`tell` ``(g̃_t)`` (the provider's noisy
+    subgradient), or a native :meth:`run` over a :class:`LocalStream`. The learner adds no noise itself: the
+    privacy is the providers' (:meth:`LocalStream.privacy`), so :attr:`privacy` is ``None``.
+    """
+
+    _core_type = _core.LocalLearner
+
+    def _setup(
+        self,
+        dim: int,
+        G: float,
+        algorithm: str,
+        *,
+        prior: str = "conjugate",
+        b: float = 1.0,
+        lr: float = 1.0,
+        radius: float = 1.0,
+        strict: bool = False,
+        seed: SeedLike = None,
+        secure: bool = False,
+    ) -> None:
+        dim = _validate.integer("dim", dim, low=1)
+        G = _validate.real("G", G, low=0.0, low_open=True)
+        strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
+        self._core = _core.LocalLearner(
+            dim, G, algorithm, prior=prior, b=b, lr=lr, radius=radius, strict=strict, seed=seed, secure=secure
+        )
+        self._privacy = None
+        self._horizon = 2**63 - 1
+        self._G = G
+        self._dim = dim
+
+    @property
+    def dim(self) -> int:
+        """Dimension ``d``."""
+        return self._dim
+
+    @property
+    def G(self) -> float:
+        """The declared gradient bound."""
+        return self._G
+
+    @property
+    def clipped(self) -> int:
+        """Rounds of :meth:`run` whose gradient was clipped to ``G``."""
+        return int(self._core.clipped)
+
+    @property
+    def saturated(self) -> int:
+        """Algorithm-1 predictions that saturated at ``±1e100``."""
+        return int(self._core.saturated)
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """Running sums (``sum_sq``, ``neg_sum``, ...), as a dict."""
+        return dict(self._core.state())
+
+    def ask(self) -> np.ndarray:
+        """The action ``w_t``, float64 ``(d,)``; asking again before :meth:`tell` returns the same action.
+
+        Raises:
+            ConvergenceError: quadrature of the improper prior did not converge.
+        """
+        return self._core.ask()
+
+    def tell(self, noisy_gradient: Any) -> None:
+        """Absorb the provider's noisy subgradient ``g̃_t`` (shape ``(d,)``, finite) of the asked action.
+
+        Raises:
+            ProtocolError: without a preceding :meth:`ask`.
+            InvalidInputError: wrong shape. NonFiniteError: NaN/inf (or sums that would overflow). In every
+                case the learner is unchanged.
+        """
+        self._core.tell(noisy_gradient)
+
+    def run(  # type: ignore[override]
+        self, stream: LocalStream, *, rounds: int | None = None, checkpoints: int = 1000, progress: bool = False
+    ) -> RunResult:
+        """Play ``rounds`` rounds of ``stream`` natively (round ``t`` of the learner is row ``t``): the subgradient
+        is computed, clipped to ``G`` and privatised with the row's budgets inside the native loop (GIL released,
+        Ctrl-C between blocks of 65,536 rounds; the learner then stays consistent and resumable).
+
+        Raises:
+            ProtocolError: an action is pending. HorizonExhaustedError: beyond the stream.
+            InvalidInputError: a stream of another dimension; with ``strict=True`` a feature row beyond ``G``.
+        """
+        if not isinstance(stream, LocalStream):
+            raise InvalidInputError(f"stream must be a dponline.local_dp.LocalStream, got {type(stream).__name__}")
+        return super().run(stream._core, rounds=rounds, checkpoints=checkpoints, progress=progress)
+
+    def _final_point(self) -> np.ndarray:
+        return np.array(self._core.current)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(dim={self.dim}, G={self.G:g}, t={self.t})"
+
+
+class CoordinatewiseLearner(LocalLearner):
+    """Algorithm 3 of van der Hoeven (2019): one Algorithm-1 learner per coordinate, ``w_{t,j} = v_{t,j}``.
+
+    Needs ``|E g̃_{t,j}| ≤ G`` per coordinate: in :meth:`run` each subgradient is clipped coordinate-wise to
+    ``[−G, G]`` (to the ℓ2 ball of radius ``G`` with the ℓ2 mechanism). Suited to sparse gradients and sparse
+    privacy budgets (§4, scenario (b)): each coordinate adapts to its own noise. Regret: Theorem 2
+    (:meth:`regret_bound`).
+
+    Args:
+        dim: ``d >= 1``.
+        G: the declared bound (> 0).
+        prior: Algorithm 1's prior, ``"conjugate"`` (default, as in Algorithm 3), ``"uniform"`` or
+            ``"improper"`` (quadrature: slow).
+        b: conjugate prior precision (default ``G²``).
+        strict: with ``run``, raise if a feature row exceeds ``G`` (then the logistic and absolute losses never
+            need clipping) instead of clipping.
+        seed, secure: key the simulated providers' noise in :meth:`run`.
+
+    Example:
+        >>> import numpy as np, dponline
+        >>> from dponline.local_dp import CoordinatewiseLearner, LocalStream
+        >>> X = np.random.default_rng(0).uniform(-1, 1, (500, 3)); y = np.sign(X[:, 0] + 0.1)
+        >>> result = CoordinatewiseLearner(3, 1.0, seed=0).run(LocalStream(X, y, loss="logistic", budgets=1.0))
+        >>> result.rounds
+        500
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        G: float,
+        *,
+        prior: Prior = "conjugate",
+        b: float | None = None,
+        strict: bool = False,
+        seed: SeedLike = None,
+        secure: bool = False,
+    ) -> None:
+        G = _validate.real("G", G, low=0.0, low_open=True)
+        b = G * G if b is None else _validate.real("b", b, low=0.0, low_open=True)
+        prior = _validate.option("prior", prior, ("conjugate", "uniform", "improper"))  # type: ignore[assignment]
+        self._b = b
+        self._setup(dim, G, "coordinatewise", prior=prior, b=b, strict=strict, seed=seed, secure=secure)
+
+    def regret_bound(self, u: Any, sum_sq: Any = None) -> float:
+        """Theorem 2: ``Σ_j [1 + |u_j| max{11G ln(11G|u_j|) − 1 + ln(5G√π/(4√b)), sqrt(8(b + S_j) ln(16u_j²
+        (b + S_j)^{3/2}√π/√b + 1))}]`` with ``S_j = Σ_t g̃_{t,j}²`` (default: the realised sums; pass the
+        average over seeds for the expected-regret statement)."""
+        u = _validate.real_array("u", u, (self.dim,))
+        s = self.state["sum_sq"] if sum_sq is None else _validate.real_array("sum_sq", sum_sq, (self.dim,))
+        return float(sum(theorem1_bound(uj, self.G, self._b, sj) for uj, sj in zip(u, s, strict=True)))
+
+
+class UnconstrainedLearner(LocalLearner):
+    """Algorithm 2 of van der Hoeven (2019): the black-box reduction ``w_t = v_t · z_t``.
+
+    ``z_t`` comes from projected gradient descent on the unit ℓ2 ball with the adaptive step
+    ``η_t = √2 / sqrt(Σ_{s≤t} ‖g̃_s‖²)`` (Orabona & Pál 2018; regret ``≤ 2√2 sqrt(Σ‖g̃_t‖²)`` for diameter 2),
+    and ``v_t`` from Algorithm 1 fed ``⟨z_t, g̃_t⟩``. Needs ``‖E g̃_t‖₂ ≤ G``: in :meth:`run` each subgradient is
+    clipped to the ℓ2 ball of radius ``G``. Regret (Lemma 6 + Theorem 1): :meth:`regret_bound`.
+
+    Args: as :class:`CoordinatewiseLearner` (``G`` bounds the ℓ2 norm here).
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        G: float,
+        *,
+        prior: Prior = "conjugate",
+        b: float | None = None,
+        strict: bool = False,
+        seed: SeedLike = None,
+        secure: bool = False,
+    ) -> None:
+        G = _validate.real("G", G, low=0.0, low_open=True)
+        b = G * G if b is None else _validate.real("b", b, low=0.0, low_open=True)
+        prior = _validate.option("prior", prior, ("conjugate", "uniform", "improper"))  # type: ignore[assignment]
+        self._b = b
+        self._setup(dim, G, "unconstrained", prior=prior, b=b, strict=strict, seed=seed, secure=secure)
+
+    def regret_bound(self, u: Any, sum_sq: float | None = None, sum_sq_norms: float | None = None) -> float:
+        """Lemma 6: ``R_T(u) = R^V_T(‖u‖) + ‖u‖ R^Z_T(u/‖u‖)``, bounded by Theorem 1 for ``‖u‖`` at
+        ``S_v = Σ⟨z_t, g̃_t⟩²`` plus ``‖u‖ · 2√2 sqrt(Σ‖g̃_t‖²)`` (projected OGD with adaptive steps on the unit
+        ball, Orabona 2019 Theorem 4.14 with ``D = 2``). Defaults: the realised sums."""
+        u = _validate.real_array("u", u, (self.dim,))
+        st = self.state
+        sv = st["sum_sq"] if sum_sq is None else _validate.real("sum_sq", sum_sq, low=0.0)
+        sn = st["sum_sq_norms"] if sum_sq_norms is None else _validate.real("sum_sq_norms", sum_sq_norms, low=0.0)
+        norm = float(np.linalg.norm(u))
+        return theorem1_bound(norm, self.G, self._b, sv) + norm * 2.0 * math.sqrt(2.0) * math.sqrt(sn)
+
+
+class OnlineGradientDescent(LocalLearner):
+    """Baseline: unconstrained online gradient descent ``w_{t+1} = w_t − η g̃_t`` with a fixed step ``η``.
+
+    Its regret ``‖u‖²/(2η) + (η/2) Σ‖g̃_t‖²`` needs ``η`` tuned to the unknown ``‖u‖`` and noise (§2.3); tune it
+    over a grid in hindsight for a comparison. ``G`` is the clipping bound in :meth:`run` (coordinate-wise with
+    the Laplace mechanism).
+    """
+
+    def __init__(
+        self, dim: int, lr: float, *, G: float = 1.0, strict: bool = False, seed: SeedLike = None, secure: bool = False
+    ) -> None:
+        lr = _validate.real("lr", lr, low=0.0, low_open=True)
+        self._setup(dim, G, "ogd", lr=lr, strict=strict, seed=seed, secure=secure)
+
+
+class AdaGrad(LocalLearner):
+    """Baseline: diagonal AdaGrad (Duchi, Hazan & Singer 2011) on the box ``[−D, D]^d``,
+    ``w_{t+1,j} = Π_{[−D,D]}(w_{t,j} − √2 D g̃_{t,j} / sqrt(Σ_{s≤t} g̃_{s,j}²))``; expected regret
+    ``O(D Σ_j sqrt(Σ_t E g̃_{t,j}²))`` for ``max_j |u_j| ≤ D`` — ``D`` must be guessed (§4, scenario (b)).
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        radius: float,
+        *,
+        G: float = 1.0,
+        strict: bool = False,
+        seed: SeedLike = None,
+        secure: bool = False,
+    ) -> None:
+        radius = _validate.real("radius", radius, low=0.0, low_open=True)
+        self._setup(dim, G, "adagrad", radius=radius, strict=strict, seed=seed, secure=secure)

@@ -33,8 +33,8 @@ mod _core {
     use super::learners::{PyPrivateBandit, private_bandit_params};
     #[pymodule_export]
     use super::local_dp::{
-        PyLocalRandomizer, PyPotentialLearner1D, erfcx, potential_log_normaliser,
-        potential_log_prediction,
+        PyLocalLearner, PyLocalRandomizer, PyLocalStream, PyPotentialLearner1D, erfcx,
+        potential_log_normaliser, potential_log_prediction,
     };
     #[pymodule_export]
     use super::losses::PyLossFamily;

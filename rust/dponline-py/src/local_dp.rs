@@ -7,7 +7,7 @@ use dponline_core::local_dp::potential::{
     self, Potential1D, Prediction, Prior, ln_conjugate_normaliser, ln_moment_quadrature,
     ln_normaliser_quadrature,
 };
-use dponline_core::local_dp::{LocalRandomizer, Mechanism};
+use dponline_core::local_dp::{LocalLearner, LocalLoss, LocalRandomizer, LocalStream, Mechanism};
 use dponline_core::special;
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
@@ -351,4 +351,279 @@ pub fn potential_log_prediction(
 pub fn potential_log_normaliser(g_bound: f64, density: &Bound<'_, PyAny>) -> PyResult<f64> {
     let c = 1.0 / (5.0 * g_bound);
     with_density(density, |d| ln_normaliser_quadrature(0.0, c, d))
+}
+
+/// A native stream of providers (documented wrapper: ``dponline.local_dp.LocalStream``).
+#[pyclass(module = "dponline._core", name = "LocalStream", frozen)]
+pub struct PyLocalStream {
+    pub(crate) inner: LocalStream,
+}
+
+#[pymethods]
+impl PyLocalStream {
+    #[new]
+    #[pyo3(signature = (features, labels, budgets, *, loss, mechanism = "laplace"))]
+    fn new(
+        features: &Bound<'_, PyAny>,
+        labels: &Bound<'_, PyAny>,
+        budgets: &Bound<'_, PyAny>,
+        loss: &str,
+        mechanism: &str,
+    ) -> PyResult<Self> {
+        let dim: usize = features
+            .getattr("shape")
+            .and_then(|s| s.get_item(1))
+            .and_then(|d| d.extract())
+            .map_err(|_| invalid_input("features must be a 2-D array of shape (n, d)"))?;
+        let (rows, x) = matrix_owned(features, "features", dim)?;
+        let (yrows, y) = matrix_owned(labels, "labels", 1)?;
+        let mechanism = Mechanism::from_name(mechanism).or_raise()?;
+        let (brows, taus) = matrix_owned(budgets, "budgets", mechanism.budgets_per_round(dim))?;
+        if yrows != rows || brows != rows {
+            return Err(invalid_input(format!(
+                "features ({rows} rows), labels ({yrows}) and budgets ({brows}) must have one row per round"
+            )));
+        }
+        let loss = LocalLoss::from_name(loss).or_raise()?;
+        Ok(PyLocalStream {
+            inner: LocalStream::new(dim, x, y, loss, mechanism, taus).or_raise()?,
+        })
+    }
+
+    /// ``Σ_{t<n} ℓ_t(u)`` at each checkpoint ``n``.
+    fn cumulative_at<'py>(
+        &self,
+        py: Python<'py>,
+        u: PyReadonlyArray1<'py, f64>,
+        checkpoints: Vec<u64>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let u = u.as_array().to_vec();
+        let inner = &self.inner;
+        let out = detached(py, move || inner.cumulative_at(&u, &checkpoints))?;
+        Ok(out.into_pyarray(py))
+    }
+
+    /// ``(ℓ_t(w), g_t)`` of round ``t`` (unclipped, no noise).
+    fn subgradient<'py>(
+        &self,
+        py: Python<'py>,
+        t: usize,
+        w: PyReadonlyArray1<'py, f64>,
+    ) -> PyResult<(f64, Bound<'py, PyArray1<f64>>)> {
+        if t >= self.inner.rows() || w.as_array().len() != self.inner.dim() {
+            return Err(invalid_input(format!(
+                "t must be < {} and w of length {}",
+                self.inner.rows(),
+                self.inner.dim()
+            )));
+        }
+        let w = w.as_array().to_vec();
+        let mut g = vec![0.0; self.inner.dim()];
+        let value = self.inner.subgradient(t, &w, &mut g);
+        Ok((value, g.into_pyarray(py)))
+    }
+
+    /// Rounds.
+    #[getter]
+    fn horizon(&self) -> usize {
+        self.inner.rows()
+    }
+
+    /// Feature dimension.
+    #[getter]
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    /// Loss name.
+    #[getter]
+    fn loss(&self) -> &'static str {
+        self.inner.loss().name()
+    }
+
+    /// Mechanism name.
+    #[getter]
+    fn mechanism(&self) -> &'static str {
+        self.inner.mechanism().name()
+    }
+
+    /// Serialized stream.
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(
+            py,
+            &dponline_core::rng::to_state_bytes(&self.inner).or_raise()?,
+        ))
+    }
+
+    /// Restore from :meth:`to_bytes`.
+    #[staticmethod]
+    fn from_bytes(state: &[u8]) -> PyResult<Self> {
+        Ok(PyLocalStream {
+            inner: dponline_core::rng::from_state_bytes(state).or_raise()?,
+        })
+    }
+}
+
+/// Native d-dimensional local-DP learner (documented wrappers in ``dponline.local_dp``).
+#[pyclass(module = "dponline._core", name = "LocalLearner")]
+pub struct PyLocalLearner {
+    inner: LocalLearner,
+    strict: bool,
+}
+
+#[pymethods]
+impl PyLocalLearner {
+    #[new]
+    #[pyo3(signature = (dim, g_bound, algorithm, *, prior = "conjugate", b = 1.0, lr = 1.0, radius = 1.0, strict = false, seed = None, secure = false))]
+    fn new(
+        py: Python<'_>,
+        dim: &Bound<'_, PyAny>,
+        g_bound: &Bound<'_, PyAny>,
+        algorithm: &str,
+        prior: &str,
+        b: f64,
+        lr: f64,
+        radius: f64,
+        strict: bool,
+        seed: Option<&Bound<'_, PyAny>>,
+        secure: bool,
+    ) -> PyResult<Self> {
+        let dim = len_arg(dim, "dim", 1)?;
+        let g_bound = real_arg(g_bound, "G", Some(0.0), true)?;
+        let prior = parse_prior(prior, b)?;
+        let words = seed_words(py, seed, secure)?;
+        Ok(PyLocalLearner {
+            inner: LocalLearner::new(dim, g_bound, algorithm, prior, lr, radius, words, secure)
+                .or_raise()?,
+            strict,
+        })
+    }
+
+    /// The action ``w_t``, shape ``(dim,)``.
+    fn ask<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let mut this = exclusive(slf, "LocalLearner")?;
+        Ok(PyArray1::from_slice(slf.py(), this.inner.ask().or_raise()?))
+    }
+
+    /// Absorb the noisy gradient of the asked action.
+    fn tell(slf: &Bound<'_, Self>, gradient: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut this = exclusive(slf, "LocalLearner")?;
+        let dim = this.inner.dim();
+        crate::convert::with_vector(gradient, "gradient", dim, |g| this.inner.tell(g).or_raise())
+    }
+
+    /// Play ``rounds`` rounds of ``stream`` natively in blocks (GIL released, Ctrl-C checked between
+    /// blocks); returns ``(total_loss, clipped, cumulative_at_checkpoints)``.
+    #[pyo3(signature = (stream, rounds, checkpoints, progress = None))]
+    fn run<'py>(
+        slf: &Bound<'py, Self>,
+        stream: &Bound<'py, PyLocalStream>,
+        rounds: u64,
+        checkpoints: Vec<u64>,
+        progress: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<(f64, u64, Bound<'py, PyArray1<f64>>)> {
+        let py = slf.py();
+        let mut this = exclusive(slf, "LocalLearner")?;
+        let strict = this.strict;
+        let st = &stream.get().inner;
+        this.inner.check_run(st, rounds, strict).or_raise()?;
+        let start = this.inner.t();
+        let inner = &mut this.inner;
+        let (summary, cumulative) = crate::convert::run_blocks(
+            py,
+            start,
+            rounds,
+            &checkpoints,
+            progress,
+            |n, marks, out| inner.run(st, n, marks, out, strict),
+        )?;
+        Ok((
+            summary.total_loss,
+            summary.clipped,
+            cumulative.into_pyarray(py),
+        ))
+    }
+
+    /// Per-learner sums as a dict: ``sum_sq`` (per coordinate for ``coordinatewise``; of ``⟨z, g̃⟩`` for
+    /// ``unconstrained``), ``sum_sq_norms`` (``unconstrained``), ``v``/``z`` (``unconstrained``).
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        use dponline_core::local_dp::Algorithm;
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("algorithm", self.inner.algorithm().name())?;
+        match self.inner.algorithm() {
+            Algorithm::Coordinatewise { coords } => {
+                let sq: Vec<f64> = coords.iter().map(Potential1D::sq_sum).collect();
+                let ls: Vec<f64> = coords.iter().map(Potential1D::neg_sum).collect();
+                d.set_item("sum_sq", sq.into_pyarray(py))?;
+                d.set_item("neg_sum", ls.into_pyarray(py))?;
+            }
+            Algorithm::Unconstrained {
+                norm,
+                z,
+                sq_norms,
+                v,
+            } => {
+                d.set_item("sum_sq", norm.sq_sum())?;
+                d.set_item("neg_sum", norm.neg_sum())?;
+                d.set_item("sum_sq_norms", *sq_norms)?;
+                d.set_item("v", *v)?;
+                d.set_item("z", PyArray1::from_slice(py, z))?;
+            }
+            Algorithm::Ogd { lr } => d.set_item("lr", *lr)?,
+            Algorithm::AdaGrad { radius, sq } => {
+                d.set_item("radius", *radius)?;
+                d.set_item("sum_sq", PyArray1::from_slice(py, sq))?;
+            }
+        }
+        Ok(d)
+    }
+
+    /// The current action (after the last ``ask``/``run``), shape ``(dim,)``.
+    #[getter]
+    fn current<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, self.inner.current())
+    }
+
+    /// Rounds completed.
+    #[getter]
+    fn t(&self) -> u64 {
+        self.inner.t()
+    }
+
+    /// Rounds whose gradient was clipped in ``run``.
+    #[getter]
+    fn clipped(&self) -> u64 {
+        self.inner.clipped()
+    }
+
+    /// Predictions saturated at ``±1e100``.
+    #[getter]
+    fn saturated(&self) -> u64 {
+        self.inner.saturated()
+    }
+
+    /// Dimension.
+    #[getter]
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+
+    /// Serialized state (format-versioned).
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let mut bytes = self.inner.to_bytes().or_raise()?;
+        bytes.push(u8::from(self.strict));
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Restore from :meth:`to_bytes`.
+    #[staticmethod]
+    fn from_bytes(state: &[u8]) -> PyResult<Self> {
+        let Some((&strict, body)) = state.split_last() else {
+            return Err(CoreError::State("empty state".into())).or_raise();
+        };
+        Ok(PyLocalLearner {
+            inner: LocalLearner::from_bytes(body).or_raise()?,
+            strict: strict == 1,
+        })
+    }
 }

@@ -468,12 +468,6 @@ impl Potential1D {
         self.sq_sum += g * g;
         self.t += 1;
     }
-
-    #[inline]
-    #[allow(dead_code)]
-    pub(crate) fn count_saturated(&mut self, sat: bool) {
-        self.saturated += u64::from(sat);
-    }
 }
 
 /// The prediction of eq. (5) for sums `L`, `Q`, half-width `C` and `prior` (whose log-normaliser is `ln_z`).
