@@ -7,7 +7,9 @@ use dponline_core::local_dp::potential::{
     self, Potential1D, Prediction, Prior, ln_conjugate_normaliser, ln_moment_quadrature,
     ln_normaliser_quadrature,
 };
-use dponline_core::local_dp::{LocalLearner, LocalLoss, LocalRandomizer, LocalStream, Mechanism};
+use dponline_core::local_dp::{
+    AlgorithmSpec, LocalLearner, LocalLoss, LocalRandomizer, LocalStream, Mechanism,
+};
 use dponline_core::special;
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
@@ -493,8 +495,14 @@ impl PyLocalLearner {
         let prior = parse_prior(prior, b)?;
         let words = seed_words(py, seed, secure)?;
         Ok(PyLocalLearner {
-            inner: LocalLearner::new(dim, g_bound, algorithm, prior, lr, radius, words, secure)
-                .or_raise()?,
+            inner: LocalLearner::new(
+                dim,
+                g_bound,
+                AlgorithmSpec::from_name(algorithm, prior, lr, radius).or_raise()?,
+                words,
+                secure,
+            )
+            .or_raise()?,
             strict,
         })
     }

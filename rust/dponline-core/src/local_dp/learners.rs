@@ -278,6 +278,44 @@ impl Algorithm {
     }
 }
 
+/// Which learner to build, with its constants.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum AlgorithmSpec {
+    /// Algorithm 3 with Algorithm 1's prior.
+    Coordinatewise(Prior),
+    /// Algorithm 2 with Algorithm 1's prior.
+    Unconstrained(Prior),
+    /// OGD with step `lr > 0`.
+    Ogd {
+        /// Step size.
+        lr: f64,
+    },
+    /// AdaGrad on `[−radius, radius]^d`.
+    AdaGrad {
+        /// Box half-width `D > 0`.
+        radius: f64,
+    },
+}
+
+impl AlgorithmSpec {
+    /// Parse `"coordinatewise"`, `"unconstrained"`, `"ogd"` or `"adagrad"` with the constants they use.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for another name.
+    pub fn from_name(name: &str, prior: Prior, lr: f64, radius: f64) -> Result<Self> {
+        match name {
+            "coordinatewise" => Ok(AlgorithmSpec::Coordinatewise(prior)),
+            "unconstrained" => Ok(AlgorithmSpec::Unconstrained(prior)),
+            "ogd" => Ok(AlgorithmSpec::Ogd { lr }),
+            "adagrad" => Ok(AlgorithmSpec::AdaGrad { radius }),
+            other => Err(CoreError::invalid(
+                "algorithm",
+                "'coordinatewise', 'unconstrained', 'ogd' or 'adagrad'",
+                format!("{other:?}"),
+            )),
+        }
+    }
+}
+
 /// A d-dimensional learner for locally privatised gradients (see the module docs).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct LocalLearner {
@@ -300,19 +338,15 @@ pub struct LocalLearner {
 
 impl LocalLearner {
     /// Build a learner of dimension `dim` with declared bound `G` (`|E g̃_j| ≤ G` for Algorithm 3 and the
-    /// baselines, `‖E g̃‖₂ ≤ G` for Algorithm 2). `prior` is Algorithm 1's prior (Algorithms 2-3); `lr`
-    /// (OGD) and `radius` (AdaGrad) are the baselines' constants. The generator (stream 0 of `seed`, or
-    /// OS-keyed when `secure`) draws the providers' noise inside [`LocalLearner::run`].
+    /// baselines, `‖E g̃‖₂ ≤ G` for Algorithm 2) running `spec`. The generator (stream 0 of `seed`, or OS-keyed
+    /// when `secure`) draws the providers' noise inside [`LocalLearner::run`].
     ///
-    /// Errors: [`CoreError::InvalidArgument`] for `dim = 0`, a bad `G`/prior/`lr`/`radius` or an unknown
-    /// algorithm; allocation and entropy failures.
+    /// Errors: [`CoreError::InvalidArgument`] for `dim = 0`, a bad `G`, prior, `lr` or `radius`; allocation
+    /// and entropy failures.
     pub fn new(
         dim: usize,
         g_bound: f64,
-        algorithm: &str,
-        prior: Prior,
-        lr: f64,
-        radius: f64,
+        spec: AlgorithmSpec,
         seed: Seed,
         secure: bool,
     ) -> Result<Self> {
@@ -320,43 +354,38 @@ impl LocalLearner {
             return Err(CoreError::invalid("dim", ">= 1", dim));
         }
         check_positive("G", g_bound)?;
-        if matches!(prior, Prior::External) {
+        if let AlgorithmSpec::Coordinatewise(Prior::External)
+        | AlgorithmSpec::Unconstrained(Prior::External) = spec
+        {
             return Err(CoreError::invalid(
                 "prior",
                 "'conjugate', 'uniform' or 'improper'",
                 "a callable",
             ));
         }
-        let algorithm = match algorithm {
-            "coordinatewise" => {
+        let algorithm = match spec {
+            AlgorithmSpec::Coordinatewise(prior) => {
                 let one = Potential1D::new(g_bound, prior)?;
                 let mut coords = crate::alloc::reserve("per-coordinate learners", dim)?;
                 coords.resize(dim, one);
                 Algorithm::Coordinatewise { coords }
             }
-            "unconstrained" => Algorithm::Unconstrained {
+            AlgorithmSpec::Unconstrained(prior) => Algorithm::Unconstrained {
                 norm: Potential1D::new(g_bound, prior)?,
                 z: crate::alloc::zeros("direction", dim)?,
                 sq_norms: 0.0,
                 v: 0.0,
             },
-            "ogd" => {
+            AlgorithmSpec::Ogd { lr } => {
                 check_positive("lr", lr)?;
                 Algorithm::Ogd { lr }
             }
-            "adagrad" => {
+            AlgorithmSpec::AdaGrad { radius } => {
                 check_positive("radius", radius)?;
                 Algorithm::AdaGrad {
                     radius,
                     sq: crate::alloc::zeros("AdaGrad accumulators", dim)?,
                 }
-            }
-            other => {
-                return Err(CoreError::invalid(
-                    "algorithm",
-                    "'coordinatewise', 'unconstrained', 'ogd' or 'adagrad'",
-                    format!("{other:?}"),
-                ));
             }
         };
         let mut dirty = crate::alloc::reserve("dirty flags", dim)?;
@@ -703,17 +732,9 @@ mod tests {
         for alg in ["coordinatewise", "unconstrained", "ogd", "adagrad"] {
             let s = stream(300, 4, f64::INFINITY);
             let mk = || {
-                LocalLearner::new(
-                    4,
-                    4.0,
-                    alg,
-                    Prior::Conjugate { b: 1.0 },
-                    0.1,
-                    5.0,
-                    [1, 2, 3, 4],
-                    false,
-                )
-                .unwrap()
+                let spec =
+                    AlgorithmSpec::from_name(alg, Prior::Conjugate { b: 1.0 }, 0.1, 5.0).unwrap();
+                LocalLearner::new(4, 4.0, spec, [1, 2, 3, 4], false).unwrap()
             };
             let (mut a, mut b) = (mk(), mk());
             let mut total = 0.0;
@@ -733,17 +754,8 @@ mod tests {
     #[test]
     fn bad_runs_and_feedback_leave_state_unchanged() {
         let s = stream(50, 3, 1.0);
-        let mut l = LocalLearner::new(
-            3,
-            1.0,
-            "coordinatewise",
-            Prior::Uniform,
-            0.0,
-            0.0,
-            [0; 4],
-            false,
-        )
-        .unwrap();
+        let spec = AlgorithmSpec::Coordinatewise(Prior::Uniform);
+        let mut l = LocalLearner::new(3, 1.0, spec, [0; 4], false).unwrap();
         let before = l.to_bytes().unwrap();
         assert!(l.run(&s, 51, &[], &mut [], false).is_err());
         assert!(l.run(&stream(5, 2, 1.0), 1, &[], &mut [], false).is_err());
@@ -754,9 +766,7 @@ mod tests {
         assert!(l.tell(&[0.0; 2]).is_err());
         assert_eq!(l.to_bytes().unwrap(), asked);
         assert_ne!(before, asked);
-        assert!(LocalLearner::new(3, 1.0, "sgd", Prior::Uniform, 0.0, 0.0, [0; 4], false).is_err());
-        assert!(
-            LocalLearner::new(3, 1.0, "ogd", Prior::Uniform, -1.0, 0.0, [0; 4], false).is_err()
-        );
+        assert!(AlgorithmSpec::from_name("sgd", Prior::Uniform, 0.0, 0.0).is_err());
+        assert!(LocalLearner::new(3, 1.0, AlgorithmSpec::Ogd { lr: -1.0 }, [0; 4], false).is_err());
     }
 }
