@@ -6,9 +6,10 @@ import pytest
 
 import dponline.aggregation
 import dponline.learners.private_bandit
+import dponline.local_dp
 
 
-@pytest.mark.parametrize("module", [dponline.aggregation, dponline.learners.private_bandit])
+@pytest.mark.parametrize("module", [dponline.aggregation, dponline.learners.private_bandit, dponline.local_dp])
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
