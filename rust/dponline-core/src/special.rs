@@ -97,8 +97,12 @@ pub fn mills_residual(x: f64) -> f64 {
             60
         } else if x < 12.0 {
             30
-        } else {
+        } else if x < 40.0 {
             16
+        } else if x < 200.0 {
+            8
+        } else {
+            4
         };
         let mut f = x;
         for k in (2..=depth).rev() {
@@ -389,7 +393,7 @@ mod tests {
             );
         }
         // The shallower fractions used for larger x agree with a deep one.
-        for x in [4.0, 5.9, 6.0, 11.9, 12.0, 40.0, 1e4] {
+        for x in [4.0, 5.9, 6.0, 11.9, 12.0, 39.9, 40.0, 199.0, 200.0, 1e4] {
             let mut f = x;
             for k in (2..=2000u32).rev() {
                 f = x + 0.5 * f64::from(k) / f;
