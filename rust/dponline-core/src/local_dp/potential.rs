@@ -39,14 +39,10 @@
 //! The conjugate normaliser is `ln Z = ½ ln π − ½ ln b + ln erf(C√b)`. The same quantities by adaptive
 //! quadrature ([`ln_moment_quadrature`]) agree to `10⁻⁹` relative over `|L|, B ∈ [10⁻¹², 10¹²]` (tests).
 
-use std::sync::OnceLock;
-
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result, check_positive};
-use crate::special::{
-    GaussLegendre, SQRT_PI, adaptive_gauss_kronrod, ln_sinh, mills_residual, sinhc,
-};
+use crate::special::{SQRT_PI, adaptive_gauss_kronrod, mills_residual};
 
 /// Largest `|w_t|` an action may take: `ln|w_t|` above `ln(ACTION_LIMIT)` saturates (counted as
 /// `saturated`). Reached only after a long run of one-signed feedback (`|w_t|` can grow like `e^{t/5}`);
@@ -115,13 +111,6 @@ impl Prediction {
             (self.sign * self.ln_abs.exp(), false)
         }
     }
-}
-
-fn gauss_legendre_16() -> Result<&'static GaussLegendre> {
-    static RULE: OnceLock<Result<GaussLegendre>> = OnceLock::new();
-    RULE.get_or_init(|| GaussLegendre::new(16))
-        .as_ref()
-        .map_err(Clone::clone)
 }
 
 /// `I(ℓ, β) = ∫₀¹ u² shc(ℓu) e^{−βu²} du` for `ℓ ≤ 2`, `β ≤ 2` (regime 1), as the series
@@ -607,10 +596,11 @@ mod tests {
 
     #[test]
     fn small_moment_series_matches_gauss_legendre() {
-        let rule = gauss_legendre_16().unwrap();
+        let rule = crate::special::GaussLegendre::new(16).unwrap();
         for &ell in &[1e-300, 1e-8, 0.1, 1.0, 1.9, 2.0] {
             for &beta in &[0.0, 1e-12, 0.3, 1.0, 2.0] {
-                let gl = rule.integrate(|u| u * u * sinhc(ell * u) * (-beta * u * u).exp());
+                let gl = rule
+                    .integrate(|u| u * u * crate::special::sinhc(ell * u) * (-beta * u * u).exp());
                 let series = small_moment(ell, beta);
                 assert!(
                     ((series - gl) / gl).abs() < 1e-15,
