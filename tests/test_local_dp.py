@@ -512,3 +512,19 @@ def test_scenario_a_few_heavy_noise_providers_beat_uniform_maximal_noise():
     # ... and the uniformly noisy learner is stuck near w = 0 (total loss ≈ T ln 2) while the other is not.
     stuck = T * math.log(2) - stream.cumulative_loss(u)[0]
     assert np.mean(regrets["few"]) < stuck - 20 < np.mean(regrets["all"])
+
+
+def test_secure_randomizer_and_learner_never_replay_noise():
+    r = dponline.LocalLaplaceRandomizer(3, secure=True)
+    assert r.privacy([1.0, 1.0, 1.0]).randomness == "secure"
+    copy = pickle.loads(pickle.dumps(r))
+    assert not np.array_equal(r.randomize(np.zeros(3), 1.0), copy.randomize(np.zeros(3), 1.0))
+    with pytest.raises(InvalidInputError):
+        dponline.LocalLaplaceRandomizer(3, secure=True, seed=1)
+    stream = _synthetic(n=200, tau=0.5)
+    a = CoordinatewiseLearner(4, 1.0, secure=True)
+    a.run(stream, rounds=100)
+    b = pickle.loads(pickle.dumps(a))
+    a.run(stream)
+    b.run(stream)
+    assert not np.array_equal(a.ask(), b.ask())
