@@ -11,6 +11,14 @@ budget is never revealed), and the learner adapts to whatever noise arrives.
   and the ℓ2 variant ``ρ(z) ∝ exp(−ε‖z‖₂/2)`` (Song et al. 2015, Theorem 1).
 * :class:`PotentialLearner1D` — Algorithm 1, the one-dimensional parameter-free potential learner
   (eqs. 5-7, Theorem 1).
+* :class:`LocalStream` — providers (features, labels, loss, per-round budgets) for native runs.
+* :class:`CoordinatewiseLearner` (Algorithm 3, Theorem 2), :class:`UnconstrainedLearner` (Algorithm 2,
+  Lemma 6), and the baselines :class:`OnlineGradientDescent` and :class:`AdaGrad`, all with ``ask``/``tell``
+  and a native ``run`` in which each provider's subgradient is computed, clipped to ``G`` and privatised.
+
+The learners add no noise: privacy is the providers' (local model), see :meth:`LocalStream.privacy`; each
+learner's :attr:`~LocalLearner.privacy` is therefore ``None``. In a simulation the learner's ``seed`` keys the
+providers' noise; a seeded simulation is private only while its seed is secret.
 """
 
 from __future__ import annotations
