@@ -10,6 +10,7 @@ import dponline.learners.dp_ftrl
 import dponline.learners.private_bandit
 import dponline.learners.private_exp3
 import dponline.learners.private_scrible
+import dponline.local_dp
 
 
 @pytest.mark.parametrize(
@@ -21,6 +22,7 @@ import dponline.learners.private_scrible
         dponline.learners.private_exp3,
         dponline.learners.private_scrible,
         dponline.experiments,
+        dponline.local_dp,
     ],
 )
 def test_docstring_examples(module):

@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
         ("tree_aggregation.py", ["--days", "500"]),
         ("portfolio.py", ["--horizon", "20000"]),
         ("experts_and_bandits.py", ["--bandit-horizon", "20000"]),
+        ("local_dp_streams.py", ["--seeds", "1", "--rounds", "3000"]),
     ],
 )
 def test_example_runs(script, args):

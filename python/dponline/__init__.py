@@ -10,6 +10,7 @@ See the README for an overview. Public API:
 * :class:`DPFTPL` — private follow-the-perturbed-leader, one LMO call per round (Agarwal-Singh 2017).
 * :class:`PrivateEXP3` — ε-DP EXP3 for multi-armed bandits (Agarwal-Singh 2017).
 * :class:`PrivateSCRiBLe` — ε-DP bandit linear optimisation on balls and boxes (Agarwal-Singh 2017).
+* :class:`LocalLaplaceRandomizer`, :class:`PotentialLearner1D` — user-specified local DP (van der Hoeven 2019).
 * :mod:`dponline.domains` — decision sets with linear minimisation oracles.
 * :mod:`dponline.losses` — native loss families; :mod:`dponline.regret` — comparators and regret curves.
 * :func:`frank_wolfe`, :func:`sample_sphere` — the primitives, stand-alone.
@@ -20,7 +21,7 @@ See the README for an overview. Public API:
 
 from __future__ import annotations
 
-from . import domains, errors, losses, noise, privacy, regret
+from . import domains, errors, local_dp, losses, noise, privacy, regret
 from ._core import __version__
 from .aggregation import TreeAggregator
 from .errors import (
@@ -34,6 +35,13 @@ from .errors import (
     StateError,
 )
 from .learners import DPFTPL, DPFTRL, PrivateBandit, PrivateEXP3, PrivateSCRiBLe, RunResult
+from .local_dp import (
+    CoordinatewiseLearner,
+    LocalLaplaceRandomizer,
+    LocalStream,
+    PotentialLearner1D,
+    UnconstrainedLearner,
+)
 from .optimization import FrankWolfeResult, frank_wolfe, sample_sphere
 from .privacy import PrivacyGuarantee
 
@@ -45,6 +53,11 @@ __all__ = [
     "DPFTPL",
     "PrivateEXP3",
     "PrivateSCRiBLe",
+    "LocalLaplaceRandomizer",
+    "PotentialLearner1D",
+    "CoordinatewiseLearner",
+    "UnconstrainedLearner",
+    "LocalStream",
     "RunResult",
     "frank_wolfe",
     "FrankWolfeResult",
@@ -60,6 +73,7 @@ __all__ = [
     "HorizonExhaustedError",
     "domains",
     "errors",
+    "local_dp",
     "losses",
     "noise",
     "privacy",

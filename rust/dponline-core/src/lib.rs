@@ -15,6 +15,8 @@
 //! | [`losses`] | loss families evaluated natively in `run` loops |
 //! | [`vecops`] | small dense-vector kernels for hot loops |
 //! | [`learners`] | the online learners (`PrivateBandit`, ...) |
+//! | [`local_dp`] | local randomisers and the parameter-free local-DP learners (van der Hoeven 2019) |
+//! | [`special`] | `erfcx`, Mills-ratio residual, Gauss-Legendre and adaptive Gauss-Kronrod quadrature |
 
 pub mod aggregation;
 pub mod alloc;
@@ -22,9 +24,11 @@ pub mod domains;
 pub mod error;
 pub mod frank_wolfe;
 pub mod learners;
+pub mod local_dp;
 pub mod losses;
 pub mod noise;
 pub mod rng;
+pub mod special;
 pub mod sphere;
 pub mod vecops;
 

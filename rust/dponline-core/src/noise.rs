@@ -141,6 +141,25 @@ pub struct GaussianDraw(f64);
 #[derive(Debug, Clone, Copy)]
 pub struct LaplaceDraw(f64);
 
+impl LaplaceDraw {
+    /// `Laplace(scale)` (`scale` finite and `>= 0`; the caller checks).
+    #[inline]
+    pub fn new(scale: f64) -> Self {
+        LaplaceDraw(scale)
+    }
+}
+
+/// One draw of `Gamma(shape, scale)` (Marsaglia-Tsang, `rand_distr`).
+///
+/// Errors: [`CoreError::InvalidArgument`] unless `shape` and `scale` are finite and `> 0`.
+pub fn sample_gamma(rng: &mut Generator, shape: f64, scale: f64) -> Result<f64> {
+    crate::error::check_positive("shape", shape)?;
+    crate::error::check_positive("scale", scale)?;
+    let gamma = Gamma::new(shape, scale)
+        .map_err(|e| CoreError::invalid("scale", "valid Gamma parameters", e))?;
+    Ok(crate::with_generator!(rng, g => gamma.sample(g)))
+}
+
 /// `Gamma(r, b) − Gamma(r, b)`: a sum of `r` i.i.d. `Laplace(b)`.
 #[derive(Debug, Clone, Copy)]
 pub struct LaplaceSumDraw(Gamma<f64>);

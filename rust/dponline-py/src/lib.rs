@@ -14,6 +14,7 @@ mod dp_ftrl;
 mod errors;
 mod exp3;
 mod learners;
+mod local_dp;
 mod losses;
 mod noise;
 mod optimization;
@@ -37,6 +38,11 @@ mod _core {
     use super::exp3::{PyBernoulliArms, PyPrivateExp3, exp3_params};
     #[pymodule_export]
     use super::learners::{PyPrivateBandit, private_bandit_params};
+    #[pymodule_export]
+    use super::local_dp::{
+        PyLocalLearner, PyLocalRandomizer, PyLocalStream, PyPotentialLearner1D, erfcx,
+        potential_log_normaliser, potential_log_prediction,
+    };
     #[pymodule_export]
     use super::losses::PyLossFamily;
     #[pymodule_export]
