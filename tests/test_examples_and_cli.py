@@ -149,3 +149,25 @@ def test_portfolio_job_bad_flags_are_usage_errors(argv, capsys):
         main(["portfolio", *argv, "--quiet"])
     assert stop.value.code == 2
     assert "usage" in capsys.readouterr().err
+
+
+def test_experts_job_runs_on_real_data(tmp_path, capsys):
+    argv = ["experts", "--data", "nyse", "--horizon", "800", "--seeds", "2", "--delta", "1e-6", "--seed", "1"]
+    assert main([*argv, "--workers", "1", "--out", str(tmp_path), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "DP-FTRL" in printed and "DP-FTPL" in printed and "private only while that seed is secret" in printed
+    meta = json.loads((tmp_path / "metadata.json").read_text())
+    ftrl = next(c for c in meta["configurations"] if c["learner"] == "DP-FTRL")
+    assert ftrl["privacy"]["delta"] == 1e-6 and ftrl["privacy"]["epsilon"] == 1.0
+    runs = pd.read_parquet(tmp_path / "runs.parquet")
+    assert set(runs.learner) == {"DP-FTRL", "FTRL, non-private", "DP-FTPL"}
+
+
+def test_bandit_job_runs_on_open_bandit_rates(tmp_path, capsys):
+    argv = ["bandit", "--horizon", "5000", "--seeds", "2", "--epsilon", "1,4", "--workers", "1"]
+    assert main([*argv, "--out", str(tmp_path), "--quiet"]) == 0
+    assert "PrivateEXP3" in capsys.readouterr().out
+    assert (tmp_path / "price_of_privacy.png").stat().st_size > 10_000
+    with pytest.raises(SystemExit) as stop:
+        main(["bandit", "--epsilon", "0", "--quiet"])
+    assert stop.value.code == 2

@@ -5,6 +5,9 @@ shipped with the package (private and non-private learners with bandit and full-
 ``−ln⟨r_t, x⟩`` over the probability simplex) against the best constant-rebalanced portfolio in hindsight
 (BCRP), the uniform one (UCRP) and the best single stock; see :mod:`dponline.jobs.portfolio`.
 
+``dponline experts`` and ``dponline bandit`` run the Agarwal-Singh learners on real expert and bandit data
+(:mod:`dponline.jobs.experts`).
+
 ``dponline sweep CONFIG.toml`` runs any sweep a configuration file describes (learners × parameter grid ×
 seeds, see :mod:`dponline.experiments`): exit code 0 when every run finished, 1 when some failed (the
 summary counts them), 2 for a usage or configuration error, 130 when interrupted (finished runs are kept).
@@ -16,7 +19,7 @@ import argparse
 import time
 
 from . import __version__
-from .jobs import portfolio
+from .jobs import experts, portfolio
 
 __all__ = ["main"]
 
@@ -27,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"dponline {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     portfolio.add_parser(sub, _positive_int)
+    experts.add_parsers(sub, _positive_int)
 
     s = sub.add_parser(
         "sweep",
