@@ -24,12 +24,16 @@ ROOT = Path(__file__).resolve().parents[1]
         ("tree_aggregation.py", ["--days", "500"]),
         ("portfolio.py", ["--horizon", "20000"]),
         ("experts_and_bandits.py", ["--bandit-horizon", "20000"]),
-        ("local_dp_streams.py", ["--seeds", "1", "--rounds", "3000"]),
+        ("local_dp_streams.py", ["--seeds", "2", "--rounds", "3000"]),
     ],
 )
-def test_example_runs(script, args):
+def test_example_runs(script, args, tmp_path):
     out = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / script), *args], capture_output=True, text=True, check=True
+        [sys.executable, str(ROOT / "examples" / script), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
     )
     assert "DP" in out.stdout
 
@@ -171,3 +175,12 @@ def test_bandit_job_runs_on_open_bandit_rates(tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
         main(["bandit", "--epsilon", "0", "--quiet"])
     assert stop.value.code == 2
+
+
+def test_local_job_writes_its_table_and_plot(tmp_path, capsys):
+    assert main(["local", "--seeds", "2", "--rounds", "2000", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "UnconstrainedLearner" in printed and "CoordinatewiseLearner" in printed and "eps" in printed
+    rows = (tmp_path / "local.csv").read_text().splitlines()
+    assert rows[0].startswith("stream,scenario,learner,seed,regret") and len(rows) > 20
+    assert (tmp_path / "local.png").stat().st_size > 10_000

@@ -6,7 +6,8 @@ shipped with the package (private and non-private learners with bandit and full-
 (BCRP), the uniform one (UCRP) and the best single stock; see :mod:`dponline.jobs.portfolio`.
 
 ``dponline experts`` and ``dponline bandit`` run the Agarwal-Singh learners on real expert and bandit data
-(:mod:`dponline.jobs.experts`).
+(:mod:`dponline.jobs.experts`); ``dponline local`` the local-DP learners of van der Hoeven on real streams
+(:mod:`dponline.jobs.local`).
 
 ``dponline sweep CONFIG.toml`` runs any sweep a configuration file describes (learners × parameter grid ×
 seeds, see :mod:`dponline.experiments`): exit code 0 when every run finished, 1 when some failed (the
@@ -19,7 +20,7 @@ import argparse
 import time
 
 from . import __version__
-from .jobs import experts, portfolio
+from .jobs import experts, local, portfolio
 
 __all__ = ["main"]
 
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     portfolio.add_parser(sub, _positive_int)
     experts.add_parsers(sub, _positive_int)
+    local.add_parser(sub, _positive_int)
 
     s = sub.add_parser(
         "sweep",
