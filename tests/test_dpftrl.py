@@ -420,3 +420,22 @@ def test_declared_dual_bound_gives_corollary_3_2_step_and_clips_coordinates():
     lenient.ask()
     lenient.tell([2.0, -0.5, 0.0])
     assert np.array_equal(lenient.noisy_cumulative_loss, [1.0, -0.5, 0.0]) and lenient.clipped == 1
+
+
+@pytest.mark.parametrize("mechanism", ["honaker", "blt"])
+def test_dpftrl_with_other_mechanisms_is_calibrated_from_column_norms(mechanism):
+    G, T = 2.0, 512
+    kw = dict(horizon=T, epsilon=1.0, loss_bound=G, calibration="analytic", mechanism=mechanism, seed=0)
+    l1, l2 = dponline._core.mechanism_column_norms(mechanism, T)
+    lap = dponline.DPFTRL(Simplex(4), delta=0.0, **kw)
+    assert lap.params["noise_scale"] == pytest.approx(2 * G * l1, rel=1e-12)
+    gau = dponline.DPFTRL(Simplex(4), delta=1e-6, **kw)
+    sigma = dponline.privacy.gaussian_sigma_analytic(1.0, 1e-6, 2 * G * l2)
+    assert gau.params["noise_scale"] == pytest.approx(sigma, rel=1e-12) and gau._core.mechanism == mechanism
+    with pytest.raises(dponline.InvalidInputError, match="only the padded tree"):
+        dponline.DPFTRL(Simplex(4), delta=1e-6, **{**kw, "calibration": "paper"})
+    with pytest.raises(dponline.DPOnlineError, match="Theorem 3.1 covers the padded tree only"):
+        gau.regret_bound()
+    losses_ = np.random.default_rng(0).uniform(size=(T, 4))
+    result = gau.run(dponline.losses.Linear(losses_))
+    assert np.isfinite(result.total_loss) and Simplex(4).contains(result.final_point, 1e-12)

@@ -324,6 +324,7 @@ class DPFTRL:
         learning_rate: float | None = None,
         dual_bound: float | None = None,
         lmo_calls: int = 4,
+        mechanism: str = "tree",
         strict: bool = False,
         seed: _Seed = None,
         secure: bool = False,
@@ -336,6 +337,8 @@ class DPFTRL:
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> DPFTRL: ...
+    @property
+    def mechanism(self) -> str: ...
     @property
     def params(self) -> dict[str, Any]: ...
     @property

@@ -13,13 +13,72 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import _validate
+from .. import _validate, privacy
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee, randomness_of, row_multiplicity
 
-__all__ = ["Learner", "RunResult", "randomness_of"]
+__all__ = ["Learner", "RunResult", "randomness_of", "mechanism_noise", "MECHANISMS"]
+
+MECHANISMS = ("tree", "honaker", "blt")
+"""Names a learner's ``mechanism=`` accepts (see :mod:`dponline.aggregation`)."""
 
 _MAX_CHECKPOINTS = 10_000
+
+
+def mechanism_noise(
+    mechanism: str,
+    epsilon: float,
+    delta: float,
+    noise: str,
+    calibration: str,
+    *,
+    sensitivity_l1: float,
+    sensitivity_l2: float,
+    releases: int,
+    randomness: str = "",
+) -> tuple[float, PrivacyGuarantee]:
+    """Exact per-draw noise of a learner's prefix sums released by a non-tree ``mechanism`` (``"honaker"``,
+    ``"blt"``).
+
+    A linear mechanism used once per input is a Laplace mechanism at its encoder's largest L1 column norm, or a
+    Gaussian mechanism at its L2 column norm (Balle & Wang 2018, Theorem 8): the scale is
+    ``sensitivity_l1 · col₁ / ε`` or ``gaussian_sigma_analytic(ε, δ, sensitivity_l2 · col₂)``, with the
+    learner's per-round input sensitivities. No lemma of the papers covers these mechanisms, so only
+    ``calibration="analytic"`` is accepted; their regret proofs (identically distributed noise per release) do
+    not cover them either.
+
+    Raises:
+        InvalidInputError: a calibration other than ``"analytic"``, Gaussian noise with ``δ = 0``.
+    """
+    from .. import _core
+
+    if calibration != "analytic":
+        raise InvalidInputError(
+            f"calibration={calibration!r} is not available with mechanism={mechanism!r}: the paper's lemmas cover "
+            "only the padded tree; pass calibration='analytic' (exact, from the mechanism's column norms)"
+        )
+    col_l1, col_l2 = _core.mechanism_column_norms(mechanism, releases)
+    source = f"exact calibration of the {mechanism} mechanism (linear mechanism, single participation)"
+    if noise == "laplace":
+        scale = sensitivity_l1 * col_l1 / epsilon
+        delta_out, multiplier = 0.0, None
+        source = f"Laplace mechanism on the L1 column norm: {source}"
+    else:
+        if not 0.0 < delta < 1.0:
+            raise InvalidInputError(f"delta must be in (0, 1) for Gaussian noise, got {delta}")
+        release_l2 = sensitivity_l2 * col_l2
+        scale = privacy.gaussian_sigma_analytic(epsilon, delta, release_l2)
+        delta_out, multiplier = float(delta), scale / release_l2
+        source = f"Balle-Wang 2018 Thm 8 on the L2 column norm: {source}"
+    guarantee = PrivacyGuarantee(
+        epsilon=float(epsilon),
+        delta=delta_out,
+        source=source,
+        randomness=randomness,
+        notes=f"mechanism={mechanism!r}, column norms L1={col_l1:.6g}, L2={col_l2:.6g}",
+        noise_multiplier=multiplier,
+    )
+    return scale, guarantee
 
 
 @dataclass(repr=False)

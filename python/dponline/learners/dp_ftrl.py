@@ -10,9 +10,9 @@ from scipy import integrate, special, stats
 
 from .. import _core, _validate, noise, privacy
 from .._seed import SeedLike
-from ..errors import InvalidInputError
+from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
-from ._base import Learner, randomness_of
+from ._base import MECHANISMS, Learner, mechanism_noise, randomness_of
 
 __all__ = ["DPFTPL", "DPFTRL", "dp_ftrl_noise", "noise_width"]
 
@@ -225,7 +225,9 @@ class DPFTRL(Learner):
         seed: SeedLike = None,
         secure: bool = False,
         lmo_calls: int = 4,
+        mechanism: Literal["tree", "honaker", "blt"] = "tree",
     ) -> None:
+        mechanism = _validate.option("mechanism", mechanism, MECHANISMS)  # type: ignore[assignment]
         if not isinstance(domain, _core.Domain):
             raise InvalidInputError(f"domain must be a dponline.domains domain, got {type(domain).__name__}")
         horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
@@ -243,9 +245,24 @@ class DPFTRL(Learner):
             noise_name, scale, guarantee = ("laplace" if delta == 0 else "gaussian"), 0.0, None
         else:
             epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
-            noise_name, scale, guarantee = dp_ftrl_noise(
-                epsilon, delta, loss_bound, horizon, calibration, randomness=randomness_of(seed, secure)
-            )
+            if mechanism == "tree":
+                noise_name, scale, guarantee = dp_ftrl_noise(
+                    epsilon, delta, loss_bound, horizon, calibration, randomness=randomness_of(seed, secure)
+                )
+            else:
+                # Replacing one round's clipped loss vector moves one input by at most 2G (L1 / L2 per noise).
+                noise_name = "laplace" if delta == 0 else "gaussian"
+                scale, guarantee = mechanism_noise(
+                    mechanism,
+                    epsilon,
+                    delta,
+                    noise_name,
+                    calibration,
+                    sensitivity_l1=2 * loss_bound,
+                    sensitivity_l2=2 * loss_bound,
+                    releases=horizon,
+                    randomness=randomness_of(seed, secure),
+                )
         self._core = _core.DPFTRL(
             domain,
             horizon,
@@ -257,6 +274,7 @@ class DPFTRL(Learner):
             learning_rate=learning_rate,
             dual_bound=dual_bound,
             lmo_calls=lmo_calls,
+            mechanism=mechanism,
             strict=strict,
             seed=seed,
             secure=secure,
@@ -264,6 +282,7 @@ class DPFTRL(Learner):
         self._domain = domain
         self._horizon = horizon
         self._privacy = guarantee
+        self._mechanism = mechanism
         self._bound_cache: dict[str, Any] | None = None
 
     # -- protocol ---------------------------------------------------------------------------------------
@@ -335,7 +354,14 @@ class DPFTRL(Learner):
 
         Raises:
             InvalidInputError: bad ``samples`` / ``seed``.
+            DPOnlineError: the learner releases its prefix sums with another mechanism than the padded tree
+                (Theorem 3.1 assumes identically distributed noise in every release).
         """
+        if getattr(self, "_mechanism", "tree") != "tree":
+            raise DPOnlineError(
+                f"regret_bound: Agarwal-Singh Theorem 3.1 covers the padded tree only, not mechanism="
+                f"{self._mechanism!r} (its releases do not carry identically distributed noise)"
+            )
         samples = _validate.integer("samples", samples, low=100)
         seed = _validate.integer("seed", seed, low=0)
         p = self.params

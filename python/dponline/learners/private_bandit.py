@@ -11,7 +11,7 @@ from .. import _core, _validate, privacy
 from .._seed import SeedLike
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
-from ._base import Learner, RunResult, randomness_of
+from ._base import Learner, RunResult, mechanism_noise, randomness_of
 
 __all__ = ["PrivateBandit", "RunResult", "private_bandit_noise"]
 
@@ -68,7 +68,18 @@ def private_bandit_noise(
     noise = _validate.option("noise", noise, ("laplace", "gaussian"))
     mechanism = _validate.option("mechanism", mechanism, ("tree", "honaker", "blt"))
     if mechanism != "tree":
-        return _mechanism_noise(params, epsilon, delta, noise, calibration, randomness, mechanism)
+        scale, guarantee = mechanism_noise(
+            mechanism,
+            epsilon,
+            delta,
+            noise,
+            calibration,
+            sensitivity_l1=params["sensitivity_l1"],
+            sensitivity_l2=params["sensitivity_l2"],
+            releases=int(params["t_round"]),
+            randomness=randomness,
+        )
+        return scale, guarantee, {"lemma_scale": float("nan"), "exact_scale": scale}
     T = float(params["horizon"])
     n = float(params["dim"])
     L_eff = params["loss_bound"] / params["diameter"]
@@ -119,39 +130,6 @@ def private_bandit_noise(
         noise_multiplier=scale / release_l2 if noise == "gaussian" else None,
     )
     return scale, guarantee, {"lemma_scale": lemma, "exact_scale": exact}
-
-
-def _mechanism_noise(
-    params: dict[str, Any], epsilon: float, delta: float, noise: str, calibration: str, randomness: str, mechanism: str
-) -> tuple[float, PrivacyGuarantee, dict[str, float]]:
-    """Exact calibration of PrivateBandit's prefix sums released by a non-tree mechanism."""
-    if calibration != "analytic":
-        raise InvalidInputError(
-            f"calibration={calibration!r} is not available with mechanism={mechanism!r}: the paper's lemmas cover "
-            "only the padded tree; pass calibration='analytic' (exact, from the mechanism's column norms)"
-        )
-    col_l1, col_l2 = _core.mechanism_column_norms(mechanism, int(params["t_round"]))
-    source = f"exact calibration of the {mechanism} mechanism (linear mechanism, single participation)"
-    if noise == "laplace":
-        scale = params["sensitivity_l1"] * col_l1 / epsilon
-        delta_out, multiplier = 0.0, None
-        source = f"Laplace mechanism on the L1 column norm: {source}"
-    else:
-        if not 0.0 < delta < 1.0:
-            raise InvalidInputError(f"delta must be in (0, 1) for Gaussian noise, got {delta}")
-        release_l2 = params["sensitivity_l2"] * col_l2
-        scale = privacy.gaussian_sigma_analytic(epsilon, delta, release_l2)
-        delta_out, multiplier = float(delta), scale / release_l2
-        source = f"Balle-Wang 2018 Thm 8 on the L2 column norm: {source}"
-    guarantee = PrivacyGuarantee(
-        epsilon=float(epsilon),
-        delta=delta_out,
-        source=source,
-        randomness=randomness,
-        notes=f"mechanism={mechanism!r}, column norms L1={col_l1:.6g}, L2={col_l2:.6g}",
-        noise_multiplier=multiplier,
-    )
-    return scale, guarantee, {"lemma_scale": float("nan"), "exact_scale": scale}
 
 
 class PrivateBandit(Learner):

@@ -1,5 +1,6 @@
 //! `dponline._core.DPFTRL`: bindings of `dponline_core::learners::DpFtrl`.
 
+use dponline_core::aggregation::MechanismSpec;
 use dponline_core::learners::{DpFtrl, DpFtrlParams, LossNorm, Regularizer};
 use dponline_core::noise::NoiseDistribution;
 use numpy::{IntoPyArray, PyArray1};
@@ -94,7 +95,7 @@ pub struct PyDpFtrl {
 #[pymethods]
 impl PyDpFtrl {
     #[new]
-    #[pyo3(signature = (domain, horizon, loss_bound, *, norm, regularizer, noise, scale, learning_rate = None, dual_bound = None, lmo_calls = 4, strict = false, seed = None, secure = false))]
+    #[pyo3(signature = (domain, horizon, loss_bound, *, norm, regularizer, noise, scale, learning_rate = None, dual_bound = None, lmo_calls = 4, mechanism = "tree", strict = false, seed = None, secure = false))]
     fn new(
         py: Python<'_>,
         domain: &Bound<'_, PyDomain>,
@@ -107,6 +108,7 @@ impl PyDpFtrl {
         learning_rate: Option<f64>,
         dual_bound: Option<f64>,
         lmo_calls: u32,
+        mechanism: &str,
         strict: bool,
         seed: Option<&Bound<'_, PyAny>>,
         secure: bool,
@@ -125,8 +127,23 @@ impl PyDpFtrl {
         let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
         let words = seed_words(py, seed, secure)?;
         Ok(PyDpFtrl {
-            inner: DpFtrl::new(dom, params, dist, words, secure, strict).or_raise()?,
+            inner: DpFtrl::new(
+                dom,
+                params,
+                MechanismSpec::from_name(mechanism).or_raise()?,
+                dist,
+                words,
+                secure,
+                strict,
+            )
+            .or_raise()?,
         })
+    }
+
+    /// The mechanism releasing the prefix sums (``"tree"``, ``"honaker"``, ``"blt"``).
+    #[getter]
+    fn mechanism(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
+        Ok(shared(slf, "DPFTRL")?.inner.mechanism_kind())
     }
 
     /// The action to play, shape ``(dim,)``.

@@ -28,7 +28,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::aggregation::{TreeAggregator, padded_draws};
+use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, padded_draws};
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_finite, check_positive};
 use crate::frank_wolfe::FrankWolfe;
@@ -334,7 +334,7 @@ fn box_corners(domain: &Domain) -> (Vec<f64>, Vec<f64>) {
 pub struct DpFtrl {
     params: DpFtrlParams,
     domain: Domain,
-    tree: TreeAggregator,
+    tree: Mechanism,
     step: Step,
     /// `L̃_t` after the last push (`L̃_0` at the start).
     release: Vec<f64>,
@@ -349,14 +349,16 @@ pub struct DpFtrl {
 }
 
 impl DpFtrl {
-    /// A learner over `domain` with constants `params` and per-node tree noise `noise` (scale 0 = non-private
-    /// FTRL on the same code path). The tree's noise comes from stream 1 of `seed` (the OS with `secure`).
+    /// A learner over `domain` with constants `params`, prefix sums released by `mechanism` (the padded tree
+    /// of the paper, or another mechanism of [`crate::aggregation`]) with per-draw noise `noise` (scale 0 =
+    /// non-private FTRL on the same code path). The noise comes from stream 1 of `seed` (the OS with `secure`).
     ///
     /// Errors: [`CoreError::Shape`] if `params` were made for another dimension; [`CoreError::InvalidArgument`]
-    /// for a noise scale so large that sums could overflow; entropy failures.
+    /// for a noise scale so large that sums could overflow; those of the mechanism; entropy failures.
     pub fn new(
         domain: Domain,
         params: DpFtrlParams,
+        mechanism: MechanismSpec,
         noise: NoiseDistribution,
         seed: Seed,
         secure: bool,
@@ -377,11 +379,10 @@ impl DpFtrl {
                 noise.scale(),
             ));
         }
-        let tree = TreeAggregator::new(
+        let tree = mechanism.build(
             n,
             params.horizon,
             noise,
-            true,
             Generator::for_stream(&seed, 1, secure)?,
         )?;
         let release = tree.initial().to_vec();
@@ -438,7 +439,12 @@ impl DpFtrl {
         self.tree.noise()
     }
 
-    /// Noise draws per coordinate in every release `L̃_t` (`max(1, ⌈log₂T⌉)`).
+    /// The kind of mechanism releasing the prefix sums (see [`Mechanism::kind`]).
+    pub fn mechanism_kind(&self) -> &'static str {
+        self.tree.kind()
+    }
+
+    /// Noise draws per coordinate in every release `L̃_t` of the padded tree (`max(1, ⌈log₂T⌉)`).
     pub fn release_draws(&self) -> u32 {
         padded_draws(self.params.horizon)
     }
@@ -761,6 +767,7 @@ mod tests {
         DpFtrl::new(
             domain,
             params,
+            MechanismSpec::Tree { padded: true },
             NoiseDistribution::Laplace { scale },
             [seed, 1, 2, 3],
             false,
@@ -834,6 +841,7 @@ mod tests {
         let mut l = DpFtrl::new(
             d,
             p,
+            MechanismSpec::Tree { padded: true },
             NoiseDistribution::Laplace { scale: 0.0 },
             [0; 4],
             false,
