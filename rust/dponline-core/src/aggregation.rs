@@ -26,6 +26,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::alloc;
 use crate::error::{CoreError, Result, check_finite};
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
 use crate::rng::{Generator, from_state_bytes, to_state_bytes};
@@ -167,7 +168,7 @@ impl TryFrom<TreeState> for TreeAggregator {
             && s.prefix.len() == dim
             && s.initial.len() == dim
             && s.open_levels.len() == s.t.count_ones() as usize
-            && s.open_noise.len() == s.open_levels.len() * dim;
+            && s.open_levels.len().checked_mul(dim) == Some(s.open_noise.len());
         if !consistent {
             return Err(CoreError::State(
                 "TreeAggregator state is inconsistent".into(),
@@ -176,8 +177,18 @@ impl TryFrom<TreeState> for TreeAggregator {
         let levels = levels_touched(s.horizon) as usize;
         let mut open_levels = s.open_levels;
         let mut open_noise = s.open_noise;
-        open_levels.reserve_exact(levels.saturating_sub(open_levels.len()));
-        open_noise.reserve_exact((levels * dim).saturating_sub(open_noise.len()));
+        let what = "restored TreeAggregator";
+        let full = alloc::checked_len(what, levels, dim)?;
+        let refused = |_| CoreError::Allocation {
+            what: what.into(),
+            bytes: (full as u128).saturating_mul(8),
+        };
+        open_levels
+            .try_reserve_exact(levels.saturating_sub(open_levels.len()))
+            .map_err(refused)?;
+        open_noise
+            .try_reserve_exact(full.saturating_sub(open_noise.len()))
+            .map_err(refused)?;
         let mut tree = TreeAggregator {
             dim,
             horizon: s.horizon,
@@ -217,8 +228,14 @@ impl TreeAggregator {
         if horizon == 0 {
             return Err(CoreError::invalid("horizon", ">= 1", horizon));
         }
+        // Every buffer is sized and allocated (fallibly) before any noise is drawn, so an impossible size is
+        // a quick `CoreError::Allocation`, not an abort or minutes of sampling into memory that cannot exist.
         let levels = levels_touched(horizon) as usize;
-        let mut initial = vec![0.0; dim];
+        let what = || format!("TreeAggregator(dim={dim}, horizon={horizon})");
+        let open_noise = alloc::reserve(what(), alloc::checked_len(what(), levels, dim)?)?;
+        let prefix = alloc::zeros(what(), dim)?;
+        let mut initial = alloc::zeros(what(), dim)?;
+        let open_levels = alloc::reserve(what(), levels)?;
         if padded {
             noise
                 .sum_of(padded_draws(horizon))
@@ -230,9 +247,9 @@ impl TreeAggregator {
             noise,
             padded,
             t: 0,
-            prefix: vec![0.0; dim],
-            open_levels: Vec::with_capacity(levels),
-            open_noise: Vec::with_capacity(levels * dim),
+            prefix,
+            open_levels,
+            open_noise,
             initial,
             rng,
             node: zero_noise(),

@@ -69,7 +69,7 @@ impl PyTreeAggregator {
         let (rows, data) = matrix_owned(xs, "X", dim)?;
         let inner = &mut self.inner;
         let out = detached(py, move || {
-            let mut out = vec![0.0; data.len()];
+            let mut out = dponline_core::alloc::zeros("push_many output", data.len())?;
             inner.push_many(&data, &mut out)?;
             Ok(out)
         })?;

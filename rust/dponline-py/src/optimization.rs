@@ -75,6 +75,12 @@ pub fn sample_sphere<'py>(
                 "domain must have dimension dim, and ball=True is not available with a domain",
             ));
         }
+        if d.affine_dim() == 0 {
+            return Err(invalid_input(format!(
+                "domain {} is a single point: its tangent space is {{0}} and has no unit vectors",
+                d.kind()
+            )));
+        }
     }
     let mut rng = Generator::from_seed(seed_words(py, seed, false)?);
     let out = detached(py, move || {

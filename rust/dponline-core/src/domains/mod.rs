@@ -129,8 +129,10 @@ impl LinearMinimizationOracle for Domain {
     fn project_tangent(&mut self, u: &mut [f64]) {
         dispatch!(self, d => d.project_tangent(u))
     }
+    /// Every domain is bounded, so a point with a NaN or an infinite coordinate is never a member (checked
+    /// here once for all domains, whose own tests may let NaN through a comparison).
     fn contains(&self, x: &[f64], atol: f64) -> bool {
-        dispatch!(self, d => d.contains(x, atol))
+        x.iter().all(|v| v.is_finite()) && !atol.is_nan() && dispatch!(self, d => d.contains(x, atol))
     }
 }
 
