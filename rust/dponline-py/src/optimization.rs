@@ -12,6 +12,9 @@ use crate::convert::{detached, int_arg, len_arg, seed_words, shared, slice, vect
 use crate::domains::PyDomain;
 use crate::errors::{OrRaise, invalid_input};
 
+/// Frank-Wolfe iterations per native block between two checks for Ctrl-C.
+const FW_BLOCK: u64 = 1 << 14;
+
 /// `(x, gap, vertices, weights)` returned to Python.
 type FrankWolfeOutput<'py> = (
     Bound<'py, PyArray1<f64>>,
@@ -35,7 +38,16 @@ pub fn frank_wolfe<'py>(
     let mut dom = shared(domain, "domain")?.inner.clone();
     let n = dom.dim();
     let v = slice(&vector(v, "v", n)?).to_vec();
-    let fw = detached(py, move || project(&mut dom, &v, iterations))?;
+    let mut fw = detached(py, || project(&mut dom, &v, 0))?;
+    // Iterations run natively in blocks with the GIL released, checking for Ctrl-C between blocks; a step
+    // with gap <= 0 leaves the iterate unchanged (and so would every later one), so the loop stops there.
+    let mut left = iterations;
+    while left > 0 {
+        let n = left.min(FW_BLOCK);
+        let converged = py.detach(|| (0..n).any(|_| fw.step(&mut dom) <= 0.0));
+        left = if converged { 0 } else { left - n };
+        py.check_signals()?;
+    }
     let active = fw
         .active_set()
         .ok_or_else(|| invalid_input("active set missing"))?;
