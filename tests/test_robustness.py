@@ -79,6 +79,35 @@ def test_huge_tree_is_a_memory_error_quickly(dim: int, horizon: int) -> None:
     assert time.monotonic() - started < 15
 
 
+HUGE_DOMAINS = [
+    "Simplex(2**62)",
+    "Simplex(2**40)",
+    "L1Ball(2**40)",
+    "L2Ball(2**62)",
+    "UniformMatroid(2**40, 1)",
+    "UniformMatroid(2**62, 1, base=False)",
+    "PathPolytope(2**40, [(0, 1)], 0, 1)",
+    "PathPolytope.from_undirected(2**62, [(0, 1)], 0, 1)",
+    "GraphicMatroid(2**40, [(0, 1)], base=False)",
+    "GraphicMatroid(2**62, [(0, 1)], base=False)",
+]
+
+
+@pytest.mark.parametrize("domain", HUGE_DOMAINS)
+def test_huge_domains_are_a_memory_error(domain: str) -> None:
+    r = child(f"result = outcome(lambda: repr({domain}))", timeout=20)
+    assert r.get("raised") == "MemoryError", r
+
+
+@pytest.mark.parametrize("domain", ["L2Ball(3, radius=1e308)", "L1Ball(3, radius=1e308)", "Box([0.0] * 5, [1e308] * 5)"])
+def test_domains_whose_constants_overflow_are_refused(domain: str) -> None:
+    r = child(f"result = outcome(lambda: [{domain}.diameter, {domain}.inscribed_radius])")
+    if "value" in r:
+        assert all(v is not None and np.isfinite(v) for v in r["value"]), r
+    else:
+        assert r["raised"] == "InvalidInputError", r
+
+
 def test_huge_loss_family_is_refused() -> None:
     r = child("""
         C = np.ones((1, 3))

@@ -167,6 +167,7 @@ fn new_object<'py, S>(py: Python<'py>, inner: Domain, class: S) -> PyResult<Boun
 where
     S: PyClass<BaseType = PyDomain, Frozen = False>,
 {
+    check_constants(&inner)?;
     let init = PyClassInitializer::from(PyDomain { inner }).add_subclass(class);
     Ok(Bound::new(py, init)?.into_any())
 }
@@ -186,8 +187,27 @@ fn wrap(py: Python<'_>, inner: Domain) -> PyResult<Bound<'_, PyAny>> {
 }
 
 /// The base-class initializer of a concrete class.
-fn base(inner: Domain) -> PyClassInitializer<PyDomain> {
-    PyClassInitializer::from(PyDomain { inner })
+///
+/// Raises `InvalidInputError` when a reported constant of the domain (diameter, centre, inscribed radius)
+/// overflows: e.g. ``L2Ball(n, radius=1e308)`` has diameter ``2e308 = inf``, which no learner can use.
+fn base(inner: Domain) -> PyResult<PyClassInitializer<PyDomain>> {
+    check_constants(&inner)?;
+    Ok(PyClassInitializer::from(PyDomain { inner }))
+}
+
+fn check_constants(inner: &Domain) -> PyResult<()> {
+    let finite = inner.diameter().is_finite()
+        && inner.interior_point().iter().all(|v| v.is_finite())
+        && inner.inscribed_radius().is_none_or(f64::is_finite);
+    if finite {
+        Ok(())
+    } else {
+        Err(invalid_input(format!(
+            "{} is too large for float64: its diameter ({}) or centre overflows; rescale the domain",
+            inner.kind(),
+            inner.diameter()
+        )))
+    }
 }
 
 /// A 1-D float64 array-like of any length, copied.
@@ -252,7 +272,7 @@ impl PySimplex {
     fn new(n: Option<&Bound<'_, PyAny>>) -> PyResult<PyClassInitializer<Self>> {
         let n = n.map_or(Ok(2), |n| len_arg(n, "n", 0))?;
         let inner = Domain::Simplex(Simplex::new(n).or_raise()?);
-        Ok(base(inner).add_subclass(PySimplex))
+        Ok(base(inner)?.add_subclass(PySimplex))
     }
 }
 
@@ -282,7 +302,7 @@ impl PyL1Ball {
         let n = len_arg(n, "n", 0)?;
         let radius = radius.map_or(Ok(1.0), |r| real_arg(r, "radius", Some(0.0), true))?;
         let inner = Domain::L1Ball(L1Ball::new(n, radius).or_raise()?);
-        Ok(base(inner).add_subclass(PyL1Ball))
+        Ok(base(inner)?.add_subclass(PyL1Ball))
     }
 }
 
@@ -311,7 +331,7 @@ impl PyL2Ball {
         let n = len_arg(n, "n", 0)?;
         let radius = radius.map_or(Ok(1.0), |r| real_arg(r, "radius", Some(0.0), true))?;
         let inner = Domain::L2Ball(L2Ball::new(n, radius).or_raise()?);
-        Ok(base(inner).add_subclass(PyL2Ball))
+        Ok(base(inner)?.add_subclass(PyL2Ball))
     }
 }
 
@@ -340,7 +360,7 @@ impl PyBox {
     ) -> PyResult<PyClassInitializer<Self>> {
         let (lower, upper) = (float_vector(lower, "lower")?, float_vector(upper, "upper")?);
         let inner = Domain::Box(Hyperrectangle::new(lower, upper).or_raise()?);
-        Ok(base(inner).add_subclass(PyBox))
+        Ok(base(inner)?.add_subclass(PyBox))
     }
 }
 
@@ -374,7 +394,7 @@ impl PyUniformMatroid {
     ) -> PyResult<PyClassInitializer<Self>> {
         let (n, k) = (len_arg(n, "n", 0)?, len_arg(k, "k", 0)?);
         let inner = Domain::UniformMatroid(UniformMatroid::new(n, k, base).or_raise()?);
-        Ok(self::base(inner).add_subclass(PyUniformMatroid))
+        Ok(self::base(inner)?.add_subclass(PyUniformMatroid))
     }
 }
 
@@ -408,7 +428,7 @@ impl PyPartitionMatroid {
     ) -> PyResult<PyClassInitializer<Self>> {
         let inner =
             Domain::PartitionMatroid(PartitionMatroid::new(blocks, capacities, base).or_raise()?);
-        Ok(self::base(inner).add_subclass(PyPartitionMatroid))
+        Ok(self::base(inner)?.add_subclass(PyPartitionMatroid))
     }
 }
 
@@ -448,7 +468,7 @@ impl PyGraphicMatroid {
     ) -> PyResult<PyClassInitializer<Self>> {
         let num_nodes = len_arg(num_nodes, "num_nodes", 0)?;
         let graph = GraphicMatroid::new(num_nodes, edge_list(edges)?, base).or_raise()?;
-        Ok(self::base(Domain::GraphicMatroid(Box::new(graph))).add_subclass(PyGraphicMatroid))
+        Ok(self::base(Domain::GraphicMatroid(Box::new(graph)))?.add_subclass(PyGraphicMatroid))
     }
 }
 
@@ -484,7 +504,7 @@ impl PyPathPolytope {
     ) -> PyResult<PyClassInitializer<Self>> {
         let (num_nodes, source, target) = node_args(num_nodes, source, target)?;
         let paths = PathPolytope::new(num_nodes, edge_list(edges)?, source, target).or_raise()?;
-        Ok(base(Domain::PathPolytope(Box::new(paths))).add_subclass(PyPathPolytope))
+        Ok(base(Domain::PathPolytope(Box::new(paths)))?.add_subclass(PyPathPolytope))
     }
 
     /// The path polytope of an undirected graph, each edge oriented away from ``source``.
@@ -509,7 +529,7 @@ impl PyPathPolytope {
             .or_raise()?;
         Bound::new(
             py,
-            base(Domain::PathPolytope(Box::new(paths))).add_subclass(PyPathPolytope),
+            base(Domain::PathPolytope(Box::new(paths)))?.add_subclass(PyPathPolytope),
         )
     }
 

@@ -37,6 +37,21 @@ pub use uniform_matroid::UniformMatroid;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::Result;
+
+/// Bytes per coordinate (or node) that a domain holds at most, across its centre, scratch and index buffers;
+/// used by [`reserve_for`] to refuse impossible sizes before any allocation.
+pub(crate) const BYTES_PER_ITEM: usize = 64;
+
+/// Refuse, with [`crate::CoreError::Allocation`], a domain of `items` coordinates or nodes whose buffers
+/// (about [`BYTES_PER_ITEM`] bytes per item) cannot be allocated: the allocation is tried fallibly and
+/// released at once, so `Simplex(2**40)` raises `MemoryError` instead of aborting the process.
+pub(crate) fn reserve_for(kind: &str, items: usize) -> Result<()> {
+    let what = format!("{kind} with {items} coordinates or nodes");
+    let bytes = crate::alloc::checked_len(what.clone(), items, BYTES_PER_ITEM)?;
+    crate::alloc::reserve::<u8>(what, bytes).map(drop)
+}
+
 /// A convex compact set `D ⊂ R^dim` with a linear minimisation oracle.
 pub trait LinearMinimizationOracle {
     /// Ambient dimension `n`.
