@@ -333,7 +333,30 @@ impl TreeAggregator {
                 got: format!("length {}", x.len()),
             });
         }
-        check_finite("x", x)
+        check_finite("x", x)?;
+        self.check_sums(x)
+    }
+
+    /// The running sums after adding the rows of `xs` stay within `±MAX_SUM`, so no release can overflow
+    /// (the noise of a release is below `10^300` by [`crate::noise::MAX_SCALE`]).
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] naming `x`.
+    fn check_sums(&self, xs: &[f64]) -> Result<()> {
+        const MAX_SUM: f64 = 1e306;
+        let mut sums = self.prefix.clone();
+        for row in xs.chunks_exact(self.dim) {
+            for (s, v) in sums.iter_mut().zip(row) {
+                *s += v;
+                if s.abs() > MAX_SUM {
+                    return Err(CoreError::invalid(
+                        "x",
+                        "such that every running sum stays within ±1e306",
+                        *v,
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check_room(&self, rows: u64) -> Result<()> {
@@ -371,15 +394,14 @@ impl TreeAggregator {
     /// Errors: as [`TreeAggregator::push`], for any row; [`CoreError::Shape`] if lengths are not multiples
     /// of `dim` or differ.
     pub fn push_many(&mut self, xs: &[f64], out: &mut [f64]) -> Result<()> {
-        if xs.len() % self.dim != 0 || out.len() != xs.len() {
+        if out.len() != xs.len() {
             return Err(CoreError::Shape {
                 name: "X",
                 expected: format!("shape (m, {}) with output of the same shape", self.dim),
                 got: format!("{} values (output {})", xs.len(), out.len()),
             });
         }
-        check_finite("X", xs)?;
-        self.check_room((xs.len() / self.dim) as u64)?;
+        self.check_rows(xs)?;
         for (x, o) in xs
             .chunks_exact(self.dim)
             .zip(out.chunks_exact_mut(self.dim))
@@ -387,6 +409,23 @@ impl TreeAggregator {
             self.push_unchecked(x, o);
         }
         Ok(())
+    }
+
+    /// Check, without changing anything, that the row-major `(m, dim)` matrix `xs` can be pushed: whole
+    /// rows, finite, within the horizon, and running sums that stay representable.
+    ///
+    /// Errors: as [`TreeAggregator::push_many`].
+    pub fn check_rows(&self, xs: &[f64]) -> Result<()> {
+        if xs.len() % self.dim != 0 {
+            return Err(CoreError::Shape {
+                name: "X",
+                expected: format!("shape (m, {})", self.dim),
+                got: format!("{} values", xs.len()),
+            });
+        }
+        check_finite("X", xs)?;
+        self.check_room((xs.len() / self.dim) as u64)?;
+        self.check_sums(xs)
     }
 
     fn push_unchecked(&mut self, x: &[f64], out: &mut [f64]) {

@@ -78,15 +78,7 @@ impl PyTreeAggregator {
         let mut this = exclusive(slf, "TreeAggregator")?;
         let dim = this.inner.dim();
         let (rows, data) = matrix_owned(xs, "X", dim)?;
-        dponline_core::error::check_finite("X", &data).or_raise()?;
-        if rows as u128 > u128::from(this.inner.horizon() - this.inner.t()) {
-            return Err(crate::errors::to_py(
-                dponline_core::CoreError::HorizonExhausted {
-                    what: "TreeAggregator",
-                    horizon: this.inner.horizon(),
-                },
-            ));
-        }
+        this.inner.check_rows(&data).or_raise()?;
         let mut out = dponline_core::alloc::zeros("push_many output", data.len()).or_raise()?;
         let block = dim * (BLOCK_VALUES / dim).max(1);
         let inner = &mut this.inner;
