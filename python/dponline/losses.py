@@ -63,8 +63,15 @@ def Linear(  # noqa: N802 - a family constructor, named like the loss it builds
     C = _validate.real_array("C", C, (None, None))
     if norm_bound is not None:
         bound = _validate.real("norm_bound", norm_bound, low=0.0, low_open=True)
-        norms = np.linalg.norm(C, axis=1, keepdims=True)
-        C = C * np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+        if C.size:
+            # Scaled so that rows of 1e308 neither overflow their norm nor are zeroed: x / max|x| has norm in
+            # [1, sqrt(n)], and a row is replaced by (x / max|x|)·(G / ‖x / max|x|‖) only when ‖x‖ > G.
+            peak = np.abs(C).max(axis=1, keepdims=True)
+            unit = C / np.where(peak > 0, peak, 1.0)
+            unit_norm = np.linalg.norm(unit, axis=1, keepdims=True)
+            with np.errstate(over="ignore", under="ignore"):
+                too_long = peak * unit_norm > bound  # inf > bound is True, as it should be
+                C = np.where(too_long, unit * (bound / np.where(unit_norm > 0, unit_norm, 1.0)), C)
         norm_bound = bound
     return _family("linear", C, horizon, resample, seed, lipschitz=norm_bound)
 

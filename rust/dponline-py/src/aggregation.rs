@@ -35,9 +35,9 @@ impl PyTreeAggregator {
         horizon: &Bound<'_, PyAny>,
         scale: &Bound<'_, PyAny>,
         noise: &str,
-        padded: bool,
+        #[pyo3(from_py_with = crate::convert::flag)] padded: bool,
         seed: Option<&Bound<'_, PyAny>>,
-        secure: bool,
+        #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
     ) -> PyResult<Self> {
         let dim = len_arg(dim, "dim", 1)?;
         let horizon = int_arg(horizon, "horizon", 1, None)?;

@@ -69,7 +69,11 @@ impl PyDomain {
 
     /// Whether ``x`` (shape ``(dim,)``) lies in the domain up to ``atol`` on each defining constraint.
     #[pyo3(signature = (x, atol = 1e-9))]
-    fn contains(&self, x: &Bound<'_, PyAny>, atol: f64) -> PyResult<bool> {
+    fn contains(
+        &self,
+        x: &Bound<'_, PyAny>,
+        #[pyo3(from_py_with = crate::convert::atol)] atol: f64,
+    ) -> PyResult<bool> {
         let x = vector(x, "x", self.inner.dim())?;
         Ok(self.inner.contains(slice(&x), atol))
     }
@@ -189,21 +193,27 @@ fn wrap(py: Python<'_>, inner: Domain) -> PyResult<Bound<'_, PyAny>> {
 /// The base-class initializer of a concrete class.
 ///
 /// Raises `InvalidInputError` when a reported constant of the domain (diameter, centre, inscribed radius)
-/// overflows: e.g. ``L2Ball(n, radius=1e308)`` has diameter ``2e308 = inf``, which no learner can use.
+/// exceeds 1e150: e.g. ``L2Ball(n, radius=1e308)`` has diameter ``2e308 = inf``, and squared distances of
+/// ``L2Ball(n, radius=1e300)`` overflow, which no learner can use.
 fn base(inner: Domain) -> PyResult<PyClassInitializer<PyDomain>> {
     check_constants(&inner)?;
     Ok(PyClassInitializer::from(PyDomain { inner }))
 }
 
 fn check_constants(inner: &Domain) -> PyResult<()> {
-    let finite = inner.diameter().is_finite()
-        && inner.interior_point().iter().all(|v| v.is_finite())
-        && inner.inscribed_radius().is_none_or(f64::is_finite);
+    // Learners and Frank-Wolfe work with squared distances (½‖x‖², ‖s − x‖²): they stay finite when the
+    // domain's extent is at most 1e150 (< sqrt(f64::MAX) ≈ 1.3e154).
+    const MAX_EXTENT: f64 = 1e150;
+    let within = |v: f64| v.is_finite() && v.abs() <= MAX_EXTENT;
+    let finite = within(inner.diameter())
+        && inner.interior_point().iter().all(|&v| within(v))
+        && inner.inscribed_radius().is_none_or(within);
     if finite {
         Ok(())
     } else {
         Err(invalid_input(format!(
-            "{} is too large for float64: its diameter ({}) or centre overflows; rescale the domain",
+            "{} is too large for float64 arithmetic: its diameter ({:e}) and centre must be within 1e150 so that \
+             squared distances stay finite; rescale the domain",
             inner.kind(),
             inner.diameter()
         )))
@@ -390,7 +400,7 @@ impl PyUniformMatroid {
     fn new(
         n: &Bound<'_, PyAny>,
         k: &Bound<'_, PyAny>,
-        base: bool,
+        #[pyo3(from_py_with = crate::convert::flag)] base: bool,
     ) -> PyResult<PyClassInitializer<Self>> {
         let (n, k) = (len_arg(n, "n", 0)?, len_arg(k, "k", 0)?);
         let inner = Domain::UniformMatroid(UniformMatroid::new(n, k, base).or_raise()?);
@@ -422,9 +432,9 @@ impl PyPartitionMatroid {
     #[new]
     #[pyo3(signature = (blocks, capacities, *, base = true))]
     fn new(
-        blocks: Vec<Vec<usize>>,
-        capacities: Vec<usize>,
-        base: bool,
+        #[pyo3(from_py_with = crate::convert::index_lists)] blocks: Vec<Vec<usize>>,
+        #[pyo3(from_py_with = crate::convert::indices)] capacities: Vec<usize>,
+        #[pyo3(from_py_with = crate::convert::flag)] base: bool,
     ) -> PyResult<PyClassInitializer<Self>> {
         let inner =
             Domain::PartitionMatroid(PartitionMatroid::new(blocks, capacities, base).or_raise()?);
@@ -464,7 +474,7 @@ impl PyGraphicMatroid {
     fn new(
         num_nodes: &Bound<'_, PyAny>,
         edges: &Bound<'_, PyAny>,
-        base: bool,
+        #[pyo3(from_py_with = crate::convert::flag)] base: bool,
     ) -> PyResult<PyClassInitializer<Self>> {
         let num_nodes = len_arg(num_nodes, "num_nodes", 0)?;
         let graph = GraphicMatroid::new(num_nodes, edge_list(edges)?, base).or_raise()?;

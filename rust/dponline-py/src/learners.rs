@@ -87,9 +87,9 @@ impl PyPrivateBandit {
         loss_bound: Option<f64>,
         smoothing_radius: Option<f64>,
         feasibility: &str,
-        strict: bool,
+        #[pyo3(from_py_with = crate::convert::flag)] strict: bool,
         seed: Option<&Bound<'_, PyAny>>,
-        secure: bool,
+        #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
     ) -> PyResult<Self> {
         let dom = shared(domain, "domain")?.inner.clone();
         let params = PrivateBanditParams::new(

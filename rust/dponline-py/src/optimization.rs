@@ -71,7 +71,7 @@ pub fn sample_sphere<'py>(
     py: Python<'py>,
     dim: &Bound<'py, PyAny>,
     size: &Bound<'py, PyAny>,
-    ball: bool,
+    #[pyo3(from_py_with = crate::convert::flag)] ball: bool,
     domain: Option<&Bound<'py, PyDomain>>,
     seed: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
