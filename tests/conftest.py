@@ -26,6 +26,7 @@ try:
 
     _relaxed = [HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large]
     settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True, suppress_health_check=_relaxed)
+    settings.register_profile("dev", max_examples=500, deadline=None, suppress_health_check=_relaxed)
     settings.register_profile(
         "long", max_examples=10_000, deadline=None, suppress_health_check=_relaxed, print_blob=True
     )
