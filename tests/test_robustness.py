@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import dponline
-from dponline.domains import PathPolytope, Simplex
+from dponline.domains import Simplex
 
 PRELUDE = """
 import json, sys, copy, pickle
@@ -99,7 +99,9 @@ def test_huge_domains_are_a_memory_error(domain: str) -> None:
     assert r.get("raised") == "MemoryError", r
 
 
-@pytest.mark.parametrize("domain", ["L2Ball(3, radius=1e308)", "L1Ball(3, radius=1e308)", "Box([0.0] * 5, [1e308] * 5)"])
+@pytest.mark.parametrize(
+    "domain", ["L2Ball(3, radius=1e308)", "L1Ball(3, radius=1e308)", "Box([0.0] * 5, [1e308] * 5)"]
+)
 def test_domains_whose_constants_overflow_are_refused(domain: str) -> None:
     r = child(f"result = outcome(lambda: [{domain}.diameter, {domain}.inscribed_radius])")
     if "value" in r:

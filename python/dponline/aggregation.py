@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _core, privacy
+from . import _core, _validate, privacy
 from ._seed import SeedLike
 from .errors import InvalidInputError
 from .privacy import PrivacyGuarantee
@@ -94,6 +94,7 @@ class TreeAggregator(_core.TreeAggregator):
             InvalidInputError: ε ≤ 0, δ ∉ [0, 1), δ = 0 with Gaussian noise, a non-positive sensitivity, or an
                 unknown ``noise``/``calibration``.
         """
+        delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
         if noise is None:
             noise = "laplace" if delta == 0 else "gaussian"
         if noise == "laplace":

@@ -131,6 +131,9 @@ def PortfolioLogLoss(  # noqa: N802 - a family constructor, named like the loss 
     R = _validate.real_array("R", R, (None, None))
     lipschitz = loss_bound = None
     if relative_range is not None:
+        pair = not isinstance(relative_range, (str, bytes)) and hasattr(relative_range, "__len__")
+        if not pair or len(relative_range) != 2:
+            raise InvalidInputError(f"relative_range must be a pair (a, b) or None, got {relative_range!r}")
         if (R <= 0).any():
             raise InvalidInputError("relatives must be > 0 everywhere (price relatives)")
         lipschitz, loss_bound = portfolio_bounds(tuple(relative_range), R.shape[1])  # type: ignore[arg-type]

@@ -338,7 +338,7 @@ impl TreeAggregator {
     }
 
     /// The running sums after adding the rows of `xs` stay within `±MAX_SUM`, so no release can overflow
-    /// (the noise of a release is below `10^300` by [`crate::noise::MAX_SCALE`]).
+    /// (the noise of a release is far below that by [`crate::noise::MAX_SCALE`]).
     ///
     /// Errors: [`CoreError::InvalidArgument`] naming `x`.
     fn check_sums(&self, xs: &[f64]) -> Result<()> {

@@ -31,17 +31,17 @@ pub enum NoiseDistribution {
     },
 }
 
-/// Largest noise scale accepted: every draw, and every sum of up to `2^32` draws, stays finite (a standard
-/// exponential or normal draw is below `10^3`, a `Gamma(2^32, b)` draw below `10^10·b`), with room for the
-/// data it is added to. Larger scales would release `inf`.
-pub const MAX_SCALE: f64 = 1e290;
+/// Largest noise scale accepted: every draw, every sum of up to `2^32` draws and every variance stays finite (a
+/// standard exponential or normal draw is below `10^3`, a `Gamma(2^32, b)` draw below `10^10·b`, a variance
+/// `2·count·b²` below `10^311`... so `b <= 1e150`), with room for the data it is added to.
+pub const MAX_SCALE: f64 = 1e150;
 
 fn check_scale(scale: f64) -> Result<()> {
     check_nonnegative("scale", scale)?;
     if scale > MAX_SCALE {
         return Err(CoreError::invalid(
             "scale",
-            "<= 1e290 (larger noise overflows float64)",
+            "<= 1e150 (larger noise or its variance overflows float64)",
             scale,
         ));
     }

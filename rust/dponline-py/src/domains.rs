@@ -87,8 +87,14 @@ impl PyDomain {
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let u = vector(u, "u", self.inner.dim())?;
         check_finite("u", slice(&u)).or_raise()?;
-        let mut out = slice(&u).to_vec();
+        // The projection is linear: project u / max|u| and scale back, so huge entries do not overflow the
+        // sums inside the projection.
+        let peak = slice(&u).iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let scale = if peak > 0.0 { peak } else { 1.0 };
+        let mut out: Vec<f64> = slice(&u).iter().map(|v| v / scale).collect();
         self.inner.project_tangent(&mut out);
+        out.iter_mut().for_each(|v| *v *= scale);
+        check_finite("project_tangent(u)", &out).or_raise()?;
         Ok(PyArray1::from_vec(py, out))
     }
 
