@@ -65,7 +65,7 @@ def test_huge_noise_sum_size_is_a_memory_error() -> None:
     assert r.get("raised") == "MemoryError", r
 
 
-@pytest.mark.parametrize(("dim", "size"), [(10**6, 10**8), (2**40, 2**40), (1, 2**62)])
+@pytest.mark.parametrize(("dim", "size"), [(10**6, 10**8), (2**40, 2**40), (1, 2**62), (2**61, 0), (2**63 - 1, 0)])
 def test_huge_sphere_samples_are_a_memory_error(dim: int, size: int) -> None:
     r = child(f"result = outcome(lambda: dponline.sample_sphere({dim}, {size}, seed=0).shape)")
     assert r.get("raised") == "MemoryError", r

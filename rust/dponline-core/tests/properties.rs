@@ -4,6 +4,9 @@
 //! * every LMO is optimal against brute force over the 0/1 points of small matroid and path polytopes;
 //! * every Frank-Wolfe iterate is feasible, with a finite gap.
 
+// A test crate: its helpers (outside `#[test]` functions) may unwrap like the tests themselves.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use dponline_core::aggregation::TreeAggregator;
 use dponline_core::domains::{
     Domain, GraphicMatroid, LinearMinimizationOracle, PartitionMatroid, PathPolytope, Simplex,
@@ -47,9 +50,11 @@ fn small_domain() -> impl Strategy<Value = Domain> {
                     .ok()
                     .map(|g| Domain::GraphicMatroid(Box::new(g)))
             }),
-        (3usize..7, prop::collection::vec((0usize..7, 0usize..7), 1..8)).prop_filter_map(
-            "a DAG with an s-t path",
-            |(n, pairs)| {
+        (
+            3usize..7,
+            prop::collection::vec((0usize..7, 0usize..7), 1..8)
+        )
+            .prop_filter_map("a DAG with an s-t path", |(n, pairs)| {
                 // Edges from the lower to the higher index: acyclic by construction.
                 let edges: Vec<_> = pairs
                     .into_iter()
@@ -60,8 +65,7 @@ fn small_domain() -> impl Strategy<Value = Domain> {
                 PathPolytope::new(n, edges, 0, n - 1)
                     .ok()
                     .map(|p| Domain::PathPolytope(Box::new(p)))
-            }
-        ),
+            }),
     ]
 }
 
@@ -69,7 +73,11 @@ fn small_domain() -> impl Strategy<Value = Domain> {
 fn zero_one_points(d: &Domain) -> Vec<Vec<f64>> {
     let n = d.dim();
     (0u32..1 << n)
-        .map(|mask| (0..n).map(|i| f64::from(mask >> i & 1)).collect::<Vec<f64>>())
+        .map(|mask| {
+            (0..n)
+                .map(|i| f64::from(mask >> i & 1))
+                .collect::<Vec<f64>>()
+        })
         .filter(|x| d.contains(x, 1e-9))
         .collect()
 }

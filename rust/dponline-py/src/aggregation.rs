@@ -93,7 +93,10 @@ impl PyTreeAggregator {
 
     /// The release before any data, ``L̃_0`` (Algorithm 3), shape ``(dim,)``.
     fn initial<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        Ok(PyArray1::from_slice(slf.py(), shared(slf, "TreeAggregator")?.inner.initial()))
+        Ok(PyArray1::from_slice(
+            slf.py(),
+            shared(slf, "TreeAggregator")?.inner.initial(),
+        ))
     }
 
     /// Exact per-coordinate noise variance of the release after push ``t`` (``0 <= t <= horizon``).

@@ -195,8 +195,12 @@ pub fn atol(value: &Bound<'_, PyAny>) -> PyResult<f64> {
 
 /// A list of non-negative integers (`#[pyo3(from_py_with = indices)]`), each through the shared validator.
 pub fn indices(value: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
-    if value.is_instance_of::<pyo3::types::PyString>() || value.is_instance_of::<pyo3::types::PyBytes>() {
-        return Err(invalid_input(format!("expected a list of integers, got {value}")));
+    if value.is_instance_of::<pyo3::types::PyString>()
+        || value.is_instance_of::<pyo3::types::PyBytes>()
+    {
+        return Err(invalid_input(format!(
+            "expected a list of integers, got {value}"
+        )));
     }
     let items = value
         .try_iter()
@@ -209,7 +213,9 @@ pub fn indices(value: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
 /// A list of lists of non-negative integers (`#[pyo3(from_py_with = index_lists)]`).
 pub fn index_lists(value: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<usize>>> {
     if value.is_instance_of::<pyo3::types::PyString>() {
-        return Err(invalid_input(format!("expected a list of lists of integers, got {value}")));
+        return Err(invalid_input(format!(
+            "expected a list of lists of integers, got {value}"
+        )));
     }
     let items = value
         .try_iter()

@@ -171,7 +171,10 @@ impl PyPrivateBandit {
     /// ``x̃`` of the current batch, shape ``(dim,)``.
     #[getter]
     fn anchor<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        Ok(PyArray1::from_slice(slf.py(), shared(slf, "PrivateBandit")?.inner.anchor()))
+        Ok(PyArray1::from_slice(
+            slf.py(),
+            shared(slf, "PrivateBandit")?.inner.anchor(),
+        ))
     }
 
     /// ``"laplace"`` or ``"gaussian"``.

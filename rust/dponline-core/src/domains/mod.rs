@@ -147,7 +147,9 @@ impl LinearMinimizationOracle for Domain {
     /// Every domain is bounded, so a point with a NaN or an infinite coordinate is never a member (checked
     /// here once for all domains, whose own tests may let NaN through a comparison).
     fn contains(&self, x: &[f64], atol: f64) -> bool {
-        x.iter().all(|v| v.is_finite()) && !atol.is_nan() && dispatch!(self, d => d.contains(x, atol))
+        x.iter().all(|v| v.is_finite())
+            && !atol.is_nan()
+            && dispatch!(self, d => d.contains(x, atol))
     }
 }
 
