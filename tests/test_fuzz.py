@@ -135,6 +135,12 @@ def unchanged_if_failed(obj: Any, fn: Callable[[], Any]) -> tuple[bool, Any]:
     return ok, out
 
 
+def tolerance(d: Any) -> float:
+    """``contains`` tolerates an absolute ``atol`` per constraint: scale it with the domain (rounding of an LMO
+    vertex of a ball of radius 1e16 is of order 1)."""
+    return 1e-6 * max(1.0, d.diameter, float(np.abs(d.interior_point).max(initial=0.0)))
+
+
 def check_domain(d: Any) -> None:
     """Invariants of a successfully constructed domain."""
     n = d.dim
@@ -144,14 +150,14 @@ def check_domain(d: Any) -> None:
     c = np.asarray(d.interior_point)
     assert c.shape == (n,)
     assert_finite(c)
-    assert d.contains(c, 1e-7)
+    assert d.contains(c, tolerance(d))
     r = d.inscribed_radius
     assert r is None or (math.isfinite(r) and r > 0)
     for direction in (np.zeros(n), np.ones(n), -np.arange(n, dtype=float), c):
         v = d.lmo(direction)
         assert v.shape == (n,)
         assert_finite(v)
-        assert d.contains(v, 1e-6), (direction, v)
+        assert d.contains(v, tolerance(d)), (direction, v)
     bad = c.copy()
     bad[0] = np.nan
     assert not d.contains(bad)
@@ -259,7 +265,7 @@ def test_domain_methods(d: Any, data: st.DataObject) -> None:
     if ok:
         assert v.shape == (n,)
         assert_finite(v)
-        assert d.contains(v, 1e-6)
+        assert d.contains(v, tolerance(d))
     x = data.draw(vectors(n), "x")
     atol = data.draw(st.one_of(st.just(1e-9), reals), "atol")
     ok, inside = attempt(lambda: d.contains(x, atol))
@@ -286,12 +292,12 @@ def test_frank_wolfe(d: Any, data: st.DataObject) -> None:
     if ok:
         assert fw.x.shape == (n,)
         assert_finite(fw.x)
-        assert d.contains(fw.x, 1e-6)
+        assert d.contains(fw.x, tolerance(d))
         assert not math.isnan(fw.gap)
         assert fw.vertices.shape[1] == n and fw.weights.shape == (fw.vertices.shape[0],)
         assert np.all(fw.weights >= 0) and abs(fw.weights.sum() - 1) < 1e-9
         for vertex in fw.vertices:
-            assert d.contains(vertex, 1e-6)
+            assert d.contains(vertex, tolerance(d))
 
 
 @given(st.data())
@@ -505,7 +511,7 @@ def test_private_bandit_constructor(d: Any, kwargs: dict[str, Any]) -> None:
     x = learner.ask()
     assert x.shape == (d.dim,)
     assert_finite(x)
-    assert d.contains(x, 1e-7)
+    assert d.contains(x, tolerance(d))
 
 
 bandit_ops = st.lists(
@@ -545,7 +551,7 @@ def test_private_bandit_protocol(
             if ok:
                 assert x.shape == (d.dim,)
                 assert_finite(x)
-                assert d.contains(x, 1e-7), x
+                assert d.contains(x, tolerance(d)), x
         elif op == "tell":
             unchanged_if_failed(learner, lambda arg=arg, learner=learner: learner.tell(arg))
         elif op == "run":
