@@ -202,6 +202,15 @@ def test_single_point_domains_are_refused_or_played_exactly(domain: str, epsilon
         assert np.all(xs == xs[0]), "a single-point domain must be played exactly"
 
 
+@pytest.mark.parametrize(
+    "domain", ["Box([-5e-324], [0.0])", "L1Ball(4, radius=5e-324)", "L2Ball(2, radius=5e-324)", "Simplex(2)"]
+)
+def test_inscribed_radius_is_positive_or_none(domain: str) -> None:
+    r = child(f"result = outcome(lambda: {domain}.inscribed_radius)")
+    assert "value" in r, r
+    assert r["value"] is None or r["value"] > 0, r
+
+
 def test_contains_rejects_nan_and_inf() -> None:
     r = child("""
         doms = [Simplex(3), PathPolytope(3, [(0, 1), (1, 2), (0, 2)], 0, 2), L2Ball(3), L1Ball(3),

@@ -134,8 +134,10 @@ impl LinearMinimizationOracle for Domain {
     fn interior_point(&self) -> &[f64] {
         dispatch!(self, d => d.interior_point())
     }
+    /// `None` also when a domain's radius underflows to 0 (e.g. a box of width `5e-324`): a certificate must
+    /// be positive.
     fn inscribed_radius(&self) -> Option<f64> {
-        dispatch!(self, d => d.inscribed_radius())
+        dispatch!(self, d => d.inscribed_radius()).filter(|r| *r > 0.0 && r.is_finite())
     }
     fn affine_dim(&self) -> usize {
         dispatch!(self, d => d.affine_dim())
