@@ -169,9 +169,11 @@ class PrivacyGuarantee:
                 noise_multiplier=self.noise_multiplier / size,
                 **common,
             )
+        # k·e^{(k−1)ε}·δ in log space: it saturates at 1 instead of overflowing for large (k−1)ε.
+        log_delta = math.log(size) + (size - 1) * self.epsilon + math.log(self.delta)
         return PrivacyGuarantee(
             epsilon=size * self.epsilon,
-            delta=min(1.0, size * math.exp((size - 1) * self.epsilon) * self.delta),
+            delta=1.0 if log_delta >= 0.0 else math.exp(log_delta),
             source=f"group privacy of {size} (Vadhan 2017 Lemma 2.2) applied to: {self.source}",
             notes=self.notes,
             **common,
