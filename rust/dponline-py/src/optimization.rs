@@ -78,7 +78,8 @@ pub fn sample_sphere<'py>(
     let (dim, size) = (len_arg(dim, "dim", 1)?, len_arg(size, "size", 0)?);
     let total = dponline_core::alloc::checked_len("sphere samples", dim, size).or_raise()?;
     // Even with size = 0 one row must be representable: numpy's row stride of 8·dim bytes must not overflow.
-    dponline_core::alloc::reserve::<f64>(format!("one sample of dimension {dim}"), dim).or_raise()?;
+    dponline_core::alloc::reserve::<f64>(format!("one sample of dimension {dim}"), dim)
+        .or_raise()?;
     let mut dom = match domain {
         Some(d) => Some(shared(d, "domain")?.inner.clone()),
         None => None,
