@@ -89,7 +89,10 @@ def integer(name: str, value: object, *, low: int | None = None, high: int | Non
     """
     if isinstance(value, (bool, np.bool_)) or not hasattr(type(value), "__index__"):
         raise InvalidInputError(f"{name} must be an integer, got {_shown(value)} ({type(value).__name__})")
-    n = operator.index(value)  # type: ignore[arg-type]
+    try:
+        n = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:  # e.g. an array with __index__ that refuses (more than one element, float dtype)
+        raise InvalidInputError(f"{name} must be an integer, got {_shown(value)} ({type(value).__name__})") from None
     if (low is not None and n < low) or (high is not None and n > high):
         allowed = " and ".join(
             part for part in (f">= {low}" if low is not None else "", f"<= {high}" if high is not None else "") if part
@@ -120,6 +123,13 @@ def flag(name: str, value: object) -> bool:
     return bool(value)
 
 
+def _is_complex(value: object) -> bool:
+    try:
+        return bool(np.iscomplexobj(value))
+    except (TypeError, ValueError):  # ragged or unconvertible: refused below with its own message
+        return False
+
+
 def real_array(name: str, value: object, shape: tuple[int | None, ...]) -> np.ndarray:
     """``value`` as a C-contiguous float64 array of ``shape`` (``None`` matches any length), all finite.
 
@@ -129,6 +139,8 @@ def real_array(name: str, value: object, shape: tuple[int | None, ...]) -> np.nd
     """
     if isinstance(value, (str, bytes)):
         raise InvalidInputError(f"{name} must be an array of real numbers, got {_shown(value)}")
+    if _is_complex(value):
+        raise InvalidInputError(f"{name} must be an array of real numbers, got complex values")
     try:
         arr = np.ascontiguousarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:

@@ -110,6 +110,7 @@ class TreeAggregator(_core.TreeAggregator):
                 unknown ``noise``/``calibration``.
         """
         calibration = _validate.option("calibration", calibration, ("paper", "analytic", "zcdp"))
+        delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
         if noise is None:
             noise = "laplace" if delta == 0 else "gaussian"
         if noise == "laplace":

@@ -64,8 +64,15 @@ def Linear(  # noqa: N802 - a family constructor, named like the loss it builds
     C = _validate.real_array("C", C, (None, None))
     if norm_bound is not None:
         bound = _validate.real("norm_bound", norm_bound, low=0.0, low_open=True)
-        norms = np.linalg.norm(C, axis=1, keepdims=True)
-        C = C * np.minimum(1.0, bound / np.maximum(norms, np.finfo(float).tiny))
+        if C.size:
+            # Scaled so that rows of 1e308 neither overflow their norm nor are zeroed: x / max|x| has norm in
+            # [1, sqrt(n)], and a row is replaced by (x / max|x|)·(G / ‖x / max|x|‖) only when ‖x‖ > G.
+            peak = np.abs(C).max(axis=1, keepdims=True)
+            unit = C / np.where(peak > 0, peak, 1.0)
+            unit_norm = np.linalg.norm(unit, axis=1, keepdims=True)
+            with np.errstate(over="ignore", under="ignore"):
+                too_long = peak * unit_norm > bound  # inf > bound is True, as it should be
+                C = np.where(too_long, unit * (bound / np.where(unit_norm > 0, unit_norm, 1.0)), C)
         norm_bound = bound
     return _family("linear", C, horizon, resample, seed, lipschitz=norm_bound)
 
@@ -125,6 +132,9 @@ def PortfolioLogLoss(  # noqa: N802 - a family constructor, named like the loss 
     R = _validate.real_array("R", R, (None, None))
     lipschitz = loss_bound = None
     if relative_range is not None:
+        pair = not isinstance(relative_range, (str, bytes)) and hasattr(relative_range, "__len__")
+        if not pair or len(relative_range) != 2:
+            raise InvalidInputError(f"relative_range must be a pair (a, b) or None, got {relative_range!r}")
         if (R <= 0).any():
             raise InvalidInputError("relatives must be > 0 everywhere (price relatives)")
         lipschitz, loss_bound = portfolio_bounds(tuple(relative_range), R.shape[1])  # type: ignore[arg-type]

@@ -17,15 +17,17 @@ Conventions used by every function:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 from scipy import optimize, special
 
 from . import _validate
-from .errors import InvalidInputError
+from .errors import ConvergenceError, DPOnlineError, InvalidInputError
 
 __all__ = [
     "PrivacyGuarantee",
@@ -54,6 +56,7 @@ __all__ = [
 ]
 
 _RTOL = 1e-12
+_R = TypeVar("_R")
 _ZCDP_METHODS = ("cks", "bun-steinke")
 _TREE_CALIBRATIONS = ("paper", "analytic", "zcdp")
 _NOISES = ("laplace", "gaussian")
@@ -171,9 +174,11 @@ class PrivacyGuarantee:
                 noise_multiplier=self.noise_multiplier / size,
                 **common,
             )
+        # k·e^{(k−1)ε}·δ in log space: it saturates at 1 instead of overflowing for large (k−1)ε.
+        log_delta = math.log(size) + (size - 1) * self.epsilon + math.log(self.delta)
         return PrivacyGuarantee(
             epsilon=size * self.epsilon,
-            delta=min(1.0, size * math.exp((size - 1) * self.epsilon) * self.delta),
+            delta=1.0 if log_delta >= 0.0 else math.exp(log_delta),
             source=f"group privacy of {size} (Vadhan 2017 Lemma 2.2) applied to: {self.source}",
             notes=self.notes,
             **common,
@@ -220,6 +225,64 @@ def row_multiplicity(losses: object) -> int:
 
 
 # --------------------------------------------------------------------------------------------------------
+# Numerical safety (issue 13): no overflow exception, no inf/NaN and no zero noise ever leaves this module
+
+_MAX_STEPS = 2200  # doublings/halvings: 2**2200 exceeds the ratio of any two positive float64 numbers
+_POSITIVE_RESULTS = frozenset(
+    {
+        "laplace_scale",
+        "gaussian_sigma_classical",
+        "gaussian_sigma_analytic",
+        "zcdp_gaussian_sigma",
+        "zcdp_gaussian_rho",
+        "dp_to_zcdp_rho",
+        "tree_laplace_scale",
+        "tree_gaussian_sigma",
+    }
+)
+
+
+def _steps(routine: str, limit: int = _MAX_STEPS):  # type: ignore[no-untyped-def]
+    """``range(limit)`` that raises :class:`ConvergenceError` naming ``routine`` when it is exhausted."""
+    yield from range(limit)
+    raise ConvergenceError(f"{routine} did not converge within {limit} iterations")
+
+
+def _numeric(fn: Callable[..., _R]) -> Callable[..., _R]:
+    """Make a calibration/accounting function total on finite inputs.
+
+    Float overflow/underflow inside the formulas becomes :class:`InvalidInputError` naming the function and its
+    arguments (the user's arguments are too extreme for float64), a root finder that fails becomes
+    :class:`ConvergenceError`, and a result that is not finite — or a noise scale, σ or ρ that underflows to
+    0, which would release data without noise — is refused the same way instead of being returned.
+    """
+
+    @functools.wraps(fn)
+    def checked(*args: object, **kwargs: object) -> _R:
+        shown = ", ".join([*(repr(a) for a in args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+        try:
+            result = fn(*args, **kwargs)
+        except DPOnlineError:
+            raise
+        except (OverflowError, ZeroDivisionError, FloatingPointError, ValueError) as e:
+            raise InvalidInputError(f"{fn.__name__}({shown}): arguments too extreme for float64 ({e})") from None
+        except RuntimeError as e:
+            raise ConvergenceError(f"{fn.__name__}({shown}): {e}") from None
+        values = [result] if isinstance(result, float) else []
+        if isinstance(result, PrivacyGuarantee):
+            values = [result.epsilon, result.delta]
+        for v in values:
+            if not math.isfinite(v) or (fn.__name__ in _POSITIVE_RESULTS and v <= 0.0):
+                raise InvalidInputError(
+                    f"{fn.__name__}({shown}): the result ({v!r}) is not representable as a finite positive float64; "
+                    "the arguments are too extreme"
+                )
+        return result
+
+    return checked
+
+
+# --------------------------------------------------------------------------------------------------------
 # Input validation
 
 
@@ -254,15 +317,18 @@ def _feasible_root(excess: Callable[[float], float], infeasible: float, feasible
     lo, hi = sorted((infeasible, feasible))
     root = optimize.brentq(excess, lo, hi, xtol=np.finfo(float).tiny, rtol=_RTOL)
     step = 1.0 + _RTOL if feasible > infeasible else 1.0 - _RTOL
-    while excess(root) > 0.0:
+    for _ in _steps("moving the root to the feasible side", 10_000):
+        if not excess(root) > 0.0:
+            return root
         root *= step
-    return root
+    raise AssertionError("unreachable: _steps raises")  # pragma: no cover
 
 
 # --------------------------------------------------------------------------------------------------------
 # Laplace and Gaussian mechanisms
 
 
+@_numeric
 def laplace_scale(epsilon: float, sensitivity: float) -> float:
     """Scale ``b`` of Laplace noise that makes a query with L1 sensitivity Δ₁ ε-DP: ``b = Δ₁ / ε``.
 
@@ -282,6 +348,7 @@ def laplace_scale(epsilon: float, sensitivity: float) -> float:
     return _positive("sensitivity", sensitivity) / _positive("epsilon", epsilon)
 
 
+@_numeric
 def gaussian_sigma_classical(epsilon: float, delta: float, sensitivity: float) -> float:
     """Classical Gaussian-mechanism noise: ``σ = Δ₂ · sqrt(2 ln(1.25/δ)) / ε``, valid only for ε < 1.
 
@@ -324,6 +391,7 @@ def _log_gaussian_delta(epsilon: float, sigma: float, sensitivity: float) -> flo
     return log_upper + math.log(-math.expm1(log_lower - log_upper))
 
 
+@_numeric
 def gaussian_delta(epsilon: float, sigma: float, sensitivity: float) -> float:
     """The exact δ(ε) of the Gaussian mechanism: the smallest δ for which it is (ε, δ)-DP.
 
@@ -351,6 +419,7 @@ def gaussian_delta(epsilon: float, sigma: float, sensitivity: float) -> float:
     return math.exp(_log_gaussian_delta(eps, sig, sens))
 
 
+@_numeric
 def gaussian_sigma_analytic(epsilon: float, delta: float, sensitivity: float) -> float:
     """The smallest σ for which the Gaussian mechanism is (ε, δ)-DP (the analytic Gaussian mechanism).
 
@@ -379,13 +448,18 @@ def gaussian_sigma_analytic(epsilon: float, delta: float, sensitivity: float) ->
         return _log_gaussian_delta(eps, sigma, sens) - log_target
 
     lo = hi = sens / eps
-    while excess(hi) > 0.0:
+    for _ in _steps("bracketing sigma from above"):
+        if not excess(hi) > 0.0:
+            break
         lo, hi = hi, 2.0 * hi
-    while excess(lo) <= 0.0:
+    for _ in _steps("bracketing sigma from below"):
+        if excess(lo) > 0.0:
+            break
         lo, hi = 0.5 * lo, lo
     return _feasible_root(excess, infeasible=lo, feasible=hi)
 
 
+@_numeric
 def gaussian_epsilon_analytic(delta: float, sigma: float, sensitivity: float) -> float:
     """The smallest ε >= 0 for which the Gaussian mechanism with noise σ is (ε, δ)-DP.
 
@@ -412,7 +486,9 @@ def gaussian_epsilon_analytic(delta: float, sigma: float, sensitivity: float) ->
     if excess(0.0) <= 0.0:
         return 0.0
     lo, hi = 0.0, 1.0
-    while excess(hi) > 0.0:
+    for _ in _steps("bracketing epsilon"):
+        if not excess(hi) > 0.0:
+            break
         lo, hi = hi, 2.0 * hi
     return _feasible_root(excess, infeasible=lo, feasible=hi)
 
@@ -421,6 +497,7 @@ def gaussian_epsilon_analytic(delta: float, sigma: float, sensitivity: float) ->
 # Zero-concentrated differential privacy
 
 
+@_numeric
 def zcdp_gaussian_rho(sigma: float, sensitivity: float) -> float:
     """zCDP parameter of the Gaussian mechanism: ``ρ = Δ² / (2σ²)``.
 
@@ -475,6 +552,7 @@ def _zcdp_epsilon(rho: float, log_inv_delta: float, method: str, orders: np.ndar
     return max(0.0, float(result.fun))
 
 
+@_numeric
 def zcdp_to_dp(rho: float, delta: float, method: str = "cks", orders: Sequence[float] | None = None) -> float:
     """The ε for which a ρ-zCDP mechanism is (ε, δ)-DP.
 
@@ -516,6 +594,7 @@ def zcdp_to_dp(rho: float, delta: float, method: str = "cks", orders: Sequence[f
     return _zcdp_epsilon(r, log_inv_delta, method, grid)
 
 
+@_numeric
 def dp_to_zcdp_rho(epsilon: float) -> float:
     """zCDP parameter implied by pure ε-DP: ``ρ = ε²/2``.
 
@@ -534,6 +613,7 @@ def dp_to_zcdp_rho(epsilon: float) -> float:
     return 0.5 * eps * eps
 
 
+@_numeric
 def zcdp_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, method: str = "cks") -> float:
     """The smallest σ whose Gaussian mechanism is (ε, δ)-DP through its zCDP guarantee.
 
@@ -567,7 +647,9 @@ def zcdp_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, method
             return _zcdp_epsilon(r, log_inv_delta, "cks", None) - eps
 
         hi = 2.0 * rho
-        while excess(hi) <= 0.0:
+        for _ in _steps("bracketing rho"):
+            if excess(hi) > 0.0:
+                break
             hi *= 2.0
         rho = _feasible_root(excess, infeasible=hi, feasible=rho)
     return sens / math.sqrt(2.0 * rho)
@@ -577,6 +659,7 @@ def zcdp_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, method
 # Composition
 
 
+@_numeric
 def basic_composition(guarantees: Sequence[PrivacyGuarantee]) -> PrivacyGuarantee:
     """Guarantee of running mechanisms with the given guarantees on the same data: ε and δ add up.
 
@@ -613,6 +696,7 @@ def basic_composition(guarantees: Sequence[PrivacyGuarantee]) -> PrivacyGuarante
     )
 
 
+@_numeric
 def advanced_composition(epsilon: float, delta: float, k: int, delta_prime: float) -> PrivacyGuarantee:
     """k-fold adaptive composition of (ε, δ)-DP mechanisms: ``(ε', kδ + δ')``-DP with
     ``ε' = sqrt(2k ln(1/δ')) · ε + kε(e^ε − 1)``.
@@ -673,6 +757,7 @@ def levels_touched(horizon: int) -> int:
     return _count("horizon", horizon).bit_length()
 
 
+@_numeric
 def tree_laplace_scale(epsilon: float, sensitivity: float, horizon: int) -> float:
     """Per-node Laplace scale making the whole tree release ε-DP: ``λ = Δ₁ · levels_touched(T) / ε``.
 
@@ -698,6 +783,7 @@ def tree_laplace_scale(epsilon: float, sensitivity: float, horizon: int) -> floa
     return sens * levels_touched(horizon) / eps
 
 
+@_numeric
 def tree_gaussian_sigma(
     epsilon: float, delta: float, sensitivity: float, horizon: int, calibration: str = "paper"
 ) -> float:
@@ -744,6 +830,7 @@ def tree_gaussian_sigma(
     return max(sens * levels * math.log(levels / d) / eps, sigma_analytic)
 
 
+@_numeric
 def tree_privacy(noise: str, scale: float, sensitivity: float, horizon: int, *, delta: float = 0.0) -> PrivacyGuarantee:
     """The guarantee a tree with the given per-node noise actually delivers. With B = ``levels_touched(T)``:
 

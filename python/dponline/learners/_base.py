@@ -187,7 +187,7 @@ class Learner:
             raise InvalidInputError(f"losses must be a dponline loss family, got {type(losses).__name__}")
         start = self.t
         remaining = max(0, min(self.horizon, family_horizon) - start)
-        rounds = remaining if rounds is None else _validate.integer("rounds", rounds, low=0)
+        rounds = remaining if rounds is None else _validate.integer("rounds", rounds, low=0, high=2**63 - 1)
         count = _validate.integer("checkpoints", checkpoints, low=1, high=_MAX_CHECKPOINTS)
         _validate.flag("progress", progress)
         marks = _checkpoints(start, start + rounds, count) if rounds else np.zeros(0, np.int64)

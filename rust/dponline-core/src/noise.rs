@@ -31,20 +31,37 @@ pub enum NoiseDistribution {
     },
 }
 
+/// Largest noise scale accepted: every draw, every sum of up to `2^32` draws and every variance stays finite (a
+/// standard exponential or normal draw is below `10^3`, a `Gamma(2^32, b)` draw below `10^10·b`, a variance
+/// `2·count·b²` below `10^311`... so `b <= 1e150`), with room for the data it is added to.
+pub const MAX_SCALE: f64 = 1e150;
+
+fn check_scale(scale: f64) -> Result<()> {
+    check_nonnegative("scale", scale)?;
+    if scale > MAX_SCALE {
+        return Err(CoreError::invalid(
+            "scale",
+            "<= 1e150 (larger noise or its variance overflows float64)",
+            scale,
+        ));
+    }
+    Ok(())
+}
+
 impl NoiseDistribution {
     /// Laplace noise of scale `scale`.
     ///
-    /// Errors: [`CoreError::InvalidArgument`] unless `scale` is finite and `>= 0`.
+    /// Errors: [`CoreError::InvalidArgument`] unless `scale` is finite, `>= 0` and `<= MAX_SCALE`.
     pub fn laplace(scale: f64) -> Result<Self> {
-        check_nonnegative("scale", scale)?;
+        check_scale(scale)?;
         Ok(NoiseDistribution::Laplace { scale })
     }
 
     /// Gaussian noise of standard deviation `sigma`.
     ///
-    /// Errors: [`CoreError::InvalidArgument`] unless `sigma` is finite and `>= 0`.
+    /// Errors: [`CoreError::InvalidArgument`] unless `sigma` is finite, `>= 0` and `<= MAX_SCALE`.
     pub fn gaussian(sigma: f64) -> Result<Self> {
-        check_nonnegative("scale", sigma)?;
+        check_scale(sigma)?;
         Ok(NoiseDistribution::Gaussian { sigma })
     }
 

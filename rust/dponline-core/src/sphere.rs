@@ -17,30 +17,49 @@ pub fn unit_sphere(rng: &mut Generator, out: &mut [f64]) {
 /// Overwrite `out` with a uniform unit vector of the linear subspace onto which `project` projects
 /// orthogonally (in place). Allocation-free if `project` is.
 ///
-/// The Gaussian draw is repeated in the (probability-zero) event that its projection is exactly 0.
+/// When the subspace is `{0}` (a domain whose affine hull is a single point) there is no unit vector:
+/// `out` is then the zero vector, so a learner perturbing along it plays its point exactly (see
+/// [`gaussian_in`]).
 pub fn unit_sphere_in(rng: &mut Generator, out: &mut [f64], project: impl FnMut(&mut [f64])) {
     let norm = gaussian_in(rng, out, project);
     let inv = 1.0 / norm;
     out.iter_mut().for_each(|v| *v *= inv);
 }
 
+/// Draws [`gaussian_in`] makes before concluding that the subspace is `{0}`.
+pub const MAX_DRAWS: u32 = 16;
+
+/// A projected draw counts as zero below this fraction of the norm of the unprojected draw: projecting onto
+/// `{0}` in floating point leaves rounding residue of order `1e-16` relative, which must not be normalised
+/// into a spurious "direction".
+const ZERO_RELATIVE: f64 = 1e-9;
+
 /// Overwrite `out` with an isotropic Gaussian vector of the subspace onto which `project` projects, and
 /// return its (strictly positive) norm: `out / norm` is then uniform on the subspace's unit sphere. Hot loops
 /// use this to fold the normalisation into their next pass.
+///
+/// A draw whose projection is shorter than `1e-9` times the draw is redrawn. The direction of an isotropic
+/// Gaussian is independent of its norm, so this rejection leaves the direction exactly uniform; for a
+/// subspace of dimension `k >= 1` it happens with probability below `(1e-9 · √n)^k`. After [`MAX_DRAWS`]
+/// rejections in a row the subspace is `{0}` (up to rounding): `out` is set to zero and `1.0` returned,
+/// so the iteration count is bounded for every input.
 #[inline]
 pub fn gaussian_in(
     rng: &mut Generator,
     out: &mut [f64],
     mut project: impl FnMut(&mut [f64]),
 ) -> f64 {
-    loop {
+    for _ in 0..MAX_DRAWS {
         rng.fill_from(&StandardNormal, out);
+        let raw = crate::vecops::dot(out, out);
         project(out);
         let norm = crate::vecops::dot(out, out).sqrt();
-        if norm > 0.0 {
+        if norm > ZERO_RELATIVE * raw.sqrt() && norm.is_finite() {
             return norm;
         }
     }
+    out.fill(0.0);
+    1.0
 }
 
 /// Overwrite `out` with a uniform point of the unit ball of `R^{out.len()}`.
@@ -75,6 +94,20 @@ mod tests {
         // Each coordinate has variance (1 - 1/d)/(d - 1) = 1/d; 6 sd of the mean.
         let tol = 6.0 * (1.0 / d as f64 / n as f64).sqrt();
         assert!(mean.iter().all(|m| m.abs() < tol), "{mean:?}");
+    }
+
+    #[test]
+    fn the_zero_subspace_gives_the_zero_vector_after_a_bounded_number_of_draws() {
+        let mut rng = Generator::from_seed([1, 2, 3, 4]);
+        let mut u = [0.0; 4];
+        let mut calls = 0;
+        // Rounding residue only: a "projection onto {0}" that leaves 1e-17 relative noise.
+        unit_sphere_in(&mut rng, &mut u, |v| {
+            calls += 1;
+            v.iter_mut().for_each(|x| *x *= 1e-17);
+        });
+        assert_eq!(u, [0.0; 4]);
+        assert_eq!(calls, MAX_DRAWS);
     }
 
     #[test]

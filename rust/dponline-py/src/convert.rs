@@ -20,6 +20,17 @@ pub fn seed_words(py: Python<'_>, seed: Option<&Bound<'_, PyAny>>, secure: bool)
 
 fn as_float_array<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<Bound<'py, PyAny>> {
     let np = obj.py().import("numpy")?;
+    // A complex array would lose its imaginary part silently (numpy only warns): refuse it.
+    let complex = np
+        .getattr("iscomplexobj")?
+        .call1((obj,))
+        .and_then(|c| c.is_truthy())
+        .unwrap_or(false);
+    if complex {
+        return Err(invalid_input(format!(
+            "{name} must be an array of real numbers, got complex values"
+        )));
+    }
     let kwargs = pyo3::types::PyDict::new(obj.py());
     kwargs.set_item("dtype", np.getattr("float64")?)?;
     np.getattr("ascontiguousarray")?
@@ -171,6 +182,47 @@ pub fn validated<'py>(
     py.import("dponline._validate")?
         .getattr(check)?
         .call((name, value), Some(&options))
+}
+
+/// A flag argument (`#[pyo3(from_py_with = flag)]`): `bool` or NumPy `bool_` only, else `InvalidInputError`
+/// (through `dponline._validate.flag`, like every Python wrapper).
+pub fn flag(value: &Bound<'_, PyAny>) -> PyResult<bool> {
+    validated(value, "flag", "flag argument", &[])?.extract::<bool>()
+}
+
+/// The `atol` argument of `contains` (`#[pyo3(from_py_with = atol)]`): a finite real number.
+pub fn atol(value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    validated(value, "real", "atol", &[])?.extract::<f64>()
+}
+
+/// A list of non-negative integers (`#[pyo3(from_py_with = indices)]`), each through the shared validator.
+pub fn indices(value: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+    if value.is_instance_of::<pyo3::types::PyString>()
+        || value.is_instance_of::<pyo3::types::PyBytes>()
+    {
+        return Err(invalid_input(format!(
+            "expected a list of integers, got {value}"
+        )));
+    }
+    let items = value
+        .try_iter()
+        .map_err(|_| invalid_input(format!("expected a list of integers, got {value}")))?;
+    items
+        .map(|item| len_arg(&item?, "index or capacity", 0))
+        .collect()
+}
+
+/// A list of lists of non-negative integers (`#[pyo3(from_py_with = index_lists)]`).
+pub fn index_lists(value: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<usize>>> {
+    if value.is_instance_of::<pyo3::types::PyString>() {
+        return Err(invalid_input(format!(
+            "expected a list of lists of integers, got {value}"
+        )));
+    }
+    let items = value
+        .try_iter()
+        .map_err(|_| invalid_input(format!("expected a list of lists of integers, got {value}")))?;
+    items.map(|item| indices(&item?)).collect()
 }
 
 /// A validated integer in `[low, high]` (see [`validated`]); `high = None` means "fits in a `u64`".

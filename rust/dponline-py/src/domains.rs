@@ -69,7 +69,11 @@ impl PyDomain {
 
     /// Whether ``x`` (shape ``(dim,)``) lies in the domain up to ``atol`` on each defining constraint.
     #[pyo3(signature = (x, atol = 1e-9))]
-    fn contains(&self, x: &Bound<'_, PyAny>, atol: f64) -> PyResult<bool> {
+    fn contains(
+        &self,
+        x: &Bound<'_, PyAny>,
+        #[pyo3(from_py_with = crate::convert::atol)] atol: f64,
+    ) -> PyResult<bool> {
         let x = vector(x, "x", self.inner.dim())?;
         Ok(self.inner.contains(slice(&x), atol))
     }
@@ -83,8 +87,14 @@ impl PyDomain {
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let u = vector(u, "u", self.inner.dim())?;
         check_finite("u", slice(&u)).or_raise()?;
-        let mut out = slice(&u).to_vec();
+        // The projection is linear: project u / max|u| and scale back, so huge entries do not overflow the
+        // sums inside the projection.
+        let peak = slice(&u).iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let scale = if peak > 0.0 { peak } else { 1.0 };
+        let mut out: Vec<f64> = slice(&u).iter().map(|v| v / scale).collect();
         self.inner.project_tangent(&mut out);
+        out.iter_mut().for_each(|v| *v *= scale);
+        check_finite("project_tangent(u)", &out).or_raise()?;
         Ok(PyArray1::from_vec(py, out))
     }
 
@@ -167,6 +177,7 @@ fn new_object<'py, S>(py: Python<'py>, inner: Domain, class: S) -> PyResult<Boun
 where
     S: PyClass<BaseType = PyDomain, Frozen = False>,
 {
+    check_constants(&inner)?;
     let init = PyClassInitializer::from(PyDomain { inner }).add_subclass(class);
     Ok(Bound::new(py, init)?.into_any())
 }
@@ -186,8 +197,33 @@ fn wrap(py: Python<'_>, inner: Domain) -> PyResult<Bound<'_, PyAny>> {
 }
 
 /// The base-class initializer of a concrete class.
-fn base(inner: Domain) -> PyClassInitializer<PyDomain> {
-    PyClassInitializer::from(PyDomain { inner })
+///
+/// Raises `InvalidInputError` when a reported constant of the domain (diameter, centre, inscribed radius)
+/// exceeds 1e150: e.g. ``L2Ball(n, radius=1e308)`` has diameter ``2e308 = inf``, and squared distances of
+/// ``L2Ball(n, radius=1e300)`` overflow, which no learner can use.
+fn base(inner: Domain) -> PyResult<PyClassInitializer<PyDomain>> {
+    check_constants(&inner)?;
+    Ok(PyClassInitializer::from(PyDomain { inner }))
+}
+
+fn check_constants(inner: &Domain) -> PyResult<()> {
+    // Learners and Frank-Wolfe work with squared distances (½‖x‖², ‖s − x‖²): they stay finite when the
+    // domain's extent is at most 1e150 (< sqrt(f64::MAX) ≈ 1.3e154).
+    const MAX_EXTENT: f64 = 1e150;
+    let within = |v: f64| v.is_finite() && v.abs() <= MAX_EXTENT;
+    let finite = within(inner.diameter())
+        && inner.interior_point().iter().all(|&v| within(v))
+        && inner.inscribed_radius().is_none_or(within);
+    if finite {
+        Ok(())
+    } else {
+        Err(invalid_input(format!(
+            "{} is too large for float64 arithmetic: its diameter ({:e}) and centre must be within 1e150 so that \
+             squared distances stay finite; rescale the domain",
+            inner.kind(),
+            inner.diameter()
+        )))
+    }
 }
 
 /// A 1-D float64 array-like of any length, copied.
@@ -252,7 +288,7 @@ impl PySimplex {
     fn new(n: Option<&Bound<'_, PyAny>>) -> PyResult<PyClassInitializer<Self>> {
         let n = n.map_or(Ok(2), |n| len_arg(n, "n", 0))?;
         let inner = Domain::Simplex(Simplex::new(n).or_raise()?);
-        Ok(base(inner).add_subclass(PySimplex))
+        Ok(base(inner)?.add_subclass(PySimplex))
     }
 }
 
@@ -282,7 +318,7 @@ impl PyL1Ball {
         let n = len_arg(n, "n", 0)?;
         let radius = radius.map_or(Ok(1.0), |r| real_arg(r, "radius", Some(0.0), true))?;
         let inner = Domain::L1Ball(L1Ball::new(n, radius).or_raise()?);
-        Ok(base(inner).add_subclass(PyL1Ball))
+        Ok(base(inner)?.add_subclass(PyL1Ball))
     }
 }
 
@@ -311,7 +347,7 @@ impl PyL2Ball {
         let n = len_arg(n, "n", 0)?;
         let radius = radius.map_or(Ok(1.0), |r| real_arg(r, "radius", Some(0.0), true))?;
         let inner = Domain::L2Ball(L2Ball::new(n, radius).or_raise()?);
-        Ok(base(inner).add_subclass(PyL2Ball))
+        Ok(base(inner)?.add_subclass(PyL2Ball))
     }
 }
 
@@ -340,7 +376,7 @@ impl PyBox {
     ) -> PyResult<PyClassInitializer<Self>> {
         let (lower, upper) = (float_vector(lower, "lower")?, float_vector(upper, "upper")?);
         let inner = Domain::Box(Hyperrectangle::new(lower, upper).or_raise()?);
-        Ok(base(inner).add_subclass(PyBox))
+        Ok(base(inner)?.add_subclass(PyBox))
     }
 }
 
@@ -370,11 +406,11 @@ impl PyUniformMatroid {
     fn new(
         n: &Bound<'_, PyAny>,
         k: &Bound<'_, PyAny>,
-        base: bool,
+        #[pyo3(from_py_with = crate::convert::flag)] base: bool,
     ) -> PyResult<PyClassInitializer<Self>> {
         let (n, k) = (len_arg(n, "n", 0)?, len_arg(k, "k", 0)?);
         let inner = Domain::UniformMatroid(UniformMatroid::new(n, k, base).or_raise()?);
-        Ok(self::base(inner).add_subclass(PyUniformMatroid))
+        Ok(self::base(inner)?.add_subclass(PyUniformMatroid))
     }
 }
 
@@ -402,13 +438,13 @@ impl PyPartitionMatroid {
     #[new]
     #[pyo3(signature = (blocks, capacities, *, base = true))]
     fn new(
-        blocks: Vec<Vec<usize>>,
-        capacities: Vec<usize>,
-        base: bool,
+        #[pyo3(from_py_with = crate::convert::index_lists)] blocks: Vec<Vec<usize>>,
+        #[pyo3(from_py_with = crate::convert::indices)] capacities: Vec<usize>,
+        #[pyo3(from_py_with = crate::convert::flag)] base: bool,
     ) -> PyResult<PyClassInitializer<Self>> {
         let inner =
             Domain::PartitionMatroid(PartitionMatroid::new(blocks, capacities, base).or_raise()?);
-        Ok(self::base(inner).add_subclass(PyPartitionMatroid))
+        Ok(self::base(inner)?.add_subclass(PyPartitionMatroid))
     }
 }
 
@@ -444,11 +480,11 @@ impl PyGraphicMatroid {
     fn new(
         num_nodes: &Bound<'_, PyAny>,
         edges: &Bound<'_, PyAny>,
-        base: bool,
+        #[pyo3(from_py_with = crate::convert::flag)] base: bool,
     ) -> PyResult<PyClassInitializer<Self>> {
         let num_nodes = len_arg(num_nodes, "num_nodes", 0)?;
         let graph = GraphicMatroid::new(num_nodes, edge_list(edges)?, base).or_raise()?;
-        Ok(self::base(Domain::GraphicMatroid(Box::new(graph))).add_subclass(PyGraphicMatroid))
+        Ok(self::base(Domain::GraphicMatroid(Box::new(graph)))?.add_subclass(PyGraphicMatroid))
     }
 }
 
@@ -484,7 +520,7 @@ impl PyPathPolytope {
     ) -> PyResult<PyClassInitializer<Self>> {
         let (num_nodes, source, target) = node_args(num_nodes, source, target)?;
         let paths = PathPolytope::new(num_nodes, edge_list(edges)?, source, target).or_raise()?;
-        Ok(base(Domain::PathPolytope(Box::new(paths))).add_subclass(PyPathPolytope))
+        Ok(base(Domain::PathPolytope(Box::new(paths)))?.add_subclass(PyPathPolytope))
     }
 
     /// The path polytope of an undirected graph, each edge oriented away from ``source``.
@@ -509,7 +545,7 @@ impl PyPathPolytope {
             .or_raise()?;
         Bound::new(
             py,
-            base(Domain::PathPolytope(Box::new(paths))).add_subclass(PyPathPolytope),
+            base(Domain::PathPolytope(Box::new(paths)))?.add_subclass(PyPathPolytope),
         )
     }
 

@@ -89,9 +89,9 @@ impl PyPrivateBandit {
         smoothing_radius: Option<f64>,
         feasibility: &str,
         mechanism: &str,
-        strict: bool,
+        #[pyo3(from_py_with = crate::convert::flag)] strict: bool,
         seed: Option<&Bound<'_, PyAny>>,
-        secure: bool,
+        #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
     ) -> PyResult<Self> {
         let mechanism = MechanismSpec::from_name(mechanism).or_raise()?;
         let dom = shared(domain, "domain")?.inner.clone();
@@ -156,32 +156,35 @@ impl PyPrivateBandit {
 
     /// Schedule and constants, as a dict.
     #[getter]
-    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        params_dict(py, self.inner.params())
+    fn params<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
+        params_dict(slf.py(), shared(slf, "PrivateBandit")?.inner.params())
     }
 
     /// Rounds completed.
     #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
+    fn t(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        Ok(shared(slf, "PrivateBandit")?.inner.t())
     }
 
     /// Losses clipped to the bound so far.
     #[getter]
-    fn clipped(&self) -> u64 {
-        self.inner.clipped()
+    fn clipped(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        Ok(shared(slf, "PrivateBandit")?.inner.clipped())
     }
 
     /// ``x̃`` of the current batch, shape ``(dim,)``.
     #[getter]
-    fn anchor<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_slice(py, self.inner.anchor())
+    fn anchor<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        Ok(PyArray1::from_slice(
+            slf.py(),
+            shared(slf, "PrivateBandit")?.inner.anchor(),
+        ))
     }
 
     /// ``"laplace"`` or ``"gaussian"``.
     #[getter]
-    fn noise(&self) -> &'static str {
-        self.inner.noise().name()
+    fn noise(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
+        Ok(shared(slf, "PrivateBandit")?.inner.noise().name())
     }
 
     /// The mechanism releasing the prefix sums (``"tree"``, ``"honaker"``, ``"blt"``).
@@ -192,13 +195,14 @@ impl PyPrivateBandit {
 
     /// Scale of the tree's noise (0 for the non-private learner).
     #[getter]
-    fn scale(&self) -> f64 {
-        self.inner.noise().scale()
+    fn scale(slf: &Bound<'_, Self>) -> PyResult<f64> {
+        Ok(shared(slf, "PrivateBandit")?.inner.noise().scale())
     }
 
     /// Serialized state (format-versioned).
-    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        Ok(PyBytes::new(py, &self.inner.to_bytes().or_raise()?))
+    fn to_bytes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = shared(slf, "PrivateBandit")?.inner.to_bytes().or_raise()?;
+        Ok(PyBytes::new(slf.py(), &bytes))
     }
 
     /// Restore from :meth:`to_bytes`.

@@ -4,7 +4,9 @@ use dponline_core::losses::{LossFamily, LossKind, RowOrder};
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 
-use crate::convert::{matrix_owned, slice, vector};
+use dponline_core::alloc;
+
+use crate::convert::{BLOCK_ROUNDS, int_arg, matrix_owned, slice, vector};
 use crate::errors::{OrRaise, invalid_input};
 
 /// A stream of losses evaluated natively by learners' ``run`` (see ``dponline.losses``).
@@ -92,31 +94,54 @@ impl PyLossFamily {
     }
 
     /// ``f_t(x)`` at round ``t`` (0-based).
-    fn value(&self, t: u64, x: &Bound<'_, PyAny>) -> PyResult<f64> {
-        if t >= self.inner.horizon() {
-            return Err(invalid_input(format!(
-                "t must be in [0, horizon={}), got {t}",
-                self.inner.horizon()
-            )));
-        }
+    fn value(&self, t: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let horizon = self.inner.horizon();
+        let t = int_arg(t, "t", 0, Some(horizon - 1))?;
         let x = vector(x, "x", self.inner.dim())?;
-        Ok(self.inner.value(t, slice(&x)))
+        dponline_core::error::check_finite("x", slice(&x)).or_raise()?;
+        finite_loss(self.inner.value(t, slice(&x)))
     }
 
     /// Index of the data row used at each round, shape ``(horizon,)`` (for small horizons / inspection).
-    fn row_indices<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
-        (0..self.inner.horizon())
-            .map(|t| self.inner.row_index(t) as u64)
-            .collect::<Vec<_>>()
-            .into_pyarray(py)
+    fn row_indices<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
+        let what = "row_indices (one per round of the horizon)";
+        let len = alloc::to_len(what, self.inner.horizon()).or_raise()?;
+        let mut out: Vec<u64> = alloc::reserve(what, len).or_raise()?;
+        out.extend((0..self.inner.horizon()).map(|t| self.inner.row_index(t) as u64));
+        Ok(out.into_pyarray(py))
     }
 
     /// How many rounds use each data row, shape ``(rows,)``.
-    fn row_counts<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
-        self.inner.row_counts().into_pyarray(py)
+    ///
+    /// Closed form for sequential and cyclic order; a bootstrap family is counted natively in blocks (GIL
+    /// released, Ctrl-C checked between blocks).
+    fn row_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
+        let family = &self.inner;
+        let (rows, horizon) = (family.rows(), family.horizon());
+        let mut counts: Vec<u64> = alloc::zeros("row_counts", rows).or_raise()?;
+        match family.order() {
+            RowOrder::Sequential | RowOrder::Cycle => {
+                let (full, rest) = (horizon / rows as u64, horizon % rows as u64);
+                for (i, c) in counts.iter_mut().enumerate() {
+                    *c = full + u64::from((i as u64) < rest);
+                }
+            }
+            RowOrder::Bootstrap { .. } => {
+                let mut t = 0;
+                while t < horizon {
+                    let end = horizon.min(t.saturating_add(BLOCK_ROUNDS));
+                    py.detach(|| (t..end).for_each(|s| counts[family.row_index(s)] += 1));
+                    t = end;
+                    py.check_signals()?;
+                }
+            }
+        }
+        Ok(counts.into_pyarray(py))
     }
 
     /// Cumulative loss ``Σ_{s<t} f_s(x)`` of a fixed point after each checkpoint round, shape ``(k,)``.
+    ///
+    /// Evaluated natively in blocks (GIL released, Ctrl-C checked between blocks).
     fn cumulative_at<'py>(
         &self,
         py: Python<'py>,
@@ -127,8 +152,20 @@ impl PyLossFamily {
             .as_slice()
             .map(<[f64]>::to_vec)
             .unwrap_or_default();
+        dponline_core::error::check_finite("x", &x).or_raise()?;
         let family = &self.inner;
-        let out = crate::convert::detached(py, move || family.cumulative_at(&x, &checkpoints))?;
+        dponline_core::losses::check_checkpoints(&checkpoints, family.horizon()).or_raise()?;
+        let mut out: Vec<f64> = alloc::reserve("cumulative_at", checkpoints.len()).or_raise()?;
+        let (mut t, mut total) = (0u64, 0.0);
+        for &c in &checkpoints {
+            while t < c {
+                let end = c.min(t.saturating_add(BLOCK_ROUNDS));
+                total += py.detach(|| (t..end).map(|s| family.value(s, &x)).sum::<f64>());
+                t = end;
+                py.check_signals()?;
+            }
+            out.push(finite_loss(total)?);
+        }
         Ok(out.into_pyarray(py))
     }
 
@@ -222,5 +259,18 @@ impl PyLossFamily {
             self.inner.horizon(),
             self.order()
         )
+    }
+}
+
+/// A loss value or sum handed back to Python, or `InvalidInputError` when it is not finite (a portfolio loss
+/// at an `x` with `⟨r_t, x⟩ <= 0`, or a sum that overflows): never NaN or inf in an output.
+fn finite_loss(v: f64) -> PyResult<f64> {
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(invalid_input(format!(
+            "the loss at x is {v}: x is outside the losses' domain (portfolio losses need <r_t, x> > 0) or \
+             the sum overflows float64"
+        )))
     }
 }

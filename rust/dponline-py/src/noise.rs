@@ -18,7 +18,7 @@ pub fn sample_noise<'py>(
     size: &Bound<'py, PyAny>,
     count: Option<&Bound<'py, PyAny>>,
     seed: Option<&Bound<'py, PyAny>>,
-    secure: bool,
+    #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let scale = real_arg(scale, "scale", Some(0.0), false)?;
     let size = len_arg(size, "size", 0)?;

@@ -12,6 +12,9 @@ use crate::convert::{detached, int_arg, len_arg, seed_words, shared, slice, vect
 use crate::domains::PyDomain;
 use crate::errors::{OrRaise, invalid_input};
 
+/// Frank-Wolfe iterations per native block between two checks for Ctrl-C.
+const FW_BLOCK: u64 = 1 << 14;
+
 /// `(x, gap, vertices, weights)` returned to Python.
 type FrankWolfeOutput<'py> = (
     Bound<'py, PyArray1<f64>>,
@@ -35,7 +38,16 @@ pub fn frank_wolfe<'py>(
     let mut dom = shared(domain, "domain")?.inner.clone();
     let n = dom.dim();
     let v = slice(&vector(v, "v", n)?).to_vec();
-    let fw = detached(py, move || project(&mut dom, &v, iterations))?;
+    let mut fw = detached(py, || project(&mut dom, &v, 0))?;
+    // Iterations run natively in blocks with the GIL released, checking for Ctrl-C between blocks; a step
+    // with gap <= 0 leaves the iterate unchanged (and so would every later one), so the loop stops there.
+    let mut left = iterations;
+    while left > 0 {
+        let n = left.min(FW_BLOCK);
+        let converged = py.detach(|| (0..n).any(|_| fw.step(&mut dom) <= 0.0));
+        left = if converged { 0 } else { left - n };
+        py.check_signals()?;
+    }
     let active = fw
         .active_set()
         .ok_or_else(|| invalid_input("active set missing"))?;
@@ -59,12 +71,15 @@ pub fn sample_sphere<'py>(
     py: Python<'py>,
     dim: &Bound<'py, PyAny>,
     size: &Bound<'py, PyAny>,
-    ball: bool,
+    #[pyo3(from_py_with = crate::convert::flag)] ball: bool,
     domain: Option<&Bound<'py, PyDomain>>,
     seed: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let (dim, size) = (len_arg(dim, "dim", 1)?, len_arg(size, "size", 0)?);
     let total = dponline_core::alloc::checked_len("sphere samples", dim, size).or_raise()?;
+    // Even with size = 0 one row must be representable: numpy's row stride of 8·dim bytes must not overflow.
+    dponline_core::alloc::reserve::<f64>(format!("one sample of dimension {dim}"), dim)
+        .or_raise()?;
     let mut dom = match domain {
         Some(d) => Some(shared(d, "domain")?.inner.clone()),
         None => None,
@@ -74,6 +89,12 @@ pub fn sample_sphere<'py>(
             return Err(invalid_input(
                 "domain must have dimension dim, and ball=True is not available with a domain",
             ));
+        }
+        if d.affine_dim() == 0 {
+            return Err(invalid_input(format!(
+                "domain {} is a single point: its tangent space is {{0}} and has no unit vectors",
+                d.kind()
+            )));
         }
     }
     let mut rng = Generator::from_seed(seed_words(py, seed, false)?);

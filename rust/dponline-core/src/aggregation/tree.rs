@@ -26,6 +26,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::alloc;
 use crate::error::{CoreError, Result, check_finite};
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
 use crate::rng::{Generator, from_state_bytes, to_state_bytes};
@@ -167,7 +168,7 @@ impl TryFrom<TreeState> for TreeAggregator {
             && s.prefix.len() == dim
             && s.initial.len() == dim
             && s.open_levels.len() == s.t.count_ones() as usize
-            && s.open_noise.len() == s.open_levels.len() * dim;
+            && s.open_levels.len().checked_mul(dim) == Some(s.open_noise.len());
         if !consistent {
             return Err(CoreError::State(
                 "TreeAggregator state is inconsistent".into(),
@@ -176,8 +177,18 @@ impl TryFrom<TreeState> for TreeAggregator {
         let levels = levels_touched(s.horizon) as usize;
         let mut open_levels = s.open_levels;
         let mut open_noise = s.open_noise;
-        open_levels.reserve_exact(levels.saturating_sub(open_levels.len()));
-        open_noise.reserve_exact((levels * dim).saturating_sub(open_noise.len()));
+        let what = "restored TreeAggregator";
+        let full = alloc::checked_len(what, levels, dim)?;
+        let refused = |_| CoreError::Allocation {
+            what: what.into(),
+            bytes: (full as u128).saturating_mul(8),
+        };
+        open_levels
+            .try_reserve_exact(levels.saturating_sub(open_levels.len()))
+            .map_err(refused)?;
+        open_noise
+            .try_reserve_exact(full.saturating_sub(open_noise.len()))
+            .map_err(refused)?;
         let mut tree = TreeAggregator {
             dim,
             horizon: s.horizon,
@@ -217,8 +228,14 @@ impl TreeAggregator {
         if horizon == 0 {
             return Err(CoreError::invalid("horizon", ">= 1", horizon));
         }
+        // Every buffer is sized and allocated (fallibly) before any noise is drawn, so an impossible size is
+        // a quick `CoreError::Allocation`, not an abort or minutes of sampling into memory that cannot exist.
         let levels = levels_touched(horizon) as usize;
-        let mut initial = vec![0.0; dim];
+        let what = || format!("TreeAggregator(dim={dim}, horizon={horizon})");
+        let open_noise = alloc::reserve(what(), alloc::checked_len(what(), levels, dim)?)?;
+        let prefix = alloc::zeros(what(), dim)?;
+        let mut initial = alloc::zeros(what(), dim)?;
+        let open_levels = alloc::reserve(what(), levels)?;
         if padded {
             noise
                 .sum_of(padded_draws(horizon))
@@ -230,9 +247,9 @@ impl TreeAggregator {
             noise,
             padded,
             t: 0,
-            prefix: vec![0.0; dim],
-            open_levels: Vec::with_capacity(levels),
-            open_noise: Vec::with_capacity(levels * dim),
+            prefix,
+            open_levels,
+            open_noise,
             initial,
             rng,
             node: zero_noise(),
@@ -316,7 +333,30 @@ impl TreeAggregator {
                 got: format!("length {}", x.len()),
             });
         }
-        check_finite("x", x)
+        check_finite("x", x)?;
+        self.check_sums(x)
+    }
+
+    /// The running sums after adding the rows of `xs` stay within `±MAX_SUM`, so no release can overflow
+    /// (the noise of a release is far below that by [`crate::noise::MAX_SCALE`]).
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] naming `x`.
+    fn check_sums(&self, xs: &[f64]) -> Result<()> {
+        const MAX_SUM: f64 = 1e306;
+        let mut sums = self.prefix.clone();
+        for row in xs.chunks_exact(self.dim) {
+            for (s, v) in sums.iter_mut().zip(row) {
+                *s += v;
+                if s.abs() > MAX_SUM {
+                    return Err(CoreError::invalid(
+                        "x",
+                        "such that every running sum stays within ±1e306",
+                        *v,
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check_room(&self, rows: u64) -> Result<()> {
@@ -354,15 +394,14 @@ impl TreeAggregator {
     /// Errors: as [`TreeAggregator::push`], for any row; [`CoreError::Shape`] if lengths are not multiples
     /// of `dim` or differ.
     pub fn push_many(&mut self, xs: &[f64], out: &mut [f64]) -> Result<()> {
-        if xs.len() % self.dim != 0 || out.len() != xs.len() {
+        if out.len() != xs.len() {
             return Err(CoreError::Shape {
                 name: "X",
                 expected: format!("shape (m, {}) with output of the same shape", self.dim),
                 got: format!("{} values (output {})", xs.len(), out.len()),
             });
         }
-        check_finite("X", xs)?;
-        self.check_room((xs.len() / self.dim) as u64)?;
+        self.check_rows(xs)?;
         for (x, o) in xs
             .chunks_exact(self.dim)
             .zip(out.chunks_exact_mut(self.dim))
@@ -370,6 +409,23 @@ impl TreeAggregator {
             self.push_unchecked(x, o);
         }
         Ok(())
+    }
+
+    /// Check, without changing anything, that the row-major `(m, dim)` matrix `xs` can be pushed: whole
+    /// rows, finite, within the horizon, and running sums that stay representable.
+    ///
+    /// Errors: as [`TreeAggregator::push_many`].
+    pub fn check_rows(&self, xs: &[f64]) -> Result<()> {
+        if xs.len() % self.dim != 0 {
+            return Err(CoreError::Shape {
+                name: "X",
+                expected: format!("shape (m, {})", self.dim),
+                got: format!("{} values", xs.len()),
+            });
+        }
+        check_finite("X", xs)?;
+        self.check_room((xs.len() / self.dim) as u64)?;
+        self.check_sums(xs)
     }
 
     fn push_unchecked(&mut self, x: &[f64], out: &mut [f64]) {

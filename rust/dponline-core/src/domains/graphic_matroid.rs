@@ -52,6 +52,7 @@ impl GraphicMatroid {
     /// a self-loop, or (`base = true`) the graph is not connected (the message gives the number of
     /// components; isolated nodes count).
     pub fn new(num_nodes: usize, edges: Vec<(usize, usize)>, base: bool) -> Result<Self> {
+        super::reserve_for("GraphicMatroid", num_nodes.max(edges.len()))?;
         if edges.is_empty() {
             return Err(CoreError::InvalidGraph("the graph has no edges".into()));
         }

@@ -127,7 +127,8 @@ impl LinearMinimizationOracle for Hyperrectangle {
     /// Certificate: if `‖x − c‖₂ ≤ r` then every `|x_i − c_i| ≤ r ≤ (upper_i − lower_i)/2`, so `x` satisfies
     /// both bounds of every coordinate. It is the largest ball: the narrowest side touches it.
     fn inscribed_radius(&self) -> Option<f64> {
-        Some(self.radius)
+        // A width of 5e-324 has a half-width that rounds to 0: no certified ball then.
+        (self.radius > 0.0).then_some(self.radius)
     }
 
     fn affine_dim(&self) -> usize {

@@ -26,6 +26,7 @@ impl L2Ball {
     ///
     /// Errors: [`CoreError::InvalidArgument`] if `n < 1` or `radius` is not finite and `> 0`.
     pub fn new(n: usize, radius: f64) -> Result<Self> {
+        super::reserve_for("L2Ball", n)?;
         if n < 1 {
             return Err(CoreError::invalid("n", ">= 1", n));
         }

@@ -37,6 +37,21 @@ pub use uniform_matroid::UniformMatroid;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::Result;
+
+/// Bytes per coordinate (or node) that a domain holds at most, across its centre, scratch and index buffers;
+/// used by [`reserve_for`] to refuse impossible sizes before any allocation.
+pub(crate) const BYTES_PER_ITEM: usize = 64;
+
+/// Refuse, with [`crate::CoreError::Allocation`], a domain of `items` coordinates or nodes whose buffers
+/// (about [`BYTES_PER_ITEM`] bytes per item) cannot be allocated: the allocation is tried fallibly and
+/// released at once, so `Simplex(2**40)` raises `MemoryError` instead of aborting the process.
+pub(crate) fn reserve_for(kind: &str, items: usize) -> Result<()> {
+    let what = format!("{kind} with {items} coordinates or nodes");
+    let bytes = crate::alloc::checked_len(what.clone(), items, BYTES_PER_ITEM)?;
+    crate::alloc::reserve::<u8>(what, bytes).map(drop)
+}
+
 /// A convex compact set `D ⊂ R^dim` with a linear minimisation oracle.
 pub trait LinearMinimizationOracle {
     /// Ambient dimension `n`.
@@ -119,8 +134,10 @@ impl LinearMinimizationOracle for Domain {
     fn interior_point(&self) -> &[f64] {
         dispatch!(self, d => d.interior_point())
     }
+    /// `None` also when a domain's radius underflows to 0 (e.g. a box of width `5e-324`): a certificate must
+    /// be positive.
     fn inscribed_radius(&self) -> Option<f64> {
-        dispatch!(self, d => d.inscribed_radius())
+        dispatch!(self, d => d.inscribed_radius()).filter(|r| *r > 0.0 && r.is_finite())
     }
     fn affine_dim(&self) -> usize {
         dispatch!(self, d => d.affine_dim())
@@ -129,8 +146,12 @@ impl LinearMinimizationOracle for Domain {
     fn project_tangent(&mut self, u: &mut [f64]) {
         dispatch!(self, d => d.project_tangent(u))
     }
+    /// Every domain is bounded, so a point with a NaN or an infinite coordinate is never a member (checked
+    /// here once for all domains, whose own tests may let NaN through a comparison).
     fn contains(&self, x: &[f64], atol: f64) -> bool {
-        dispatch!(self, d => d.contains(x, atol))
+        x.iter().all(|v| v.is_finite())
+            && !atol.is_nan()
+            && dispatch!(self, d => d.contains(x, atol))
     }
 }
 

@@ -73,6 +73,7 @@ impl PathPolytope {
         target: usize,
     ) -> Result<Self> {
         check_terminals(num_nodes, source, target)?;
+        super::reserve_for("PathPolytope", num_nodes.max(edges.len()))?;
         check_edges(num_nodes, &edges)?;
         let topological = topological_order(num_nodes, &edges)?;
         let from_source = reachable(
@@ -153,6 +154,7 @@ impl PathPolytope {
         target: usize,
     ) -> Result<Self> {
         check_terminals(num_nodes, source, target)?;
+        super::reserve_for("PathPolytope", num_nodes.max(edges.len()))?;
         check_edges(num_nodes, edges)?;
         PathPolytope::new(
             num_nodes,

@@ -18,6 +18,7 @@ impl Simplex {
     ///
     /// Errors: [`CoreError::InvalidArgument`] if `n < 2`.
     pub fn new(n: usize) -> Result<Self> {
+        super::reserve_for("Simplex", n)?;
         if n < 2 {
             return Err(CoreError::invalid("n", ">= 2", n));
         }

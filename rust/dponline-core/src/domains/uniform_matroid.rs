@@ -186,6 +186,7 @@ impl UniformMatroid {
     /// Errors: [`CoreError::InvalidArgument`] if `base` and not `0 < k < n` (otherwise the polytope is a
     /// point), or if not `base` and not `1 <= k <= n`.
     pub fn new(n: usize, k: usize, base: bool) -> Result<Self> {
+        super::reserve_for("UniformMatroid", n)?;
         if base && (k == 0 || k >= n) {
             return Err(CoreError::invalid(
                 "k",
