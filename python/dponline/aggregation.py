@@ -41,7 +41,8 @@ class TreeAggregator(_core.TreeAggregator):
         dim: vector dimension (>= 1).
         horizon: maximum number of pushes ``T`` (>= 1).
         scale: Laplace scale ``b`` or Gaussian ``sigma`` of each tree node's noise, per coordinate; finite,
-            ``>= 0`` (0 disables noise, for testing). Use :meth:`calibrated` to set it from ``epsilon``.
+            ``>= 0`` and ``<= 1e150`` (0 disables noise, for testing). Use :meth:`calibrated` to set it from
+            ``epsilon``.
         noise: ``"laplace"`` or ``"gaussian"``.
         padded: Agarwal-Singh padding (identically distributed noise in every release).
         seed: ``None``, an int, a ``numpy.random.SeedSequence`` or ``numpy.random.Generator``. Same seed and
@@ -57,6 +58,10 @@ class TreeAggregator(_core.TreeAggregator):
         InvalidInputError: bad ``dim``/``horizon``/``scale``/``noise``/``seed``; ``push`` of a wrong shape.
         NonFiniteError: NaN or inf in a pushed row (the aggregator is left unchanged).
         HorizonExhaustedError: pushing more than ``horizon`` rows (the aggregator is left unchanged).
+        InvalidInputError: a row that would take a running sum beyond ``±1e306`` (unchanged as well).
+        MemoryError: ``dim`` and ``horizon`` whose buffers (``dim · (floor(log2 horizon) + 3)`` floats) cannot be
+            allocated.
+        StateError: the tree is being used by another thread (e.g. during ``push_many``).
 
     Example:
         >>> import numpy as np, dponline

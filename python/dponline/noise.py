@@ -21,7 +21,7 @@ def laplace(scale: float, size: int, *, seed: SeedLike = None, secure: bool = Fa
     """``size`` i.i.d. draws of Laplace(0, ``scale``) (density ``exp(-|x|/b)/(2b)``, variance ``2b²``).
 
     Args:
-        scale: ``b >= 0``, finite (0 gives zeros).
+        scale: ``b >= 0``, finite, at most ``1e150`` (0 gives zeros).
         size: number of draws.
         seed: ``None``, an int, a ``numpy.random.SeedSequence`` or ``Generator``.
         secure: draw from the OS-keyed ChaCha20 generator (then ``seed`` must be ``None``).
@@ -30,7 +30,8 @@ def laplace(scale: float, size: int, *, seed: SeedLike = None, secure: bool = Fa
         float64 array of shape ``(size,)``.
 
     Raises:
-        InvalidInputError: for a negative or non-finite scale.
+        InvalidInputError: for a negative, non-finite or too large scale, or a bad size.
+        MemoryError: ``size`` draws cannot be allocated (the message gives the bytes).
     """
     return _core.sample_noise("laplace", scale, size, seed=seed, secure=secure)
 

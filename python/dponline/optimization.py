@@ -45,6 +45,9 @@ def frank_wolfe(domain: _core.Domain, v: np.ndarray, iterations: int) -> FrankWo
         v: target, shape ``(domain.dim,)``, finite.
         iterations: number of LMO calls (>= 0).
 
+    The loop runs natively in blocks and stops early when the gap reaches 0 (the iterate is then a fixed point);
+    Ctrl-C interrupts it between blocks. ``gap`` is ``inf`` when ``iterations == 0`` (no step, no certificate).
+
     Raises:
         InvalidInputError: wrong shape of ``v``. NonFiniteError: NaN/inf in ``v``.
     """
@@ -60,5 +63,10 @@ def sample_sphere(
     ``ball=True`` gives uniform points of the unit ball; ``domain`` restricts the directions to the linear
     subspace parallel to the domain's affine hull (e.g. ``Σu = 0`` for the simplex). Method: normalised
     (projected) isotropic Gaussians.
+
+    Raises:
+        InvalidInputError: bad ``dim``/``size``/``ball``/``seed``, a domain of another dimension, or a domain that
+            is a single point (it has no directions).
+        MemoryError: ``size × dim`` (or one row of ``dim``) floats cannot be allocated.
     """
     return _core.sample_sphere(dim, size, ball=ball, domain=domain, seed=seed)

@@ -343,6 +343,22 @@ impl TreeAggregator {
     /// Errors: [`CoreError::InvalidArgument`] naming `x`.
     fn check_sums(&self, xs: &[f64]) -> Result<()> {
         const MAX_SUM: f64 = 1e306;
+        if xs.len() == self.dim {
+            // One row (every `push`, and PrivateBandit's batch sums): no scratch buffer needed.
+            return match self
+                .prefix
+                .iter()
+                .zip(xs)
+                .find(|(p, v)| (**p + **v).abs() > MAX_SUM)
+            {
+                None => Ok(()),
+                Some((_, v)) => Err(CoreError::invalid(
+                    "x",
+                    "such that every running sum stays within ±1e306",
+                    *v,
+                )),
+            };
+        }
         let mut sums = self.prefix.clone();
         for row in xs.chunks_exact(self.dim) {
             for (s, v) in sums.iter_mut().zip(row) {
