@@ -225,8 +225,8 @@ def test_interrupted_inline_sweep_keeps_finished_runs_and_resumes(stream, refere
 
 
 def test_ctrl_c_stops_the_process_pool_promptly_and_resume_completes(stream, reference, tmp_path):
-    exp = tracked_experiment(stream, sleep=3.0)  # 9 runs of >= 3 s on 2 workers: >= 15 s uninterrupted
-    timer = threading.Timer(4.0, os.kill, (os.getpid(), signal.SIGINT))
+    exp = tracked_experiment(stream, sleep=1.5)  # 9 runs of >= 1.5 s on 2 workers: >= 7.5 s uninterrupted
+    timer = threading.Timer(2.5, os.kill, (os.getpid(), signal.SIGINT))
     began = time.perf_counter()
     timer.start()
     try:
@@ -237,7 +237,8 @@ def test_ctrl_c_stops_the_process_pool_promptly_and_resume_completes(stream, ref
     assert time.perf_counter() - began < 15.0  # did not wait for the remaining runs (loose: shared machines)
     done = stop.value.results.execution["finished"]
     assert done < 9
-    resumed = tracked_experiment(stream).run(backend="inline", cache_dir=tmp_path, progress=False)
+    # Same configuration (the sleep is part of the learner's arguments, hence of the cache key).
+    resumed = tracked_experiment(stream, sleep=1.5).run(backend="inline", cache_dir=tmp_path, progress=False)
     assert resumed.execution["cached"] == done and len(CALLS) == 9 - done
     pd.testing.assert_frame_equal(resumed.frame(), reference.frame(), check_exact=True)
 
