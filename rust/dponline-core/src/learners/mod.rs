@@ -3,11 +3,14 @@
 
 pub mod noisy_oco;
 pub mod private_bandit;
+pub mod private_submodular;
 
 pub use noisy_oco::{NoisyGradient, NoisyMap, NoisyOco};
 pub use private_bandit::{
     PrivateBandit, PrivateBanditParams, PrivateFrankWolfeMap, SmoothedBatchGradient,
 };
+
+pub use private_submodular::{Exploration, Feedback, PrivateSubmodular, SubmodularParams};
 
 use crate::error::{CoreError, Result};
 
