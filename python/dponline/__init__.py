@@ -4,6 +4,8 @@ See the README for an overview. Public API:
 
 * :class:`TreeAggregator` — private continual prefix sums (binary mechanism, Agarwal-Singh padding).
 * :class:`PrivateBandit` — private projection-free bandit convex optimisation (Ene-Nguyen-Vladu 2021).
+* :class:`PrivateSubmodular` — private online submodular maximisation (Perez-Salazar & Cummings 2021).
+* :mod:`dponline.submodular` — native submodular function streams; :mod:`dponline.mwu` — Hedge over large sets.
 * :mod:`dponline.domains` — decision sets with linear minimisation oracles.
 * :mod:`dponline.losses` — native loss families; :mod:`dponline.regret` — comparators and regret curves.
 * :func:`frank_wolfe`, :func:`sample_sphere` — the primitives, stand-alone.
@@ -14,7 +16,7 @@ See the README for an overview. Public API:
 
 from __future__ import annotations
 
-from . import domains, errors, losses, noise, privacy, regret
+from . import domains, errors, losses, mwu, noise, privacy, regret, submodular
 from ._core import __version__
 from .aggregation import TreeAggregator
 from .errors import (
@@ -27,7 +29,7 @@ from .errors import (
     ProtocolError,
     StateError,
 )
-from .learners import PrivateBandit, RunResult
+from .learners import PrivateBandit, PrivateSubmodular, RunResult
 from .optimization import FrankWolfeResult, frank_wolfe, sample_sphere
 from .privacy import PrivacyGuarantee
 
@@ -35,6 +37,7 @@ __all__ = [
     "__version__",
     "TreeAggregator",
     "PrivateBandit",
+    "PrivateSubmodular",
     "RunResult",
     "frank_wolfe",
     "FrankWolfeResult",
@@ -51,7 +54,9 @@ __all__ = [
     "domains",
     "errors",
     "losses",
+    "mwu",
     "noise",
     "privacy",
     "regret",
+    "submodular",
 ]

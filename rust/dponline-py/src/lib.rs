@@ -15,6 +15,7 @@ mod learners;
 mod losses;
 mod noise;
 mod optimization;
+mod submodular;
 
 use pyo3::prelude::*;
 
@@ -36,6 +37,8 @@ mod _core {
     use super::noise::sample_noise;
     #[pymodule_export]
     use super::optimization::{frank_wolfe, sample_sphere};
+    #[pymodule_export]
+    use super::submodular::{PyHedge, PyPrivateSubmodular, PySubmodularFamily};
 
     use super::*;
 
