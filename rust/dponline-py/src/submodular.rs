@@ -216,6 +216,14 @@ impl PySubmodularFamily {
         Ok((ids(py, &g.items), g.values.into_pyarray(py), g.evaluations))
     }
 
+    /// Index of the data row used at each round, shape ``(horizon,)`` (for small horizons / inspection).
+    fn row_indices<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
+        (0..self.inner.horizon())
+            .map(|t| self.inner.row_index(t) as u64)
+            .collect::<Vec<_>>()
+            .into_pyarray(py)
+    }
+
     /// How many rounds use each data row, shape ``(rows,)``.
     fn row_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
         Ok(self.inner.row_counts().or_raise()?.into_pyarray(py))
