@@ -359,7 +359,8 @@ def _fit_slope(horizons, regrets) -> float:
 
 
 @pytest.mark.slow
-def test_full_information_regret_grows_as_sqrt_T():
+@pytest.mark.parametrize("epsilon", [None, 4.0])
+def test_full_information_regret_grows_as_sqrt_T(epsilon):
     """Theorem 6: regret O(√T) at fixed ε. k = 1 (greedy is then exact), a fixed row with a gap of 0.1."""
     row = np.array([[0.5, 0.4, 0.4, 0.4]])
     horizons = [100_000 * 2**j for j in range(5)]
@@ -368,15 +369,18 @@ def test_full_information_regret_grows_as_sqrt_T():
         fam = ProbabilisticCoverage(row, horizon=T, resample="cycle")
         runs = []
         for seed in range(3):
-            learner = PrivateSubmodular(4, 1, horizon=T, epsilon=4.0, delta=1e-3, seed=seed)
+            learner = PrivateSubmodular(4, 1, horizon=T, epsilon=epsilon, delta=1e-3, seed=seed)
             runs.append(0.5 * T + learner.run(fam, checkpoints=1).total_loss)
         regrets.append(np.mean(runs))
     assert abs(_fit_slope(horizons, regrets) - 0.5) < 0.1, regrets
 
 
 @pytest.mark.slow
-def test_bandit_regret_grows_as_T_to_the_two_thirds():
-    """Theorem 8: regret O(T^{2/3}). k = 1, |U| = 2, a fixed row with a gap of 0.2; γ < 1 for T > 500."""
+@pytest.mark.parametrize("epsilon", [None, 10.0])
+def test_bandit_regret_grows_as_T_to_the_two_thirds(epsilon):
+    """Theorem 8: regret O(T^{2/3}). k = 1, |U| = 2, a fixed row with a gap of 0.2; γ < 1 for T > 500. (At
+    ε = 1 the experts are still learning at T = 6.4·10⁶ — regret nearly linear — so the asymptotic rate
+    shows only at larger ε or T.)"""
     row = np.array([[0.5, 0.3]])
     horizons = [100_000 * 4**j for j in range(4)]
     regrets = []
@@ -384,7 +388,7 @@ def test_bandit_regret_grows_as_T_to_the_two_thirds():
         fam = ProbabilisticCoverage(row, horizon=T, resample="cycle")
         runs = []
         for seed in range(3):
-            learner = PrivateSubmodular(2, 1, horizon=T, epsilon=1.0, delta=1e-3, feedback="bandit", seed=seed)
+            learner = PrivateSubmodular(2, 1, horizon=T, epsilon=epsilon, delta=1e-3, feedback="bandit", seed=seed)
             assert learner.params["gamma"] < 1
             runs.append(0.5 * T + learner.run(fam, checkpoints=1).total_loss)
         regrets.append(np.mean(runs))
