@@ -61,7 +61,9 @@ def submodular_privacy(
             neighbouring=_NEIGHBOURING,
             unit=_UNIT,
             randomness=randomness,
-            notes=f"delta + exp(-8 T^(1/3)) = {delta:g} + {extra:.3g}; eta = eps / (k sqrt(32 (2 gamma T) ln(k/delta)))",
+            notes=(
+                f"delta + exp(-8 T^(1/3)) = {delta:g} + {extra:.3g}; eta = eps / (k sqrt(32 (2 gamma T) ln(k/delta)))"
+            ),
         )
     return PrivacyGuarantee(
         epsilon=epsilon,

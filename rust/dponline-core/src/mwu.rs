@@ -78,19 +78,25 @@ impl TryFrom<HedgeState> for Hedge {
 
     fn try_from(s: HedgeState) -> Result<Self> {
         let n = s.log_w.len();
-        if n == 0
-            || !(s.eta.is_finite() && s.eta > 0.0)
-            || !s.base.is_finite()
-            || !s.offset.is_finite()
-            || s.log_w.iter().any(|v| !v.is_finite())
-        {
+        let valid = n > 0
+            && s.eta.is_finite()
+            && s.eta > 0.0
+            && s.base.is_finite()
+            && s.offset.is_finite()
+            && s.log_w.iter().all(|v| v.is_finite());
+        if !valid {
             return Err(CoreError::State("corrupt Hedge state".into()));
         }
-        let cap = n.next_power_of_two();
-        let mut tree = crate::alloc::zeros("Hedge sum tree", crate::alloc::checked_len("Hedge sum tree", cap, 2)?)?;
+        let cap = n
+            .checked_next_power_of_two()
+            .ok_or_else(|| CoreError::State("corrupt Hedge state".into()))?;
+        let mut tree = crate::alloc::zeros(
+            "Hedge sum tree",
+            crate::alloc::checked_len("Hedge sum tree", cap, 2)?,
+        )?;
         let top = s.log_w.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         for (leaf, &l) in tree[cap..cap + n].iter_mut().zip(&s.log_w) {
-            *leaf = (l - s.base).exp();
+            *leaf = leaf_of(l - s.base);
         }
         let mut h = Hedge {
             eta: s.eta,
@@ -105,6 +111,81 @@ impl TryFrom<HedgeState> for Hedge {
         h.rebuild_sums();
         Ok(h)
     }
+}
+
+/// `1/i!` for `i = 0..=13`.
+const TAYLOR: [f64; 14] = [
+    1.0,
+    1.0,
+    0.5,
+    1.0 / 6.0,
+    1.0 / 24.0,
+    1.0 / 120.0,
+    1.0 / 720.0,
+    1.0 / 5_040.0,
+    1.0 / 40_320.0,
+    1.0 / 362_880.0,
+    1.0 / 3_628_800.0,
+    1.0 / 39_916_800.0,
+    1.0 / 479_001_600.0,
+    1.0 / 6_227_020_800.0,
+];
+
+/// `e^x` for `x <= 0` (values above 0 are treated as 0), to within a few ulp; 0 below `−708` (where `e^x` is
+/// below the smallest normal double). Branch-free so that loops over it vectorise: `x = k·ln 2 + r` with `k`
+/// rounded by the `1.5·2⁵²` shifter and `|r| <= ln 2 / 2` (Cody-Waite split of `ln 2`), `e^r` by its Taylor
+/// polynomial of degree 13 evaluated by Estrin's scheme (remainder below `0.35^14/14! < 4·10⁻¹⁸`), and `2^k` assembled in the exponent bits.
+#[inline(always)]
+pub fn exp_nonpositive(x: f64) -> f64 {
+    const SHIFTER: f64 = 6_755_399_441_055_744.0; // 1.5 · 2^52
+    const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000); // fdlibm ln2_hi
+    const LN2_LO: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76); // fdlibm ln2_lo
+    let y = x.clamp(-708.0, 0.0);
+    let shifted = y * core::f64::consts::LOG2_E + SHIFTER;
+    let kf = shifted - SHIFTER;
+    let r = (y - kf * LN2_HI) - kf * LN2_LO;
+    // Estrin's scheme (depth 5 instead of 13 for Horner) for Σ_{i<=13} r^i / i!.
+    let (r2, c) = (r * r, &TAYLOR);
+    let (r4, r8) = (r2 * r2, r2 * r2 * (r2 * r2));
+    let q0 = (c[0] + c[1] * r) + (c[2] + c[3] * r) * r2;
+    let q1 = (c[4] + c[5] * r) + (c[6] + c[7] * r) * r2;
+    let q2 = (c[8] + c[9] * r) + (c[10] + c[11] * r) * r2;
+    let q3 = c[12] + c[13] * r;
+    let p = (q0 + q1 * r4) + (q2 + q3 * r4) * r8;
+    // k in [-1022, 0]: the low bits of `shifted` hold k in two's complement.
+    let k = (shifted.to_bits() as i64).wrapping_sub(SHIFTER.to_bits() as i64);
+    let scale = f64::from_bits((k.wrapping_add(1023) as u64) << 52);
+    if x < -708.0 { 0.0 } else { p * scale }
+}
+
+/// The leaf `e^d` of a log-weight `d` above the reference: [`exp_nonpositive`] for `d <= 0` (every full
+/// update and renormalisation writes such leaves), `f64::exp` above. The one function every leaf goes through,
+/// so a restored tree is bit-identical to the one it was saved from.
+#[inline]
+fn leaf_of(d: f64) -> f64 {
+    if d <= 0.0 {
+        exp_nonpositive(d)
+    } else {
+        d.exp()
+    }
+}
+
+/// The maximum of a non-empty slice of finite values, in a form that vectorises (four running maxima).
+#[inline]
+fn max_of(values: &[f64]) -> f64 {
+    let mut acc = [f64::NEG_INFINITY; 4];
+    let chunks = values.chunks_exact(4);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for j in 0..4 {
+            acc[j] = if c[j] > acc[j] { c[j] } else { acc[j] };
+        }
+    }
+    let mut m = acc[0].max(acc[1]).max(acc[2].max(acc[3]));
+    for &v in rest {
+        m = m.max(v);
+    }
+    m
 }
 
 /// A uniform integer in `0..n` from 64 random bits (Lemire's multiply-shift; bias below `n / 2^64`).
@@ -129,7 +210,10 @@ impl Hedge {
             .checked_next_power_of_two()
             .ok_or_else(|| CoreError::invalid("n", "small enough for a sum tree", n))?;
         let log_w = crate::alloc::zeros("Hedge log-weights", n)?;
-        let mut tree = crate::alloc::zeros("Hedge sum tree", crate::alloc::checked_len("Hedge sum tree", cap, 2)?)?;
+        let mut tree = crate::alloc::zeros(
+            "Hedge sum tree",
+            crate::alloc::checked_len("Hedge sum tree", cap, 2)?,
+        )?;
         tree[cap..cap + n].fill(1.0);
         let mut h = Hedge {
             eta,
@@ -203,35 +287,37 @@ impl Hedge {
         if let Some(&v) = g.iter().find(|&&v| !(0.0..=1.0).contains(&v)) {
             return Err(CoreError::invalid("payoffs", "in [0, 1]", v));
         }
-        self.apply_full(|i| g[i]);
+        self.apply_full(g);
         Ok(())
     }
 
-    /// Full-information update with payoff `payoff(i) ∈ [0, 1]` for every action (the caller guarantees the
-    /// range): one pass adding `η·payoff(i)`, subtracting the previous maximum and writing the leaves, then the
-    /// tree sums.
+    /// Full-information update with payoffs `g ∈ [0, 1]^n` (the caller guarantees length and range): one pass
+    /// adding `η·g(i)`, subtracting the previous maximum and writing the leaves, then the tree sums.
     #[inline]
-    pub(crate) fn apply_full(&mut self, payoff: impl Fn(usize) -> f64) {
+    pub(crate) fn apply_full(&mut self, g: &[f64]) {
         let (eta, shift) = (self.eta, self.top);
-        let mut top = f64::NEG_INFINITY;
-        let leaves = &mut self.tree[self.cap..self.cap + self.n];
+        let n = self.n;
+        let leaves = &mut self.tree[self.cap..self.cap + n];
+        let log_w = &mut self.log_w[..n];
+        let g = &g[..n];
         if eta <= SINGLE_PASS_MAX_ETA {
             // Every new log-weight is <= old top + η - shift = η, and the leader's is >= 0.
-            for (i, (l, leaf)) in self.log_w.iter_mut().zip(leaves.iter_mut()).enumerate() {
-                let v = *l + eta * payoff(i) - shift;
+            for ((l, leaf), &x) in log_w.iter_mut().zip(leaves.iter_mut()).zip(g) {
+                // Clamped to η (at most one rounding step) so that the leaf's exponent is exactly <= 0.
+                let v = (*l + eta * x - shift).min(eta);
                 *l = v;
-                top = top.max(v);
-                *leaf = (v - eta).exp();
+                *leaf = exp_nonpositive(v - eta);
             }
             self.base = eta;
         } else {
-            for (i, l) in self.log_w.iter_mut().enumerate() {
-                let v = *l + eta * payoff(i) - shift;
-                *l = v;
-                top = top.max(v);
+            for (l, &x) in log_w.iter_mut().zip(g) {
+                *l += eta * x - shift;
             }
-            for (leaf, &l) in leaves.iter_mut().zip(&self.log_w) {
-                *leaf = (l - top).exp();
+        }
+        let top = max_of(log_w);
+        if eta > SINGLE_PASS_MAX_ETA {
+            for (leaf, &l) in leaves.iter_mut().zip(log_w.iter()) {
+                *leaf = exp_nonpositive(l - top);
             }
             self.base = top;
         }
@@ -246,7 +332,11 @@ impl Hedge {
     /// [`CoreError::NonFinite`].
     pub fn update_one(&mut self, i: usize, payoff: f64) -> Result<()> {
         if i >= self.n {
-            return Err(CoreError::invalid("action", "an index below the number of actions", i));
+            return Err(CoreError::invalid(
+                "action",
+                "an index below the number of actions",
+                i,
+            ));
         }
         if !payoff.is_finite() {
             return Err(CoreError::NonFinite {
@@ -272,7 +362,7 @@ impl Hedge {
             return;
         }
         let mut j = self.cap + i;
-        self.tree[j] = (v - self.base).exp();
+        self.tree[j] = leaf_of(v - self.base);
         while j > 1 {
             j /= 2;
             self.tree[j] = self.tree[2 * j] + self.tree[2 * j + 1];
@@ -288,7 +378,7 @@ impl Hedge {
             .zip(&mut self.tree[self.cap..self.cap + self.n])
         {
             *l -= top;
-            *leaf = l.exp();
+            *leaf = exp_nonpositive(*l);
         }
         self.offset += top;
         self.top = 0.0;
@@ -386,7 +476,10 @@ mod tests {
         }
         for (c, q) in counts.iter().zip(&p) {
             let sd = (draws as f64 * q * (1.0 - q)).sqrt();
-            assert!((*c as f64 - draws as f64 * q).abs() < 6.0 * sd, "{counts:?} {p:?}");
+            assert!(
+                (*c as f64 - draws as f64 * q).abs() < 6.0 * sd,
+                "{counts:?} {p:?}"
+            );
         }
     }
 
@@ -425,6 +518,27 @@ mod tests {
         let bytes = crate::rng::to_state_bytes(&h).unwrap();
         let back: Hedge = crate::rng::from_state_bytes(&bytes).unwrap();
         assert_eq!(back, h);
+    }
+
+    #[test]
+    fn fast_exp_is_accurate() {
+        let mut rng = Generator::from_seed([7, 7, 7, 7]);
+        for i in 0..200_000 {
+            let x = if i % 2 == 0 {
+                -rng.open01() * 708.0
+            } else {
+                -rng.open01() * 2.0
+            };
+            let (got, want) = (exp_nonpositive(x), x.exp());
+            assert!(
+                ((got - want) / want).abs() < 4.0 * f64::EPSILON,
+                "{x}: {got} vs {want}"
+            );
+        }
+        assert_eq!(exp_nonpositive(0.0), 1.0);
+        assert_eq!(exp_nonpositive(-800.0), 0.0);
+        assert_eq!(exp_nonpositive(f64::NEG_INFINITY), 0.0);
+        assert_eq!(max_of(&[1.0, 5.0, -2.0, 3.0, 4.0, 9.0, 0.0]), 9.0);
     }
 
     #[test]

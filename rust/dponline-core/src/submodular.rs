@@ -369,7 +369,8 @@ impl SubmodularFamily {
                 .sum()
         };
         // (upper bound on the gain, item, round of the bound's evaluation)
-        let mut bounds: Vec<(f64, usize, usize)> = (0..self.n).map(|a| (eval(&state, a), a, 0)).collect();
+        let mut bounds: Vec<(f64, usize, usize)> =
+            (0..self.n).map(|a| (eval(&state, a), a, 0)).collect();
         let mut evaluations = self.n as u64;
         let mut chosen = vec![false; self.n];
         let (mut items, mut values) = (Vec::with_capacity(k), Vec::with_capacity(k));
@@ -377,15 +378,16 @@ impl SubmodularFamily {
         for step in 0..k {
             let pick = loop {
                 // The item with the largest bound (ties: smallest id) among those not chosen.
-                let best = bounds
-                    .iter()
-                    .filter(|b| !chosen[b.1])
-                    .copied()
-                    .fold(None::<(f64, usize, usize)>, |acc, b| match acc {
+                let best = bounds.iter().filter(|b| !chosen[b.1]).copied().fold(
+                    None::<(f64, usize, usize)>,
+                    |acc, b| match acc {
                         Some(a) if a.0 > b.0 || (a.0 == b.0 && a.1 < b.1) => Some(a),
                         _ => Some(b),
-                    });
-                let Some((bound, a, at)) = best else { break None };
+                    },
+                );
+                let Some((bound, a, at)) = best else {
+                    break None;
+                };
                 if at == step {
                     break Some((bound, a));
                 }
@@ -435,14 +437,20 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::needless_range_loop)]
     fn gains_equal_brute_force_differences() {
         let mut rng = crate::rng::Generator::from_seed([3, 1, 4, 1]);
-        for kind in [SubmodularKind::ProbabilisticCoverage, SubmodularKind::FacilityLocation] {
+        for kind in [
+            SubmodularKind::ProbabilisticCoverage,
+            SubmodularKind::FacilityLocation,
+        ] {
             for _ in 0..200 {
                 let n = 1 + crate::mwu::uniform_below(&mut rng, 12);
                 let row: Vec<f64> = (0..n).map(|_| rng.open01()).collect();
                 let len = crate::mwu::uniform_below(&mut rng, n + 1);
-                let prefix: Vec<usize> = (0..len).map(|_| crate::mwu::uniform_below(&mut rng, n)).collect();
+                let prefix: Vec<usize> = (0..len)
+                    .map(|_| crate::mwu::uniform_below(&mut rng, n))
+                    .collect();
                 let mut out = vec![0.0; n];
                 gains_into(kind, &row, &prefix, &mut out);
                 let base = brute(kind, &row, &prefix);
@@ -450,7 +458,11 @@ mod tests {
                     let mut with = prefix.clone();
                     with.push(a);
                     let want = brute(kind, &row, &with) - base;
-                    assert!((out[a] - want).abs() < 1e-14, "{kind:?} {a}: {} vs {want}", out[a]);
+                    assert!(
+                        (out[a] - want).abs() < 1e-14,
+                        "{kind:?} {a}: {} vs {want}",
+                        out[a]
+                    );
                     assert!((gain(kind, &row, &prefix, a) - want).abs() < 1e-14);
                     assert!((0.0..=1.0).contains(&out[a]));
                 }
@@ -464,9 +476,16 @@ mod tests {
         let mut rng = crate::rng::Generator::from_seed([2, 7, 1, 8]);
         let (rows, n) = (30, 9);
         let data: Vec<f64> = (0..rows * n).map(|_| 0.3 * rng.open01()).collect();
-        for kind in [SubmodularKind::ProbabilisticCoverage, SubmodularKind::FacilityLocation] {
+        for kind in [
+            SubmodularKind::ProbabilisticCoverage,
+            SubmodularKind::FacilityLocation,
+        ] {
             let fam = SubmodularFamily::new(kind, data.clone(), n).unwrap();
-            let total = |set: &[usize]| (0..rows as u64).map(|t| fam.value(t, set).unwrap()).sum::<f64>();
+            let total = |set: &[usize]| {
+                (0..rows as u64)
+                    .map(|t| fam.value(t, set).unwrap())
+                    .sum::<f64>()
+            };
             for k in 1..=3 {
                 let g = fam.lazy_greedy(k).unwrap();
                 // plain greedy
@@ -479,7 +498,9 @@ mod tests {
                             w.push(a);
                             (total(&w), a)
                         })
-                        .fold((f64::NEG_INFINITY, 0), |acc, x| if x.0 > acc.0 + 1e-12 { x } else { acc });
+                        .fold((f64::NEG_INFINITY, 0), |acc, x| {
+                            if x.0 > acc.0 + 1e-12 { x } else { acc }
+                        });
                     set.push(best.1);
                 }
                 assert_eq!(g.items, set, "{kind:?} k={k}");
@@ -499,10 +520,23 @@ mod tests {
 
     #[test]
     fn errors() {
-        assert!(SubmodularFamily::new(SubmodularKind::ProbabilisticCoverage, vec![0.5, 1.5], 2).is_err());
-        assert!(SubmodularFamily::new(SubmodularKind::ProbabilisticCoverage, vec![0.5, f64::NAN], 2).is_err());
-        assert!(SubmodularFamily::new(SubmodularKind::ProbabilisticCoverage, vec![0.5; 3], 2).is_err());
-        let fam = SubmodularFamily::new(SubmodularKind::FacilityLocation, vec![0.5, 0.2], 2).unwrap();
+        assert!(
+            SubmodularFamily::new(SubmodularKind::ProbabilisticCoverage, vec![0.5, 1.5], 2)
+                .is_err()
+        );
+        assert!(
+            SubmodularFamily::new(
+                SubmodularKind::ProbabilisticCoverage,
+                vec![0.5, f64::NAN],
+                2
+            )
+            .is_err()
+        );
+        assert!(
+            SubmodularFamily::new(SubmodularKind::ProbabilisticCoverage, vec![0.5; 3], 2).is_err()
+        );
+        let fam =
+            SubmodularFamily::new(SubmodularKind::FacilityLocation, vec![0.5, 0.2], 2).unwrap();
         assert!(fam.value(0, &[2]).is_err());
         assert!(fam.value(1, &[0]).is_err());
         assert!(fam.lazy_greedy(0).is_err());

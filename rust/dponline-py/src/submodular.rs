@@ -15,6 +15,9 @@ use pyo3::types::{PyBytes, PyDict};
 use crate::convert::{exclusive, matrix_owned, run_blocks, seed_words, with_vector};
 use crate::errors::{OrRaise, invalid_input};
 
+/// `(items, values after each addition, evaluations)` of greedy.
+type GreedyTuple<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>, u64);
+
 fn items_arg(items: Vec<i64>, n: usize) -> PyResult<Vec<usize>> {
     items
         .into_iter()
@@ -64,7 +67,9 @@ impl PyHedge {
     fn update_full(slf: &Bound<'_, Self>, payoffs: &Bound<'_, PyAny>) -> PyResult<()> {
         let mut this = exclusive(slf, "Hedge")?;
         let n = this.inner.len();
-        with_vector(payoffs, "payoffs", n, |g| this.inner.update_full(g).or_raise())
+        with_vector(payoffs, "payoffs", n, |g| {
+            this.inner.update_full(g).or_raise()
+        })
     }
 
     /// Bandit update: ``action`` earns ``payoff`` in ``[0, 1]``.
@@ -80,7 +85,9 @@ impl PyHedge {
     fn sample<'py>(slf: &Bound<'py, Self>, size: usize) -> PyResult<Bound<'py, PyArray1<i64>>> {
         let mut this = exclusive(slf, "Hedge")?;
         let this = &mut *this;
-        let out: Vec<usize> = (0..size).map(|_| this.inner.sample(&mut this.rng)).collect();
+        let out: Vec<usize> = (0..size)
+            .map(|_| this.inner.sample(&mut this.rng))
+            .collect();
         Ok(ids(slf.py(), &out))
     }
 
@@ -206,11 +213,7 @@ impl PySubmodularFamily {
     }
 
     /// Greedy with lazy evaluations on ``Σ_t f_t``: ``(items, values after each addition, evaluations)``.
-    fn lazy_greedy<'py>(
-        &self,
-        py: Python<'py>,
-        k: usize,
-    ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>, u64)> {
+    fn lazy_greedy<'py>(&self, py: Python<'py>, k: usize) -> PyResult<GreedyTuple<'py>> {
         let family = &self.inner;
         let g = crate::convert::detached(py, move || family.lazy_greedy(k))?;
         Ok((ids(py, &g.items), g.values.into_pyarray(py), g.evaluations))
@@ -275,10 +278,8 @@ impl PySubmodularFamily {
     /// The data rows, shape ``(rows, ground_set_size)`` (a copy).
     #[getter]
     fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        PyArray1::from_slice(py, self.inner.data()).call_method1(
-            "reshape",
-            (self.inner.rows(), self.inner.ground_set_size()),
-        )
+        PyArray1::from_slice(py, self.inner.data())
+            .call_method1("reshape", (self.inner.rows(), self.inner.ground_set_size()))
     }
 
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {

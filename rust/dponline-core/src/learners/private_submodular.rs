@@ -104,6 +104,7 @@ impl SubmodularParams {
     ///
     /// Errors: [`CoreError::InvalidArgument`] for `n == 0`, `k == 0`, `k > n`, `horizon == 0`, `ε <= 0`,
     /// `δ ∉ (0, 1)` when private, or `presampled_explores` missing/present inconsistently.
+    #[allow(clippy::too_many_arguments)] // mirrors the Python signature one-to-one
     pub fn new(
         n: usize,
         k: usize,
@@ -128,7 +129,11 @@ impl SubmodularParams {
                 return Err(CoreError::invalid("epsilon", "finite and > 0", eps));
             }
             if !(delta > 0.0 && delta < 1.0) {
-                return Err(CoreError::invalid("delta", "in (0, 1) (Proposition 2 needs ln(k/δ) > 0)", delta));
+                return Err(CoreError::invalid(
+                    "delta",
+                    "in (0, 1) (Proposition 2 needs ln(k/δ) > 0)",
+                    delta,
+                ));
             }
         } else if !(0.0..1.0).contains(&delta) {
             return Err(CoreError::invalid("delta", "in [0, 1)", delta));
@@ -345,7 +350,10 @@ impl PrivateSubmodular {
                     let expert = uniform_below(&mut self.rng, self.params.k);
                     let item = uniform_below(&mut self.rng, self.params.n);
                     dedup_into(
-                        self.picks[..expert].iter().copied().chain(core::iter::once(item)),
+                        self.picks[..expert]
+                            .iter()
+                            .copied()
+                            .chain(core::iter::once(item)),
                         &mut self.played,
                     );
                     self.pending = Pending::Explore { expert, item };
@@ -395,8 +403,7 @@ impl PrivateSubmodular {
         let payoff = value(kind, row, &self.played);
         for i in 0..self.params.k {
             gains_into(kind, row, &self.picks[..i], &mut self.scratch);
-            let g = &self.scratch;
-            self.experts[i].apply_full(|a| g[a]);
+            self.experts[i].apply_full(&self.scratch);
         }
         self.pending = Pending::None;
         self.t += 1;
@@ -423,7 +430,11 @@ impl PrivateSubmodular {
         }
         let inside = (0.0..=1.0).contains(&payoff);
         if !inside && self.strict {
-            return Err(CoreError::invalid("payoff", "in [0, 1] (strict=True)", payoff));
+            return Err(CoreError::invalid(
+                "payoff",
+                "in [0, 1] (strict=True)",
+                payoff,
+            ));
         }
         if !inside {
             self.clipped += 1;
@@ -535,7 +546,9 @@ impl PrivateSubmodular {
             || s.experts.iter().any(|e| e.len() != p.n)
             || s.picks.iter().chain(&s.played).any(|&a| a >= p.n)
         {
-            return Err(CoreError::State("inconsistent PrivateSubmodular state".into()));
+            return Err(CoreError::State(
+                "inconsistent PrivateSubmodular state".into(),
+            ));
         }
         s.scratch = crate::alloc::zeros("marginal gains", p.n)?;
         Ok(s)
@@ -553,32 +566,93 @@ mod tests {
         SubmodularFamily::new(SubmodularKind::ProbabilisticCoverage, data, n).unwrap()
     }
 
-    fn learner(feedback: Feedback, exploration: Exploration, horizon: u64, seed: u64) -> PrivateSubmodular {
+    fn learner(
+        feedback: Feedback,
+        exploration: Exploration,
+        horizon: u64,
+        seed: u64,
+    ) -> PrivateSubmodular {
         let (n, k) = (6, 2);
-        let m = (feedback == Feedback::Bandit && exploration == Exploration::Presampled).then(|| {
-            let g = SubmodularParams::paper_gamma(n, k, horizon).min(1.0);
-            PrivateSubmodular::draw_explores(horizon, g, [seed, 0, 0, 0], false).unwrap()
-        });
-        let p = SubmodularParams::new(n, k, horizon, Some(1.0), 1e-3, feedback, exploration, m).unwrap();
+        let m =
+            (feedback == Feedback::Bandit && exploration == Exploration::Presampled).then(|| {
+                let g = SubmodularParams::paper_gamma(n, k, horizon).min(1.0);
+                PrivateSubmodular::draw_explores(horizon, g, [seed, 0, 0, 0], false).unwrap()
+            });
+        let p = SubmodularParams::new(n, k, horizon, Some(1.0), 1e-3, feedback, exploration, m)
+            .unwrap();
         PrivateSubmodular::new(p, [seed, 0, 0, 0], false, false).unwrap()
     }
 
     #[test]
     fn schedule_matches_the_paper() {
-        let p = SubmodularParams::new(80, 3, 10_000, Some(1.0), 1e-6, Feedback::Full, Exploration::Online, None)
-            .unwrap();
+        let p = SubmodularParams::new(
+            80,
+            3,
+            10_000,
+            Some(1.0),
+            1e-6,
+            Feedback::Full,
+            Exploration::Online,
+            None,
+        )
+        .unwrap();
         let want = 1.0 / (3.0 * (32.0 * 10_000.0 * (3.0f64 / 1e-6).ln()).sqrt());
         assert!((p.eta - want).abs() < 1e-15 * want);
         let t = 1e12;
-        let p = SubmodularParams::new(80, 3, t as u64, Some(2.0), 1e-6, Feedback::Bandit, Exploration::Online, None)
-            .unwrap();
+        let p = SubmodularParams::new(
+            80,
+            3,
+            t as u64,
+            Some(2.0),
+            1e-6,
+            Feedback::Bandit,
+            Exploration::Online,
+            None,
+        )
+        .unwrap();
         let gamma = 3.0 * ((16.0 * 80.0 * 80f64.ln()).powi(2) / t).powf(1.0 / 3.0);
         assert!((p.gamma - gamma).abs() < 1e-12 * gamma && gamma < 1.0);
         let eta = 2.0 / (3.0 * (32.0 * 2.0 * gamma * t * (3.0f64 / 1e-6).ln()).sqrt());
         assert!((p.eta - eta).abs() < 1e-12 * eta);
-        assert!(SubmodularParams::new(5, 6, 10, None, 0.0, Feedback::Full, Exploration::Online, None).is_err());
-        assert!(SubmodularParams::new(5, 0, 10, None, 0.0, Feedback::Full, Exploration::Online, None).is_err());
-        assert!(SubmodularParams::new(5, 1, 10, Some(1.0), 0.0, Feedback::Full, Exploration::Online, None).is_err());
+        assert!(
+            SubmodularParams::new(
+                5,
+                6,
+                10,
+                None,
+                0.0,
+                Feedback::Full,
+                Exploration::Online,
+                None
+            )
+            .is_err()
+        );
+        assert!(
+            SubmodularParams::new(
+                5,
+                0,
+                10,
+                None,
+                0.0,
+                Feedback::Full,
+                Exploration::Online,
+                None
+            )
+            .is_err()
+        );
+        assert!(
+            SubmodularParams::new(
+                5,
+                1,
+                10,
+                Some(1.0),
+                0.0,
+                Feedback::Full,
+                Exploration::Online,
+                None
+            )
+            .is_err()
+        );
     }
 
     #[test]
@@ -589,7 +663,9 @@ mod tests {
             (Feedback::Bandit, Exploration::Presampled),
         ] {
             let horizon = 400;
-            let fam = family(50, 6, 3).reordered(horizon, RowOrder::Cycle).unwrap();
+            let fam = family(50, 6, 3)
+                .reordered(horizon, RowOrder::Cycle)
+                .unwrap();
             let mut a = learner(fb, ex, horizon, 11);
             let mut b = learner(fb, ex, horizon, 11);
             let mut sets_a = Vec::new();
@@ -601,7 +677,9 @@ mod tests {
                 total += v;
                 match fb {
                     Feedback::Full => {
-                        let got = a.tell_row(SubmodularKind::ProbabilisticCoverage, row).unwrap();
+                        let got = a
+                            .tell_row(SubmodularKind::ProbabilisticCoverage, row)
+                            .unwrap();
                         assert_eq!(got, v);
                     }
                     Feedback::Bandit => a.tell_payoff(v).unwrap(),
@@ -614,7 +692,10 @@ mod tests {
             let mut c = PrivateSubmodular::from_bytes(&bytes).unwrap();
             let mut cum2 = [0.0];
             let r2 = c.run(&fam, 250, &[400], &mut cum2).unwrap();
-            assert!((r1.total_loss + r2.total_loss + total).abs() < 1e-9, "{fb:?} {ex:?}");
+            assert!(
+                (r1.total_loss + r2.total_loss + total).abs() < 1e-9,
+                "{fb:?} {ex:?}"
+            );
             assert_eq!(a.experts(), c.experts());
             assert_eq!(a.picks(), c.picks());
             if fb == Feedback::Bandit {
@@ -629,20 +710,39 @@ mod tests {
     #[test]
     fn bad_feedback_leaves_the_state_unchanged() {
         let mut l = learner(Feedback::Full, Exploration::Online, 10, 1);
-        assert!(l.tell_row(SubmodularKind::ProbabilisticCoverage, &[0.1; 6]).is_err()); // no ask
+        assert!(
+            l.tell_row(SubmodularKind::ProbabilisticCoverage, &[0.1; 6])
+                .is_err()
+        ); // no ask
         l.ask().unwrap();
         let before = l.to_bytes().unwrap();
-        assert!(l.tell_row(SubmodularKind::ProbabilisticCoverage, &[0.1; 5]).is_err());
-        assert!(l.tell_row(SubmodularKind::ProbabilisticCoverage, &[0.1, 0.1, 0.1, 0.1, 0.1, f64::NAN]).is_err());
+        assert!(
+            l.tell_row(SubmodularKind::ProbabilisticCoverage, &[0.1; 5])
+                .is_err()
+        );
+        assert!(
+            l.tell_row(
+                SubmodularKind::ProbabilisticCoverage,
+                &[0.1, 0.1, 0.1, 0.1, 0.1, f64::NAN]
+            )
+            .is_err()
+        );
         assert!(l.tell_payoff(0.5).is_err());
         assert_eq!(l.to_bytes().unwrap(), before);
-        l.tell_row(SubmodularKind::ProbabilisticCoverage, &[0.1, 0.1, 0.1, 0.1, 0.1, 1.5]).unwrap();
+        l.tell_row(
+            SubmodularKind::ProbabilisticCoverage,
+            &[0.1, 0.1, 0.1, 0.1, 0.1, 1.5],
+        )
+        .unwrap();
         assert_eq!(l.clipped(), 1);
         let mut b = learner(Feedback::Bandit, Exploration::Online, 10, 1);
         b.ask().unwrap();
         let before = b.to_bytes().unwrap();
         assert!(b.tell_payoff(f64::NAN).is_err());
-        assert!(b.tell_row(SubmodularKind::ProbabilisticCoverage, &[0.1; 6]).is_err());
+        assert!(
+            b.tell_row(SubmodularKind::ProbabilisticCoverage, &[0.1; 6])
+                .is_err()
+        );
         assert_eq!(b.to_bytes().unwrap(), before);
         b.tell_payoff(2.0).unwrap();
         assert_eq!(b.clipped(), 1);
