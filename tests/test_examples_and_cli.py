@@ -14,7 +14,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.parametrize(
     "script,args",
-    [("tree_aggregation.py", ["--days", "500"]), ("portfolio.py", ["--horizon", "20000"])],
+    [
+        ("tree_aggregation.py", ["--days", "500"]),
+        ("portfolio.py", ["--horizon", "20000"]),
+        ("display_slots.py", ["--horizon", "20000"]),
+    ],
 )
 def test_example_runs(script, args):
     out = subprocess.run(
