@@ -14,7 +14,7 @@ import dponline
 from dponline import PrivateSubmodular
 from dponline.mwu import Hedge
 from dponline.regret import APPROXIMATION, greedy_in_hindsight, submodular_regret_curve
-from dponline.submodular import FacilityLocation, ProbabilisticCoverage
+from dponline.submodular import FacilityLocation, ProbabilisticCoverage, WeightedCoverage
 
 KINDS = {"probabilistic_coverage": ProbabilisticCoverage, "facility_location": FacilityLocation}
 
@@ -66,6 +66,56 @@ def test_families_are_monotone_submodular_on_random_checks(kind, rng):
             gain_B = fam.value(t, sorted(B | {x})) - fB
             assert gain_A >= gain_B - 1e-15  # diminishing returns
     assert fam.value(0, []) == 0.0
+
+
+def _coverage_case(rng, rows=12, elements=15, n=7):
+    W = rng.random((rows, elements))
+    W /= W.sum(axis=1, keepdims=True) * 1.25  # rows sum to 0.8
+    covers = [sorted(set(rng.integers(0, elements, size=rng.integers(1, 5)).tolist())) for _ in range(n)]
+    return W, covers
+
+
+def brute_coverage(W: np.ndarray, covers, t: int, items) -> float:
+    covered = set().union(*[set(covers[a]) for a in items]) if len(items) else set()
+    return float(sum(W[t, j] for j in covered))
+
+
+def test_weighted_coverage_gains_monotone_submodular_greedy_and_run(rng):
+    W, covers = _coverage_case(rng)
+    n = len(covers)
+    fam = WeightedCoverage(W, covers)
+    assert fam.kind == "weighted_coverage" and fam.ground_set_size == n and fam.covers == covers
+    for t in range(12):
+        prefix = rng.integers(0, n, size=rng.integers(0, 4)).tolist()
+        base = brute_coverage(W, covers, t, prefix)
+        assert fam.value(t, prefix) == pytest.approx(base, abs=1e-14)
+        gains = fam.gains(t, prefix)
+        for a in range(n):
+            assert gains[a] == pytest.approx(brute_coverage(W, covers, t, prefix + [a]) - base, abs=1e-14)
+        B = set(np.flatnonzero(rng.random(n) < 0.5).tolist())
+        A = {a for a in B if rng.random() < 0.5}
+        x = int(rng.integers(0, n))
+        fA, fB = fam.value(t, sorted(A)), fam.value(t, sorted(B))
+        assert fA <= fB + 1e-15 <= 1.0 + 1e-15
+        if x not in B:
+            assert fam.value(t, sorted(A | {x})) - fA >= fam.value(t, sorted(B | {x})) - fB - 1e-15
+    comp = greedy_in_hindsight(fam, 3)
+    opt = max(sum(brute_coverage(W, covers, t, S) for t in range(12)) for S in itertools.combinations(range(n), 3))
+    assert APPROXIMATION * opt <= comp.total_value <= opt + 1e-12
+    back = pickle.loads(pickle.dumps(WeightedCoverage(W, covers, horizon=30, resample="cycle")))
+    assert back.kind == "weighted_coverage" and back.horizon == 30 and back.covers == covers
+    np.testing.assert_array_equal(back.data, W)
+    # the learner plays it natively (full information and bandit); payoffs are the family's values
+    for feedback in ("full", "bandit"):
+        learner = PrivateSubmodular(n, 2, horizon=30, epsilon=None, feedback=feedback, seed=3)
+        result = learner.run(back, checkpoints=3)
+        assert -result.total_loss <= 30 and result.rounds == 30
+    with pytest.raises(dponline.InvalidInputError, match="at most 1"):
+        WeightedCoverage(np.array([[0.7, 0.6]]), [[0], [1]])
+    with pytest.raises(dponline.InvalidInputError, match="element"):
+        WeightedCoverage(np.array([[0.2, 0.6]]), [[0], [2]])
+    with pytest.raises(dponline.InvalidInputError):
+        WeightedCoverage(np.array([[0.2, 0.6]]), [[0], [-1]])
 
 
 def test_family_errors_and_pickling():

@@ -7,6 +7,10 @@ set ``U``, every entry in ``[0, 1]`` — and a row order (in sequence, cycling, 
 * :func:`ProbabilisticCoverage`: ``f_t(S) = 1 − Π_{a∈S}(1 − p_a^t)``, the probability that a user who clicks
   each displayed item independently with probability ``p_a^t`` clicks at least one (the motivating example of
   Perez-Salazar & Cummings 2021). Gain of ``a ∉ S``: ``p_a^t · Π_{b∈S}(1 − p_b^t)``.
+* :func:`WeightedCoverage`: ``f_t(S) = Σ_{j ∈ ∪_{a∈S} C(a)} w_j^t`` for element weights ``w^t`` (each row
+  summing to at most 1) and a fixed incidence ``C(a)`` of the elements each item covers. Gain of ``a``: the
+  weight of the elements ``a`` covers that ``S`` does not (one pass over the incidence). Only through
+  ``run`` (a full-information ``tell`` takes the row-scalar kinds).
 * :func:`FacilityLocation`: ``f_t(S) = max_{a∈S} s_a^t`` for similarities ``s^t ∈ [0, 1]^U`` of round ``t``'s
   client to the items. Gain: ``max(0, s_a^t − max_{b∈S} s_b^t)``.
 
@@ -20,8 +24,9 @@ import numpy as np
 
 from . import _validate
 from ._core import SubmodularFamily
+from .errors import InvalidInputError
 
-__all__ = ["SubmodularFamily", "ProbabilisticCoverage", "FacilityLocation"]
+__all__ = ["SubmodularFamily", "ProbabilisticCoverage", "FacilityLocation", "WeightedCoverage"]
 
 
 def _family(kind: str, data: object, horizon: int | None, resample: str | None, seed: int | None) -> SubmodularFamily:
@@ -89,3 +94,50 @@ def FacilityLocation(  # noqa: N802 - a family constructor, named like the funct
     """
     S = _validate.real_array("S", S, (None, None))
     return _family("facility_location", S, horizon, resample, seed)
+
+
+def WeightedCoverage(  # noqa: N802 - a family constructor, named like the function it builds
+    W: np.ndarray,
+    covers: object,
+    *,
+    horizon: int | None = None,
+    resample: str | None = None,
+    seed: int | None = None,
+) -> SubmodularFamily:
+    """Weighted coverage ``f_t(S) = Σ_{j ∈ ∪_{a∈S} covers[a]} W[t, j]``.
+
+    Args:
+        W: float array of shape ``(rows, elements)``, entries finite and in ``[0, 1]``, every row summing to at
+            most 1 (so ``f_t ≤ 1``).
+        covers: one sequence of element ids (in ``[0, elements)``) per item; the ground set is
+            ``range(len(covers))``. Duplicates are ignored.
+        horizon, resample, seed: as :func:`ProbabilisticCoverage`.
+
+    Returns:
+        A :class:`SubmodularFamily` of kind ``"weighted_coverage"``.
+
+    Raises:
+        InvalidInputError: wrong shape, weights outside ``[0, 1]`` or a row summing to more than 1, an element
+            id out of range, no items.
+        NonFiniteError: NaN or inf in ``W``.
+
+    Example:
+        >>> import numpy as np
+        >>> from dponline.submodular import WeightedCoverage
+        >>> f = WeightedCoverage(np.array([[0.5, 0.3, 0.2]]), [[0, 1], [1, 2], [2]])
+        >>> round(f.value(0, [0, 2]), 3), f.gains(0, [0]).round(3).tolist()
+        (1.0, [0.0, 0.2, 0.2])
+    """
+    W = _validate.real_array("W", W, (None, None))
+    try:
+        items = [sorted({int(j) for j in c}) for c in covers]  # type: ignore[attr-defined]
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"covers must be a sequence of sequences of element ids ({exc})") from None
+    if any(j < 0 for c in items for j in c):
+        raise InvalidInputError("covers must hold element ids in [0, elements)")
+    order = "sequential" if resample is None else _validate.option("resample", resample, ("cycle", "bootstrap"))
+    if horizon is not None:
+        horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
+    if seed is not None:
+        seed = _validate.integer("seed", seed, low=0, high=2**64 - 1)
+    return SubmodularFamily.weighted_coverage(W, items, horizon=horizon, order=order, seed=seed)

@@ -152,10 +152,81 @@ pub fn check_row(row: &[f64], strict: bool) -> Result<usize> {
 pub struct SubmodularFamily {
     kind: SubmodularKind,
     n: usize,
+    /// Row length: `n`, or the number of elements for weighted coverage.
+    width: usize,
+    /// Weighted coverage: the elements each item covers (then `kind` is unused).
+    cover: Option<Incidence>,
     rows: usize,
     data: Vec<f64>,
     horizon: u64,
     order: RowOrder,
+}
+
+/// Which elements each item covers (compressed sparse rows: item `a` covers
+/// `indices[indptr[a]..indptr[a + 1]]`, sorted and distinct).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Incidence {
+    indptr: Vec<usize>,
+    indices: Vec<usize>,
+}
+
+impl Incidence {
+    #[inline]
+    fn covers(&self, a: usize) -> &[usize] {
+        &self.indices[self.indptr[a]..self.indptr[a + 1]]
+    }
+}
+
+/// Weighted coverage `Σ_{j ∈ ∪_{a∈S} C(a)} w_j` of one row, with `covered` (all false on entry and exit) as
+/// scratch.
+#[inline]
+fn coverage_value(cover: &Incidence, row: &[f64], items: &[usize], covered: &mut [bool]) -> f64 {
+    let mut total = 0.0;
+    for &a in items {
+        for &j in cover.covers(a) {
+            if !covered[j] {
+                covered[j] = true;
+                total += row[j];
+            }
+        }
+    }
+    for &a in items {
+        for &j in cover.covers(a) {
+            covered[j] = false;
+        }
+    }
+    total.min(1.0)
+}
+
+/// Gains `Σ_{j ∈ C(a) \ C(S)} w_j` of every item given the prefix (0 for prefix items).
+#[inline]
+fn coverage_gains(
+    cover: &Incidence,
+    row: &[f64],
+    prefix: &[usize],
+    out: &mut [f64],
+    covered: &mut [bool],
+) {
+    for &a in prefix {
+        for &j in cover.covers(a) {
+            covered[j] = true;
+        }
+    }
+    for (a, o) in out.iter_mut().enumerate() {
+        *o = cover
+            .covers(a)
+            .iter()
+            .filter(|&&j| !covered[j])
+            .map(|&j| row[j])
+            .sum::<f64>()
+            .min(1.0);
+    }
+    for &a in prefix {
+        out[a] = 0.0;
+        for &j in cover.covers(a) {
+            covered[j] = false;
+        }
+    }
 }
 
 /// Result of greedy maximisation of the summed function.
@@ -191,11 +262,135 @@ impl SubmodularFamily {
         Ok(SubmodularFamily {
             kind,
             n,
+            width: n,
+            cover: None,
             rows,
             data,
             horizon: rows as u64,
             order: RowOrder::Sequential,
         })
+    }
+
+    /// Weighted coverage over `n = covers.len()` items and `elements` elements: row `t` holds element weights
+    /// `w^t ∈ [0, 1]^elements` with `Σ_j w_j^t <= 1`, item `a` covers the elements `covers[a]` (duplicates
+    /// ignored), and `f_t(S) = Σ_{j ∈ ∪_{a∈S} C(a)} w_j^t` — monotone submodular with values in `[0, 1]`.
+    /// Gains of all items given a prefix cost one pass over the incidence.
+    ///
+    /// Errors: [`CoreError::Shape`] for a ragged weight matrix or no items; [`CoreError::NonFinite`];
+    /// [`CoreError::InvalidArgument`] for weights outside `[0, 1]`, a row summing to more than 1, or an
+    /// element id `>= elements`.
+    pub fn weighted_coverage(
+        data: Vec<f64>,
+        elements: usize,
+        covers: &[Vec<usize>],
+    ) -> Result<Self> {
+        if elements == 0 || data.is_empty() || data.len() % elements != 0 || covers.is_empty() {
+            return Err(CoreError::Shape {
+                name: "weights",
+                expected: "a non-empty 2-D array (rows, elements) and at least one item".into(),
+                got: format!(
+                    "{} values for {elements} elements, {} items",
+                    data.len(),
+                    covers.len()
+                ),
+            });
+        }
+        check_finite("weights", &data)?;
+        if let Some(&v) = data.iter().find(|v| !(0.0..=1.0).contains(*v)) {
+            return Err(CoreError::invalid("weights", "in [0, 1] everywhere", v));
+        }
+        if let Some(sum) = data
+            .chunks_exact(elements)
+            .map(|r| r.iter().sum::<f64>())
+            .find(|&s| s > 1.0 + 1e-9)
+        {
+            return Err(CoreError::invalid(
+                "weights",
+                "rows summing to at most 1 (so that f_t <= 1)",
+                sum,
+            ));
+        }
+        let mut indptr = crate::alloc::reserve("incidence", covers.len() + 1)?;
+        indptr.push(0);
+        let total: usize = covers.iter().map(Vec::len).sum();
+        let mut indices = crate::alloc::reserve("incidence", total)?;
+        for c in covers {
+            if let Some(&j) = c.iter().find(|&&j| j >= elements) {
+                return Err(CoreError::invalid(
+                    "covers",
+                    "element ids in 0..elements",
+                    j,
+                ));
+            }
+            let mut c = c.clone();
+            c.sort_unstable();
+            c.dedup();
+            indices.extend_from_slice(&c);
+            indptr.push(indices.len());
+        }
+        let rows = data.len() / elements;
+        Ok(SubmodularFamily {
+            kind: SubmodularKind::ProbabilisticCoverage,
+            n: covers.len(),
+            width: elements,
+            cover: Some(Incidence { indptr, indices }),
+            rows,
+            data,
+            horizon: rows as u64,
+            order: RowOrder::Sequential,
+        })
+    }
+
+    /// `"probabilistic_coverage"`, `"facility_location"` or `"weighted_coverage"`.
+    pub fn kind_name(&self) -> &'static str {
+        if self.cover.is_some() {
+            "weighted_coverage"
+        } else {
+            self.kind.name()
+        }
+    }
+
+    /// Row length: `n`, or the number of elements for weighted coverage.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// For weighted coverage, the (sorted, distinct) elements each item covers.
+    pub fn covers(&self) -> Option<Vec<Vec<usize>>> {
+        self.cover
+            .as_ref()
+            .map(|c| (0..self.n).map(|a| c.covers(a).to_vec()).collect())
+    }
+
+    /// Scratch for [`SubmodularFamily::value_with`] / [`SubmodularFamily::gains_with`]: one flag per element
+    /// (empty for the row-scalar kinds).
+    ///
+    /// Errors: [`CoreError::Allocation`].
+    pub fn scratch(&self) -> Result<Vec<bool>> {
+        crate::alloc::zeros(
+            "coverage flags",
+            if self.cover.is_some() { self.width } else { 0 },
+        )
+    }
+
+    /// `f_t(S)` without checks (round `< horizon`, ids `< n`, `covered` from [`SubmodularFamily::scratch`]).
+    #[inline]
+    pub fn value_with(&self, t: u64, items: &[usize], covered: &mut [bool]) -> f64 {
+        let row = self.row_at(t);
+        match &self.cover {
+            Some(c) => coverage_value(c, row, items, covered),
+            None => value(self.kind, row, items),
+        }
+    }
+
+    /// The gains of every item given `prefix` at round `t` into `out` (length `n`), without checks.
+    #[inline]
+    pub fn gains_with(&self, t: u64, prefix: &[usize], out: &mut [f64], covered: &mut [bool]) {
+        let row = self.row_at(t);
+        match &self.cover {
+            Some(c) => coverage_gains(c, row, prefix, out, covered),
+            None => gains_into(self.kind, row, prefix, out),
+        }
     }
 
     /// The same rows played for `horizon` rounds in `order`.
@@ -217,9 +412,9 @@ impl SubmodularFamily {
         Ok(self)
     }
 
-    /// The kind of function.
-    pub fn kind(&self) -> SubmodularKind {
-        self.kind
+    /// The kind of a row-scalar family (`None` for weighted coverage; see [`SubmodularFamily::kind_name`]).
+    pub fn kind(&self) -> Option<SubmodularKind> {
+        self.cover.is_none().then_some(self.kind)
     }
 
     /// Ground-set size `|U|`.
@@ -250,7 +445,7 @@ impl SubmodularFamily {
     /// Row `i` (`i < rows`).
     #[inline]
     pub fn row(&self, i: usize) -> &[f64] {
-        &self.data[i * self.n..(i + 1) * self.n]
+        &self.data[i * self.width..(i + 1) * self.width]
     }
 
     /// Row used at round `t` (0-based), with the same mapping as [`crate::losses::LossFamily::row_index`].
@@ -289,7 +484,8 @@ impl SubmodularFamily {
     pub fn value(&self, t: u64, items: &[usize]) -> Result<f64> {
         self.check_round(t)?;
         self.check_items(items)?;
-        Ok(value(self.kind, self.row_at(t), items))
+        let mut covered = self.scratch()?;
+        Ok(self.value_with(t, items, &mut covered))
     }
 
     /// The marginal gains of every item given `prefix` at round `t`, into `out` (length `n`).
@@ -299,7 +495,8 @@ impl SubmodularFamily {
         self.check_round(t)?;
         self.check_items(prefix)?;
         crate::error::check_len("out", out, self.n)?;
-        gains_into(self.kind, self.row_at(t), prefix, out);
+        let mut covered = self.scratch()?;
+        self.gains_with(t, prefix, out, &mut covered);
         Ok(())
     }
 
@@ -334,15 +531,62 @@ impl SubmodularFamily {
         self.check_items(items)?;
         crate::losses::check_checkpoints(checkpoints, self.horizon)?;
         let mut out = crate::alloc::reserve("cumulative values", checkpoints.len())?;
+        let mut covered = self.scratch()?;
         let (mut t, mut total) = (0u64, 0.0);
         for &c in checkpoints {
             while t < c {
-                total += value(self.kind, self.row_at(t), items);
+                total += self.value_with(t, items, &mut covered);
                 t += 1;
             }
             out.push(total);
         }
         Ok(out)
+    }
+
+    /// Greedy for weighted coverage: the summed function is itself a weighted coverage with element weights
+    /// `W_j = Σ_t w_j^t`, so each step is one pass over the incidence.
+    fn coverage_greedy(&self, cover: &Incidence, counts: &[u64], k: usize) -> GreedyResult {
+        let mut total_w = vec![0.0; self.width];
+        for (r, &c) in counts.iter().enumerate() {
+            if c > 0 {
+                for (w, &x) in total_w.iter_mut().zip(self.row(r)) {
+                    *w += c as f64 * x;
+                }
+            }
+        }
+        let mut covered = vec![false; self.width];
+        let (mut items, mut values, mut total) = (Vec::new(), Vec::new(), 0.0);
+        let mut evaluations = 0u64;
+        for _ in 0..k {
+            let mut best = (0.0, usize::MAX);
+            for a in (0..self.n).filter(|a| !items.contains(a)) {
+                let g: f64 = cover
+                    .covers(a)
+                    .iter()
+                    .filter(|&&j| !covered[j])
+                    .map(|&j| total_w[j])
+                    .sum();
+                evaluations += 1;
+                if g > best.0 {
+                    best = (g, a);
+                }
+            }
+            let (g, a) = best;
+            if a == usize::MAX {
+                break;
+            }
+            for &j in cover.covers(a) {
+                covered[j] = true;
+            }
+            total += g;
+            items.push(a);
+            values.push(total);
+        }
+        GreedyResult {
+            items,
+            values,
+            evaluations,
+        }
     }
 
     /// Greedy (Nemhauser-Wolsey-Fisher 1978) maximisation of `F(S) = Σ_t f_t(S)` over `|S| <= k`, with lazy
@@ -357,6 +601,9 @@ impl SubmodularFamily {
             return Err(CoreError::invalid("k", "in 1..=ground_set_size", k));
         }
         let counts = self.row_counts()?;
+        if let Some(cover) = &self.cover {
+            return Ok(self.coverage_greedy(cover, &counts, k));
+        }
         let used: Vec<usize> = (0..self.rows).filter(|&r| counts[r] > 0).collect();
         let weight: Vec<f64> = used.iter().map(|&r| counts[r] as f64).collect();
         let mut state = vec![self.kind.empty_state(); used.len()];
@@ -365,7 +612,7 @@ impl SubmodularFamily {
             used.iter()
                 .zip(state)
                 .zip(&weight)
-                .map(|((&r, &s), &w)| w * kind.gain(s, self.data[r * self.n + a]))
+                .map(|((&r, &s), &w)| w * kind.gain(s, self.data[r * self.width + a]))
                 .sum()
         };
         // (upper bound on the gain, item, round of the bound's evaluation)
@@ -401,7 +648,7 @@ impl SubmodularFamily {
             }
             chosen[a] = true;
             for (s, &r) in state.iter_mut().zip(&used) {
-                *s = kind.extend(*s, self.data[r * self.n + a]);
+                *s = kind.extend(*s, self.data[r * self.width + a]);
             }
             total = state
                 .iter()
@@ -516,6 +763,46 @@ mod tests {
                 assert!(*g.values.last().unwrap() >= (1.0 - (-1f64).exp()) * opt - 1e-12);
             }
         }
+    }
+
+    #[test]
+    fn weighted_coverage_gains_values_and_greedy() {
+        let covers = vec![vec![0, 1], vec![1, 2, 2], vec![3], vec![0, 3, 4]];
+        let data = vec![0.1, 0.2, 0.3, 0.15, 0.25, 0.3, 0.1, 0.1, 0.2, 0.3];
+        let fam = SubmodularFamily::weighted_coverage(data.clone(), 5, &covers).unwrap();
+        assert_eq!(fam.ground_set_size(), 4);
+        let brute = |t: usize, set: &[usize]| -> f64 {
+            let mut el: Vec<usize> = set.iter().flat_map(|&a| covers[a].clone()).collect();
+            el.sort_unstable();
+            el.dedup();
+            el.iter().map(|&j| data[t * 5 + j]).sum()
+        };
+        let mut out = vec![0.0; 4];
+        for t in 0..2 {
+            for prefix in [vec![], vec![0], vec![1, 3], vec![2, 2]] {
+                fam.gains(t as u64, &prefix, &mut out).unwrap();
+                let base = brute(t, &prefix);
+                assert!((fam.value(t as u64, &prefix).unwrap() - base).abs() < 1e-15);
+                for a in 0..4 {
+                    let mut w = prefix.clone();
+                    w.push(a);
+                    assert!(
+                        (out[a] - (brute(t, &w) - base)).abs() < 1e-15,
+                        "{t} {prefix:?} {a}"
+                    );
+                }
+            }
+        }
+        let g = fam.lazy_greedy(2).unwrap();
+        let total = |set: &[usize]| brute(0, set) + brute(1, set);
+        let best_pair = (0..4)
+            .flat_map(|a| (0..4).map(move |b| (a, b)))
+            .map(|(a, b)| total(&[a, b]))
+            .fold(0.0, f64::max);
+        assert!((g.values[1] - total(&g.items)).abs() < 1e-12);
+        assert!(g.values[1] >= (1.0 - (-1f64).exp()) * best_pair);
+        assert!(SubmodularFamily::weighted_coverage(vec![0.6, 0.6], 2, &covers).is_err());
+        assert!(SubmodularFamily::weighted_coverage(vec![0.1, 0.1], 2, &[vec![2]]).is_err());
     }
 
     #[test]

@@ -137,6 +137,32 @@ pub struct PySubmodularFamily {
 }
 
 impl PySubmodularFamily {
+    fn finish(
+        family: SubmodularFamily,
+        horizon: Option<u64>,
+        order: &str,
+        seed: Option<u64>,
+    ) -> PyResult<Self> {
+        let order = match (order, seed) {
+            ("sequential", _) => RowOrder::Sequential,
+            ("cycle", _) => RowOrder::Cycle,
+            ("bootstrap", Some(seed)) => RowOrder::Bootstrap { seed },
+            ("bootstrap", None) => {
+                return Err(invalid_input("order='bootstrap' needs an integer seed"));
+            }
+            (other, _) => {
+                return Err(invalid_input(format!(
+                    "order must be 'sequential', 'cycle' or 'bootstrap', got {other:?}"
+                )));
+            }
+        };
+        let horizon = horizon.unwrap_or(family.rows() as u64);
+        Ok(PySubmodularFamily {
+            inner: family.reordered(horizon, order).or_raise()?,
+            seed,
+        })
+    }
+
     fn order_name(&self) -> &'static str {
         match self.inner.order() {
             RowOrder::Sequential => "sequential",
@@ -172,24 +198,7 @@ impl PySubmodularFamily {
         };
         let (_, values) = matrix_owned(data, "data", cols)?;
         let family = SubmodularFamily::new(kind, values, cols).or_raise()?;
-        let order = match (order, seed) {
-            ("sequential", _) => RowOrder::Sequential,
-            ("cycle", _) => RowOrder::Cycle,
-            ("bootstrap", Some(seed)) => RowOrder::Bootstrap { seed },
-            ("bootstrap", None) => {
-                return Err(invalid_input("order='bootstrap' needs an integer seed"));
-            }
-            (other, _) => {
-                return Err(invalid_input(format!(
-                    "order must be 'sequential', 'cycle' or 'bootstrap', got {other:?}"
-                )));
-            }
-        };
-        let horizon = horizon.unwrap_or(family.rows() as u64);
-        Ok(PySubmodularFamily {
-            inner: family.reordered(horizon, order).or_raise()?,
-            seed,
-        })
+        Self::finish(family, horizon, order, seed)
     }
 
     /// ``f_t(S)`` at round ``t`` (0-based) for item ids ``items`` (duplicates count once).
@@ -245,10 +254,44 @@ impl PySubmodularFamily {
         Ok(out.into_pyarray(py))
     }
 
-    /// ``"probabilistic_coverage"`` or ``"facility_location"``.
+    /// ``"probabilistic_coverage"``, ``"facility_location"`` or ``"weighted_coverage"``.
     #[getter]
     fn kind(&self) -> &'static str {
-        self.inner.kind().name()
+        self.inner.kind_name()
+    }
+
+    /// Weighted coverage: the sorted, distinct element ids each item covers; ``None`` for other kinds.
+    #[getter]
+    fn covers(&self) -> Option<Vec<Vec<usize>>> {
+        self.inner.covers()
+    }
+
+    /// Weighted coverage ``f_t(S) = Σ_{j ∈ ∪_{a∈S} covers[a]} weights[t, j]`` (see
+    /// ``dponline.submodular.WeightedCoverage``).
+    #[staticmethod]
+    #[pyo3(signature = (weights, covers, *, horizon = None, order = "sequential", seed = None))]
+    fn weighted_coverage(
+        weights: &Bound<'_, PyAny>,
+        covers: Vec<Vec<usize>>,
+        horizon: Option<u64>,
+        order: &str,
+        seed: Option<u64>,
+    ) -> PyResult<Self> {
+        let shape: Vec<usize> = weights
+            .getattr("shape")
+            .and_then(|s| s.extract())
+            .unwrap_or_default();
+        let cols = match shape.as_slice() {
+            [_, c] => *c,
+            other => {
+                return Err(invalid_input(format!(
+                    "weights must be a 2-D array (rows, elements), got shape {other:?}"
+                )));
+            }
+        };
+        let (_, values) = matrix_owned(weights, "weights", cols)?;
+        let family = SubmodularFamily::weighted_coverage(values, cols, &covers).or_raise()?;
+        Self::finish(family, horizon, order, seed)
     }
 
     /// ``"sequential"``, ``"cycle"`` or ``"bootstrap"``.
@@ -275,25 +318,34 @@ impl PySubmodularFamily {
         self.inner.rows()
     }
 
-    /// The data rows, shape ``(rows, ground_set_size)`` (a copy).
+    /// The data rows, shape ``(rows, ground_set_size)`` — ``(rows, elements)`` for weighted coverage (a copy).
     #[getter]
     fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         PyArray1::from_slice(py, self.inner.data())
-            .call_method1("reshape", (self.inner.rows(), self.inner.ground_set_size()))
+            .call_method1("reshape", (self.inner.rows(), self.inner.width()))
     }
 
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
         let py = slf.py();
         let this = slf.get();
-        let args = (this.kind(), this.data(py)?).into_pyobject(py)?.into_any();
         let kwargs = PyDict::new(py);
         kwargs.set_item("horizon", this.horizon())?;
         kwargs.set_item("order", this.order_name())?;
         kwargs.set_item("seed", this.seed)?;
+        let (target, args) = match this.inner.covers() {
+            Some(covers) => (
+                slf.get_type().getattr("weighted_coverage")?,
+                (this.data(py)?, covers).into_pyobject(py)?.into_any(),
+            ),
+            None => (
+                slf.get_type().into_any(),
+                (this.kind(), this.data(py)?).into_pyobject(py)?.into_any(),
+            ),
+        };
         let partial = py
             .import("functools")?
             .getattr("partial")?
-            .call((slf.get_type(),), Some(&kwargs))?;
+            .call((target,), Some(&kwargs))?;
         Ok((partial, args))
     }
 

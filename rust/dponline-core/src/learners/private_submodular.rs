@@ -500,21 +500,25 @@ impl PrivateSubmodular {
         check_len_pair(checkpoints, cumulative)?;
         let (start, end) = (self.t, self.t + rounds);
         check_checkpoints(checkpoints, end)?;
-        let kind = family.kind();
+        let mut covered = family.scratch()?;
         let mut total = 0.0;
         let mut next = checkpoints.partition_point(|&c| c <= start);
         cumulative[..next].fill(0.0);
         while self.t < end {
             self.decide();
-            let row = family.row_at(self.t);
-            let payoff = match self.params.feedback {
-                Feedback::Full => self.full_step(kind, row),
-                Feedback::Bandit => {
-                    let p = value(kind, row, &self.played);
-                    self.bandit_step(p);
-                    p
+            let t = self.t;
+            let payoff = family.value_with(t, &self.played, &mut covered);
+            match self.params.feedback {
+                Feedback::Full => {
+                    for i in 0..self.params.k {
+                        family.gains_with(t, &self.picks[..i], &mut self.scratch, &mut covered);
+                        self.experts[i].apply_full(&self.scratch);
+                    }
+                    self.pending = Pending::None;
+                    self.t += 1;
                 }
-            };
+                Feedback::Bandit => self.bandit_step(payoff),
+            }
             total -= payoff;
             while next < checkpoints.len() && checkpoints[next] == self.t {
                 cumulative[next] = total;
