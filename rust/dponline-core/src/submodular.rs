@@ -766,6 +766,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::needless_range_loop)]
     fn weighted_coverage_gains_values_and_greedy() {
         let covers = vec![vec![0, 1], vec![1, 2, 2], vec![3], vec![0, 3, 4]];
         let data = vec![0.1, 0.2, 0.3, 0.15, 0.25, 0.3, 0.1, 0.1, 0.2, 0.3];
