@@ -404,6 +404,38 @@ def test_ask_tell_equals_run_and_pickling_resumes_bit_identically(feedback, expl
             assert a.explores == a.params["presampled_explores"]
 
 
+def test_python_set_functions_are_accepted_and_checked(rng):
+    """A callable f(items) gives the same learner as the native row (full information and bandit), and a
+    non-monotone or non-submodular callable is refused with the learner unchanged."""
+    n, k, T = 6, 2, 60
+    data = 0.5 * rng.random((T, n))
+    for feedback in ("full", "bandit"):
+        native = PrivateSubmodular(n, k, horizon=T, epsilon=2.0, delta=1e-3, feedback=feedback, seed=4)
+        python = PrivateSubmodular(n, k, horizon=T, epsilon=2.0, delta=1e-3, feedback=feedback, seed=4)
+        for t in range(T):
+            S = native.ask()
+            np.testing.assert_array_equal(python.ask(), S)
+            row = data[t]
+            value = brute_value("probabilistic_coverage", row, S)
+            native.tell(row if feedback == "full" else value)
+            got = python.tell(lambda items, row=row: brute_value("probabilistic_coverage", row, items))
+            assert got == pytest.approx(value, abs=1e-15)
+        for i in range(k):
+            np.testing.assert_allclose(python.expert_probabilities(i), native.expert_probabilities(i), atol=1e-12)
+    learner = PrivateSubmodular(n, k, horizon=T, epsilon=2.0, delta=1e-3, seed=4)
+    with pytest.raises(dponline.ProtocolError):
+        learner.tell(lambda items: 0.0)
+    learner.ask()
+    state = learner._core.to_bytes()
+    with pytest.raises(dponline.InvalidInputError, match="monotone"):
+        learner.tell(lambda items: 0.5 - 0.1 * len(items) if items else 0.0)
+    with pytest.raises(dponline.InvalidInputError, match="submodular"):
+        learner.tell(lambda items: min(1.0, (len(items) / n) ** 2))
+    with pytest.raises(dponline.NonFiniteError):
+        learner.tell(lambda items: math.nan)
+    assert learner._core.to_bytes() == state
+
+
 # -- regret --------------------------------------------------------------------------------------------------
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _core, _validate
 from .._seed import SeedLike
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, ProtocolError
 from ..privacy import PrivacyGuarantee
 from ._base import Learner, randomness_of
 
@@ -206,24 +206,57 @@ class PrivateSubmodular(Learner):
     def tell(self, feedback: Any, *, kind: str = "probabilistic_coverage") -> float:
         """Report round ``t``'s feedback for the asked set.
 
-        * full information: ``feedback`` is the row of ``f_t`` — float64 ``(|U|,)`` in ``[0, 1]`` — of the family
-          ``kind`` (``"probabilistic_coverage"``: click probabilities ``p^t``; ``"facility_location"``:
-          similarities ``s^t``). The learner evaluates the marginal gains itself. Returns ``f_t(S_t)``.
-        * bandit: ``feedback`` is the payoff ``f_t(S_t)`` (a real number). Returns it (clipped).
+        * full information, fast path: ``feedback`` is the row of ``f_t`` — float64 ``(|U|,)`` in ``[0, 1]`` — of
+          the family ``kind`` (``"probabilistic_coverage"``: click probabilities ``p^t``;
+          ``"facility_location"``: similarities ``s^t``). The learner evaluates the marginal gains natively.
+        * full information, any set function: ``feedback`` is a callable ``f(items) -> float`` on lists of item
+          ids (``f([]) = 0``). The learner queries it ``k·(|U| + 1)`` times for the gains of every expert's
+          prefix — not the fast path. Gains below ``−1e-9`` (not monotone) or growing along the prefixes
+          ``S^0 ⊆ S^1 ⊆ ...`` by more than ``1e-9`` (not submodular) raise; those are the only checks made.
+        * bandit: ``feedback`` is the payoff ``f_t(S_t)`` (a real number), or a callable evaluated at ``S_t``.
 
-        Values outside ``[0, 1]`` are clipped into it (counted in :attr:`clipped`) unless ``strict=True``.
+        Returns ``f_t(S_t)`` (clipped). Values outside ``[0, 1]`` are clipped into it (counted in
+        :attr:`clipped`) unless ``strict=True``.
 
         Raises:
             ProtocolError: without a preceding :meth:`ask`.
-            InvalidInputError: wrong shape or type, an unknown ``kind``, out-of-range values with ``strict``.
+            InvalidInputError: wrong shape or type, an unknown ``kind``, out-of-range values with ``strict``, a
+                callable that is not monotone submodular on the queried sets.
             NonFiniteError: NaN or inf. In every case the learner is unchanged.
         """
+        if callable(feedback):
+            return self._tell_function(feedback)
         if self._feedback == "full":
             kind = _validate.option("kind", kind, ("probabilistic_coverage", "facility_location"))
             return float(self._core.tell_row(feedback, kind))
         payoff = _validate.real("payoff", feedback)
         self._core.tell_payoff(payoff)
         return min(1.0, max(0.0, payoff))
+
+    def _tell_function(self, f: Any) -> float:
+        if not self._core.pending:
+            raise ProtocolError("tell() must follow ask(): one feedback per asked set")
+        S = self.ask()  # the pending set again (asking again does not resample)
+
+        def value(items: list[int]) -> float:
+            return _validate.real("f(S)", f(list(dict.fromkeys(items))))
+
+        payoff = value(S.tolist())
+        if self._feedback == "bandit":
+            self._core.tell_payoff(payoff)
+            return min(1.0, max(0.0, payoff))
+        picks = self.picks.tolist()
+        n = int(self._core.params["ground_set_size"])
+        gains = np.empty((len(picks), n))
+        for i in range(len(picks)):
+            prefix = picks[:i]
+            base = value(prefix)
+            gains[i] = [value(prefix + [a]) - base for a in range(n)]
+        if (gains < -1e-9).any():
+            raise InvalidInputError("the set function is not monotone: a marginal gain is negative")
+        if len(picks) > 1 and (gains[1:] > gains[:-1] + 1e-9).any():
+            raise InvalidInputError("the set function is not submodular: a marginal gain grows along the prefixes")
+        return float(self._core.tell_gains(gains, payoff))
 
     def _final_point(self) -> np.ndarray:
         return np.asarray(self._core.picks, dtype=np.int64)

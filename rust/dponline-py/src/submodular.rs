@@ -485,6 +485,19 @@ impl PyPrivateSubmodular {
         with_vector(row, "row", n, |r| this.inner.tell_row(kind, r).or_raise())
     }
 
+    /// Full information: the ``(k, n)`` marginal gains of the experts' prefixes and ``f_t(S_t)``.
+    fn tell_gains(slf: &Bound<'_, Self>, gains: &Bound<'_, PyAny>, payoff: f64) -> PyResult<f64> {
+        let mut this = exclusive(slf, "PrivateSubmodular")?;
+        let (k, n) = (this.inner.params().k, this.inner.params().n);
+        let (rows, data) = matrix_owned(gains, "gains", n)?;
+        if rows != k {
+            return Err(invalid_input(format!(
+                "gains must have shape ({k}, {n}), got ({rows}, {n})"
+            )));
+        }
+        this.inner.tell_gains(&data, payoff).or_raise()
+    }
+
     /// Bandit: the payoff ``f_t(S_t)`` of the asked set.
     fn tell_payoff(slf: &Bound<'_, Self>, payoff: f64) -> PyResult<()> {
         exclusive(slf, "PrivateSubmodular")?
@@ -555,6 +568,12 @@ impl PyPrivateSubmodular {
     #[getter]
     fn t(&self) -> u64 {
         self.inner.t()
+    }
+
+    /// Whether an asked set awaits ``tell``.
+    #[getter]
+    fn pending(&self) -> bool {
+        self.inner.pending()
     }
 
     /// Explore rounds so far (bandit).

@@ -295,6 +295,11 @@ impl PrivateSubmodular {
         self.clipped
     }
 
+    /// Whether a set was asked and awaits `tell`.
+    pub fn pending(&self) -> bool {
+        self.pending != Pending::None
+    }
+
     /// The experts.
     pub fn experts(&self) -> &[Hedge] {
         &self.experts
@@ -396,6 +401,56 @@ impl PrivateSubmodular {
         } else {
             Ok(self.full_step(kind, row))
         }
+    }
+
+    /// Full information with gains computed by the caller (e.g. from a Python set function): `gains` is the
+    /// row-major `(k, n)` matrix of `g_t^i(a) = f_t(S_t^{i−1} + a) − f_t(S_t^{i−1})` for the prefixes of
+    /// [`PrivateSubmodular::picks`], and `payoff = f_t(S_t)`. Values outside `[0, 1]` are clipped (counted in
+    /// [`PrivateSubmodular::clipped`]) unless `strict`. Returns the (clipped) payoff.
+    ///
+    /// Errors (state unchanged): [`CoreError::Protocol`] without a pending `ask` or for bandit learners;
+    /// [`CoreError::Shape`]; [`CoreError::NonFinite`]; with `strict`, [`CoreError::InvalidArgument`].
+    pub fn tell_gains(&mut self, gains: &[f64], payoff: f64) -> Result<f64> {
+        self.need_pending()?;
+        if self.params.feedback != Feedback::Full {
+            return Err(CoreError::Protocol(
+                "a bandit learner is told the payoff f_t(S_t), not marginal gains".into(),
+            ));
+        }
+        let (k, n) = (self.params.k, self.params.n);
+        if gains.len() != k * n {
+            return Err(CoreError::Shape {
+                name: "gains",
+                expected: format!("shape ({k}, {n})"),
+                got: format!("{} values", gains.len()),
+            });
+        }
+        if !payoff.is_finite() {
+            return Err(CoreError::NonFinite {
+                name: "payoff",
+                index: 0,
+                value: payoff,
+            });
+        }
+        let outside = check_row(gains, self.strict)?;
+        let payoff_outside = !(0.0..=1.0).contains(&payoff);
+        if payoff_outside && self.strict {
+            return Err(CoreError::invalid(
+                "payoff",
+                "in [0, 1] (strict=True)",
+                payoff,
+            ));
+        }
+        self.clipped += outside as u64 + u64::from(payoff_outside);
+        for i in 0..k {
+            for (o, &g) in self.scratch.iter_mut().zip(&gains[i * n..(i + 1) * n]) {
+                *o = g.clamp(0.0, 1.0);
+            }
+            self.experts[i].apply_full(&self.scratch);
+        }
+        self.pending = Pending::None;
+        self.t += 1;
+        Ok(payoff.clamp(0.0, 1.0))
     }
 
     /// Algorithm 2, lines 6-8 for a valid row: one gains pass and one Hedge pass per expert.
