@@ -418,7 +418,7 @@ impl PrivateSubmodular {
             ));
         }
         let (k, n) = (self.params.k, self.params.n);
-        if gains.len() != k * n {
+        if k.checked_mul(n) != Some(gains.len()) {
             return Err(CoreError::Shape {
                 name: "gains",
                 expected: format!("shape ({k}, {n})"),
