@@ -186,6 +186,17 @@ def test_hedge_matches_numpy_with_full_and_bandit_updates(rng):
     assert np.all(np.abs(counts - 200_000 * p) <= 4.892 * np.sqrt(200_000 * p * (1 - p)) + 1)
 
 
+def test_hedge_pickles_and_resumes_bit_identically(rng):
+    h = Hedge(100, 0.3, seed=5)
+    h.update_full(rng.random(100))
+    h.update_one(7, 0.9)
+    back = pickle.loads(pickle.dumps(h))
+    np.testing.assert_array_equal(back.probabilities(), h.probabilities())
+    np.testing.assert_array_equal(back.sample(1000), h.sample(1000))
+    with pytest.raises(dponline.StateError):
+        Hedge.from_bytes(b"garbage")
+
+
 def test_hedge_bad_input_leaves_state_unchanged():
     h = Hedge(4, 0.5, seed=0)
     h.update_full([0.1, 0.2, 0.3, 0.4])

@@ -13,7 +13,8 @@ Algorithm 1).
 * ``update_full(payoffs)`` — ``w(i) ← w(i)·e^{η g(i)}`` for all ``i``; payoffs float64 ``(n,)`` in ``[0, 1]``.
 * ``update_one(i, payoff)`` — the same for one action (the others earn 0).
 * ``sample(size=1)`` — int64 ``(size,)`` draws from ``w / Σ w``; ``probabilities()`` — float64 ``(n,)``.
-* ``log_weights``, ``offset``, ``total``, ``eta``, ``n``.
+* ``log_weights``, ``offset``, ``total``, ``eta``, ``n``; pickles (``to_bytes``/``from_bytes``): a seeded
+  Hedge resumes bit-identically, a secure one reseeds from the OS.
 
 Errors: ``InvalidInputError`` for payoffs outside ``[0, 1]``, an action out of range, ``n = 0`` or ``eta <= 0``;
 ``NonFiniteError`` for NaN/inf. The state is unchanged when an error is raised.

@@ -12,7 +12,12 @@
 //!   `s^t ∈ [0, 1]^n` of round `t`'s client to the items: the one-client facility-location function. Marginal
 //!   gain: `max(0, s_a^t − max_{b∈S} s_b^t)`.
 //!
-//! Both need one scalar per row and prefix (`Π(1 − p_b)` resp. `max s_b`), so the gains of **every** `a ∈ U`
+//! * Weighted coverage ([`SubmodularFamily::weighted_coverage`]): `f_t(S) = Σ_{j ∈ ∪_{a∈S} C(a)} w_j^t` for
+//!   element weights `w^t` (rows of length `elements`, each summing to at most 1) and a fixed sparse incidence
+//!   `C(a)`; gain of `a`: the weight of the elements of `C(a)` not covered by `S` (one pass over the incidence
+//!   with one flag per element as scratch).
+//!
+//! The first two need one scalar per row and prefix (`Π(1 − p_b)` resp. `max s_b`), so the gains of **every** `a ∈ U`
 //! given a prefix `S` cost one `O(|U|)` pass ([`gains_into`]), and greedy over the summed function keeps
 //! one scalar per distinct row ([`SubmodularFamily::lazy_greedy`]).
 

@@ -127,6 +127,27 @@ impl PyHedge {
     fn n(&self) -> usize {
         self.inner.len()
     }
+
+    /// Serialized state (format-versioned; a secure generator is stored as a marker and reseeds on restore).
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = dponline_core::rng::to_state_bytes(&(&self.inner, &self.rng)).or_raise()?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Restore from :meth:`to_bytes`.
+    #[staticmethod]
+    fn from_bytes(state: &[u8]) -> PyResult<Self> {
+        let (inner, rng): (Hedge, Generator) =
+            dponline_core::rng::from_state_bytes(state).or_raise()?;
+        Ok(PyHedge { inner, rng })
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let py = slf.py();
+        let state = slf.borrow().to_bytes(py)?;
+        let restore = slf.get_type().getattr("from_bytes")?;
+        Ok((restore, (state,).into_pyobject(py)?.into_any()))
+    }
 }
 
 /// A stream of monotone submodular functions evaluated natively (see ``dponline.submodular``).
