@@ -308,6 +308,8 @@ impl Hedge {
     pub fn update_full(&mut self, g: &[f64]) -> Result<()> {
         crate::error::check_len("payoffs", g, self.n)?;
         // One branch-free pass (NaN fails both comparisons); the details only when something is wrong.
+        #[allow(clippy::manual_range_contains)]
+        // `&` on both comparisons keeps the fold branch-free
         let valid = g.iter().fold(true, |ok, &v| ok & (v >= 0.0) & (v <= 1.0));
         if !valid {
             crate::error::check_finite("payoffs", g)?;
