@@ -354,6 +354,8 @@ def test_bad_feedback_errors_with_state_unchanged():
     done.tell(np.full(4, 0.5))
     with pytest.raises(dponline.HorizonExhaustedError):
         done.ask()
+    with pytest.raises(dponline.InvalidInputError, match="submodular family"):
+        PrivateSubmodular(4, 1, horizon=3, epsilon=None, seed=0).run(dponline.losses.Linear(np.ones((3, 4))))
     with pytest.raises(dponline.InvalidInputError):  # a family over another ground set
         PrivateSubmodular(5, 1, horizon=3, epsilon=None, seed=0).run(ProbabilisticCoverage(np.full((3, 4), 0.1)))
 

@@ -29,7 +29,9 @@ from .errors import InvalidInputError
 __all__ = ["SubmodularFamily", "ProbabilisticCoverage", "FacilityLocation", "WeightedCoverage"]
 
 
-def _family(kind: str, data: object, horizon: int | None, resample: str | None, seed: int | None) -> SubmodularFamily:
+def _family(
+    kind: str, data: np.ndarray, horizon: int | None, resample: str | None, seed: int | None
+) -> SubmodularFamily:
     order = "sequential" if resample is None else _validate.option("resample", resample, ("cycle", "bootstrap"))
     if horizon is not None:
         horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)

@@ -11,7 +11,7 @@ from .. import _core, _validate
 from .._seed import SeedLike
 from ..errors import InvalidInputError, ProtocolError
 from ..privacy import PrivacyGuarantee
-from ._base import Learner, randomness_of
+from ._base import Learner, RunResult, randomness_of
 
 __all__ = ["PrivateSubmodular", "submodular_privacy"]
 
@@ -257,6 +257,23 @@ class PrivateSubmodular(Learner):
         if len(picks) > 1 and (gains[1:] > gains[:-1] + 1e-9).any():
             raise InvalidInputError("the set function is not submodular: a marginal gain grows along the prefixes")
         return float(self._core.tell_gains(gains, payoff))
+
+    def run(
+        self, losses: Any, *, rounds: int | None = None, checkpoints: int = 1000, progress: bool = False
+    ) -> RunResult:
+        """Play ``rounds`` rounds against a :mod:`dponline.submodular` family natively (GIL released); see
+        :meth:`Learner.run`. The per-round loss is ``−f_t(S_t)``: ``total_loss = −Σ_t f_t(S_t)``, and
+        ``final_point`` holds the experts' picks (int64).
+
+        Raises:
+            InvalidInputError: ``losses`` is not a submodular family or has another ground-set size.
+            ProtocolError, HorizonExhaustedError, StateError: as :meth:`Learner.run`.
+        """
+        if not isinstance(losses, _core.SubmodularFamily):
+            raise InvalidInputError(
+                f"losses must be a dponline.submodular family (SubmodularFamily), got {type(losses).__name__}"
+            )
+        return super().run(losses, rounds=rounds, checkpoints=checkpoints, progress=progress)
 
     def _final_point(self) -> np.ndarray:
         return np.asarray(self._core.picks, dtype=np.int64)
