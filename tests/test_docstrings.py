@@ -10,7 +10,9 @@ import dponline.learners.dp_ftrl
 import dponline.learners.private_bandit
 import dponline.learners.private_exp3
 import dponline.learners.private_scrible
+import dponline.learners.private_submodular
 import dponline.local_dp
+import dponline.submodular
 
 
 @pytest.mark.parametrize(
@@ -23,6 +25,8 @@ import dponline.local_dp
         dponline.learners.private_scrible,
         dponline.experiments,
         dponline.local_dp,
+        dponline.learners.private_submodular,
+        dponline.submodular,
     ],
 )
 def test_docstring_examples(module):

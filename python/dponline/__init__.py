@@ -11,6 +11,8 @@ See the README for an overview. Public API:
 * :class:`PrivateEXP3` — ε-DP EXP3 for multi-armed bandits (Agarwal-Singh 2017).
 * :class:`PrivateSCRiBLe` — ε-DP bandit linear optimisation on balls and boxes (Agarwal-Singh 2017).
 * :class:`LocalLaplaceRandomizer`, :class:`PotentialLearner1D` — user-specified local DP (van der Hoeven 2019).
+* :class:`PrivateSubmodular` — private online submodular maximisation (Perez-Salazar & Cummings 2021).
+* :mod:`dponline.submodular` — native submodular function streams; :mod:`dponline.mwu` — Hedge over large sets.
 * :mod:`dponline.domains` — decision sets with linear minimisation oracles.
 * :mod:`dponline.losses` — native loss families; :mod:`dponline.regret` — comparators and regret curves.
 * :func:`frank_wolfe`, :func:`sample_sphere` — the primitives, stand-alone.
@@ -21,7 +23,7 @@ See the README for an overview. Public API:
 
 from __future__ import annotations
 
-from . import domains, errors, local_dp, losses, noise, privacy, regret
+from . import domains, errors, local_dp, losses, mwu, noise, privacy, regret, submodular
 from ._core import __version__
 from .aggregation import TreeAggregator
 from .errors import (
@@ -34,7 +36,7 @@ from .errors import (
     ProtocolError,
     StateError,
 )
-from .learners import DPFTPL, DPFTRL, PrivateBandit, PrivateEXP3, PrivateSCRiBLe, RunResult
+from .learners import DPFTPL, DPFTRL, PrivateBandit, PrivateEXP3, PrivateSCRiBLe, PrivateSubmodular, RunResult
 from .local_dp import (
     CoordinatewiseLearner,
     LocalLaplaceRandomizer,
@@ -58,6 +60,7 @@ __all__ = [
     "CoordinatewiseLearner",
     "UnconstrainedLearner",
     "LocalStream",
+    "PrivateSubmodular",
     "RunResult",
     "frank_wolfe",
     "FrankWolfeResult",
@@ -75,7 +78,9 @@ __all__ = [
     "errors",
     "local_dp",
     "losses",
+    "mwu",
     "noise",
     "privacy",
     "regret",
+    "submodular",
 ]

@@ -7,6 +7,7 @@ from .dp_ftrl import DPFTPL, DPFTRL, dp_ftrl_noise
 from .private_bandit import PrivateBandit, private_bandit_noise
 from .private_exp3 import PrivateEXP3
 from .private_scrible import PrivateSCRiBLe
+from .private_submodular import PrivateSubmodular, submodular_privacy
 
 __all__ = [
     "DPFTPL",
@@ -15,7 +16,9 @@ __all__ = [
     "PrivateBandit",
     "PrivateEXP3",
     "PrivateSCRiBLe",
+    "PrivateSubmodular",
     "RunResult",
     "dp_ftrl_noise",
     "private_bandit_noise",
+    "submodular_privacy",
 ]

@@ -13,6 +13,8 @@
 //! | [`sphere`] | uniform directions on spheres, in balls and in subspaces |
 //! | [`frank_wolfe`] | conditional gradient for Euclidean projections, with active sets |
 //! | [`losses`] | loss families evaluated natively in `run` loops |
+//! | [`mwu`] | Hedge (multiplicative weights) over large action sets, log-domain with a sum tree |
+//! | [`submodular`] | monotone submodular function streams with batched marginal gains |
 //! | [`vecops`] | small dense-vector kernels for hot loops |
 //! | [`learners`] | the online learners (`PrivateBandit`, ...) |
 //! | [`local_dp`] | local randomisers and the parameter-free local-DP learners (van der Hoeven 2019) |
@@ -26,10 +28,12 @@ pub mod frank_wolfe;
 pub mod learners;
 pub mod local_dp;
 pub mod losses;
+pub mod mwu;
 pub mod noise;
 pub mod rng;
 pub mod special;
 pub mod sphere;
+pub mod submodular;
 pub mod vecops;
 
 pub use error::{CoreError, Result};

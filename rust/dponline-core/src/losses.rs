@@ -55,6 +55,20 @@ fn mix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Row used at round `t` (0-based) of a stream of `rows` rows played in `order` (shared by every family).
+#[inline]
+pub fn row_index(order: RowOrder, rows: usize, t: u64) -> usize {
+    match order {
+        RowOrder::Sequential => t as usize,
+        RowOrder::Cycle => (t % rows as u64) as usize,
+        RowOrder::Bootstrap { seed } => {
+            let h = mix64(mix64(seed ^ 0x6A09_E667_F3BC_C909).wrapping_add(t));
+            // Lemire's multiply-shift maps 64 uniform bits to [0, rows) (bias < rows / 2^64).
+            ((u128::from(h) * rows as u128) >> 64) as usize
+        }
+    }
+}
+
 impl LossFamily {
     /// A family over the row-major `(rows, dim)` matrix `data`, played in sequence (`horizon = rows`).
     ///
@@ -141,15 +155,7 @@ impl LossFamily {
     /// Row used at round `t` (0-based).
     #[inline]
     pub fn row_index(&self, t: u64) -> usize {
-        match self.order {
-            RowOrder::Sequential => t as usize,
-            RowOrder::Cycle => (t % self.rows as u64) as usize,
-            RowOrder::Bootstrap { seed } => {
-                let h = mix64(mix64(seed ^ 0x6A09_E667_F3BC_C909).wrapping_add(t));
-                // Lemire's multiply-shift maps 64 uniform bits to [0, rows) (bias < rows / 2^64).
-                ((u128::from(h) * self.rows as u128) >> 64) as usize
-            }
-        }
+        row_index(self.order, self.rows, t)
     }
 
     /// `f_t(x)` for the row of round `t`.

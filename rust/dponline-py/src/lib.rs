@@ -19,6 +19,7 @@ mod losses;
 mod noise;
 mod optimization;
 mod scrible;
+mod submodular;
 
 use pyo3::prelude::*;
 
@@ -51,6 +52,8 @@ mod _core {
     use super::optimization::{frank_wolfe, sample_sphere};
     #[pymodule_export]
     use super::scrible::PyPrivateScrible;
+    #[pymodule_export]
+    use super::submodular::{PyHedge, PyPrivateSubmodular, PySubmodularFamily};
 
     use super::*;
 

@@ -6,6 +6,7 @@ pub mod noisy_oco;
 pub mod private_bandit;
 pub mod private_exp3;
 pub mod private_scrible;
+pub mod private_submodular;
 
 pub use dp_ftrl::{DpFtrl, DpFtrlParams, LossNorm, Regularizer};
 pub use noisy_oco::{NoisyGradient, NoisyMap, NoisyOco};
@@ -14,6 +15,8 @@ pub use private_bandit::{
 };
 pub use private_exp3::{ArmLosses, BernoulliArms, Exp3Params, PrivateExp3};
 pub use private_scrible::{PrivateScrible, ScribleParams};
+
+pub use private_submodular::{Exploration, Feedback, PrivateSubmodular, SubmodularParams};
 
 use crate::error::{CoreError, Result};
 

@@ -1,0 +1,333 @@
+"""PrivateSubmodular (Perez-Salazar & Cummings 2021): private online monotone submodular maximisation."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+
+from .. import _core, _validate
+from .._seed import SeedLike
+from ..errors import InvalidInputError, ProtocolError
+from ..privacy import PrivacyGuarantee
+from ._base import Learner, RunResult, randomness_of
+
+__all__ = ["PrivateSubmodular", "submodular_privacy"]
+
+_PAPER = "Perez-Salazar & Cummings 2021"
+_UNIT = "one round's function f_t"
+_NEIGHBOURING = "streams of set functions that differ in one round's f_t (replaced by any other)"
+
+
+def submodular_privacy(
+    epsilon: float, delta: float, horizon: int, feedback: str, exploration: str, *, randomness: str = ""
+) -> PrivacyGuarantee:
+    """The guarantee of :class:`PrivateSubmodular` for the declared arguments.
+
+    * ``feedback="full"`` — Algorithm 2 is ``(ε, δ)``-DP (Theorem 5; Lemma 1 with Proposition 2).
+    * ``feedback="bandit"``, ``exploration="online"`` — Algorithm 3 is ``(ε, δ + e^{−8T^{1/3}})``-DP (Theorem 7):
+      the extra term bounds the probability of more than ``2γT`` explore rounds. (Hoeffding's inequality gives
+      ``P(M ≥ 2γT) ≤ e^{−2γ²T}``; with the paper's ``γ``, ``γ²T = k²(16|U| ln|U|)^{4/3} T^{1/3} ≥ 4 T^{1/3}``
+      for every ``|U| ≥ 2``, so ``e^{−8T^{1/3}}`` holds. When ``γ`` is capped at 1 at least ``2γT`` explore
+      rounds are impossible and the term is conservative.)
+    * ``feedback="bandit"``, ``exploration="presampled"`` — ``(ε, δ)`` (Appendix B.2: ``η`` is set from the
+      number ``M`` of explore rounds drawn before the data, so Theorem 5 applies to the ``M + 1`` releases).
+
+    Raises:
+        InvalidInputError: bad arguments.
+    """
+    epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
+    delta = _validate.real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+    horizon = _validate.integer("horizon", horizon, low=1)
+    feedback = _validate.option("feedback", feedback, ("full", "bandit"))
+    exploration = _validate.option("exploration", exploration, ("online", "presampled"))
+    if feedback == "full":
+        return PrivacyGuarantee(
+            epsilon=epsilon,
+            delta=delta,
+            source=f"{_PAPER}, Theorem 5 (Algorithm 2, FI-DP)",
+            neighbouring=_NEIGHBOURING,
+            unit=_UNIT,
+            randomness=randomness,
+            notes="eta = eps / (k sqrt(32 T ln(k/delta)))",
+        )
+    if exploration == "online":
+        extra = math.exp(-8.0 * horizon ** (1.0 / 3.0))
+        return PrivacyGuarantee(
+            epsilon=epsilon,
+            delta=min(1.0, delta + extra),
+            source=f"{_PAPER}, Theorem 7 (Algorithm 3, BanditDP)",
+            neighbouring=_NEIGHBOURING,
+            unit=_UNIT,
+            randomness=randomness,
+            notes=(
+                f"delta + exp(-8 T^(1/3)) = {delta:g} + {extra:.3g}; eta = eps / (k sqrt(32 (2 gamma T) ln(k/delta)))"
+            ),
+        )
+    return PrivacyGuarantee(
+        epsilon=epsilon,
+        delta=delta,
+        source=f"{_PAPER}, Appendix B.2 (presampled exploration) with Theorem 5",
+        neighbouring=_NEIGHBOURING,
+        unit=_UNIT,
+        randomness=randomness,
+        notes="eta = eps / (k sqrt(32 (M + 1) ln(k/delta))), M ~ Binomial(T, gamma) drawn before the data",
+    )
+
+
+class PrivateSubmodular(Learner):
+    """Differentially private online monotone submodular maximisation under a cardinality constraint.
+
+    Source: Perez-Salazar & Cummings, "Differentially Private Online Submodular Maximization" (AISTATS 2021).
+    Each round the learner plays a set ``S_t`` of at most ``k`` of the ``|U|`` items and earns ``f_t(S_t)`` for a
+    monotone submodular ``f_t : 2^U → [0, 1]``. It runs ``k`` ordered Hedge experts over ``U`` (their
+    Algorithm 1, :class:`dponline.mwu.Hedge`); expert ``i`` learns the item of best marginal gain given the
+    picks of experts ``1..i−1`` (Streeter & Golovin 2009).
+
+    * ``feedback="full"`` — Algorithm 2 (FI-DP): every expert samples ``a_t^i``, the learner plays
+      ``S_t = ∪_i {a_t^i}`` and, told the row of ``f_t``, feeds expert ``i`` the marginal gains
+      ``g_t^i(a) = f_t(S_t^{i−1} + a) − f_t(S_t^{i−1})``, ``S_t^i = ∪_{j≤i} {a_t^j}``, at rate
+      ``η = ε / (k·sqrt(32·T·ln(k/δ)))``.
+    * ``feedback="bandit"`` — Algorithm 3 (BanditDP): with probability ``γ = min(1, k·((16|U| ln|U|)²/T)^{1/3})``
+      a round explores — uniform ``i ∈ [k]`` and ``a ∈ U``, play ``S_t^{i−1} ∪ {a}``, feed ``f_t(S_t)`` to expert
+      ``i`` on coordinate ``a``, then every expert resamples; otherwise the current set is played again.
+      ``η = ε / (k·sqrt(32·(2γT)·ln(k/δ)))``.
+    * ``exploration="presampled"`` (bandit) — Appendix B.2: ``M ~ Binomial(T, γ)`` explore rounds are drawn
+      before the data and ``η = ε / (k·sqrt(32·(M+1)·ln(k/δ)))``. The explore rounds (a uniform ``M``-subset of
+      the rounds given ``M``) are drawn sequentially — round ``t`` explores with probability ``m/(T − t)`` while
+      ``m`` remain — which has the same law as drawing them up front, in ``O(1)`` memory.
+
+    ``epsilon=None`` is the non-private Streeter-Golovin learner on the same code path, with
+    ``η = sqrt(ln|U| / T)`` (full information) or ``η = sqrt(k|U| ln|U| / (γT))`` (bandit; the minimiser of the
+    bound in the proof of Lemma 3), ``ln|U|`` read as ``max(ln|U|, ln 2)``. All constants come from the declared
+    arguments (``ground_set_size``, ``k``, ``horizon``, ``epsilon``, ``delta``), never from the data.
+
+    Regret (``(1 − 1/e)``-regret ``R_T = (1 − 1/e)·max_{|S|≤k} Σ_t f_t(S) − Σ_t f_t(S_t)``): Theorem 6,
+    ``E[R_T] ≤ k(ηT + ln|U|/η) = O(k² ln|U| sqrt(T ln(k/δ)) / ε)`` (full information); Theorem 8,
+    ``O(sqrt(ln(k/δ))/ε · (k(|U| ln|U|)^{1/3})² T^{2/3})`` (bandit). :meth:`regret_bound` gives the explicit
+    bounds of the proofs.
+
+    Privacy: see :attr:`privacy` and :func:`submodular_privacy` — ``(ε, δ)`` (Theorem 5) for full information
+    and presampled exploration, ``(ε, δ + e^{−8T^{1/3}})`` (Theorem 7) for online exploration, with respect to
+    replacing one round's function ``f_t``. A seeded learner is private only while its seed is secret.
+
+    Loss convention: :meth:`run` reports the per-round **loss** ``−f_t(S_t)`` (so ``total_loss = −Σ_t f_t(S_t)``
+    and :func:`dponline.regret.submodular_regret_curve` is the cumulative loss minus the comparator's).
+
+    Args:
+        ground_set_size: ``|U| >= 1``.
+        k: cardinality, ``1 <= k <= |U|``.
+        horizon: ``T >= 1``.
+        epsilon: ``ε > 0``, or ``None`` for the non-private learner.
+        delta: ``δ ∈ (0, 1)`` (required when private; ignored otherwise).
+        feedback: ``"full"`` or ``"bandit"``.
+        exploration: ``"online"`` (default) or ``"presampled"`` (bandit only).
+        strict: raise :class:`InvalidInputError` for feedback outside ``[0, 1]`` instead of clipping it.
+        seed: ``None``, int, ``SeedSequence`` or ``Generator``; same seed ⇒ the same sets via ``ask``/``tell``
+            and via ``run``.
+        secure: sample from the OS-keyed ChaCha20 generator (never pickled; a restored copy reseeds).
+
+    Raises:
+        InvalidInputError: bad arguments (``k = 0``, ``k > |U|``, ``δ ∉ (0, 1)`` when private, ...).
+
+    Example:
+        >>> import numpy as np, dponline
+        >>> learner = dponline.PrivateSubmodular(5, 2, horizon=100, epsilon=1.0, delta=1e-6, seed=0)
+        >>> S = learner.ask()
+        >>> payoff = learner.tell(np.full(5, 0.1))  # full information: the row of f_t (click probabilities)
+        >>> learner.t, len(S) <= 2
+        (1, True)
+    """
+
+    _core_type = _core.PrivateSubmodular
+
+    def __init__(
+        self,
+        ground_set_size: int,
+        k: int,
+        *,
+        horizon: int,
+        epsilon: float | None,
+        delta: float | None = None,
+        feedback: Literal["full", "bandit"] = "full",
+        exploration: Literal["online", "presampled"] = "online",
+        strict: bool = False,
+        seed: SeedLike = None,
+        secure: bool = False,
+    ) -> None:
+        n = _validate.integer("ground_set_size", ground_set_size, low=1, high=2**40)
+        k = _validate.integer("k", k, low=1, high=n)
+        horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
+        feedback = _validate.option("feedback", feedback, ("full", "bandit"))  # type: ignore[assignment]
+        exploration = _validate.option("exploration", exploration, ("online", "presampled"))  # type: ignore[assignment]
+        if feedback == "full" and exploration != "online":
+            raise InvalidInputError("exploration='presampled' applies to feedback='bandit' only")
+        strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
+        if epsilon is None:
+            guarantee = None
+            delta = 0.0
+        else:
+            epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
+            if delta is None:
+                raise InvalidInputError("delta is required when epsilon is given (delta in (0, 1))")
+            delta = _validate.real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
+            guarantee = submodular_privacy(
+                epsilon, delta, horizon, feedback, exploration, randomness=randomness_of(seed, secure)
+            )
+        self._core = _core.PrivateSubmodular(
+            n,
+            k,
+            horizon,
+            epsilon=epsilon,
+            delta=delta,
+            feedback=feedback,
+            exploration=exploration,
+            strict=strict,
+            seed=seed,
+            secure=secure,
+        )
+        self._horizon = horizon
+        self._privacy = guarantee
+        self._feedback = feedback
+
+    # -- protocol ---------------------------------------------------------------------------------------
+    def ask(self) -> np.ndarray:
+        """The set ``S_t`` to play: int64 array of at most ``k`` distinct item ids in ``[0, |U|)``.
+
+        Asking again before :meth:`tell` returns the same set.
+
+        Raises:
+            HorizonExhaustedError: after ``horizon`` rounds.
+            StateError: the learner is being used by another thread.
+        """
+        return self._core.ask()
+
+    def tell(self, feedback: Any, *, kind: str = "probabilistic_coverage") -> float:
+        """Report round ``t``'s feedback for the asked set.
+
+        * full information, fast path: ``feedback`` is the row of ``f_t`` — float64 ``(|U|,)`` in ``[0, 1]`` — of
+          the family ``kind`` (``"probabilistic_coverage"``: click probabilities ``p^t``;
+          ``"facility_location"``: similarities ``s^t``). The learner evaluates the marginal gains natively.
+        * full information, any set function: ``feedback`` is a callable ``f(items) -> float`` on lists of item
+          ids (``f([]) = 0``). The learner queries it ``k·(|U| + 1)`` times for the gains of every expert's
+          prefix — not the fast path. Gains below ``−1e-9`` (not monotone) or growing along the prefixes
+          ``S^0 ⊆ S^1 ⊆ ...`` by more than ``1e-9`` (not submodular) raise; those are the only checks made.
+        * bandit: ``feedback`` is the payoff ``f_t(S_t)`` (a real number), or a callable evaluated at ``S_t``.
+
+        Returns ``f_t(S_t)`` (clipped). Values outside ``[0, 1]`` are clipped into it (counted in
+        :attr:`clipped`) unless ``strict=True``.
+
+        Raises:
+            ProtocolError: without a preceding :meth:`ask`.
+            InvalidInputError: wrong shape or type, an unknown ``kind``, out-of-range values with ``strict``, a
+                callable that is not monotone submodular on the queried sets.
+            NonFiniteError: NaN or inf. In every case the learner is unchanged.
+        """
+        if callable(feedback):
+            return self._tell_function(feedback)
+        if self._feedback == "full":
+            kind = _validate.option("kind", kind, ("probabilistic_coverage", "facility_location"))
+            return float(self._core.tell_row(feedback, kind))
+        payoff = _validate.real("payoff", feedback)
+        self._core.tell_payoff(payoff)
+        return min(1.0, max(0.0, payoff))
+
+    def _tell_function(self, f: Any) -> float:
+        if not self._core.pending:
+            raise ProtocolError("tell() must follow ask(): one feedback per asked set")
+        S = self.ask()  # the pending set again (asking again does not resample)
+
+        def value(items: list[int]) -> float:
+            return _validate.real("f(S)", f(list(dict.fromkeys(items))))
+
+        payoff = value(S.tolist())
+        if self._feedback == "bandit":
+            self._core.tell_payoff(payoff)
+            return min(1.0, max(0.0, payoff))
+        picks = self.picks.tolist()
+        n = int(self._core.params["ground_set_size"])
+        gains = np.empty((len(picks), n))
+        for i in range(len(picks)):
+            prefix = picks[:i]
+            base = value(prefix)
+            gains[i] = [value(prefix + [a]) - base for a in range(n)]
+        if (gains < -1e-9).any():
+            raise InvalidInputError("the set function is not monotone: a marginal gain is negative")
+        if len(picks) > 1 and (gains[1:] > gains[:-1] + 1e-9).any():
+            raise InvalidInputError("the set function is not submodular: a marginal gain grows along the prefixes")
+        return float(self._core.tell_gains(gains, payoff))
+
+    def run(
+        self, losses: Any, *, rounds: int | None = None, checkpoints: int = 1000, progress: bool = False
+    ) -> RunResult:
+        """Play ``rounds`` rounds against a :mod:`dponline.submodular` family natively (GIL released); see
+        :meth:`Learner.run`. The per-round loss is ``−f_t(S_t)``: ``total_loss = −Σ_t f_t(S_t)``, and
+        ``final_point`` holds the experts' picks (int64).
+
+        Raises:
+            InvalidInputError: ``losses`` is not a submodular family or has another ground-set size.
+            ProtocolError, HorizonExhaustedError, StateError: as :meth:`Learner.run`.
+        """
+        if not isinstance(losses, _core.SubmodularFamily):
+            raise InvalidInputError(
+                f"losses must be a dponline.submodular family (SubmodularFamily), got {type(losses).__name__}"
+            )
+        return super().run(losses, rounds=rounds, checkpoints=checkpoints, progress=progress)
+
+    def _final_point(self) -> np.ndarray:
+        return np.asarray(self._core.picks, dtype=np.int64)
+
+    # -- introspection ----------------------------------------------------------------------------------
+    @property
+    def params(self) -> dict[str, Any]:
+        """Schedule: ``eta``, ``gamma`` (capped at 1), ``gamma_paper`` (uncapped), ``presampled_explores``,
+        ``k``, ``ground_set_size``, ``horizon``, ``epsilon``, ``delta``, ``feedback``, ``exploration``."""
+        return dict(self._core.params)
+
+    @property
+    def picks(self) -> np.ndarray:
+        """The experts' current picks ``a^1..a^k`` (int64, with repetitions)."""
+        return self._core.picks
+
+    @property
+    def explores(self) -> int:
+        """Explore rounds so far (bandit)."""
+        return int(self._core.explores)
+
+    @property
+    def clipped(self) -> int:
+        """Feedback values clipped into ``[0, 1]`` so far."""
+        return int(self._core.clipped)
+
+    def expert_probabilities(self, i: int) -> np.ndarray:
+        """Sampling distribution of expert ``i`` (0-based), float64 ``(|U|,)``."""
+        return self._core.expert_probabilities(_validate.integer("i", i, low=0))
+
+    def regret_bound(self) -> float:
+        """Explicit bound on the expected ``(1 − 1/e)``-regret from the proofs.
+
+        * full information (Theorem 6's proof, Hedge bound of Theorem 3 with payoffs in ``[0, 1]``):
+          ``k·(ηT + ln|U|/η)``;
+        * bandit (Lemmas 2 and 3): ``k·(ηT + k|U| ln|U|/(γη) + (k|U|/γ)·T·e^{−8γ²T}) + γT``.
+
+        Here ``ln|U|`` is the natural logarithm (``max(ln|U|, ln 2)``, as for ``η``).
+        """
+        p = self.params
+        T, n, k, eta = float(p["horizon"]), float(p["ground_set_size"]), float(p["k"]), float(p["eta"])
+        log_n = max(math.log(n), math.log(2.0))
+        if p["feedback"] == "full":
+            return k * (eta * T + log_n / eta)
+        gamma = float(p["gamma"])
+        if gamma <= 0:
+            return 0.0
+        tail = (k * n / gamma) * T * math.exp(-8.0 * gamma * gamma * T)
+        return k * (eta * T + k * n * log_n / (gamma * eta) + tail) + gamma * T
+
+    def __repr__(self) -> str:
+        p = self._core.params
+        eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"
+        return (
+            f"PrivateSubmodular({p['ground_set_size']}, {p['k']}, horizon={self.horizon}, epsilon={eps}, "
+            f"feedback={p['feedback']!r}, t={self.t})"
+        )

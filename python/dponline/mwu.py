@@ -1,0 +1,27 @@
+"""Hedge (multiplicative weights, Freund & Schapire 1997) over large action sets.
+
+:class:`Hedge` keeps log-weights ``η·Σ_s g_s(i)`` (minus a running offset) and a sum tree over
+``exp(log-weight − reference)``: a full-information update (payoffs ``g ∈ [0, 1]^n``) is one pass over the
+weights plus ``n`` additions for the tree, a bandit update of one coordinate costs ``O(log n)``, and sampling
+costs ``O(log n)``. The log-weights are renormalised (the maximum subtracted) on every full update and whenever
+a leaf would exceed ``e^300``, so nothing overflows or underflows over any number of rounds with payoffs in
+``[0, 1]``. It is the expert used by :class:`dponline.PrivateSubmodular` (Perez-Salazar & Cummings 2021,
+Algorithm 1).
+
+``Hedge(n, eta, *, seed=None, secure=False)``:
+
+* ``update_full(payoffs)`` — ``w(i) ← w(i)·e^{η g(i)}`` for all ``i``; payoffs float64 ``(n,)`` in ``[0, 1]``.
+* ``update_one(i, payoff)`` — the same for one action (the others earn 0).
+* ``sample(size=1)`` — int64 ``(size,)`` draws from ``w / Σ w``; ``probabilities()`` — float64 ``(n,)``.
+* ``log_weights``, ``offset``, ``total``, ``eta``, ``n``; pickles (``to_bytes``/``from_bytes``): a seeded
+  Hedge resumes bit-identically, a secure one reseeds from the OS.
+
+Errors: ``InvalidInputError`` for payoffs outside ``[0, 1]``, an action out of range, ``n = 0`` or ``eta <= 0``;
+``NonFiniteError`` for NaN/inf. The state is unchanged when an error is raised.
+"""
+
+from __future__ import annotations
+
+from ._core import Hedge
+
+__all__ = ["Hedge"]

@@ -1,0 +1,809 @@
+//! PrivateSubmodular: differentially private online monotone submodular maximisation under a cardinality
+//! constraint (Perez-Salazar & Cummings, AISTATS 2021).
+//!
+//! Each round the learner plays a set `S_t` of at most `k` of the `n` items and earns `f_t(S_t) ∈ [0, 1]`.
+//! It runs `k` ordered Hedge experts `E_1..E_k` over the items ([`crate::mwu::Hedge`]); expert `i` learns
+//! the item of best marginal gain given the picks of experts `1..i−1` (Streeter & Golovin 2009).
+//!
+//! * Full information — Algorithm 2 (FI-DP): every expert samples `a_t^i`, the learner plays
+//!   `S_t = ∪_i {a_t^i}` and, given oracle access to `f_t`, feeds expert `i` the marginal gains
+//!   `g_t^i(a) = f_t(S_t^{i−1} + a) − f_t(S_t^{i−1})` for all `a` (`S_t^{i} = ∪_{j<=i} {a_t^j}`), at rate
+//!   `η = ε / (k·sqrt(32·T·ln(k/δ)))` — `(ε, δ)`-DP by Theorem 5.
+//! * Bandit — Algorithm 3 (BanditDP): with probability `γ = k·((16 n ln n)² / T)^{1/3}` (capped at 1) the
+//!   round explores: pick `i ∈ [k]` and `a ∈ U` uniformly, play `S_t^{i−1} ∪ {a}`, feed expert `i` the payoff
+//!   `f_t(S_t^{i−1} + a)` on coordinate `a` (the other experts get 0), then every expert resamples; otherwise
+//!   the current set is played again. `η = ε / (k·sqrt(32·(2γT)·ln(k/δ)))` — `(ε, δ + e^{−8T^{1/3}})`-DP by
+//!   Theorem 7 (`e^{−8T^{1/3}}` bounds the probability of more than `2γT` explore rounds).
+//! * Presampled exploration — Appendix B.2: the number of explore rounds `M ~ Binomial(T, γ)` is drawn up
+//!   front, `η = ε / (k·sqrt(32·(M+1)·ln(k/δ)))`, and `(ε, δ)`-DP holds with no extra δ. Given `M`, the explore
+//!   rounds of i.i.d. Bernoulli(γ) draws are a uniformly random `M`-subset of the `T` rounds; the learner draws
+//!   that subset sequentially (round `t` explores with probability `m/(T−t)` while `m` explore rounds remain),
+//!   which has the same joint law as drawing them all up front but needs `O(1)` memory instead of the paper's
+//!   `Θ(T^{2/3})`.
+//!
+//! Non-private (`epsilon = None`, Streeter & Golovin 2009) on the same code path: `η = sqrt(ln n / T)`
+//! (full information, the minimiser of the Hedge bound `ηT + ln n/η`) and `η = sqrt(k n ln n / (γT))` (bandit,
+//! the minimiser of `ηT + k n ln n/(γη)` from the proof of Lemma 3), with `ln n` read as `max(ln n, ln 2)`.
+//!
+//! Per-round loss reported by `run`: `−f_t(S_t)` (so the regret against `(1 − 1/e)·max_{|S|<=k} Σ_t f_t(S)` is
+//! the cumulative loss minus the comparator's cumulative loss, as for every other learner).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{CoreError, Result};
+use crate::learners::{RunSummary, check_len_pair};
+use crate::losses::check_checkpoints;
+use crate::mwu::{Hedge, uniform_below};
+use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
+use crate::submodular::{SubmodularFamily, SubmodularKind, check_row, gains_into, value};
+
+/// Feedback model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Feedback {
+    /// Oracle access to `f_t` after playing (Algorithm 2).
+    Full,
+    /// Only `f_t(S_t)` (Algorithm 3).
+    Bandit,
+}
+
+/// How bandit explore rounds are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Exploration {
+    /// Each round independently with probability `γ` (Algorithm 3).
+    Online,
+    /// `M ~ Binomial(T, γ)` drawn up front, `η` set from `M` (Appendix B.2).
+    Presampled,
+}
+
+/// Schedule of a [`PrivateSubmodular`] learner, from the declared arguments only.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubmodularParams {
+    /// `|U|`.
+    pub n: usize,
+    /// Cardinality `k`.
+    pub k: usize,
+    /// `T`.
+    pub horizon: u64,
+    /// `ε` (`None`: non-private).
+    pub epsilon: Option<f64>,
+    /// `δ` (0 when non-private).
+    pub delta: f64,
+    /// Feedback model.
+    pub feedback: Feedback,
+    /// Exploration (bandit only).
+    pub exploration: Exploration,
+    /// `γ` (0 for full information).
+    pub gamma: f64,
+    /// The uncapped `k·((16 n ln n)²/T)^{1/3}` of Algorithm 3 (0 for full information).
+    pub gamma_paper: f64,
+    /// Number of explore rounds drawn up front (presampled exploration only).
+    pub presampled_explores: Option<u64>,
+    /// Hedge learning rate `η` of every expert.
+    pub eta: f64,
+}
+
+fn ln_items(n: usize) -> f64 {
+    (n as f64).ln().max(core::f64::consts::LN_2)
+}
+
+impl SubmodularParams {
+    /// `γ` of Algorithm 3: `k·((16 n ln n)² / T)^{1/3}`, uncapped.
+    pub fn paper_gamma(n: usize, k: usize, horizon: u64) -> f64 {
+        let a = 16.0 * n as f64 * ln_items(n);
+        k as f64 * (a * a / horizon as f64).cbrt()
+    }
+
+    /// `η` from `ε, δ` and the number of rounds `m` that access the data (`T` for Algorithm 2, `2γT` for
+    /// Algorithm 3, `M + 1` for Appendix B.2): `ε / (k·sqrt(32·m·ln(k/δ)))`.
+    pub fn private_eta(epsilon: f64, delta: f64, k: usize, m: f64) -> f64 {
+        epsilon / (k as f64 * (32.0 * m * (k as f64 / delta).ln()).sqrt())
+    }
+
+    /// The schedule for the declared arguments. `presampled_explores` is the `M` drawn by the learner
+    /// (presampled exploration only).
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for `n == 0`, `k == 0`, `k > n`, `horizon == 0`, `ε <= 0`,
+    /// `δ ∉ (0, 1)` when private, or `presampled_explores` missing/present inconsistently.
+    #[allow(clippy::too_many_arguments)] // mirrors the Python signature one-to-one
+    pub fn new(
+        n: usize,
+        k: usize,
+        horizon: u64,
+        epsilon: Option<f64>,
+        delta: f64,
+        feedback: Feedback,
+        exploration: Exploration,
+        presampled_explores: Option<u64>,
+    ) -> Result<Self> {
+        if n == 0 {
+            return Err(CoreError::invalid("ground_set_size", ">= 1", n));
+        }
+        if k == 0 || k > n {
+            return Err(CoreError::invalid("k", "in 1..=ground_set_size", k));
+        }
+        if horizon == 0 {
+            return Err(CoreError::invalid("horizon", ">= 1", horizon));
+        }
+        if let Some(eps) = epsilon {
+            if !(eps.is_finite() && eps > 0.0) {
+                return Err(CoreError::invalid("epsilon", "finite and > 0", eps));
+            }
+            if !(delta > 0.0 && delta < 1.0) {
+                return Err(CoreError::invalid(
+                    "delta",
+                    "in (0, 1) (Proposition 2 needs ln(k/δ) > 0)",
+                    delta,
+                ));
+            }
+        } else if !(0.0..1.0).contains(&delta) {
+            return Err(CoreError::invalid("delta", "in [0, 1)", delta));
+        }
+        let presampled = feedback == Feedback::Bandit && exploration == Exploration::Presampled;
+        if presampled != presampled_explores.is_some() {
+            return Err(CoreError::invalid(
+                "presampled_explores",
+                "given exactly for presampled bandit exploration",
+                format!("{presampled_explores:?}"),
+            ));
+        }
+        let t = horizon as f64;
+        let (gamma_paper, gamma) = match feedback {
+            Feedback::Full => (0.0, 0.0),
+            Feedback::Bandit => {
+                let g = Self::paper_gamma(n, k, horizon);
+                (g, g.min(1.0))
+            }
+        };
+        let eta = match (feedback, epsilon) {
+            (Feedback::Full, Some(eps)) => Self::private_eta(eps, delta, k, t),
+            (Feedback::Full, None) => (ln_items(n) / t).sqrt(),
+            (Feedback::Bandit, Some(eps)) => {
+                let m = match presampled_explores {
+                    Some(m) => m as f64 + 1.0,
+                    None => 2.0 * gamma * t,
+                };
+                Self::private_eta(eps, delta, k, m)
+            }
+            (Feedback::Bandit, None) => (k as f64 * n as f64 * ln_items(n) / (gamma * t)).sqrt(),
+        };
+        if !(eta.is_finite() && eta > 0.0) {
+            return Err(CoreError::invalid(
+                "eta",
+                "finite and > 0 (from the declared arguments)",
+                eta,
+            ));
+        }
+        Ok(SubmodularParams {
+            n,
+            k,
+            horizon,
+            epsilon,
+            delta: if epsilon.is_some() { delta } else { 0.0 },
+            feedback,
+            exploration,
+            gamma,
+            gamma_paper,
+            presampled_explores,
+            eta,
+        })
+    }
+}
+
+/// What the current round plays (bandit rounds decide at `ask`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+enum Pending {
+    /// Nothing asked.
+    None,
+    /// Full information, or a bandit exploit round: the experts' set.
+    Exploit,
+    /// A bandit explore round: expert `expert` (0-based) tries `item` after the picks of experts before it.
+    Explore { expert: usize, item: usize },
+}
+
+/// The learner (see the module docs).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PrivateSubmodular {
+    params: SubmodularParams,
+    experts: Vec<Hedge>,
+    /// `a^1..a^k`, the experts' current picks.
+    picks: Vec<usize>,
+    /// The set played this round (distinct ids, in expert order).
+    played: Vec<usize>,
+    pending: Pending,
+    rng: Generator,
+    t: u64,
+    explores: u64,
+    /// Explore rounds still to come (presampled exploration).
+    explores_left: u64,
+    clipped: u64,
+    strict: bool,
+    #[serde(skip)]
+    scratch: Vec<f64>,
+}
+
+fn dedup_into(items: impl Iterator<Item = usize>, out: &mut Vec<usize>) {
+    out.clear();
+    for a in items {
+        if !out.contains(&a) {
+            out.push(a);
+        }
+    }
+}
+
+impl PrivateSubmodular {
+    /// A learner for `params`, seeded from stream 1 of `seed` (OS-keyed ChaCha20 when `secure`). With
+    /// `strict`, feedback outside `[0, 1]` is an error instead of being clipped.
+    ///
+    /// For presampled exploration, `params` must hold the `M` drawn by [`PrivateSubmodular::draw_explores`]
+    /// from the same seed.
+    ///
+    /// Errors: [`CoreError::Allocation`]; entropy failures.
+    pub fn new(params: SubmodularParams, seed: Seed, secure: bool, strict: bool) -> Result<Self> {
+        let mut rng = Generator::for_stream(&seed, 1, secure)?;
+        let mut experts = crate::alloc::reserve("experts", params.k)?;
+        for _ in 0..params.k {
+            experts.push(Hedge::new(params.n, params.eta)?);
+        }
+        let picks: Vec<usize> = experts.iter().map(|e| e.sample(&mut rng)).collect();
+        let mut played = Vec::with_capacity(params.k);
+        dedup_into(picks.iter().copied(), &mut played);
+        let explores_left = params.presampled_explores.unwrap_or(0);
+        Ok(PrivateSubmodular {
+            scratch: crate::alloc::zeros("marginal gains", params.n)?,
+            params,
+            experts,
+            picks,
+            played,
+            pending: Pending::None,
+            rng,
+            t: 0,
+            explores: 0,
+            explores_left,
+            clipped: 0,
+            strict,
+        })
+    }
+
+    /// `M ~ Binomial(T, γ)` for presampled exploration, from stream 2 of `seed` (OS-keyed when `secure`).
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for `γ ∉ [0, 1]`; entropy failures.
+    pub fn draw_explores(horizon: u64, gamma: f64, seed: Seed, secure: bool) -> Result<u64> {
+        use rand_distr::Distribution;
+        let dist = rand_distr::Binomial::new(horizon, gamma)
+            .map_err(|_| CoreError::invalid("gamma", "in [0, 1]", gamma))?;
+        let mut rng = Generator::for_stream(&seed, 2, secure)?;
+        Ok(dist.sample(&mut rng))
+    }
+
+    /// The schedule.
+    pub fn params(&self) -> &SubmodularParams {
+        &self.params
+    }
+
+    /// Rounds completed.
+    pub fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// Explore rounds so far (bandit).
+    pub fn explores(&self) -> u64 {
+        self.explores
+    }
+
+    /// Feedback values clipped into `[0, 1]` so far (rows count once per clipped entry).
+    pub fn clipped(&self) -> u64 {
+        self.clipped
+    }
+
+    /// Whether a set was asked and awaits `tell`.
+    pub fn pending(&self) -> bool {
+        self.pending != Pending::None
+    }
+
+    /// The experts.
+    pub fn experts(&self) -> &[Hedge] {
+        &self.experts
+    }
+
+    /// The experts' current picks `a^1..a^k` (with repetitions).
+    pub fn picks(&self) -> &[usize] {
+        &self.picks
+    }
+
+    fn resample(&mut self) {
+        for (p, e) in self.picks.iter_mut().zip(&self.experts) {
+            *p = e.sample(&mut self.rng);
+        }
+    }
+
+    /// The set to play this round: at most `k` distinct item ids. Asking again before `tell` returns the same
+    /// set.
+    ///
+    /// Errors: [`CoreError::HorizonExhausted`] after `T` rounds.
+    pub fn ask(&mut self) -> Result<&[usize]> {
+        if self.t >= self.params.horizon {
+            return Err(CoreError::HorizonExhausted {
+                what: "PrivateSubmodular",
+                horizon: self.params.horizon,
+            });
+        }
+        if self.pending == Pending::None {
+            self.decide();
+        }
+        Ok(&self.played)
+    }
+
+    /// Draw this round's randomness (full information: fresh picks; bandit: explore or not).
+    fn decide(&mut self) {
+        match self.params.feedback {
+            Feedback::Full => {
+                if self.t > 0 {
+                    self.resample();
+                }
+                dedup_into(self.picks.iter().copied(), &mut self.played);
+                self.pending = Pending::Exploit;
+            }
+            Feedback::Bandit => {
+                let explore = match self.params.exploration {
+                    Exploration::Online => self.rng.open01() < self.params.gamma,
+                    Exploration::Presampled => {
+                        let remaining = (self.params.horizon - self.t) as f64;
+                        self.rng.open01() * remaining < self.explores_left as f64
+                    }
+                };
+                if explore {
+                    let expert = uniform_below(&mut self.rng, self.params.k);
+                    let item = uniform_below(&mut self.rng, self.params.n);
+                    dedup_into(
+                        self.picks[..expert]
+                            .iter()
+                            .copied()
+                            .chain(core::iter::once(item)),
+                        &mut self.played,
+                    );
+                    self.pending = Pending::Explore { expert, item };
+                } else {
+                    dedup_into(self.picks.iter().copied(), &mut self.played);
+                    self.pending = Pending::Exploit;
+                }
+            }
+        }
+    }
+
+    fn need_pending(&self) -> Result<()> {
+        if self.pending == Pending::None {
+            return Err(CoreError::Protocol(
+                "tell() must follow ask(): one feedback per asked set".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Full information: report the row of `f_t` (length `n`; the learner evaluates the marginal gains
+    /// itself). Entries outside `[0, 1]` are clipped (counted in [`PrivateSubmodular::clipped`]) unless
+    /// `strict`. Returns `f_t(S_t)` of the played set (on the clipped row).
+    ///
+    /// Errors (state unchanged): [`CoreError::Protocol`] without a pending `ask` or for bandit learners;
+    /// [`CoreError::Shape`]; [`CoreError::NonFinite`]; with `strict`, [`CoreError::InvalidArgument`].
+    pub fn tell_row(&mut self, kind: SubmodularKind, row: &[f64]) -> Result<f64> {
+        self.need_pending()?;
+        if self.params.feedback != Feedback::Full {
+            return Err(CoreError::Protocol(
+                "a bandit learner is told the payoff f_t(S_t), not the row of f_t".into(),
+            ));
+        }
+        crate::error::check_len("row", row, self.params.n)?;
+        let outside = check_row(row, self.strict)?;
+        if outside > 0 {
+            let clipped: Vec<f64> = row.iter().map(|v| v.clamp(0.0, 1.0)).collect();
+            self.clipped += outside as u64;
+            Ok(self.full_step(kind, &clipped))
+        } else {
+            Ok(self.full_step(kind, row))
+        }
+    }
+
+    /// Full information with gains computed by the caller (e.g. from a Python set function): `gains` is the
+    /// row-major `(k, n)` matrix of `g_t^i(a) = f_t(S_t^{i−1} + a) − f_t(S_t^{i−1})` for the prefixes of
+    /// [`PrivateSubmodular::picks`], and `payoff = f_t(S_t)`. Values outside `[0, 1]` are clipped (counted in
+    /// [`PrivateSubmodular::clipped`]) unless `strict`. Returns the (clipped) payoff.
+    ///
+    /// Errors (state unchanged): [`CoreError::Protocol`] without a pending `ask` or for bandit learners;
+    /// [`CoreError::Shape`]; [`CoreError::NonFinite`]; with `strict`, [`CoreError::InvalidArgument`].
+    pub fn tell_gains(&mut self, gains: &[f64], payoff: f64) -> Result<f64> {
+        self.need_pending()?;
+        if self.params.feedback != Feedback::Full {
+            return Err(CoreError::Protocol(
+                "a bandit learner is told the payoff f_t(S_t), not marginal gains".into(),
+            ));
+        }
+        let (k, n) = (self.params.k, self.params.n);
+        if k.checked_mul(n) != Some(gains.len()) {
+            return Err(CoreError::Shape {
+                name: "gains",
+                expected: format!("shape ({k}, {n})"),
+                got: format!("{} values", gains.len()),
+            });
+        }
+        if !payoff.is_finite() {
+            return Err(CoreError::NonFinite {
+                name: "payoff",
+                index: 0,
+                value: payoff,
+            });
+        }
+        let outside = check_row(gains, self.strict)?;
+        let payoff_outside = !(0.0..=1.0).contains(&payoff);
+        if payoff_outside && self.strict {
+            return Err(CoreError::invalid(
+                "payoff",
+                "in [0, 1] (strict=True)",
+                payoff,
+            ));
+        }
+        self.clipped += outside as u64 + u64::from(payoff_outside);
+        for i in 0..k {
+            for (o, &g) in self.scratch.iter_mut().zip(&gains[i * n..(i + 1) * n]) {
+                *o = g.clamp(0.0, 1.0);
+            }
+            self.experts[i].apply_full(&self.scratch);
+        }
+        self.pending = Pending::None;
+        self.t += 1;
+        Ok(payoff.clamp(0.0, 1.0))
+    }
+
+    /// Algorithm 2, lines 6-8 for a valid row: one gains pass and one Hedge pass per expert.
+    fn full_step(&mut self, kind: SubmodularKind, row: &[f64]) -> f64 {
+        let payoff = value(kind, row, &self.played);
+        for i in 0..self.params.k {
+            gains_into(kind, row, &self.picks[..i], &mut self.scratch);
+            self.experts[i].apply_full(&self.scratch);
+        }
+        self.pending = Pending::None;
+        self.t += 1;
+        payoff
+    }
+
+    /// Bandit: report `f_t(S_t)` of the asked set, clipped into `[0, 1]` unless `strict`.
+    ///
+    /// Errors (state unchanged): [`CoreError::Protocol`] without a pending `ask` or for full-information
+    /// learners; [`CoreError::NonFinite`]; with `strict`, [`CoreError::InvalidArgument`].
+    pub fn tell_payoff(&mut self, payoff: f64) -> Result<()> {
+        self.need_pending()?;
+        if self.params.feedback != Feedback::Bandit {
+            return Err(CoreError::Protocol(
+                "a full-information learner is told the row of f_t, not a payoff".into(),
+            ));
+        }
+        if !payoff.is_finite() {
+            return Err(CoreError::NonFinite {
+                name: "payoff",
+                index: 0,
+                value: payoff,
+            });
+        }
+        let inside = (0.0..=1.0).contains(&payoff);
+        if !inside && self.strict {
+            return Err(CoreError::invalid(
+                "payoff",
+                "in [0, 1] (strict=True)",
+                payoff,
+            ));
+        }
+        if !inside {
+            self.clipped += 1;
+        }
+        self.bandit_step(payoff.clamp(0.0, 1.0));
+        Ok(())
+    }
+
+    /// Algorithm 3, lines 8-11 (explore) or 13-15 (exploit), for a payoff in `[0, 1]`.
+    fn bandit_step(&mut self, payoff: f64) {
+        if let Pending::Explore { expert, item } = self.pending {
+            self.experts[expert].apply_one(item, payoff);
+            self.resample();
+            self.explores += 1;
+            self.explores_left = self.explores_left.saturating_sub(1);
+        }
+        self.pending = Pending::None;
+        self.t += 1;
+    }
+
+    /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
+    ///
+    /// Errors: [`CoreError::Protocol`] if a set is pending; [`CoreError::Shape`] for a family over another
+    /// ground set; [`CoreError::HorizonExhausted`] beyond the learner's or the family's horizon.
+    pub fn check_run(&self, family: &SubmodularFamily, rounds: u64) -> Result<()> {
+        if self.pending != Pending::None {
+            return Err(CoreError::Protocol(
+                "run() cannot start while an asked set awaits tell()".into(),
+            ));
+        }
+        if family.ground_set_size() != self.params.n {
+            return Err(CoreError::Shape {
+                name: "family",
+                expected: format!("ground set size {}", self.params.n),
+                got: format!("ground set size {}", family.ground_set_size()),
+            });
+        }
+        let limit = self.params.horizon.min(family.horizon());
+        if self.t.checked_add(rounds).is_none_or(|end| end > limit) {
+            return Err(CoreError::HorizonExhausted {
+                what: "PrivateSubmodular",
+                horizon: limit,
+            });
+        }
+        Ok(())
+    }
+
+    /// Play `rounds` rounds against `family` natively (rounds `t..t+rounds` of the family), recording the
+    /// cumulative loss `−Σ f_s(S_s)` (since the start of this call) after each absolute round in `checkpoints`.
+    /// The rows of a family are in `[0, 1]` by construction, so nothing is clipped.
+    ///
+    /// Same seed ⇒ the same sets as the equivalent `ask`/`tell` loop.
+    ///
+    /// Errors (state unchanged): as [`PrivateSubmodular::check_run`]; bad checkpoint buffers.
+    pub fn run(
+        &mut self,
+        family: &SubmodularFamily,
+        rounds: u64,
+        checkpoints: &[u64],
+        cumulative: &mut [f64],
+    ) -> Result<RunSummary> {
+        self.check_run(family, rounds)?;
+        check_len_pair(checkpoints, cumulative)?;
+        let (start, end) = (self.t, self.t + rounds);
+        check_checkpoints(checkpoints, end)?;
+        let mut covered = family.scratch()?;
+        let mut total = 0.0;
+        let mut next = checkpoints.partition_point(|&c| c <= start);
+        cumulative[..next].fill(0.0);
+        while self.t < end {
+            self.decide();
+            let t = self.t;
+            let payoff = family.value_with(t, &self.played, &mut covered);
+            match self.params.feedback {
+                Feedback::Full => {
+                    for i in 0..self.params.k {
+                        family.gains_with(t, &self.picks[..i], &mut self.scratch, &mut covered);
+                        self.experts[i].apply_full(&self.scratch);
+                    }
+                    self.pending = Pending::None;
+                    self.t += 1;
+                }
+                Feedback::Bandit => self.bandit_step(payoff),
+            }
+            total -= payoff;
+            while next < checkpoints.len() && checkpoints[next] == self.t {
+                cumulative[next] = total;
+                next += 1;
+            }
+        }
+        Ok(RunSummary {
+            rounds,
+            total_loss: total,
+            clipped: 0,
+        })
+    }
+
+    /// Serialize the learner (format-versioned). Holds the experts' weights: as sensitive as the data.
+    ///
+    /// Errors: [`CoreError::State`] (not expected).
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        to_state_bytes(self)
+    }
+
+    /// Restore a learner from [`PrivateSubmodular::to_bytes`]; it continues bit-identically.
+    ///
+    /// Errors: [`CoreError::State`]; [`CoreError::Allocation`].
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let mut s: Self = from_state_bytes(bytes)?;
+        let p = &s.params;
+        if s.experts.len() != p.k
+            || s.picks.len() != p.k
+            || s.experts.iter().any(|e| e.len() != p.n)
+            || s.picks.iter().chain(&s.played).any(|&a| a >= p.n)
+        {
+            return Err(CoreError::State(
+                "inconsistent PrivateSubmodular state".into(),
+            ));
+        }
+        s.scratch = crate::alloc::zeros("marginal gains", p.n)?;
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::losses::RowOrder;
+
+    fn family(rows: usize, n: usize, seed: u64) -> SubmodularFamily {
+        let mut rng = Generator::from_seed([seed, 0, 0, 0]);
+        let data = (0..rows * n).map(|_| 0.5 * rng.open01()).collect();
+        SubmodularFamily::new(SubmodularKind::ProbabilisticCoverage, data, n).unwrap()
+    }
+
+    fn learner(
+        feedback: Feedback,
+        exploration: Exploration,
+        horizon: u64,
+        seed: u64,
+    ) -> PrivateSubmodular {
+        let (n, k) = (6, 2);
+        let m =
+            (feedback == Feedback::Bandit && exploration == Exploration::Presampled).then(|| {
+                let g = SubmodularParams::paper_gamma(n, k, horizon).min(1.0);
+                PrivateSubmodular::draw_explores(horizon, g, [seed, 0, 0, 0], false).unwrap()
+            });
+        let p = SubmodularParams::new(n, k, horizon, Some(1.0), 1e-3, feedback, exploration, m)
+            .unwrap();
+        PrivateSubmodular::new(p, [seed, 0, 0, 0], false, false).unwrap()
+    }
+
+    #[test]
+    fn schedule_matches_the_paper() {
+        let p = SubmodularParams::new(
+            80,
+            3,
+            10_000,
+            Some(1.0),
+            1e-6,
+            Feedback::Full,
+            Exploration::Online,
+            None,
+        )
+        .unwrap();
+        let want = 1.0 / (3.0 * (32.0 * 10_000.0 * (3.0f64 / 1e-6).ln()).sqrt());
+        assert!((p.eta - want).abs() < 1e-15 * want);
+        let t = 1e12;
+        let p = SubmodularParams::new(
+            80,
+            3,
+            t as u64,
+            Some(2.0),
+            1e-6,
+            Feedback::Bandit,
+            Exploration::Online,
+            None,
+        )
+        .unwrap();
+        let gamma = 3.0 * ((16.0 * 80.0 * 80f64.ln()).powi(2) / t).powf(1.0 / 3.0);
+        assert!((p.gamma - gamma).abs() < 1e-12 * gamma && gamma < 1.0);
+        let eta = 2.0 / (3.0 * (32.0 * 2.0 * gamma * t * (3.0f64 / 1e-6).ln()).sqrt());
+        assert!((p.eta - eta).abs() < 1e-12 * eta);
+        assert!(
+            SubmodularParams::new(
+                5,
+                6,
+                10,
+                None,
+                0.0,
+                Feedback::Full,
+                Exploration::Online,
+                None
+            )
+            .is_err()
+        );
+        assert!(
+            SubmodularParams::new(
+                5,
+                0,
+                10,
+                None,
+                0.0,
+                Feedback::Full,
+                Exploration::Online,
+                None
+            )
+            .is_err()
+        );
+        assert!(
+            SubmodularParams::new(
+                5,
+                1,
+                10,
+                Some(1.0),
+                0.0,
+                Feedback::Full,
+                Exploration::Online,
+                None
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn ask_tell_equals_run_and_restores_bit_identically() {
+        for (fb, ex) in [
+            (Feedback::Full, Exploration::Online),
+            (Feedback::Bandit, Exploration::Online),
+            (Feedback::Bandit, Exploration::Presampled),
+        ] {
+            let horizon = 400;
+            let fam = family(50, 6, 3)
+                .reordered(horizon, RowOrder::Cycle)
+                .unwrap();
+            let mut a = learner(fb, ex, horizon, 11);
+            let mut b = learner(fb, ex, horizon, 11);
+            let mut sets_a = Vec::new();
+            let mut total = 0.0;
+            for t in 0..horizon {
+                let s = a.ask().unwrap().to_vec();
+                let row = fam.row_at(t);
+                let v = value(SubmodularKind::ProbabilisticCoverage, row, &s);
+                total += v;
+                match fb {
+                    Feedback::Full => {
+                        let got = a
+                            .tell_row(SubmodularKind::ProbabilisticCoverage, row)
+                            .unwrap();
+                        assert_eq!(got, v);
+                    }
+                    Feedback::Bandit => a.tell_payoff(v).unwrap(),
+                }
+                sets_a.push(s);
+            }
+            let mut cum = vec![0.0; 2];
+            let r1 = b.run(&fam, 150, &[100, 150], &mut cum).unwrap();
+            let bytes = b.to_bytes().unwrap();
+            let mut c = PrivateSubmodular::from_bytes(&bytes).unwrap();
+            let mut cum2 = [0.0];
+            let r2 = c.run(&fam, 250, &[400], &mut cum2).unwrap();
+            assert!(
+                (r1.total_loss + r2.total_loss + total).abs() < 1e-9,
+                "{fb:?} {ex:?}"
+            );
+            assert_eq!(a.experts(), c.experts());
+            assert_eq!(a.picks(), c.picks());
+            if fb == Feedback::Bandit {
+                assert!(a.explores() > 0);
+                if ex == Exploration::Presampled {
+                    assert_eq!(Some(a.explores()), a.params().presampled_explores);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bad_feedback_leaves_the_state_unchanged() {
+        let mut l = learner(Feedback::Full, Exploration::Online, 10, 1);
+        assert!(
+            l.tell_row(SubmodularKind::ProbabilisticCoverage, &[0.1; 6])
+                .is_err()
+        ); // no ask
+        l.ask().unwrap();
+        let before = l.to_bytes().unwrap();
+        assert!(
+            l.tell_row(SubmodularKind::ProbabilisticCoverage, &[0.1; 5])
+                .is_err()
+        );
+        assert!(
+            l.tell_row(
+                SubmodularKind::ProbabilisticCoverage,
+                &[0.1, 0.1, 0.1, 0.1, 0.1, f64::NAN]
+            )
+            .is_err()
+        );
+        assert!(l.tell_payoff(0.5).is_err());
+        assert_eq!(l.to_bytes().unwrap(), before);
+        l.tell_row(
+            SubmodularKind::ProbabilisticCoverage,
+            &[0.1, 0.1, 0.1, 0.1, 0.1, 1.5],
+        )
+        .unwrap();
+        assert_eq!(l.clipped(), 1);
+        let mut b = learner(Feedback::Bandit, Exploration::Online, 10, 1);
+        b.ask().unwrap();
+        let before = b.to_bytes().unwrap();
+        assert!(b.tell_payoff(f64::NAN).is_err());
+        assert!(
+            b.tell_row(SubmodularKind::ProbabilisticCoverage, &[0.1; 6])
+                .is_err()
+        );
+        assert_eq!(b.to_bytes().unwrap(), before);
+        b.tell_payoff(2.0).unwrap();
+        assert_eq!(b.clipped(), 1);
+    }
+}

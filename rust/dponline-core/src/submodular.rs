@@ -1,0 +1,841 @@
+//! Monotone submodular function streams evaluated natively, with batched marginal gains.
+//!
+//! A family holds a matrix of rows (one per round of a real or synthetic stream, `n` = ground-set size
+//! columns, every entry in `[0, 1]`) and maps round `t` to a row by a [`RowOrder`], as the loss families of
+//! [`crate::losses`] do. Each row defines a monotone submodular `f_t : 2^U → [0, 1]` with `f_t(∅) = 0`:
+//!
+//! * [`SubmodularKind::ProbabilisticCoverage`]: `f_t(S) = 1 − Π_{a∈S}(1 − p_a^t)` — the probability that a
+//!   user who clicks each displayed item `a` independently with probability `p_a^t` clicks at least one
+//!   (Perez-Salazar & Cummings 2021, Section 1, "Motivating Example"). Marginal gain of `a ∉ S`:
+//!   `f_t(S + a) − f_t(S) = p_a^t · Π_{b∈S}(1 − p_b^t)`.
+//! * [`SubmodularKind::FacilityLocation`]: `f_t(S) = max_{a∈S} s_a^t` (0 for `S = ∅`) for similarities
+//!   `s^t ∈ [0, 1]^n` of round `t`'s client to the items: the one-client facility-location function. Marginal
+//!   gain: `max(0, s_a^t − max_{b∈S} s_b^t)`.
+//!
+//! * Weighted coverage ([`SubmodularFamily::weighted_coverage`]): `f_t(S) = Σ_{j ∈ ∪_{a∈S} C(a)} w_j^t` for
+//!   element weights `w^t` (rows of length `elements`, each summing to at most 1) and a fixed sparse incidence
+//!   `C(a)`; gain of `a`: the weight of the elements of `C(a)` not covered by `S` (one pass over the incidence
+//!   with one flag per element as scratch).
+//!
+//! The first two need one scalar per row and prefix (`Π(1 − p_b)` resp. `max s_b`), so the gains of **every** `a ∈ U`
+//! given a prefix `S` cost one `O(|U|)` pass ([`gains_into`]), and greedy over the summed function keeps
+//! one scalar per distinct row ([`SubmodularFamily::lazy_greedy`]).
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{CoreError, Result, check_finite};
+use crate::losses::RowOrder;
+
+/// The kind of set function a row defines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SubmodularKind {
+    /// `1 − Π_{a∈S}(1 − p_a)`.
+    ProbabilisticCoverage,
+    /// `max_{a∈S} s_a`.
+    FacilityLocation,
+}
+
+impl SubmodularKind {
+    /// Parse `"probabilistic_coverage"` or `"facility_location"`.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`].
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "probabilistic_coverage" => Ok(SubmodularKind::ProbabilisticCoverage),
+            "facility_location" => Ok(SubmodularKind::FacilityLocation),
+            other => Err(CoreError::invalid(
+                "kind",
+                "'probabilistic_coverage' or 'facility_location'",
+                format!("{other:?}"),
+            )),
+        }
+    }
+
+    /// The name accepted by [`SubmodularKind::from_name`].
+    pub fn name(self) -> &'static str {
+        match self {
+            SubmodularKind::ProbabilisticCoverage => "probabilistic_coverage",
+            SubmodularKind::FacilityLocation => "facility_location",
+        }
+    }
+
+    /// The per-row scalar of the empty prefix (`Π ∅ = 1`, `max ∅ = 0`).
+    #[inline]
+    fn empty_state(self) -> f64 {
+        match self {
+            SubmodularKind::ProbabilisticCoverage => 1.0,
+            SubmodularKind::FacilityLocation => 0.0,
+        }
+    }
+
+    /// Add item value `x` to the per-row scalar.
+    #[inline]
+    fn extend(self, state: f64, x: f64) -> f64 {
+        match self {
+            SubmodularKind::ProbabilisticCoverage => state * (1.0 - x),
+            SubmodularKind::FacilityLocation => state.max(x),
+        }
+    }
+
+    /// Marginal gain of an item of value `x` (not in the prefix) given the prefix's scalar.
+    #[inline]
+    fn gain(self, state: f64, x: f64) -> f64 {
+        match self {
+            SubmodularKind::ProbabilisticCoverage => state * x,
+            SubmodularKind::FacilityLocation => (x - state).max(0.0),
+        }
+    }
+
+    /// `f(S)` from the scalar of `S`.
+    #[inline]
+    fn value_of(self, state: f64) -> f64 {
+        match self {
+            SubmodularKind::ProbabilisticCoverage => 1.0 - state,
+            SubmodularKind::FacilityLocation => state,
+        }
+    }
+}
+
+/// The per-row scalar of `items` (duplicates count once).
+#[inline]
+fn state_of(kind: SubmodularKind, row: &[f64], items: &[usize]) -> f64 {
+    let mut s = kind.empty_state();
+    for (j, &a) in items.iter().enumerate() {
+        if !items[..j].contains(&a) {
+            s = kind.extend(s, row[a]);
+        }
+    }
+    s
+}
+
+/// `f(S)` for the row `row` and item ids `items` (duplicates count once; ids must be `< row.len()`).
+#[inline]
+pub fn value(kind: SubmodularKind, row: &[f64], items: &[usize]) -> f64 {
+    kind.value_of(state_of(kind, row, items))
+}
+
+/// The marginal gains `f(S + a) − f(S)` of every item `a` given the prefix `S = prefix`, written into `out`
+/// (length `row.len()`): one pass over the row. Items of the prefix gain 0.
+#[inline]
+pub fn gains_into(kind: SubmodularKind, row: &[f64], prefix: &[usize], out: &mut [f64]) {
+    let s = state_of(kind, row, prefix);
+    for (o, &x) in out.iter_mut().zip(row) {
+        *o = kind.gain(s, x);
+    }
+    for &a in prefix {
+        out[a] = 0.0;
+    }
+}
+
+/// The marginal gain `f(S + a) − f(S)` of one item `a` given the prefix (0 if `a ∈ S`).
+#[inline]
+pub fn gain(kind: SubmodularKind, row: &[f64], prefix: &[usize], a: usize) -> f64 {
+    if prefix.contains(&a) {
+        0.0
+    } else {
+        kind.gain(state_of(kind, row, prefix), row[a])
+    }
+}
+
+/// Validate one row: finite, and every entry in `[0, 1]` (clipped into it unless `strict`). Returns the
+/// number of entries clipped. Nothing is written when an error is returned.
+///
+/// Errors: [`CoreError::NonFinite`]; with `strict`, [`CoreError::InvalidArgument`].
+pub fn check_row(row: &[f64], strict: bool) -> Result<usize> {
+    check_finite("row", row)?;
+    let outside = row.iter().filter(|v| !(0.0..=1.0).contains(*v)).count();
+    if strict && outside > 0 {
+        if let Some(&v) = row.iter().find(|v| !(0.0..=1.0).contains(*v)) {
+            return Err(CoreError::invalid("row", "in [0, 1] (strict=True)", v));
+        }
+    }
+    Ok(outside)
+}
+
+/// A stream of monotone submodular functions over `n` items: `horizon` rounds drawn from `rows` rows.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SubmodularFamily {
+    kind: SubmodularKind,
+    n: usize,
+    /// Row length: `n`, or the number of elements for weighted coverage.
+    width: usize,
+    /// Weighted coverage: the elements each item covers (then `kind` is unused).
+    cover: Option<Incidence>,
+    rows: usize,
+    data: Vec<f64>,
+    horizon: u64,
+    order: RowOrder,
+}
+
+/// Which elements each item covers (compressed sparse rows: item `a` covers
+/// `indices[indptr[a]..indptr[a + 1]]`, sorted and distinct).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Incidence {
+    indptr: Vec<usize>,
+    indices: Vec<usize>,
+}
+
+impl Incidence {
+    #[inline]
+    fn covers(&self, a: usize) -> &[usize] {
+        &self.indices[self.indptr[a]..self.indptr[a + 1]]
+    }
+}
+
+/// Weighted coverage `Σ_{j ∈ ∪_{a∈S} C(a)} w_j` of one row, with `covered` (all false on entry and exit) as
+/// scratch.
+#[inline]
+fn coverage_value(cover: &Incidence, row: &[f64], items: &[usize], covered: &mut [bool]) -> f64 {
+    let mut total = 0.0;
+    for &a in items {
+        for &j in cover.covers(a) {
+            if !covered[j] {
+                covered[j] = true;
+                total += row[j];
+            }
+        }
+    }
+    for &a in items {
+        for &j in cover.covers(a) {
+            covered[j] = false;
+        }
+    }
+    total.min(1.0)
+}
+
+/// Gains `Σ_{j ∈ C(a) \ C(S)} w_j` of every item given the prefix (0 for prefix items).
+#[inline]
+fn coverage_gains(
+    cover: &Incidence,
+    row: &[f64],
+    prefix: &[usize],
+    out: &mut [f64],
+    covered: &mut [bool],
+) {
+    for &a in prefix {
+        for &j in cover.covers(a) {
+            covered[j] = true;
+        }
+    }
+    for (a, o) in out.iter_mut().enumerate() {
+        *o = cover
+            .covers(a)
+            .iter()
+            .filter(|&&j| !covered[j])
+            .map(|&j| row[j])
+            .sum::<f64>()
+            .min(1.0);
+    }
+    for &a in prefix {
+        out[a] = 0.0;
+        for &j in cover.covers(a) {
+            covered[j] = false;
+        }
+    }
+}
+
+/// Result of greedy maximisation of the summed function.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GreedyResult {
+    /// Items in the order greedy added them.
+    pub items: Vec<usize>,
+    /// `Σ_t f_t(S_j)` after each addition `j = 1..=|items|`.
+    pub values: Vec<f64>,
+    /// Marginal-gain evaluations (each over all distinct rows).
+    pub evaluations: u64,
+}
+
+impl SubmodularFamily {
+    /// A family over the row-major `(rows, n)` matrix `data` (every entry finite and in `[0, 1]`), played in
+    /// sequence (`horizon = rows`).
+    ///
+    /// Errors: [`CoreError::Shape`] for an empty or ragged matrix; [`CoreError::NonFinite`];
+    /// [`CoreError::InvalidArgument`] for an entry outside `[0, 1]`.
+    pub fn new(kind: SubmodularKind, data: Vec<f64>, n: usize) -> Result<Self> {
+        if n == 0 || data.is_empty() || data.len() % n != 0 {
+            return Err(CoreError::Shape {
+                name: "data",
+                expected: "a non-empty 2-D array (rows, ground_set_size)".into(),
+                got: format!("{} values for {n} items", data.len()),
+            });
+        }
+        check_finite("data", &data)?;
+        if let Some(&v) = data.iter().find(|v| !(0.0..=1.0).contains(*v)) {
+            return Err(CoreError::invalid("data", "in [0, 1] everywhere", v));
+        }
+        let rows = data.len() / n;
+        Ok(SubmodularFamily {
+            kind,
+            n,
+            width: n,
+            cover: None,
+            rows,
+            data,
+            horizon: rows as u64,
+            order: RowOrder::Sequential,
+        })
+    }
+
+    /// Weighted coverage over `n = covers.len()` items and `elements` elements: row `t` holds element weights
+    /// `w^t ∈ [0, 1]^elements` with `Σ_j w_j^t <= 1`, item `a` covers the elements `covers[a]` (duplicates
+    /// ignored), and `f_t(S) = Σ_{j ∈ ∪_{a∈S} C(a)} w_j^t` — monotone submodular with values in `[0, 1]`.
+    /// Gains of all items given a prefix cost one pass over the incidence.
+    ///
+    /// Errors: [`CoreError::Shape`] for a ragged weight matrix or no items; [`CoreError::NonFinite`];
+    /// [`CoreError::InvalidArgument`] for weights outside `[0, 1]`, a row summing to more than 1, or an
+    /// element id `>= elements`.
+    pub fn weighted_coverage(
+        data: Vec<f64>,
+        elements: usize,
+        covers: &[Vec<usize>],
+    ) -> Result<Self> {
+        if elements == 0 || data.is_empty() || data.len() % elements != 0 || covers.is_empty() {
+            return Err(CoreError::Shape {
+                name: "weights",
+                expected: "a non-empty 2-D array (rows, elements) and at least one item".into(),
+                got: format!(
+                    "{} values for {elements} elements, {} items",
+                    data.len(),
+                    covers.len()
+                ),
+            });
+        }
+        check_finite("weights", &data)?;
+        if let Some(&v) = data.iter().find(|v| !(0.0..=1.0).contains(*v)) {
+            return Err(CoreError::invalid("weights", "in [0, 1] everywhere", v));
+        }
+        if let Some(sum) = data
+            .chunks_exact(elements)
+            .map(|r| r.iter().sum::<f64>())
+            .find(|&s| s > 1.0 + 1e-9)
+        {
+            return Err(CoreError::invalid(
+                "weights",
+                "rows summing to at most 1 (so that f_t <= 1)",
+                sum,
+            ));
+        }
+        let mut indptr = crate::alloc::reserve("incidence", covers.len() + 1)?;
+        indptr.push(0);
+        let total: usize = covers.iter().map(Vec::len).sum();
+        let mut indices = crate::alloc::reserve("incidence", total)?;
+        for c in covers {
+            if let Some(&j) = c.iter().find(|&&j| j >= elements) {
+                return Err(CoreError::invalid(
+                    "covers",
+                    "element ids in 0..elements",
+                    j,
+                ));
+            }
+            let mut c = c.clone();
+            c.sort_unstable();
+            c.dedup();
+            indices.extend_from_slice(&c);
+            indptr.push(indices.len());
+        }
+        let rows = data.len() / elements;
+        Ok(SubmodularFamily {
+            kind: SubmodularKind::ProbabilisticCoverage,
+            n: covers.len(),
+            width: elements,
+            cover: Some(Incidence { indptr, indices }),
+            rows,
+            data,
+            horizon: rows as u64,
+            order: RowOrder::Sequential,
+        })
+    }
+
+    /// `"probabilistic_coverage"`, `"facility_location"` or `"weighted_coverage"`.
+    pub fn kind_name(&self) -> &'static str {
+        if self.cover.is_some() {
+            "weighted_coverage"
+        } else {
+            self.kind.name()
+        }
+    }
+
+    /// Row length: `n`, or the number of elements for weighted coverage.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// For weighted coverage, the (sorted, distinct) elements each item covers.
+    pub fn covers(&self) -> Option<Vec<Vec<usize>>> {
+        self.cover
+            .as_ref()
+            .map(|c| (0..self.n).map(|a| c.covers(a).to_vec()).collect())
+    }
+
+    /// Scratch for [`SubmodularFamily::value_with`] / [`SubmodularFamily::gains_with`]: one flag per element
+    /// (empty for the row-scalar kinds).
+    ///
+    /// Errors: [`CoreError::Allocation`].
+    pub fn scratch(&self) -> Result<Vec<bool>> {
+        crate::alloc::zeros(
+            "coverage flags",
+            if self.cover.is_some() { self.width } else { 0 },
+        )
+    }
+
+    /// `f_t(S)` without checks (round `< horizon`, ids `< n`, `covered` from [`SubmodularFamily::scratch`]).
+    #[inline]
+    pub fn value_with(&self, t: u64, items: &[usize], covered: &mut [bool]) -> f64 {
+        let row = self.row_at(t);
+        match &self.cover {
+            Some(c) => coverage_value(c, row, items, covered),
+            None => value(self.kind, row, items),
+        }
+    }
+
+    /// The gains of every item given `prefix` at round `t` into `out` (length `n`), without checks.
+    #[inline]
+    pub fn gains_with(&self, t: u64, prefix: &[usize], out: &mut [f64], covered: &mut [bool]) {
+        let row = self.row_at(t);
+        match &self.cover {
+            Some(c) => coverage_gains(c, row, prefix, out, covered),
+            None => gains_into(self.kind, row, prefix, out),
+        }
+    }
+
+    /// The same rows played for `horizon` rounds in `order`.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for `horizon == 0`, or `Sequential` with `horizon > rows`.
+    pub fn reordered(mut self, horizon: u64, order: RowOrder) -> Result<Self> {
+        if horizon == 0 {
+            return Err(CoreError::invalid("horizon", ">= 1", horizon));
+        }
+        if order == RowOrder::Sequential && horizon > self.rows as u64 {
+            return Err(CoreError::invalid(
+                "horizon",
+                "<= the number of rows for sequential order (use cycle or bootstrap)",
+                horizon,
+            ));
+        }
+        self.horizon = horizon;
+        self.order = order;
+        Ok(self)
+    }
+
+    /// The kind of a row-scalar family (`None` for weighted coverage; see [`SubmodularFamily::kind_name`]).
+    pub fn kind(&self) -> Option<SubmodularKind> {
+        self.cover.is_none().then_some(self.kind)
+    }
+
+    /// Ground-set size `|U|`.
+    pub fn ground_set_size(&self) -> usize {
+        self.n
+    }
+
+    /// Number of distinct rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Number of rounds.
+    pub fn horizon(&self) -> u64 {
+        self.horizon
+    }
+
+    /// The row order.
+    pub fn order(&self) -> RowOrder {
+        self.order
+    }
+
+    /// The row-major data.
+    pub fn data(&self) -> &[f64] {
+        &self.data
+    }
+
+    /// Row `i` (`i < rows`).
+    #[inline]
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.data[i * self.width..(i + 1) * self.width]
+    }
+
+    /// Row used at round `t` (0-based), with the same mapping as [`crate::losses::LossFamily::row_index`].
+    #[inline]
+    pub fn row_index(&self, t: u64) -> usize {
+        crate::losses::row_index(self.order, self.rows, t)
+    }
+
+    /// Row of round `t`.
+    #[inline]
+    pub fn row_at(&self, t: u64) -> &[f64] {
+        self.row(self.row_index(t))
+    }
+
+    fn check_items(&self, items: &[usize]) -> Result<()> {
+        match items.iter().find(|&&a| a >= self.n) {
+            Some(&a) => Err(CoreError::invalid(
+                "items",
+                "item ids in 0..ground_set_size",
+                a,
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn check_round(&self, t: u64) -> Result<()> {
+        if t >= self.horizon {
+            return Err(CoreError::invalid("t", "a round in 0..horizon", t));
+        }
+        Ok(())
+    }
+
+    /// `f_t(S)` (duplicates in `items` count once).
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for `t >= horizon` or an item id `>= n`.
+    pub fn value(&self, t: u64, items: &[usize]) -> Result<f64> {
+        self.check_round(t)?;
+        self.check_items(items)?;
+        let mut covered = self.scratch()?;
+        Ok(self.value_with(t, items, &mut covered))
+    }
+
+    /// The marginal gains of every item given `prefix` at round `t`, into `out` (length `n`).
+    ///
+    /// Errors: as [`SubmodularFamily::value`]; [`CoreError::Shape`] for `out`.
+    pub fn gains(&self, t: u64, prefix: &[usize], out: &mut [f64]) -> Result<()> {
+        self.check_round(t)?;
+        self.check_items(prefix)?;
+        crate::error::check_len("out", out, self.n)?;
+        let mut covered = self.scratch()?;
+        self.gains_with(t, prefix, out, &mut covered);
+        Ok(())
+    }
+
+    /// How many times each row is used over the horizon (length `rows`).
+    ///
+    /// Errors: [`CoreError::Allocation`].
+    pub fn row_counts(&self) -> Result<Vec<u64>> {
+        let mut counts = crate::alloc::zeros::<u64>("row counts", self.rows)?;
+        match self.order {
+            RowOrder::Sequential => counts[..self.horizon as usize].fill(1),
+            RowOrder::Cycle => {
+                let (q, r) = (
+                    self.horizon / self.rows as u64,
+                    (self.horizon % self.rows as u64) as usize,
+                );
+                counts.fill(q);
+                counts[..r].iter_mut().for_each(|c| *c += 1);
+            }
+            RowOrder::Bootstrap { .. } => {
+                for t in 0..self.horizon {
+                    counts[self.row_index(t)] += 1;
+                }
+            }
+        }
+        Ok(counts)
+    }
+
+    /// `Σ_{s<c} f_s(S)` for the fixed set `items` at each checkpoint `c` (sorted, each `<= horizon`).
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for bad item ids or checkpoints.
+    pub fn cumulative_at(&self, items: &[usize], checkpoints: &[u64]) -> Result<Vec<f64>> {
+        self.check_items(items)?;
+        crate::losses::check_checkpoints(checkpoints, self.horizon)?;
+        let mut out = crate::alloc::reserve("cumulative values", checkpoints.len())?;
+        let mut covered = self.scratch()?;
+        let (mut t, mut total) = (0u64, 0.0);
+        for &c in checkpoints {
+            while t < c {
+                total += self.value_with(t, items, &mut covered);
+                t += 1;
+            }
+            out.push(total);
+        }
+        Ok(out)
+    }
+
+    /// Greedy for weighted coverage: the summed function is itself a weighted coverage with element weights
+    /// `W_j = Σ_t w_j^t`, so each step is one pass over the incidence.
+    fn coverage_greedy(&self, cover: &Incidence, counts: &[u64], k: usize) -> GreedyResult {
+        let mut total_w = vec![0.0; self.width];
+        for (r, &c) in counts.iter().enumerate() {
+            if c > 0 {
+                for (w, &x) in total_w.iter_mut().zip(self.row(r)) {
+                    *w += c as f64 * x;
+                }
+            }
+        }
+        let mut covered = vec![false; self.width];
+        let (mut items, mut values, mut total) = (Vec::new(), Vec::new(), 0.0);
+        let mut evaluations = 0u64;
+        for _ in 0..k {
+            let mut best = (0.0, usize::MAX);
+            for a in (0..self.n).filter(|a| !items.contains(a)) {
+                let g: f64 = cover
+                    .covers(a)
+                    .iter()
+                    .filter(|&&j| !covered[j])
+                    .map(|&j| total_w[j])
+                    .sum();
+                evaluations += 1;
+                if g > best.0 {
+                    best = (g, a);
+                }
+            }
+            let (g, a) = best;
+            if a == usize::MAX {
+                break;
+            }
+            for &j in cover.covers(a) {
+                covered[j] = true;
+            }
+            total += g;
+            items.push(a);
+            values.push(total);
+        }
+        GreedyResult {
+            items,
+            values,
+            evaluations,
+        }
+    }
+
+    /// Greedy (Nemhauser-Wolsey-Fisher 1978) maximisation of `F(S) = Σ_t f_t(S)` over `|S| <= k`, with lazy
+    /// evaluations (Minoux 1978): stale marginal gains are upper bounds by submodularity, so an item whose
+    /// refreshed gain still tops the heap is the greedy choice. `F` is evaluated on the distinct rows weighted
+    /// by their multiplicities. Guarantees `F(S) >= (1 − 1/e) max_{|S|<=k} F(S)`; stops early when no item
+    /// has positive gain.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for `k == 0` or `k > n`; [`CoreError::Allocation`].
+    pub fn lazy_greedy(&self, k: usize) -> Result<GreedyResult> {
+        if k == 0 || k > self.n {
+            return Err(CoreError::invalid("k", "in 1..=ground_set_size", k));
+        }
+        let counts = self.row_counts()?;
+        if let Some(cover) = &self.cover {
+            return Ok(self.coverage_greedy(cover, &counts, k));
+        }
+        let used: Vec<usize> = (0..self.rows).filter(|&r| counts[r] > 0).collect();
+        let weight: Vec<f64> = used.iter().map(|&r| counts[r] as f64).collect();
+        let mut state = vec![self.kind.empty_state(); used.len()];
+        let kind = self.kind;
+        let eval = |state: &[f64], a: usize| -> f64 {
+            used.iter()
+                .zip(state)
+                .zip(&weight)
+                .map(|((&r, &s), &w)| w * kind.gain(s, self.data[r * self.width + a]))
+                .sum()
+        };
+        // (upper bound on the gain, item, round of the bound's evaluation)
+        let mut bounds: Vec<(f64, usize, usize)> =
+            (0..self.n).map(|a| (eval(&state, a), a, 0)).collect();
+        let mut evaluations = self.n as u64;
+        let mut chosen = vec![false; self.n];
+        let (mut items, mut values) = (Vec::with_capacity(k), Vec::with_capacity(k));
+        let mut total = 0.0;
+        for step in 0..k {
+            let pick = loop {
+                // The item with the largest bound (ties: smallest id) among those not chosen.
+                let best = bounds.iter().filter(|b| !chosen[b.1]).copied().fold(
+                    None::<(f64, usize, usize)>,
+                    |acc, b| match acc {
+                        Some(a) if a.0 > b.0 || (a.0 == b.0 && a.1 < b.1) => Some(a),
+                        _ => Some(b),
+                    },
+                );
+                let Some((bound, a, at)) = best else {
+                    break None;
+                };
+                if at == step {
+                    break Some((bound, a));
+                }
+                let fresh = eval(&state, a);
+                evaluations += 1;
+                bounds[a] = (fresh, a, step);
+            };
+            let Some((g, a)) = pick else { break };
+            if g <= 0.0 {
+                break;
+            }
+            chosen[a] = true;
+            for (s, &r) in state.iter_mut().zip(&used) {
+                *s = kind.extend(*s, self.data[r * self.width + a]);
+            }
+            total = state
+                .iter()
+                .zip(&weight)
+                .map(|(&s, &w)| w * kind.value_of(s))
+                .sum::<f64>();
+            items.push(a);
+            values.push(total);
+        }
+        let _ = total;
+        Ok(GreedyResult {
+            items,
+            values,
+            evaluations,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn brute(kind: SubmodularKind, row: &[f64], set: &[usize]) -> f64 {
+        match kind {
+            SubmodularKind::ProbabilisticCoverage => {
+                let mut uniq: Vec<usize> = set.to_vec();
+                uniq.sort_unstable();
+                uniq.dedup();
+                1.0 - uniq.iter().map(|&a| 1.0 - row[a]).product::<f64>()
+            }
+            SubmodularKind::FacilityLocation => set.iter().map(|&a| row[a]).fold(0.0, f64::max),
+        }
+    }
+
+    #[test]
+    #[allow(clippy::needless_range_loop)]
+    fn gains_equal_brute_force_differences() {
+        let mut rng = crate::rng::Generator::from_seed([3, 1, 4, 1]);
+        for kind in [
+            SubmodularKind::ProbabilisticCoverage,
+            SubmodularKind::FacilityLocation,
+        ] {
+            for _ in 0..200 {
+                let n = 1 + crate::mwu::uniform_below(&mut rng, 12);
+                let row: Vec<f64> = (0..n).map(|_| rng.open01()).collect();
+                let len = crate::mwu::uniform_below(&mut rng, n + 1);
+                let prefix: Vec<usize> = (0..len)
+                    .map(|_| crate::mwu::uniform_below(&mut rng, n))
+                    .collect();
+                let mut out = vec![0.0; n];
+                gains_into(kind, &row, &prefix, &mut out);
+                let base = brute(kind, &row, &prefix);
+                for a in 0..n {
+                    let mut with = prefix.clone();
+                    with.push(a);
+                    let want = brute(kind, &row, &with) - base;
+                    assert!(
+                        (out[a] - want).abs() < 1e-14,
+                        "{kind:?} {a}: {} vs {want}",
+                        out[a]
+                    );
+                    assert!((gain(kind, &row, &prefix, a) - want).abs() < 1e-14);
+                    assert!((0.0..=1.0).contains(&out[a]));
+                }
+                assert!((value(kind, &row, &prefix) - base).abs() < 1e-14);
+            }
+        }
+    }
+
+    #[test]
+    fn lazy_greedy_matches_plain_greedy_and_brute_force_bound() {
+        let mut rng = crate::rng::Generator::from_seed([2, 7, 1, 8]);
+        let (rows, n) = (30, 9);
+        let data: Vec<f64> = (0..rows * n).map(|_| 0.3 * rng.open01()).collect();
+        for kind in [
+            SubmodularKind::ProbabilisticCoverage,
+            SubmodularKind::FacilityLocation,
+        ] {
+            let fam = SubmodularFamily::new(kind, data.clone(), n).unwrap();
+            let total = |set: &[usize]| {
+                (0..rows as u64)
+                    .map(|t| fam.value(t, set).unwrap())
+                    .sum::<f64>()
+            };
+            for k in 1..=3 {
+                let g = fam.lazy_greedy(k).unwrap();
+                // plain greedy
+                let mut set = Vec::new();
+                for _ in 0..k {
+                    let best = (0..n)
+                        .filter(|a| !set.contains(a))
+                        .map(|a| {
+                            let mut w = set.clone();
+                            w.push(a);
+                            (total(&w), a)
+                        })
+                        .fold((f64::NEG_INFINITY, 0), |acc, x| {
+                            if x.0 > acc.0 + 1e-12 { x } else { acc }
+                        });
+                    set.push(best.1);
+                }
+                assert_eq!(g.items, set, "{kind:?} k={k}");
+                assert!((g.values.last().unwrap() - total(&set)).abs() < 1e-9);
+                // (1 − 1/e) of the brute-force optimum
+                let mut opt: f64 = 0.0;
+                for mask in 0u32..(1 << n) {
+                    if mask.count_ones() as usize <= k {
+                        let s: Vec<usize> = (0..n).filter(|a| mask >> a & 1 == 1).collect();
+                        opt = opt.max(total(&s));
+                    }
+                }
+                assert!(*g.values.last().unwrap() >= (1.0 - (-1f64).exp()) * opt - 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    #[allow(clippy::needless_range_loop)]
+    fn weighted_coverage_gains_values_and_greedy() {
+        let covers = vec![vec![0, 1], vec![1, 2, 2], vec![3], vec![0, 3, 4]];
+        let data = vec![0.1, 0.2, 0.3, 0.15, 0.25, 0.3, 0.1, 0.1, 0.2, 0.3];
+        let fam = SubmodularFamily::weighted_coverage(data.clone(), 5, &covers).unwrap();
+        assert_eq!(fam.ground_set_size(), 4);
+        let brute = |t: usize, set: &[usize]| -> f64 {
+            let mut el: Vec<usize> = set.iter().flat_map(|&a| covers[a].clone()).collect();
+            el.sort_unstable();
+            el.dedup();
+            el.iter().map(|&j| data[t * 5 + j]).sum()
+        };
+        let mut out = vec![0.0; 4];
+        for t in 0..2 {
+            for prefix in [vec![], vec![0], vec![1, 3], vec![2, 2]] {
+                fam.gains(t as u64, &prefix, &mut out).unwrap();
+                let base = brute(t, &prefix);
+                assert!((fam.value(t as u64, &prefix).unwrap() - base).abs() < 1e-15);
+                for a in 0..4 {
+                    let mut w = prefix.clone();
+                    w.push(a);
+                    assert!(
+                        (out[a] - (brute(t, &w) - base)).abs() < 1e-15,
+                        "{t} {prefix:?} {a}"
+                    );
+                }
+            }
+        }
+        let g = fam.lazy_greedy(2).unwrap();
+        let total = |set: &[usize]| brute(0, set) + brute(1, set);
+        let best_pair = (0..4)
+            .flat_map(|a| (0..4).map(move |b| (a, b)))
+            .map(|(a, b)| total(&[a, b]))
+            .fold(0.0, f64::max);
+        assert!((g.values[1] - total(&g.items)).abs() < 1e-12);
+        assert!(g.values[1] >= (1.0 - (-1f64).exp()) * best_pair);
+        assert!(SubmodularFamily::weighted_coverage(vec![0.6, 0.6], 2, &covers).is_err());
+        assert!(SubmodularFamily::weighted_coverage(vec![0.1, 0.1], 2, &[vec![2]]).is_err());
+    }
+
+    #[test]
+    fn errors() {
+        assert!(
+            SubmodularFamily::new(SubmodularKind::ProbabilisticCoverage, vec![0.5, 1.5], 2)
+                .is_err()
+        );
+        assert!(
+            SubmodularFamily::new(
+                SubmodularKind::ProbabilisticCoverage,
+                vec![0.5, f64::NAN],
+                2
+            )
+            .is_err()
+        );
+        assert!(
+            SubmodularFamily::new(SubmodularKind::ProbabilisticCoverage, vec![0.5; 3], 2).is_err()
+        );
+        let fam =
+            SubmodularFamily::new(SubmodularKind::FacilityLocation, vec![0.5, 0.2], 2).unwrap();
+        assert!(fam.value(0, &[2]).is_err());
+        assert!(fam.value(1, &[0]).is_err());
+        assert!(fam.lazy_greedy(0).is_err());
+        assert!(fam.lazy_greedy(3).is_err());
+        assert_eq!(check_row(&[0.2, 1.2, -0.1], false).unwrap(), 2);
+        assert!(check_row(&[0.2, 1.2], true).is_err());
+        assert!(check_row(&[0.2, f64::NAN], false).is_err());
+    }
+}
