@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
         ("portfolio.py", ["--horizon", "20000"]),
         ("experts_and_bandits.py", ["--bandit-horizon", "20000"]),
         ("local_dp_streams.py", ["--seeds", "2", "--rounds", "3000"]),
-        ("display_slots.py", ["--horizon", "20000"]),
+        ("display_slots.py", ["--horizon", "20000", "--seeds", "2"]),
     ],
 )
 def test_example_runs(script, args, tmp_path):
@@ -185,3 +185,17 @@ def test_local_job_writes_its_table_and_plot(tmp_path, capsys):
     rows = (tmp_path / "local.csv").read_text().splitlines()
     assert rows[0].startswith("stream,scenario,learner,seed,regret") and len(rows) > 20
     assert (tmp_path / "local.png").stat().st_size > 10_000
+
+
+def test_display_job_writes_its_table_and_plot(tmp_path, capsys):
+    argv = ["display", "--horizon", "3000", "--seeds", "2", "--seed", "4", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    for text in ("full, ε=1", "bandit, non-private", "greedy in hindsight", "Theorem", "per logged round"):
+        assert text in printed, text
+    rows = (tmp_path / "display.csv").read_text().splitlines()
+    assert rows[0].startswith("learner,feedback,epsilon,seed,clicks,regret") and len(rows) == 1 + 4 * 2
+    assert (tmp_path / "display.png").stat().st_size > 10_000
+    with pytest.raises(SystemExit) as stop:
+        main(["display", "--delta", "0"])
+    assert stop.value.code == 2

@@ -7,7 +7,8 @@ shipped with the package (private and non-private learners with bandit and full-
 
 ``dponline experts`` and ``dponline bandit`` run the Agarwal-Singh learners on real expert and bandit data
 (:mod:`dponline.jobs.experts`); ``dponline local`` the local-DP learners of van der Hoeven on real streams
-(:mod:`dponline.jobs.local`).
+(:mod:`dponline.jobs.local`); ``dponline display`` the private submodular learners of Perez-Salazar & Cummings
+on Open Bandit clicks (:mod:`dponline.jobs.display`).
 
 ``dponline sweep CONFIG.toml`` runs any sweep a configuration file describes (learners × parameter grid ×
 seeds, see :mod:`dponline.experiments`): exit code 0 when every run finished, 1 when some failed (the
@@ -20,7 +21,7 @@ import argparse
 import time
 
 from . import __version__
-from .jobs import experts, local, portfolio
+from .jobs import display, experts, local, portfolio
 
 __all__ = ["main"]
 
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     portfolio.add_parser(sub, _positive_int)
     experts.add_parsers(sub, _positive_int)
     local.add_parser(sub, _positive_int)
+    display.add_parser(sub, _positive_int)
 
     s = sub.add_parser(
         "sweep",
