@@ -283,6 +283,32 @@ pub const BLOCK_ROUNDS: u64 = 1 << 16;
 /// Totals of a native run, as every learner's core `run` reports them.
 pub use dponline_core::learners::RunSummary;
 
+/// What a learner's native `run` returns to Python: `(total_loss, clipped, cumulative loss at each checkpoint)`.
+pub type RunOutput<'py> = (f64, u64, Bound<'py, numpy::PyArray1<f64>>);
+
+/// The body of every learner's `run` binding: raise `check` (the core's `check_run`, which validates
+/// everything and mutates nothing), then [`run_blocks`], and convert the totals for Python.
+pub fn run_native<'py, F>(
+    py: Python<'py>,
+    check: dponline_core::Result<()>,
+    start: u64,
+    rounds: u64,
+    checkpoints: &[u64],
+    progress: Option<&Bound<'py, PyAny>>,
+    block: F,
+) -> PyResult<RunOutput<'py>>
+where
+    F: FnMut(u64, &[u64], &mut [f64]) -> dponline_core::Result<RunSummary> + Send,
+{
+    check.or_raise()?;
+    let (summary, cumulative) = run_blocks(py, start, rounds, checkpoints, progress, block)?;
+    Ok((
+        summary.total_loss,
+        summary.clipped,
+        numpy::IntoPyArray::into_pyarray(cumulative, py),
+    ))
+}
+
 /// Run a learner's native loop for `rounds` rounds starting at absolute round `start`, in blocks of
 /// [`BLOCK_ROUNDS`] with the GIL released, checking for signals between blocks.
 ///

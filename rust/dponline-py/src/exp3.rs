@@ -5,7 +5,7 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{detached, exclusive, run_blocks, seed_words};
+use crate::convert::{RunOutput, detached, exclusive, run_native, seed_words};
 use crate::errors::{OrRaise, invalid_input};
 use crate::losses::PyLossFamily;
 
@@ -153,7 +153,7 @@ impl PyPrivateExp3 {
         rounds: u64,
         checkpoints: Vec<u64>,
         progress: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<(f64, u64, Bound<'py, PyArray1<f64>>)> {
+    ) -> PyResult<RunOutput<'py>> {
         let py = slf.py();
         let mut this = exclusive(slf, "PrivateEXP3")?;
         let (table, bernoulli);
@@ -168,22 +168,18 @@ impl PyPrivateExp3 {
                 "losses must be a linear dponline.losses family or dponline.losses.BernoulliArms",
             ));
         };
-        this.inner.check_run(arms, rounds).or_raise()?;
+        let check = this.inner.check_run(arms, rounds);
         let start = this.inner.t();
         let inner = &mut this.inner;
-        let (summary, cumulative) = run_blocks(
+        run_native(
             py,
+            check,
             start,
             rounds,
             &checkpoints,
             progress,
             |n, marks, out| inner.run(arms, n, marks, out),
-        )?;
-        Ok((
-            summary.total_loss,
-            summary.clipped,
-            cumulative.into_pyarray(py),
-        ))
+        )
     }
 
     /// Sampling distribution of the next round, shape ``(K,)``, computed afresh in log-domain.

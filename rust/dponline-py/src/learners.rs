@@ -4,11 +4,11 @@ use dponline_core::aggregation::MechanismSpec;
 use dponline_core::learners::private_bandit::Feasibility;
 use dponline_core::learners::{PrivateBandit, PrivateBanditParams};
 use dponline_core::noise::NoiseDistribution;
-use numpy::{IntoPyArray, PyArray1};
+use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{exclusive, run_blocks, seed_words, shared};
+use crate::convert::{RunOutput, exclusive, run_native, seed_words, shared};
 use crate::domains::PyDomain;
 use crate::errors::OrRaise;
 use crate::losses::PyLossFamily;
@@ -132,26 +132,22 @@ impl PyPrivateBandit {
         rounds: u64,
         checkpoints: Vec<u64>,
         progress: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<(f64, u64, Bound<'py, PyArray1<f64>>)> {
+    ) -> PyResult<RunOutput<'py>> {
         let py = slf.py();
         let mut this = exclusive(slf, "PrivateBandit")?;
         let fam = &family.get().inner;
-        this.inner.check_run(fam, rounds).or_raise()?;
+        let check = this.inner.check_run(fam, rounds);
         let start = this.inner.t();
         let inner = &mut this.inner;
-        let (summary, cumulative) = run_blocks(
+        run_native(
             py,
+            check,
             start,
             rounds,
             &checkpoints,
             progress,
             |n, marks, out| inner.run(fam, n, marks, out),
-        )?;
-        Ok((
-            summary.total_loss,
-            summary.clipped,
-            cumulative.into_pyarray(py),
-        ))
+        )
     }
 
     /// Schedule and constants, as a dict.

@@ -529,27 +529,23 @@ impl PyLocalLearner {
         rounds: u64,
         checkpoints: Vec<u64>,
         progress: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<(f64, u64, Bound<'py, PyArray1<f64>>)> {
+    ) -> PyResult<crate::convert::RunOutput<'py>> {
         let py = slf.py();
         let mut this = exclusive(slf, "LocalLearner")?;
         let strict = this.strict;
         let st = &stream.get().inner;
-        this.inner.check_run(st, rounds, strict).or_raise()?;
+        let check = this.inner.check_run(st, rounds, strict);
         let start = this.inner.t();
         let inner = &mut this.inner;
-        let (summary, cumulative) = crate::convert::run_blocks(
+        crate::convert::run_native(
             py,
+            check,
             start,
             rounds,
             &checkpoints,
             progress,
             |n, marks, out| inner.run(st, n, marks, out, strict),
-        )?;
-        Ok((
-            summary.total_loss,
-            summary.clipped,
-            cumulative.into_pyarray(py),
-        ))
+        )
     }
 
     /// Per-learner sums as a dict: ``sum_sq`` (per coordinate for ``coordinatewise``; of ``⟨z, g̃⟩`` for

@@ -1,11 +1,11 @@
 //! `dponline._core.PrivateSCRiBLe`: bindings of `dponline_core::learners::PrivateScrible`.
 
 use dponline_core::learners::{PrivateScrible, ScribleParams};
-use numpy::{IntoPyArray, PyArray1};
+use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{exclusive, run_blocks, seed_words, shared};
+use crate::convert::{RunOutput, exclusive, run_native, seed_words, shared};
 use crate::domains::PyDomain;
 use crate::errors::OrRaise;
 use crate::losses::PyLossFamily;
@@ -81,26 +81,22 @@ impl PyPrivateScrible {
         rounds: u64,
         checkpoints: Vec<u64>,
         progress: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<(f64, u64, Bound<'py, PyArray1<f64>>)> {
+    ) -> PyResult<RunOutput<'py>> {
         let py = slf.py();
         let mut this = exclusive(slf, "PrivateSCRiBLe")?;
         let fam = &family.get().inner;
-        this.inner.check_run(fam, rounds).or_raise()?;
+        let check = this.inner.check_run(fam, rounds);
         let start = this.inner.t();
         let inner = &mut this.inner;
-        let (summary, cumulative) = run_blocks(
+        run_native(
             py,
+            check,
             start,
             rounds,
             &checkpoints,
             progress,
             |n, marks, out| inner.run(fam, n, marks, out),
-        )?;
-        Ok((
-            summary.total_loss,
-            summary.clipped,
-            cumulative.into_pyarray(py),
-        ))
+        )
     }
 
     /// Constants, as a dict.

@@ -12,7 +12,7 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{exclusive, matrix_owned, run_blocks, seed_words, with_vector};
+use crate::convert::{RunOutput, exclusive, matrix_owned, run_native, seed_words, with_vector};
 use crate::errors::{OrRaise, invalid_input};
 
 /// `(items, values after each addition, evaluations)` of greedy.
@@ -536,26 +536,22 @@ impl PyPrivateSubmodular {
         rounds: u64,
         checkpoints: Vec<u64>,
         progress: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<(f64, u64, Bound<'py, PyArray1<f64>>)> {
+    ) -> PyResult<RunOutput<'py>> {
         let py = slf.py();
         let mut this = exclusive(slf, "PrivateSubmodular")?;
         let fam = &family.get().inner;
-        this.inner.check_run(fam, rounds).or_raise()?;
+        let check = this.inner.check_run(fam, rounds);
         let start = this.inner.t();
         let inner = &mut this.inner;
-        let (summary, cumulative) = run_blocks(
+        run_native(
             py,
+            check,
             start,
             rounds,
             &checkpoints,
             progress,
             |n, marks, out| inner.run(fam, n, marks, out),
-        )?;
-        Ok((
-            summary.total_loss,
-            summary.clipped,
-            cumulative.into_pyarray(py),
-        ))
+        )
     }
 
     /// Sampling distribution of expert ``i`` (0-based), shape ``(n,)``.
