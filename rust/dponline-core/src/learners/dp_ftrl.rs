@@ -645,13 +645,7 @@ impl DpFtrl {
             ));
         }
         let limit = self.params.horizon.min(family.horizon());
-        if self.t.checked_add(rounds).is_none_or(|end| end > limit) {
-            return Err(CoreError::HorizonExhausted {
-                what: "DPFTRL",
-                horizon: limit,
-            });
-        }
-        Ok(())
+        super::check_room("DPFTRL", self.t, rounds, limit)
     }
 
     /// Play `rounds` rounds of `family` natively. Linear rows are the loss vectors; portfolio rows `r_t` give

@@ -31,6 +31,20 @@ pub struct RunSummary {
     pub clipped: u64,
 }
 
+/// Check that `rounds` more rounds fit after round `t` within `limit` (the smaller of the learner's and the
+/// stream's horizons), without overflow.
+///
+/// Errors: [`CoreError::HorizonExhausted`] naming `what`.
+pub fn check_room(what: &'static str, t: u64, rounds: u64, limit: u64) -> Result<()> {
+    if t.checked_add(rounds).is_none_or(|end| end > limit) {
+        return Err(CoreError::HorizonExhausted {
+            what,
+            horizon: limit,
+        });
+    }
+    Ok(())
+}
+
 /// Check that a run's checkpoint list and output buffer have the same length.
 ///
 /// Errors: [`CoreError::Shape`].

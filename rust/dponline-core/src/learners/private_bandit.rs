@@ -575,13 +575,7 @@ impl PrivateBandit {
             });
         }
         let limit = self.params.horizon.min(family.horizon());
-        if self.t.checked_add(rounds).is_none_or(|end| end > limit) {
-            return Err(CoreError::HorizonExhausted {
-                what: "PrivateBandit",
-                horizon: limit,
-            });
-        }
-        Ok(())
+        super::check_room("PrivateBandit", self.t, rounds, limit)
     }
 
     /// Play `rounds` rounds against `family` natively (rounds `t..t+rounds` of the family), recording the

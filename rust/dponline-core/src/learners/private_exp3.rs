@@ -534,13 +534,7 @@ impl PrivateExp3 {
             });
         }
         let limit = self.params.horizon.min(env.horizon());
-        if self.t.checked_add(rounds).is_none_or(|end| end > limit) {
-            return Err(CoreError::HorizonExhausted {
-                what: "PrivateEXP3",
-                horizon: limit,
-            });
-        }
-        Ok(())
+        super::check_room("PrivateEXP3", self.t, rounds, limit)
     }
 
     /// Play `rounds` rounds against `env` natively; the cumulative (unclipped) loss of the played arms since

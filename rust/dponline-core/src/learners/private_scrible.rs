@@ -399,13 +399,7 @@ impl PrivateScrible {
             });
         }
         let limit = self.params.horizon.min(family.horizon());
-        if self.t.checked_add(rounds).is_none_or(|end| end > limit) {
-            return Err(CoreError::HorizonExhausted {
-                what: "PrivateSCRiBLe",
-                horizon: limit,
-            });
-        }
-        Ok(())
+        super::check_room("PrivateSCRiBLe", self.t, rounds, limit)
     }
 
     /// Play `rounds` rounds of a linear family natively (bandit feedback `⟨ℓ_t, y_t⟩`).

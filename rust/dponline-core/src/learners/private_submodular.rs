@@ -528,13 +528,7 @@ impl PrivateSubmodular {
             });
         }
         let limit = self.params.horizon.min(family.horizon());
-        if self.t.checked_add(rounds).is_none_or(|end| end > limit) {
-            return Err(CoreError::HorizonExhausted {
-                what: "PrivateSubmodular",
-                horizon: limit,
-            });
-        }
-        Ok(())
+        super::check_room("PrivateSubmodular", self.t, rounds, limit)
     }
 
     /// Play `rounds` rounds against `family` natively (rounds `t..t+rounds` of the family), recording the
