@@ -483,6 +483,96 @@ def test_black_box_privacy_audit_of_a_laplace_blt():
 
 
 # --------------------------------------------------------------------------------------------------------
+# Regret of DP-FTRL with each mechanism on the real NYSE stream
+
+
+def _nyse_rank_losses() -> np.ndarray:
+    """Experts on NYSE(O): the loss of stock i on day t is its rank among the day's 36 price relatives, scaled
+    to [0, 1] (0 = the day's best stock). Each row depends on that day's relatives only."""
+    import dponline.datasets
+
+    relatives = dponline.datasets.load_nyse().relatives
+    return np.argsort(np.argsort(-relatives, axis=1), axis=1) / (relatives.shape[1] - 1)
+
+
+@pytest.mark.slow
+def test_blt_lowers_dp_ftrl_regret_on_nyse():
+    """DP-FTRL experts (entropy, default η = sqrt(ln n / T)) on NYSE(O) (T = 5651 days, n = 36 stocks), ε = 2,
+    δ = 1e-6, loss vectors clipped to ‖ℓ‖₂ <= 6, both mechanisms calibrated exactly (``"analytic"``: the padded
+    tree by its column norm sqrt(13), BLT by its own): BLT's mean regret is lower than the padded tree's,
+    one-sided Welch t-test at α = 1e-6 over 500 seeds per mechanism.
+
+    Why this setting (chosen before any tree-vs-BLT run at ε = 2):
+
+    * η does not depend on the mechanism (it is the FTRL tuning ``sqrt(D_R/T)/G_*``), so the only difference is
+      the noise. For oblivious losses the expected loss of round t is ⟨E softmax(−η(L_{t−1} + Z_{t−1})), ℓ_t⟩:
+      it depends on the marginal of the release noise Z_{t−1} only, not on its correlation across rounds
+      (Agarwal-Singh's argument). Per coordinate the padded tree's release variance is 13σ² = 1.18e5 at every
+      t, BLT's rises from 0 to at most 1.0e4 (asserted below): ≥ 11× lower at every step.
+    * :func:`dponline.datasets.nyse_expert_losses` cannot show a difference: the 36 experts' cumulative
+      losses span only 267.46 to 270.76 over 5651 days, so non-private Hedge (regret 1.83) plays essentially
+      uniformly (uniform regret 1.81) and so does any noisy Hedge — measured at ε = 1 over 200 seeds each:
+      tree 1.81 (sd 1.14), BLT 1.79 (sd 0.82), p = 0.44 (asserted below: the spread is < 3.5). The rank
+      losses of the same days have signal: cumulative losses span 2762 to 2970, uniform regret 63.8,
+      non-private regret 49.95.
+    * ε = 2 maximises the predicted gap among ε ∈ {1, 2, 4, 8, 16}, predicted by the marginal argument alone
+      (independent draws per round at each round's variance, 2000 per round, no mechanism run): tree 61.9 /
+      59.7 / 56.1 / 52.5 / 50.7, BLT 56.1 / 52.3 / 50.5 / 50.1 / 50.0. It is noise-dominated (D_noise of the
+      tree, E[range of 36 normals]·sqrt(13)σ ≈ 1400, ≫ the non-private regret) while the tree's per-release
+      sd (348) is comparable to the losses' spread, so the noise moves the play. At large ε both are near
+      the non-private value; at ε = 1 both approach uniform play (a 20-seed pilot there looked significant,
+      a 200-seed confirmation did not: tree 59.8, BLT 56.8, p = 0.06).
+    * Confirmation at ε = 2 on other seeds (300 each): tree 59.24 (sd 19.2), BLT 51.82 (sd 11.7), matching
+      the predictions 59.65 / 52.32; Welch t = 5.7. Power here: gap 7.3, se = sqrt((19.2² + 11.7²)/500) = 1.0,
+      expected t ≈ 7.3 against the critical 4.9: power ≈ 0.99. Common random numbers are not meaningful across
+      mechanisms (the same seed drives unrelated noise structures), hence independent seeds and Welch.
+    """
+    from scipy import stats
+
+    import dponline.datasets
+    from dponline.domains import Simplex
+    from dponline.losses import Linear
+
+    expert = np.asarray(dponline.datasets.nyse_expert_losses()).sum(axis=0)
+    assert expert.max() - expert.min() < 3.5  # why the given expert losses cannot separate mechanisms
+
+    losses = _nyse_rank_losses()
+    T, n = losses.shape
+    eps, delta, G = 2.0, 1e-6, float(np.sqrt(n))
+    # Per-release variance at this calibration (per coordinate): BLT below the padded tree at every step.
+    kw = {"epsilon": eps, "delta": delta, "sensitivity": 2 * G}
+    tree = TreeAggregator.calibrated(1, T, padded=True, calibration="analytic", **kw)
+    blt = BLT.calibrated(1, T, buffers=6, objective="max", **kw)
+    tree_var = np.array([tree.variance(t) for t in range(T)])
+    blt_var = np.array([blt.variance(t) for t in range(T)])
+    assert np.all(tree_var == tree_var[0]) and blt_var.max() * 11 < tree_var[0]
+
+    family, best = Linear(losses), losses.sum(axis=0).min()
+
+    def regret(mechanism: str, seed: int) -> float:
+        learner = dponline.DPFTRL(
+            Simplex(n),
+            horizon=T,
+            epsilon=eps,
+            delta=delta,
+            loss_bound=G,
+            dual_bound=1.0,
+            calibration="analytic",
+            mechanism=mechanism,
+            seed=seed,
+        )
+        if mechanism == "tree":
+            assert learner.params["noise_scale"] ** 2 * 13 == pytest.approx(tree_var[0], rel=1e-12)
+        return learner.run(family, checkpoints=1).total_loss - best
+
+    seeds = 500
+    r_tree = np.array([regret("tree", 5_000_000 + s) for s in range(seeds)])
+    r_blt = np.array([regret("blt", 6_000_000 + s) for s in range(seeds)])
+    test = stats.ttest_ind(r_tree, r_blt, equal_var=False, alternative="greater")
+    assert test.pvalue < 1e-6, (r_tree.mean(), r_blt.mean(), test)
+
+
+# --------------------------------------------------------------------------------------------------------
 # State, determinism, errors
 
 
