@@ -626,6 +626,48 @@ def test_unpickling_another_kind_is_refused():
     assert type(clone) is KaryTree and clone.k == 2 and clone.readout == "honaker"
 
 
+@pytest.mark.parametrize("cls,kw", CLASSES)
+def test_two_threads_on_one_mechanism_get_state_error(cls, kw):
+    """While one thread is inside ``push`` (held here deterministically: converting its argument calls back into
+    Python with the mechanism borrowed), every other call from another thread raises StateError instead of
+    racing; afterwards the mechanism continues as if alone."""
+    import threading
+
+    mech = cls(2, 10, scale=1.0, seed=7, **kw)
+    twin = cls(2, 10, scale=1.0, seed=7, **kw)
+    inside, release = threading.Event(), threading.Event()
+
+    class Held:
+        def __array__(self, dtype=None, copy=None):
+            inside.set()
+            release.wait(10)
+            return np.ones(2)
+
+    out = []
+    worker = threading.Thread(target=lambda: out.append(mech.push(Held())))
+    worker.start()
+    assert inside.wait(10)
+    try:
+        calls = [
+            lambda: mech.push([1.0, 1.0]),
+            lambda: mech.push_many(np.ones((2, 2))),
+            lambda: mech.t,
+            lambda: mech.variance(1),
+            lambda: mech.sensitivity_l2,
+            lambda: mech.initial(),
+            lambda: pickle.dumps(mech),
+        ]
+        for call in calls:
+            with pytest.raises(dponline.StateError, match="another thread"):
+                call()
+        assert "in use by another thread" in repr(mech)
+    finally:
+        release.set()
+        worker.join()
+    assert mech.t == 1 and np.array_equal(out[0], twin.push([1.0, 1.0]))
+    assert np.array_equal(mech.push_many(np.ones((3, 2))), twin.push_many(np.ones((3, 2))))
+
+
 def test_determinism_and_seeds():
     X = np.arange(30.0).reshape(10, 3)
     for make in MECHANISMS.values():
