@@ -709,6 +709,41 @@ def test_blt_lowers_dp_ftrl_regret_on_nyse():
     assert test.pvalue < 1e-6, (r_tree.mean(), r_blt.mean(), test)
 
 
+@pytest.mark.parametrize("mechanism", ["honaker", "blt"])
+def test_dpftpl_with_other_mechanisms(mechanism):
+    """DPFTPL takes ``mechanism=``: σ_privacy is the exact analytic calibration at the encoder's L2 column norm,
+    σ_regret makes the root mean square of the releases' perturbation sd equal the tuned s*, every action is a
+    vertex of the domain, and the tree-only regret bound is refused."""
+    from dponline.domains import UniformMatroid
+
+    T, G = 300, 1.0
+    kw = {"horizon": T, "epsilon": 1.0, "delta": 1e-6, "loss_bound": G, "calibration": "analytic", "seed": 0}
+    learner = dponline.DPFTPL(UniformMatroid(5, 2), mechanism=mechanism, **kw)
+    tree = dponline.DPFTPL(UniformMatroid(5, 2), **kw)
+    p, q = learner.params, tree.params
+    _, col_l2 = dponline._core.mechanism_column_norms(mechanism, T)
+    assert p["sigma_privacy"] == pytest.approx(privacy.gaussian_sigma_analytic(1.0, 1e-6, 2 * G * col_l2), rel=1e-12)
+    assert learner.privacy.noise_multiplier == pytest.approx(p["noise_scale"] / (2 * G * col_l2), rel=1e-12)
+    probe = (HonakerTree(1, T, scale=1.0) if mechanism == "honaker" else BLT(1, T, scale=1.0, buffers=6)).unit_variance
+    rms = np.sqrt(np.mean([probe(t) for t in range(T)]))
+    assert p["release_sd"] == pytest.approx(rms, rel=1e-12)
+    assert q["release_sd"] == pytest.approx(np.sqrt(q["release_draws"]), rel=1e-15)
+    assert p["sigma_regret"] * p["release_sd"] == pytest.approx(q["sigma_regret"] * q["release_sd"], rel=1e-12)
+    assert learner._core.mechanism == mechanism and tree._core.mechanism == "tree"
+    losses = np.random.default_rng(1).uniform(size=(T, 5))
+    for _ in range(20):
+        x = learner.ask()
+        assert UniformMatroid(5, 2).contains(x, 1e-12) and set(np.unique(x)) <= {0.0, 1.0}
+        learner.tell(losses[learner.t])
+    with pytest.raises(dponline.DPOnlineError, match="Theorem 3.5 covers the padded tree only"):
+        learner.regret_bound()
+    assert np.isfinite(tree.regret_bound())
+    with pytest.raises(dponline.InvalidInputError, match="only the padded tree"):
+        dponline.DPFTPL(UniformMatroid(5, 2), mechanism=mechanism, **{**kw, "calibration": "paper"})
+    with pytest.raises(dponline.InvalidInputError, match="mechanism"):
+        dponline.DPFTPL(UniformMatroid(5, 2), mechanism="kary", **kw)
+
+
 # --------------------------------------------------------------------------------------------------------
 # State, determinism, errors
 
