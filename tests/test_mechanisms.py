@@ -798,7 +798,7 @@ def test_unpickling_another_kind_is_refused():
     assert type(clone) is KaryTree and clone.k == 2 and clone.readout == "honaker"
 
 
-@pytest.mark.parametrize("cls,kw", CLASSES)
+@pytest.mark.parametrize("cls,kw", [*CLASSES, (TreeAggregator, {})])
 def test_two_threads_on_one_mechanism_get_state_error(cls, kw):
     """While one thread is inside ``push`` (held here deterministically: converting its argument calls back into
     Python with the mechanism borrowed), every other call from another thread raises StateError instead of
