@@ -7,6 +7,7 @@ static ``from_bytes``), sets ``self._privacy`` and ``self._horizon``, and adds i
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -23,6 +24,15 @@ MECHANISMS = ("tree", "honaker", "blt")
 """Names a learner's ``mechanism=`` accepts (see :mod:`dponline.aggregation`)."""
 
 _MAX_CHECKPOINTS = 10_000
+
+
+@functools.lru_cache(maxsize=64)
+def _column_norms(mechanism: str, releases: int) -> tuple[float, float]:
+    """The encoder's largest (L1, L2) column norms (cached: for BLT each call runs the parameter optimiser, a
+    deterministic function of the name and horizon)."""
+    from .. import _core
+
+    return _core.mechanism_column_norms(mechanism, releases)
 
 
 def mechanism_noise(
@@ -50,14 +60,12 @@ def mechanism_noise(
     Raises:
         InvalidInputError: a calibration other than ``"analytic"``, Gaussian noise with ``δ = 0``.
     """
-    from .. import _core
-
     if calibration != "analytic":
         raise InvalidInputError(
             f"calibration={calibration!r} is not available with mechanism={mechanism!r}: the paper's lemmas cover "
             "only the padded tree; pass calibration='analytic' (exact, from the mechanism's column norms)"
         )
-    col_l1, col_l2 = _core.mechanism_column_norms(mechanism, releases)
+    col_l1, col_l2 = _column_norms(mechanism, int(releases))
     source = f"exact calibration of the {mechanism} mechanism (linear mechanism, single participation)"
     if noise == "laplace":
         scale = sensitivity_l1 * col_l1 / epsilon

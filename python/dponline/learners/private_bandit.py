@@ -179,8 +179,12 @@ class PrivateBandit(Learner):
         feasibility: ``"fkm"`` (default) or ``"appendix-d"``, see above.
         mechanism: how the batch gradients' prefix sums are released: ``"tree"`` (default, the padded binary tree
             of the paper), or ``"honaker"`` / ``"blt"`` (:mod:`dponline.aggregation`; lower noise at equal
-            privacy, exact calibration only — ``calibration="analytic"`` — and outside the paper's regret
-            proof, which assumes identically distributed noise per release).
+            privacy, exact calibration only — ``calibration="analytic"``). Regret: the paper's analysis uses
+            the tree noise only through a bound on the expected L2 norm of one release's noise (Section 4.2:
+            ``γ <= η(⌈log T⌉·μ + κ) + …``, the triangle inequality over its draws, not their independence across
+            releases). Substituting a mechanism's ``max_R E‖Z_R‖₂ <= sqrt(n · max_R variance(R))`` appears to
+            carry the argument over, but its appendix (Corollary 10.5) is not in our copy: dponline does not
+            claim the Lemma 5.2 / 5.5 bounds for these mechanisms.
         strict: raise :class:`InvalidInputError` on ``|loss| > B`` instead of clipping.
         seed: ``None``, int, ``SeedSequence`` or ``Generator``; same seed ⇒ identical actions via
             ``ask``/``tell`` and via ``run``.

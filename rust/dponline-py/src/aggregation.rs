@@ -111,25 +111,28 @@ impl PyTreeAggregator {
     }
 
     /// Exact per-coordinate noise variance of the release after push ``t`` (same as :meth:`noise_variance`).
-    fn variance(&self, t: u64) -> PyResult<f64> {
-        PrefixSumMechanism::variance(&self.inner, t).or_raise()
+    fn variance(slf: &Bound<'_, Self>, t: u64) -> PyResult<f64> {
+        PrefixSumMechanism::variance(&shared(slf, "TreeAggregator")?.inner, t).or_raise()
     }
 
     /// Per-coordinate noise variance of the release after push ``t`` when every draw has variance 1.
-    fn unit_variance(&self, t: u64) -> PyResult<f64> {
-        self.inner.unit_variance(t).or_raise()
+    fn unit_variance(slf: &Bound<'_, Self>, t: u64) -> PyResult<f64> {
+        shared(slf, "TreeAggregator")?
+            .inner
+            .unit_variance(t)
+            .or_raise()
     }
 
     /// Largest L1 column norm of the encoder: ``floor(log2 horizon) + 1`` released nodes per row.
     #[getter]
-    fn sensitivity_l1(&self) -> f64 {
-        self.inner.sensitivity_l1()
+    fn sensitivity_l1(slf: &Bound<'_, Self>) -> PyResult<f64> {
+        Ok(shared(slf, "TreeAggregator")?.inner.sensitivity_l1())
     }
 
     /// Largest L2 column norm of the encoder: ``sqrt(floor(log2 horizon) + 1)``.
     #[getter]
-    fn sensitivity_l2(&self) -> f64 {
-        self.inner.sensitivity_l2()
+    fn sensitivity_l2(slf: &Bound<'_, Self>) -> PyResult<f64> {
+        Ok(shared(slf, "TreeAggregator")?.inner.sensitivity_l2())
     }
 
     /// Number of noise draws in the release after push ``t``.
@@ -206,7 +209,9 @@ impl PyTreeAggregator {
         Ok(())
     }
 
-    fn __getnewargs_ex__(&self) -> ((usize, u64), std::collections::HashMap<&'static str, f64>) {
+    fn __getnewargs_ex__(
+        _slf: &Bound<'_, Self>,
+    ) -> ((usize, u64), std::collections::HashMap<&'static str, f64>) {
         ((1, 1), [("scale", 0.0)].into_iter().collect())
     }
 
@@ -224,6 +229,14 @@ impl PyTreeAggregator {
             this.inner.t()
         )
     }
+}
+
+/// What `StateError` names when a `Mechanism` is used by two threads at once.
+const MECHANISM: &str = "Mechanism";
+
+/// Apply `f` to the mechanism under a shared borrow (`StateError` while another thread pushes).
+fn read<R>(slf: &Bound<'_, PyMechanism>, f: impl FnOnce(&Mechanism) -> R) -> PyResult<R> {
+    Ok(f(&shared(slf, MECHANISM)?.inner))
 }
 
 /// Any prefix-sum mechanism of the core (``kind``: ``"tree"``, ``"honaker"``, ``"kary"`` or ``"blt"``).
@@ -310,64 +323,66 @@ impl PyMechanism {
 
     /// BLT decay parameters ``theta`` (``None`` for trees).
     #[getter]
-    fn theta(&self) -> Option<Vec<f64>> {
-        match &self.inner {
+    fn theta(slf: &Bound<'_, Self>) -> PyResult<Option<Vec<f64>>> {
+        read(slf, |inner| match inner {
             Mechanism::Blt(m) => Some(m.theta().to_vec()),
             _ => None,
-        }
+        })
     }
 
     /// BLT output weights ``omega`` (``None`` for trees).
     #[getter]
-    fn omega(&self) -> Option<Vec<f64>> {
-        match &self.inner {
+    fn omega(slf: &Bound<'_, Self>) -> PyResult<Option<Vec<f64>>> {
+        read(slf, |inner| match inner {
             Mechanism::Blt(m) => Some(m.omega().to_vec()),
             _ => None,
-        }
+        })
     }
 
     /// BLT: the objective the parameters were optimised for (``"mean"`` or ``"max"``; ``None`` for trees).
     #[getter]
-    fn objective(&self) -> Option<&'static str> {
-        match &self.inner {
+    fn objective(slf: &Bound<'_, Self>) -> PyResult<Option<&'static str>> {
+        read(slf, |inner| match inner {
             Mechanism::Blt(m) => Some(m.objective().name()),
             _ => None,
-        }
+        })
     }
 
     /// BLT: ``(iterations, loss)`` of the parameter optimiser (``None`` for explicit parameters or trees).
     #[getter]
-    fn fit(&self) -> Option<(u64, f64)> {
-        match &self.inner {
+    fn fit(slf: &Bound<'_, Self>) -> PyResult<Option<(u64, f64)>> {
+        read(slf, |inner| match inner {
             Mechanism::Blt(m) => m.fit().map(|f| (f.iterations, f.loss)),
             _ => None,
-        }
+        })
     }
 
     /// Add one row ``x`` (shape ``(dim,)``) and return the release after it, shape ``(dim,)``.
     fn push<'py>(
-        &mut self,
-        py: Python<'py>,
+        slf: &Bound<'py, Self>,
         x: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let dim = self.inner.dim();
+        let py = slf.py();
+        let mut this = exclusive(slf, MECHANISM)?;
+        let dim = this.inner.dim();
         let out = PyArray1::<f64>::zeros(py, dim, false);
         // SAFETY: `out` was just created here and no other reference to it exists yet.
         let out_slice = unsafe { out.as_slice_mut() }
             .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
-        with_vector(x, "x", dim, |x| self.inner.push(x, out_slice).or_raise())?;
+        with_vector(x, "x", dim, |x| this.inner.push(x, out_slice).or_raise())?;
         Ok(out)
     }
 
     /// Push every row of ``X`` (shape ``(m, dim)``) in one native call; returns the ``m`` releases.
     fn push_many<'py>(
-        &mut self,
-        py: Python<'py>,
+        slf: &Bound<'py, Self>,
         xs: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let dim = self.inner.dim();
+        let py = slf.py();
+        let mut this = exclusive(slf, MECHANISM)?;
+        let dim = this.inner.dim();
         let (rows, data) = matrix_owned(xs, "X", dim)?;
-        let inner = &mut self.inner;
+        let inner = &mut this.inner;
         let out = detached(py, move || {
             let mut out = vec![0.0; data.len()];
             inner.push_many(&data, &mut out)?;
@@ -379,121 +394,129 @@ impl PyMechanism {
     }
 
     /// The release before any data, shape ``(dim,)``.
-    fn initial<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_slice(py, self.inner.initial())
+    fn initial<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        Ok(PyArray1::from_slice(
+            slf.py(),
+            shared(slf, MECHANISM)?.inner.initial(),
+        ))
     }
 
     /// Exact per-coordinate noise variance of the release after push ``t`` (``0 <= t <= horizon``).
-    fn variance(&self, t: u64) -> PyResult<f64> {
-        self.inner.variance(t).or_raise()
+    fn variance(slf: &Bound<'_, Self>, t: u64) -> PyResult<f64> {
+        shared(slf, MECHANISM)?.inner.variance(t).or_raise()
     }
 
     /// Per-coordinate noise variance of the release after push ``t`` when every draw has variance 1.
-    fn unit_variance(&self, t: u64) -> PyResult<f64> {
-        self.inner.unit_variance(t).or_raise()
+    fn unit_variance(slf: &Bound<'_, Self>, t: u64) -> PyResult<f64> {
+        shared(slf, MECHANISM)?.inner.unit_variance(t).or_raise()
     }
 
     /// Largest L1 column norm of the encoder (noise-bearing quantities moved per unit change of one row).
     #[getter]
-    fn sensitivity_l1(&self) -> f64 {
-        self.inner.sensitivity_l1()
+    fn sensitivity_l1(slf: &Bound<'_, Self>) -> PyResult<f64> {
+        read(slf, |inner| inner.sensitivity_l1())
     }
 
     /// Largest L2 column norm of the encoder.
     #[getter]
-    fn sensitivity_l2(&self) -> f64 {
-        self.inner.sensitivity_l2()
+    fn sensitivity_l2(slf: &Bound<'_, Self>) -> PyResult<f64> {
+        read(slf, |inner| inner.sensitivity_l2())
     }
 
-    /// ``"tree"``, ``"honaker"`` or ``"kary"``.
+    /// ``"tree"``, ``"honaker"``, ``"kary"`` or ``"blt"``.
     #[getter]
-    fn kind(&self) -> &'static str {
-        self.inner.kind()
+    fn kind(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
+        read(slf, |inner| inner.kind())
     }
 
     /// Branching factor of a tree (2 for the binary tree; ``None`` for BLT).
     #[getter]
-    fn k(&self) -> Option<u64> {
-        match &self.inner {
+    fn k(slf: &Bound<'_, Self>) -> PyResult<Option<u64>> {
+        read(slf, |inner| match inner {
             Mechanism::Tree(_) => Some(2),
             Mechanism::Kary(m) => Some(m.arity()),
             Mechanism::Blt(_) => None,
-        }
+        })
     }
 
     /// Number of BLT buffers (``None`` for trees).
     #[getter]
-    fn buffers(&self) -> Option<usize> {
-        match &self.inner {
+    fn buffers(slf: &Bound<'_, Self>) -> PyResult<Option<usize>> {
+        read(slf, |inner| match inner {
             Mechanism::Blt(m) => Some(m.buffers()),
             _ => None,
-        }
+        })
     }
 
     /// Tree readout: ``"plain"`` (sum of the cover's nodes) or ``"honaker"`` (BLUE of the cover's nodes);
     /// ``None`` for BLT.
     #[getter]
-    fn readout(&self) -> Option<&'static str> {
-        match &self.inner {
+    fn readout(slf: &Bound<'_, Self>) -> PyResult<Option<&'static str>> {
+        read(slf, |inner| match inner {
             Mechanism::Tree(_) => Some("plain"),
             Mechanism::Kary(m) => Some(m.readout().name()),
             Mechanism::Blt(_) => None,
-        }
+        })
     }
 
     /// Number of pushes so far.
     #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
+    fn t(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        read(slf, |inner| inner.t())
     }
 
     /// Vector dimension.
     #[getter]
-    fn dim(&self) -> usize {
-        self.inner.dim()
+    fn dim(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        read(slf, |inner| inner.dim())
     }
 
     /// Number of pushes the mechanism was built for.
     #[getter]
-    fn horizon(&self) -> u64 {
-        self.inner.horizon()
+    fn horizon(slf: &Bound<'_, Self>) -> PyResult<u64> {
+        read(slf, |inner| inner.horizon())
     }
 
     /// ``"laplace"`` or ``"gaussian"``.
     #[getter]
-    fn noise(&self) -> &'static str {
-        self.inner.noise().name()
+    fn noise(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
+        read(slf, |inner| inner.noise().name())
     }
 
     /// Laplace scale ``b`` or Gaussian ``sigma`` of every noise draw.
     #[getter]
-    fn scale(&self) -> f64 {
-        self.inner.noise().scale()
+    fn scale(slf: &Bound<'_, Self>) -> PyResult<f64> {
+        read(slf, |inner| inner.noise().scale())
     }
 
     /// Whether noise comes from the OS-keyed ChaCha20 generator.
     #[getter]
-    fn secure(&self) -> bool {
-        self.inner.is_secure()
+    fn secure(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        read(slf, |inner| inner.is_secure())
     }
 
     /// Bytes held by the mechanism's buffers (constant after construction).
     #[getter]
-    fn state_nbytes(&self) -> usize {
-        self.inner.state_nbytes()
+    fn state_nbytes(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        read(slf, |inner| inner.state_nbytes())
     }
 
-    fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        Ok(PyBytes::new(py, &self.inner.to_bytes().or_raise()?))
+    fn __getstate__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = shared(slf, MECHANISM)?.inner.to_bytes().or_raise()?;
+        Ok(PyBytes::new(slf.py(), &bytes))
     }
 
-    fn __setstate__(&mut self, state: &[u8]) -> PyResult<()> {
-        self.inner = Mechanism::from_bytes(state).or_raise()?;
+    fn __setstate__(slf: &Bound<'_, Self>, state: &[u8]) -> PyResult<()> {
+        let restored = Mechanism::from_bytes(state).or_raise()?;
+        exclusive(slf, MECHANISM)?.inner = restored;
         Ok(())
     }
 
-    fn __repr__(&self) -> String {
-        let structure = match &self.inner {
+    fn __repr__(slf: &Bound<'_, Self>) -> String {
+        let Ok(this) = slf.try_borrow() else {
+            return "Mechanism(<in use by another thread>)".into();
+        };
+        let structure = match &this.inner {
             Mechanism::Tree(m) => format!("padded={}", if m.padded() { "True" } else { "False" }),
             Mechanism::Kary(m) => format!("k={}, readout={:?}", m.arity(), m.readout().name()),
             Mechanism::Blt(m) => format!(
@@ -504,12 +527,12 @@ impl PyMechanism {
         };
         format!(
             "Mechanism(kind={:?}, dim={}, horizon={}, {structure}, noise={:?}, scale={}, t={})",
-            self.inner.kind(),
-            self.inner.dim(),
-            self.inner.horizon(),
-            self.inner.noise().name(),
-            self.inner.noise().scale(),
-            self.inner.t()
+            this.inner.kind(),
+            this.inner.dim(),
+            this.inner.horizon(),
+            this.inner.noise().name(),
+            this.inner.noise().scale(),
+            this.inner.t()
         )
     }
 }
