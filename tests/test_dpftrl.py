@@ -439,3 +439,86 @@ def test_dpftrl_with_other_mechanisms_is_calibrated_from_column_norms(mechanism)
     losses_ = np.random.default_rng(0).uniform(size=(T, 4))
     result = gau.run(dponline.losses.Linear(losses_))
     assert np.isfinite(result.total_loss) and Simplex(4).contains(result.final_point, 1e-12)
+
+
+# -- black-box privacy audit (Laplace) -------------------------------------------------------------------------
+
+
+def _audit_epsilon(hits_a: int, hits_b: int, trials: int) -> float:
+    """Lower confidence bound (level 1 − 1e-6) on ln(P_a / P_b) from two binomial counts (Clopper-Pearson)."""
+    from scipy.stats import beta
+
+    lower_a = beta.ppf(0.5e-6, hits_a, trials - hits_a + 1)
+    upper_b = beta.ppf(1 - 0.5e-6, hits_b + 1, trials - hits_b)
+    return float(np.log(lower_a / upper_b))
+
+
+def _released_differences(epsilon: float, first_row: np.ndarray, trials: int, seed: int) -> np.ndarray:
+    """``trials`` independent DP-FTRL experts learners (N = 2, T = 3, G = 1, Laplace) fed ``first_row``, then
+    zeros; returns, per run, ``D_t = ln(x_{t+1}[1] / x_{t+1}[0]) / η`` for t = 1, 2 — the noisy cumulative loss
+    difference that the played actions x_2, x_3 reveal (x = softmax(−η L̃) is a monotone function of it).
+
+    Vectorised over runs: the native object of :class:`dponline.DPFTRL` is built directly (13 µs a run instead of
+    70 µs through the wrapper's validation), with the wrapper's own arguments; one numpy Generator seeds all runs
+    (each construction draws four fresh words from it)."""
+    from dponline import _core
+
+    domain = Simplex(2)
+    ref = DPFTRL(domain, horizon=3, epsilon=epsilon, loss_bound=1.0, seed=np.random.default_rng(seed))
+    p = ref.params
+    assert p["noise"] == "laplace" and p["release_draws"] == 2 and p["method"] == "softmax"
+    args = dict(
+        norm="l1", regularizer="entropy", noise="laplace", scale=p["noise_scale"], learning_rate=None,
+        dual_bound=None, lmo_calls=4, mechanism="tree", strict=False, secure=False,
+    )  # fmt: skip
+    zero = np.zeros(2)
+    gen = np.random.default_rng(seed)
+    out = np.empty((trials, 2))
+    for i in range(trials):
+        core = _core.DPFTRL(domain, 3, 1.0, seed=gen, **args)
+        if i == 0:  # the native object is the wrapper's engine: same seed, same actions
+            ref.ask()
+            ref.tell(first_row)
+            core.ask()
+            core.tell(first_row)
+            assert np.array_equal(core.ask(), ref.ask())
+            core = _core.DPFTRL(domain, 3, 1.0, seed=np.random.default_rng(seed + 1), **args)
+        core.ask()
+        core.tell(first_row)
+        x2 = core.ask()
+        core.tell(zero)
+        x3 = core.ask()
+        out[i] = np.log(x2[1] / x2[0]), np.log(x3[1] / x3[0])
+    return out / p["eta"]
+
+
+@pytest.mark.slow
+def test_black_box_privacy_audit_of_laplace_dpftrl():
+    """Empirical ε lower bound from the played actions on neighbouring loss sequences stays under the claimed ε,
+    and the audit has power.
+
+    Two experts, T = 3, G = 1 (L1): levels = floor(log₂3) + 1 = 2, λ = 2G·2/ε, every release carries
+    ⌈log₂3⌉ = 2 draws per coordinate. The sequences differ in round 1 only: ℓ_1 = (1, 0) vs (0, 1) (L1 distance
+    2G, the worst case); rounds 2, 3 are 0. Row 1 enters the nodes [1] and [1, 2], which are exactly the nodes of
+    the releases L̃_1, L̃_2 behind the actions x_2, x_3 — every node it touches is observed. The event
+    {D_1 ≥ τ, D_2 ≥ τ} on the revealed differences D_t = L̃_t[0] − L̃_t[1] (mean +1 in a, −1 in b) has likelihood
+    ratio → e^{2·2G/λ} = e^ε in the tail; but each D carries four Laplace(λ) draws (two per coordinate: the
+    padding), whose tail ratio converges slowly, so at τ = −1 + 3λ and 2·10⁵ runs per sequence the expected bound
+    is only ≈ 0.39ε (computed from the exact densities; at 3·10⁵ runs no threshold does better than ≈ 0.42ε,
+    and a one-dimensional learner, with two draws per release, would reach ≈ 0.62ε).
+    Power: a learner built for 3ε (λ/3) is caught against the claimed ε (expected bound ≈ 1.33ε at τ = −1 + 3.5λ
+    and 6·10⁴ runs; a learner built for 2ε would give ≈ 0.95ε and would not be caught at this budget)."""
+    eps = 1.0
+
+    def estimate(built_for: float, threshold: float, trials: int, seed: int) -> float:
+        tau = -1.0 + threshold * 4.0 / built_for  # λ = 4/ε for G = 1, T = 3
+        d_a = _released_differences(built_for, np.array([1.0, 0.0]), trials, seed)
+        d_b = _released_differences(built_for, np.array([0.0, 1.0]), trials, seed + 7)
+        hits_a = int(np.count_nonzero((d_a >= tau).all(axis=1)))
+        hits_b = int(np.count_nonzero((d_b >= tau).all(axis=1)))
+        return _audit_epsilon(hits_a, hits_b, trials)
+
+    honest = estimate(eps, 3.0, 200_000, 11)
+    assert honest <= eps
+    assert honest > 0.3 * eps  # the event is informative (expected ≈ 0.39ε)
+    assert estimate(3 * eps, 3.5, 60_000, 23) > eps
