@@ -48,10 +48,11 @@ class PrivateSCRiBLe(Learner):
     other computation uses the data only through the releases (Lemma 4.2), so the played points are ε-DP per
     round's loss. A seeded learner is private only while its seed is secret. ``epsilon=None``: SCRiBLe.
 
-    Step size and bound (``n`` = ``estimator_dim``): ``η = sqrt(ν ln T / (2 n² B'² T))`` with ``B' = B + 2λ ln T`` (the feedback range with
-    probability ``≥ 1 − 1/T``), which balances the SCRiBLe bound ``ν ln T/η + 2η n² B'² T`` (Abernethy-Hazan-
-    Rakhlin 2012, Theorem 5.1, with ``B'`` for the loss range); :meth:`regret_bound` adds ``B`` for the
-    complement of the noise event. These constants are this library's derivation (the paper's text lost them).
+    Step size and bound (``n`` = ``estimator_dim``): ``η = sqrt(ν ln T / (2 n² B'² T))`` with
+    ``B' = B + 2λ ln T`` (the feedback range with probability ``≥ 1 − 1/T``), which balances the SCRiBLe bound
+    ``ν ln T/η + 2η n² B'² T`` (Abernethy-Hazan-Rakhlin 2012, Theorem 5.1, with ``B'`` for the loss range);
+    :meth:`regret_bound` adds ``B`` for the complement of the noise event. These constants are this library's
+    derivation (the paper's text lost them).
 
     Args:
         domain: a ``Box``, an ``L2Ball`` or a ``Simplex``.
