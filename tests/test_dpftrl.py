@@ -269,6 +269,90 @@ def test_portfolio_run_is_exponentiated_gradient_on_the_clipped_gradients():
         DPFTRL(L2Ball(n, 1.0), horizon=len(R), epsilon=None, loss_bound=G).run(family)
 
 
+# -- centred losses on the simplex ---------------------------------------------------------------------------
+
+
+def test_portfolio_gradient_bounds_are_the_centred_box():
+    """Coordinates of −r/⟨r, x⟩ lie in [−b/a, −a/b]; centred at the midpoint they lie in ±h, h = (b/a − a/b)/2."""
+    from dponline.losses import portfolio_gradient_bounds
+
+    a, b, n = 0.5, 2.0, 36
+    c = portfolio_gradient_bounds((a, b), n)
+    h = (b / a - a / b) / 2  # 1.875
+    assert c == {"loss_shift": pytest.approx(-(b / a + a / b) / 2, rel=1e-15), "loss_bound": n * h, "dual_bound": h}
+    assert portfolio_gradient_bounds((a, b), n, norm="l2")["loss_bound"] == pytest.approx(math.sqrt(n) * h)
+    u = portfolio_gradient_bounds((a, b), n, centred=False)
+    assert u == {"loss_shift": 0.0, "loss_bound": n * b / a, "dual_bound": b / a}
+    # Random relatives (some at the ends) and points: every centred coordinate lies in ±h.
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        r = rng.uniform(a, b, size=5)
+        r[rng.integers(5)] = rng.choice([a, b])
+        x = rng.dirichlet(np.full(5, 0.2))
+        g = -r / (r @ x) - c["loss_shift"]
+        assert np.abs(g).max() <= h * (1 + 1e-12)
+    # The ends are attained, so no narrower centred box holds: r = (b, a) against x = e_2 gives g_1 = −b/a;
+    # r = (a, b) against x = e_2 gives g_1 = −a/b.
+    assert (-b / a - c["loss_shift"]) == pytest.approx(-h, rel=1e-15)
+    assert (-a / b - c["loss_shift"]) == pytest.approx(h, rel=1e-15)
+
+
+def test_centring_leaves_non_private_actions_unchanged():
+    """ε = None and one fixed η: feeding g − c·1 instead of g changes no action (⟨x, 1⟩ = 1 on the simplex)."""
+    from dponline.losses import portfolio_gradient_bounds
+
+    R = np.asarray(datasets.load_nyse().relatives[:600], dtype=float)
+    n = R.shape[1]
+    family = PortfolioLogLoss(R, relative_range=(0.5, 2.0))
+    centred, plain = portfolio_gradient_bounds((0.5, 2.0), n), portfolio_gradient_bounds((0.5, 2.0), n, centred=False)
+    eta = 0.05
+    a = DPFTRL(Simplex(n), horizon=len(R), epsilon=None, learning_rate=eta, **centred)
+    b = DPFTRL(Simplex(n), horizon=len(R), epsilon=None, learning_rate=eta, **plain)
+    ra, rb = a.run(family, checkpoints=len(R)), b.run(family, checkpoints=len(R))
+    assert ra.clipped == 0 and rb.clipped == 0  # the declared bounds hold on the data (as derived)
+    np.testing.assert_allclose(ra.cumulative_loss, rb.cumulative_loss, rtol=1e-12, atol=1e-12)
+    assert np.abs(ra.final_point - rb.final_point).max() < 1e-12
+    # The tree sums the centred vectors: the cumulative sums differ by exactly T·c per coordinate.
+    np.testing.assert_allclose(
+        a.noisy_cumulative_loss, b.noisy_cumulative_loss - len(R) * centred["loss_shift"], rtol=1e-12
+    )
+    # ask/tell: the same through tell (the shift is applied to told vectors too); strict applies to g − c·1.
+    s = DPFTRL(Simplex(3), horizon=5, epsilon=1.0, loss_bound=0.3, loss_shift=-2.0, strict=True, seed=0)
+    s.ask()
+    s.tell([-2.1, -1.95, -2.0])  # ‖ℓ − c·1‖₁ = 0.15 <= 0.3 although ‖ℓ‖₁ = 6.05
+    s.ask()
+    with pytest.raises(dponline.InvalidInputError, match="loss_shift"):
+        s.tell([0.0, 0.0, 0.0])
+    # ℓ − c·1 beyond the f64 range is clipped like any long vector, never inf/NaN.
+    big = DPFTRL(Simplex(3), horizon=5, epsilon=1.0, loss_bound=1.0, loss_shift=1e308, seed=0)
+    big.ask()
+    big.tell([-1e308, 0.0, 0.0])
+    assert np.isfinite(big.ask()).all() and np.isfinite(big.noisy_cumulative_loss).all() and big.clipped == 1
+    with pytest.raises(dponline.InvalidInputError, match="loss_shift"):
+        DPFTRL(L2Ball(3, 1.0), horizon=5, epsilon=1.0, loss_bound=1.0, loss_shift=1.0)
+    with pytest.raises(dponline.InvalidInputError):
+        DPFTRL(Simplex(3), horizon=5, epsilon=1.0, loss_bound=1.0, loss_shift=np.nan)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1e-6])
+def test_centring_shrinks_the_calibrated_noise_by_the_derived_factor(delta):
+    """Noise scale ∝ G (Laplace λ = 2G·levels/ε; Gaussian σ ∝ G): centring scales it by (1 − a²/b²)/2, and the
+    privacy notes say what was fed."""
+    from dponline.losses import portfolio_gradient_bounds
+
+    n, T, (a, b) = 36, 5000, (0.5, 2.0)
+    norm = "l1" if delta == 0 else "l2"
+    kw = dict(horizon=T, epsilon=1.0, delta=delta, seed=0)
+    centred = DPFTRL(Simplex(n), **kw, **portfolio_gradient_bounds((a, b), n, norm=norm))
+    plain = DPFTRL(Simplex(n), **kw, **portfolio_gradient_bounds((a, b), n, norm=norm, centred=False))
+    factor = (1 - a * a / (b * b)) / 2  # 0.46875
+    assert centred.params["noise_scale"] == pytest.approx(factor * plain.params["noise_scale"], rel=1e-12)
+    assert centred.params["eta"] == pytest.approx(plain.params["eta"] / factor, rel=1e-12)  # G_* = h, not b/a
+    assert centred.privacy.epsilon == plain.privacy.epsilon
+    assert "loss_shift = -2.125" in centred.privacy.notes and "loss_shift" not in plain.privacy.notes
+    assert centred.params["loss_shift"] == -2.125
+
+
 # -- protocol, state, errors ---------------------------------------------------------------------------------
 
 
