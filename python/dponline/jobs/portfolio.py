@@ -114,8 +114,8 @@ def add_parser(sub: Any, positive_int: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--uncentred",
         action="store_true",
-        help="feed DP-FTRL the raw gradients -r/<r,x> (default: centred at the midpoint of their declared range, "
-        "which changes no action but lets the declared bound, hence the noise, shrink by (1 - a^2/b^2)/2)",
+        help="feed DP-FTRL the raw gradients -r/<r,x> (default: centred at the midpoint of their declared range: "
+        "on the simplex the same FTRL problem, but the declared bounds, hence the noise, shrink by (1 - a^2/b^2)/2)",
     )
     p.add_argument("--stream-seed", type=_nonnegative_int, default=0, help="seed of the bootstrap (default 0)")
     p.add_argument(
