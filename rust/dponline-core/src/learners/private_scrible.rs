@@ -5,21 +5,20 @@
 //! Rakhlin 2012). Per round:
 //!
 //! * `x_t = argmin_x η⟨L̂_{t−1}, x⟩ + R(x)` with `R` a ν-self-concordant barrier of the domain — closed forms
-//!   here (below);
+//!   for the box and the ball, a one-dimensional Newton iteration for the simplex (below);
 //! * eigen-decompose `∇²R(x_t) = Σ λ_i e_i e_iᵀ`, draw `i` uniformly and a sign `s = ±1`, play
 //!   `y_t = x_t + s λ_i^{−1/2} e_i` (on the Dikin ellipsoid, which lies in the domain);
 //! * observe `f_t = ⟨ℓ_t, y_t⟩` clipped to `[−B, B]`, release `f̂_t = f_t + Lap(λ)`, and add
 //!   `ℓ̂_t = n f̂_t s λ_i^{1/2} e_i` to `L̂`.
 //!
 //! Domains and barriers:
-//! * box `[l, u]`: `R = −Σ ln(u_i − x_i) + ln(x_i − l_i)` (ν = 2n); the argmin is coordinate-wise,
+//! * box `[l, u]`: `R = −Σ ln(u_i − x_i) + ln(x_i − l_i)` (ν = 2N); the argmin is coordinate-wise,
 //!   `x_i = m_i − c_i h_i² / (1 + sqrt(1 + c_i² h_i²))` with `c = η L̂`, centre `m`, half-width `h`; the Hessian
 //!   is diagonal, `λ_i = 1/(u_i − x_i)² + 1/(x_i − l_i)²`, `e_i` the coordinate vectors;
 //! * ball of radius `r`: `R = −ln(r² − ‖x‖²)` (ν = 1); the argmin is `x = −τ L̂/‖L̂‖` with
 //!   `τ = a r²/(1 + sqrt(1 + a² r²))`, `a = η‖L̂‖`; the Hessian `2I/σ + 4xxᵀ/σ²` (`σ = r² − ‖x‖²`) has
 //!   eigenvector `x̂ = x/‖x‖` (eigenvalue `2/σ + 4‖x‖²/σ²`) and the orthogonal complement (eigenvalue `2/σ`),
-//!   for which the columns of the Householder reflection sending `e_1` to `x̂` give an orthonormal basis.
-//!
+//!   for which the columns of the Householder reflection sending `e_1` to `x̂` give an orthonormal basis;
 //! * simplex `Δ_N` on its affine hull `{Σx = 1}`: `R = −Σ ln x_i` (ν = N), see "The simplex" below.
 //!
 //! The estimator's factor `n` is the number of exploration directions, i.e. the dimension of the set's affine hull:
