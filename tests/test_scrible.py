@@ -9,7 +9,7 @@ import pytest
 
 import dponline
 from dponline import PrivateSCRiBLe
-from dponline.domains import Box, L2Ball, Simplex
+from dponline.domains import Box, L1Ball, L2Ball, Simplex
 from dponline.losses import Linear
 
 
@@ -103,5 +103,109 @@ def test_ask_tell_equals_run_pickling_and_errors(rng):
         with pytest.raises(err):
             e.tell(bad)
     assert pickle.dumps(e) == before and np.array_equal(e.ask(), y)
-    with pytest.raises(dponline.InvalidInputError, match="Box or L2Ball"):
-        PrivateSCRiBLe(Simplex(3), horizon=5, epsilon=1.0, loss_bound=1.0)
+    with pytest.raises(dponline.InvalidInputError, match="Box, L2Ball or Simplex"):
+        PrivateSCRiBLe(L1Ball(3, 1.0), horizon=5, epsilon=1.0, loss_bound=1.0)
+
+
+# --- the simplex: R = −Σ ln x_i on the affine hull {Σx = 1}, ν = N, n = N' = N − 1 exploration directions ---
+
+
+def test_simplex_parameters_use_the_hull_dimension():
+    T, B, eps, N = 10_000, 1.0, 0.5, 6
+    p = PrivateSCRiBLe(Simplex(N), horizon=T, epsilon=eps, loss_bound=B, seed=0).params
+    n = N - 1  # the estimator's factor and the n of η: the affine hull's dimension
+    r = B + 2 * (2 * B / eps) * math.log(T)
+    assert p["nu"] == N and p["dim"] == N and p["estimator_dim"] == n
+    eta = math.sqrt(N * math.log(T) / (2 * n * n * r * r * T))
+    assert p["eta"] == pytest.approx(eta, rel=1e-14)
+    assert p["regret_bound"] == pytest.approx(N * math.log(T) / eta + 2 * eta * n * n * r * r * T + B, rel=1e-12)
+
+
+@pytest.mark.parametrize("N,eps", [(2, 0.5), (5, 0.5), (40, None), (40, 2.0)])
+def test_simplex_every_played_point_is_feasible(N, eps, rng):
+    """Every y_t lies in the simplex to 1e-12 (no projection: the unit Dikin ellipsoid is inside), including
+    late rounds where the FTRL point is near a vertex and some x_i are tiny."""
+    T = 4000
+    domain = Simplex(N)
+    learner = PrivateSCRiBLe(domain, horizon=T, epsilon=eps, loss_bound=1.0, seed=3)
+    c = rng.uniform(0.0, 1.0, size=N)
+    c[0] = 0.0  # a clear best vertex, so x_t concentrates
+    smallest = 1.0
+    for _ in range(T):
+        y = learner.ask()
+        assert np.isfinite(y).all() and domain.contains(y, 1e-12)
+        assert y.min() >= -1e-12 and abs(y.sum() - 1.0) <= 1e-12
+        smallest = min(smallest, float(learner._core.center.min()))
+        learner.tell(float(c @ y))
+    if eps is None:
+        assert smallest < 0.1 / N  # the run moved well away from the centre 1/N
+
+
+def test_simplex_estimates_are_unbiased_on_the_hull():
+    """Non-private, horizon 3: after rounds 1 and 2 the FTRL points x_2, x_3 determine Π L̂ exactly
+    (η L̂_i + μ = 1/x_i, and every estimate lies in 1^⊥), so ℓ̂_2 = Π(1/x_3 − 1/x_2)/η. Its mean over seeds must be
+    Π ℓ = ℓ − mean(ℓ) (N' = N − 1 directions; with the factor N instead of N' it would be N/N' · Π ℓ). Round 2 is
+    played from a non-uniform x_2, so the secular-equation eigenvectors are exercised."""
+    ell = np.array([0.4, -0.3, 0.2, 0.1])
+    target = ell - ell.mean()
+    trials = 20_000
+    est = np.empty((trials, 4))
+    for seed in range(trials):
+        learner = PrivateSCRiBLe(Simplex(4), horizon=3, epsilon=None, loss_bound=10.0, seed=seed)
+        learner.tell(float(ell @ learner.ask()))
+        x2 = learner._core.center
+        learner.tell(float(ell @ learner.ask()))
+        x3 = learner._core.center
+        diff = 1.0 / x3 - 1.0 / x2
+        est[seed] = (diff - diff.mean()) / learner.params["eta"]
+    assert np.abs(est.sum(axis=1)).max() < 1e-9  # in 1^⊥
+    mean, sd = est.mean(axis=0), est.std(axis=0)
+    # 5.3 sd: two-sided normal tail 1e-7 per coordinate.
+    assert np.all(np.abs(mean - target) < 5.3 * sd / math.sqrt(trials)), (mean, target)
+    # Power: N/N' · Π ℓ (the full-dimension factor) would be rejected.
+    assert np.any(np.abs(mean - 4 / 3 * target) > 5.3 * sd / math.sqrt(trials))
+
+
+@pytest.mark.parametrize("eps", [None, 1.0])
+def test_simplex_regret_is_below_the_bound(eps):
+    T, N = 50_000, 4
+    c = np.array([[0.5, 0.2, 0.8, 0.4]])  # in [0, 1]^N: |⟨ℓ, y⟩| <= 1 on the simplex
+    learner = PrivateSCRiBLe(Simplex(N), horizon=T, epsilon=eps, loss_bound=1.0, seed=1)
+    regret = learner.run(Linear(c, horizon=T, resample="cycle"), checkpoints=1).total_loss - c.min() * T
+    assert regret <= learner.regret_bound()
+    if eps is None:
+        assert regret < 0.25 * (c.mean() - c.min()) * T  # it learns: far below the uniform point's regret
+
+
+def test_simplex_ask_tell_equals_run_pickling_and_errors(rng):
+    T, N = 1500, 5
+    C = rng.uniform(-1.0, 1.0, size=(T, N))
+    family = Linear(C)
+    a = PrivateSCRiBLe(Simplex(N), horizon=T, epsilon=1.0, loss_bound=1.0, seed=5)
+    b = PrivateSCRiBLe(Simplex(N), horizon=T, epsilon=1.0, loss_bound=1.0, seed=5)
+    total = 0.0
+    for t in range(T):
+        y = a.ask()
+        total += float(C[t] @ y)
+        a.tell(float(C[t] @ y))
+    assert b.run(family).total_loss == pytest.approx(total, rel=1e-12)
+    # Same draws; the feedback differs only in the rounding of ⟨ℓ, y⟩ (numpy's dot vs the core's sum).
+    np.testing.assert_allclose(a._core.center, b._core.center, rtol=1e-10, atol=0)
+    c = PrivateSCRiBLe(Simplex(N), horizon=T, epsilon=1.0, loss_bound=1.0, seed=6)
+    c.run(family, rounds=600)
+    d = pickle.loads(pickle.dumps(c))
+    assert c.run(family).total_loss == d.run(family).total_loss
+    assert np.array_equal(c._core.center, d._core.center)
+    e = PrivateSCRiBLe(Simplex(N), horizon=5, epsilon=1.0, loss_bound=1.0, seed=0, strict=True)
+    with pytest.raises(dponline.ProtocolError):
+        e.tell(0.1)
+    y = e.ask()
+    before = pickle.dumps(e)
+    for bad, err in [(np.inf, dponline.NonFiniteError), (-1.5, dponline.InvalidInputError)]:
+        with pytest.raises(err):
+            e.tell(bad)
+    assert pickle.dumps(e) == before and np.array_equal(e.ask(), y)
+    with pytest.raises(dponline.InvalidInputError, match="dimension"):
+        PrivateSCRiBLe(Simplex(N), horizon=T, epsilon=1.0, loss_bound=1.0).run(Linear(C[:, :3]))
+    with pytest.raises(dponline.InvalidInputError):
+        PrivateSCRiBLe(Simplex(N), horizon=T, epsilon=0.0, loss_bound=1.0)

@@ -8,6 +8,8 @@ stream of any length with the same per-round distribution.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import _validate
@@ -15,7 +17,7 @@ from ._core import BernoulliArms as _BernoulliArms
 from ._core import LossFamily
 from .errors import InvalidInputError
 
-__all__ = ["LossFamily", "Linear", "PortfolioLogLoss", "portfolio_bounds", "BernoulliArms"]
+__all__ = ["LossFamily", "Linear", "PortfolioLogLoss", "portfolio_bounds", "portfolio_gradient_bounds", "BernoulliArms"]
 
 
 def _family(
@@ -96,6 +98,51 @@ def portfolio_bounds(relative_range: tuple[float, float], n: int) -> tuple[float
     b = _validate.real("relative_range[1]", hi, low=1.0)
     n = _validate.integer("n", n, low=2)
     return (b - a) * np.sqrt(n) / (2.0 * a), max(abs(np.log(a)), abs(np.log(b)))
+
+
+def portfolio_gradient_bounds(
+    relative_range: tuple[float, float], n: int, *, norm: str = "l1", centred: bool = True
+) -> dict[str, float]:
+    """A-priori bounds on the linearised portfolio loss vectors that DP-FTRL feeds its tree, as keyword
+    arguments of :class:`dponline.DPFTRL` (``loss_shift``, ``loss_bound``, ``dual_bound``).
+
+    With every relative in ``[a, b]`` and ``x`` in the simplex, ``⟨r, x⟩ ∈ [a, b]``, so each coordinate of the
+    gradient ``g = −r/⟨r, x⟩`` lies in ``[−b/a, −a/b]``.
+
+    * ``centred=True`` (default): ``c = −(b/a + a/b)/2``, the interval's midpoint; the centred vector ``g − c·1``
+      has every coordinate in ``[−h, h]``, ``h = (b/a − a/b)/2``, so ``‖g − c·1‖_∞ ≤ h`` (``dual_bound``),
+      ``‖·‖₁ ≤ n·h`` and ``‖·‖₂ ≤ √n·h`` (``loss_bound`` for ``norm="l1"`` / ``"l2"``). On the simplex
+      ``⟨x, c·1⟩ = c``: DP-FTRL's actions without noise and its regret are unchanged, and its noise scale is
+      proportional to ``loss_bound``, which shrinks by ``h/(b/a) = (1 − a²/b²)/2`` (0.469 for ``(0.5, 2)``).
+      Each bound is attained (``r = b·e_i`` or ``a·e_i`` against a vertex), so none is loose in the worst case.
+    * ``centred=False``: ``c = 0``, ``‖g‖_∞ ≤ b/a``, ``‖g‖₁ ≤ n·b/a``, ``‖g‖₂ ≤ √n·b/a``.
+
+    Args:
+        relative_range: the declared ``(a, b)``, ``0 < a <= 1 <= b`` (as :func:`PortfolioLogLoss`).
+        n: number of assets, ``>= 2``.
+        norm: ``"l1"`` (Laplace noise, ``delta=0``) or ``"l2"`` (Gaussian).
+        centred: subtract the midpoint.
+
+    Returns:
+        ``{"loss_shift": c, "loss_bound": G, "dual_bound": G_*}``.
+
+    Raises:
+        InvalidInputError: a bad range, ``n < 2`` or an unknown norm.
+    """
+    lo, hi = relative_range
+    a = _validate.real("relative_range[0]", lo, low=0.0, high=1.0, low_open=True)
+    b = _validate.real("relative_range[1]", hi, low=1.0)
+    n = _validate.integer("n", n, low=2)
+    norm = _validate.option("norm", norm, ("l1", "l2"))
+    centred = _validate.flag("centred", centred)
+    if centred:
+        shift, half = -0.5 * (b / a + a / b), 0.5 * (b / a - a / b)
+    else:
+        shift, half = 0.0, b / a
+    if half == 0.0:  # a = b = 1: every centred gradient is 0; any positive bound is valid
+        half = 1.0
+    scale = float(n) if norm == "l1" else math.sqrt(n)
+    return {"loss_shift": float(shift), "loss_bound": float(scale * half), "dual_bound": float(half)}
 
 
 def PortfolioLogLoss(  # noqa: N802 - a family constructor, named like the loss it builds

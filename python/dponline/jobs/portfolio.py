@@ -111,6 +111,12 @@ def add_parser(sub: Any, positive_int: Any) -> argparse.ArgumentParser:
         metavar="A,B",
         help="declared range of daily price relatives; values outside are clipped (default 0.5,2)",
     )
+    p.add_argument(
+        "--uncentred",
+        action="store_true",
+        help="feed DP-FTRL the raw gradients -r/<r,x> (default: centred at the midpoint of their declared range: "
+        "on the simplex the same FTRL problem, but the declared bounds, hence the noise, shrink by (1 - a^2/b^2)/2)",
+    )
     p.add_argument("--stream-seed", type=_nonnegative_int, default=0, help="seed of the bootstrap (default 0)")
     p.add_argument(
         "--seed",
@@ -133,17 +139,23 @@ def _full_information_learners(domain: Simplex, horizon: int, stream: Any, args:
         from ..learners import DPFTRL  # type: ignore[attr-defined]
     except ImportError:
         return []
-    # The gradient of −ln⟨r, x⟩ is −r/⟨r, x⟩; with relatives in [a, b] every coordinate lies in [−b/a, 0], so
-    # its L∞ norm (the dual norm of the entropy regulariser: sets η) is at most b/a and its L1 / L2 norms (the
-    # tree's sensitivity for Laplace / Gaussian noise) at most n·b/a / √n·b/a. Declared, not measured.
-    a, b = args.relative_range
-    n = stream.dim
+    # The gradient of −ln⟨r, x⟩ is −r/⟨r, x⟩; with relatives in [a, b] every coordinate lies in [−b/a, −a/b].
+    # By default DP-FTRL is fed g − c·1 with c the midpoint (declared, not measured): on the simplex this changes
+    # no action and no regret, and the centred coordinates lie in ±(b/a − a/b)/2, which bounds the L∞ norm (the
+    # entropy regulariser's dual norm: sets η) and n / √n times it the L1 / L2 norm (the tree's sensitivity for
+    # Laplace / Gaussian noise). --uncentred: c = 0 and the bounds b/a, n·b/a, √n·b/a.
+    # (losses.portfolio_gradient_bounds has the derivation.)
+    bounds = losses.portfolio_gradient_bounds(
+        args.relative_range,
+        stream.dim,
+        norm="l1" if args.delta == 0 else "l2",
+        centred=not getattr(args, "uncentred", False),
+    )
     fixed = {
         "domain": domain,
         "horizon": horizon,
         "delta": args.delta,
-        "loss_bound": b / a * (n if args.delta == 0 else math.sqrt(n)),
-        "dual_bound": b / a,
+        **bounds,
         "regularizer": "entropy",
         "calibration": args.calibration,
     }

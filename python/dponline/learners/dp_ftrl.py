@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Literal
 
@@ -235,6 +236,13 @@ class DPFTRL(Learner):
         secure: tree noise from the OS-keyed ChaCha20 generator (never pickled; a restored copy reseeds).
         lmo_calls: Frank-Wolfe LMO calls per round on domains without an exact projection (default 4).
         mechanism: ``"tree"`` (default, the paper's padded tree), ``"honaker"`` or ``"blt"`` (see Mechanisms).
+        loss_shift: a constant ``c`` declared before the data (Simplex only; default 0): every loss vector is fed
+            as ``ℓ_t − c·1`` (then clipped), and ``loss_bound`` / ``dual_bound`` bound the *centred* vectors. On
+            the simplex ``⟨x, c·1⟩ = c``, so the actions without noise and every regret are unchanged, while a
+            box-shaped loss range ``[lo, hi]^n`` centred at ``c = (lo + hi)/2`` needs only ``G = n(hi − lo)/2``
+            (L1) instead of ``n·max(|lo|, |hi|)``. :func:`dponline.losses.portfolio_gradient_bounds` gives ``c``
+            and the bounds for the linearised portfolio loss. :attr:`noisy_cumulative_loss` is then the noisy sum
+            of the centred vectors; ``run`` still reports the true losses.
 
     Raises:
         InvalidInputError: bad arguments; entropy on a domain other than the simplex; ``calibration`` other than
@@ -268,10 +276,16 @@ class DPFTRL(Learner):
         secure: bool = False,
         lmo_calls: int = 4,
         mechanism: Literal["tree", "honaker", "blt"] = "tree",
+        loss_shift: float = 0.0,
     ) -> None:
         mechanism = _validate.option("mechanism", mechanism, MECHANISMS)  # type: ignore[assignment]
         if not isinstance(domain, _core.Domain):
             raise InvalidInputError(f"domain must be a dponline.domains domain, got {type(domain).__name__}")
+        loss_shift = _validate.real("loss_shift", loss_shift)
+        if loss_shift != 0.0 and domain.kind != "Simplex":
+            raise InvalidInputError(
+                f"loss_shift must be 0 on a {domain.kind} (only on the Simplex is <x, 1> constant), got {loss_shift}"
+            )
         horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
         loss_bound = _validate.real("loss_bound", loss_bound, low=0.0, low_open=True)
         learning_rate = _validate.optional_real("learning_rate", learning_rate, low=0.0, low_open=True)
@@ -305,6 +319,9 @@ class DPFTRL(Learner):
                     releases=horizon,
                     randomness=randomness_of(seed, secure),
                 )
+            if loss_shift != 0.0 and guarantee is not None:
+                fed = f"the noise mechanism is fed clip(l_t - c*1), declared c = loss_shift = {loss_shift:.17g}; G bounds it"
+                guarantee = dataclasses.replace(guarantee, notes=f"{guarantee.notes}; {fed}")
         self._core = _core.DPFTRL(
             domain,
             horizon,
@@ -320,6 +337,7 @@ class DPFTRL(Learner):
             strict=strict,
             seed=seed,
             secure=secure,
+            loss_shift=loss_shift,
         )
         self._domain = domain
         self._horizon = horizon

@@ -1,4 +1,5 @@
-"""PrivateSCRiBLe (Agarwal & Singh 2017, Theorem 4.5): ε-DP bandit linear optimisation on balls and boxes."""
+"""PrivateSCRiBLe (Agarwal & Singh 2017, Theorem 4.5): ε-DP bandit linear optimisation on balls, boxes and the
+simplex."""
 
 from __future__ import annotations
 
@@ -23,24 +24,38 @@ class PrivateSCRiBLe(Learner):
     ``x_t = argmin η⟨L̂, x⟩ + R(x)`` for a self-concordant barrier ``R``; pick an eigenvector ``e_i`` of
     ``∇²R(x_t)`` (eigenvalue ``λ_i``) uniformly and a sign ``s``; play ``y_t = x_t + s λ_i^{−1/2} e_i`` (on the
     Dikin ellipsoid, hence in the domain); observe ``f_t = ⟨ℓ_t, y_t⟩`` clipped to ``[−B, B]``; add
-    ``n f̂_t s λ_i^{1/2} e_i`` (an unbiased estimate of ``ℓ_t``) to ``L̂``.
+    ``n f̂_t s λ_i^{1/2} e_i`` to ``L̂``, where ``n`` is the number of eigen-directions, i.e. the dimension of the
+    domain's affine hull (``params["estimator_dim"]``). Averaged over ``(i, s)`` the estimate is ``Π ℓ_t``, with
+    ``Π`` the projection onto the hull's directions: unbiased for every loss difference ``⟨ℓ_t, x − x'⟩`` on
+    the domain.
 
-    Domains (closed-form argmin and eigen-decomposition): a :class:`~dponline.domains.Box` with
-    ``R = −Σ ln(u_i − x_i) + ln(x_i − l_i)`` (ν = 2n) and an :class:`~dponline.domains.L2Ball` of radius ``r``
-    with ``R = −ln(r² − ‖x‖²)`` (ν = 1); the formulas are in the core module docs. (The simplex barrier on its
-    affine hull is not implemented.)
+    Domains (``N`` = length of the points):
+
+    * :class:`~dponline.domains.Box` ``[l, u]``: ``R = −Σ ln(u_i − x_i) + ln(x_i − l_i)``, ν = 2N, n = N;
+      closed-form argmin, diagonal Hessian.
+    * :class:`~dponline.domains.L2Ball` of radius ``r``: ``R = −ln(r² − ‖x‖²)``, ν = 1, n = N; closed forms.
+    * :class:`~dponline.domains.Simplex`: ``R = −Σ ln x_i`` on the affine hull ``{Σx = 1}``, ν = N, n = N − 1.
+      The argmin is ``x_i = 1/(η L̂_i + μ)`` with ``μ`` found by a monotone Newton iteration (≤ 200 steps, else
+      :class:`~dponline.ConvergenceError`; about ``log₂ N + 6`` are needed). The Hessian on the hull,
+      ``Π diag(1/x²) Π``, is diagonal plus rank one: the drawn eigenpair is computed alone from its secular
+      equation (bisection; equal diagonal values deflate to Helmert vectors), ``O(N log N)`` plus ``O(N)`` per
+      halving (about 50-100) per round — no ``O(N³)`` dense eigen-solver. Every played point satisfies
+      ``|y_i − x_i| ≤ x_i`` and ``Σy = 1`` (the unit Dikin ellipsoid lies in the simplex); nothing is projected.
+
+    The formulas are in the core module docs (``rust/dponline-core/src/learners/private_scrible.rs``).
 
     Privacy: ``λ = 2B/ε`` — replacing one round's loss changes its clipped feedback by at most ``2B``, and every
     other computation uses the data only through the releases (Lemma 4.2), so the played points are ε-DP per
     round's loss. A seeded learner is private only while its seed is secret. ``epsilon=None``: SCRiBLe.
 
-    Step size and bound: ``η = sqrt(ν ln T / (2 n² B'² T))`` with ``B' = B + 2λ ln T`` (the feedback range with
-    probability ``≥ 1 − 1/T``), which balances the SCRiBLe bound ``ν ln T/η + 2η n² B'² T`` (Abernethy-Hazan-
-    Rakhlin 2012, Theorem 5.1, with ``B'`` for the loss range); :meth:`regret_bound` adds ``B`` for the
-    complement of the noise event. These constants are this library's derivation (the paper's text lost them).
+    Step size and bound (``n`` = ``estimator_dim``): ``η = sqrt(ν ln T / (2 n² B'² T))`` with
+    ``B' = B + 2λ ln T`` (the feedback range with probability ``≥ 1 − 1/T``), which balances the SCRiBLe bound
+    ``ν ln T/η + 2η n² B'² T`` (Abernethy-Hazan-Rakhlin 2012, Theorem 5.1, with ``B'`` for the loss range);
+    :meth:`regret_bound` adds ``B`` for the complement of the noise event. These constants are this library's
+    derivation (the paper's text lost them).
 
     Args:
-        domain: a ``Box`` or an ``L2Ball``.
+        domain: a ``Box``, an ``L2Ball`` or a ``Simplex``.
         horizon: ``T >= 1``.
         epsilon: ε > 0, or ``None``.
         loss_bound: ``B > 0``, a declared bound on ``|⟨ℓ_t, y⟩|`` over the domain (feedback clipped beyond).
@@ -49,6 +64,8 @@ class PrivateSCRiBLe(Learner):
 
     Raises:
         InvalidInputError: bad arguments or another domain.
+        ConvergenceError: the simplex argmin or eigenvalue iteration reached its cap (not expected); the learner
+            is then unchanged (the round's noise draw is consumed, never used).
 
     Example:
         >>> import dponline
@@ -72,8 +89,8 @@ class PrivateSCRiBLe(Learner):
         seed: SeedLike = None,
         secure: bool = False,
     ) -> None:
-        if not isinstance(domain, _core.Domain) or domain.kind not in ("Box", "L2Ball"):
-            raise InvalidInputError(f"domain must be a dponline.domains Box or L2Ball, got {domain!r}")
+        if not isinstance(domain, _core.Domain) or domain.kind not in ("Box", "L2Ball", "Simplex"):
+            raise InvalidInputError(f"domain must be a dponline.domains Box, L2Ball or Simplex, got {domain!r}")
         horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
         loss_bound = _validate.real("loss_bound", loss_bound, low=0.0, low_open=True)
         strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
@@ -118,7 +135,8 @@ class PrivateSCRiBLe(Learner):
 
     @property
     def params(self) -> dict[str, Any]:
-        """``eta``, ``nu``, ``noise_scale`` (λ), ``noisy_range`` (B'), ``loss_bound``, ``regret_bound``."""
+        """``eta``, ``nu``, ``noise_scale`` (λ), ``noisy_range`` (B'), ``loss_bound``, ``regret_bound``, ``dim`` (N),
+        ``estimator_dim`` (n)."""
         return dict(self._core.params)
 
     @property

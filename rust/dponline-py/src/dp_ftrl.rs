@@ -33,6 +33,7 @@ fn params_dict<'py>(py: Python<'py>, p: &DpFtrlParams) -> PyResult<Bound<'py, Py
     )?;
     d.set_item("lmo_calls", p.lmo_calls)?;
     d.set_item("ftrl_bound", p.ftrl_bound())?;
+    d.set_item("loss_shift", p.loss_shift)?;
     Ok(d)
 }
 
@@ -95,7 +96,7 @@ pub struct PyDpFtrl {
 #[pymethods]
 impl PyDpFtrl {
     #[new]
-    #[pyo3(signature = (domain, horizon, loss_bound, *, norm, regularizer, noise, scale, learning_rate = None, dual_bound = None, lmo_calls = 4, mechanism = "tree", strict = false, seed = None, secure = false))]
+    #[pyo3(signature = (domain, horizon, loss_bound, *, norm, regularizer, noise, scale, learning_rate = None, dual_bound = None, lmo_calls = 4, mechanism = "tree", strict = false, seed = None, secure = false, loss_shift = 0.0))]
     fn new(
         py: Python<'_>,
         domain: &Bound<'_, PyDomain>,
@@ -112,7 +113,9 @@ impl PyDpFtrl {
         strict: bool,
         seed: Option<&Bound<'_, PyAny>>,
         secure: bool,
+        loss_shift: f64,
     ) -> PyResult<Self> {
+        let dom = shared(domain, "domain")?.inner.clone();
         let params = build_params(
             domain,
             horizon,
@@ -122,8 +125,9 @@ impl PyDpFtrl {
             learning_rate,
             dual_bound,
             lmo_calls,
-        )?;
-        let dom = shared(domain, "domain")?.inner.clone();
+        )?
+        .with_loss_shift(&dom, loss_shift)
+        .or_raise()?;
         let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
         let words = seed_words(py, seed, secure)?;
         Ok(PyDpFtrl {

@@ -14,6 +14,7 @@ fn params_dict<'py>(py: Python<'py>, p: &ScribleParams) -> PyResult<Bound<'py, P
     let d = PyDict::new(py);
     d.set_item("horizon", p.horizon)?;
     d.set_item("dim", p.dim)?;
+    d.set_item("estimator_dim", p.estimator_dim)?;
     d.set_item("loss_bound", p.loss_bound)?;
     d.set_item("noise_scale", p.noise_scale)?;
     d.set_item("noisy_range", p.noisy_range)?;

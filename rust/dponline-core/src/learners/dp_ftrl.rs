@@ -25,6 +25,12 @@
 //!
 //! Linearised convex losses (Jain-Kothari-Thakurta 2012, Smith-Thakurta 2013): [`DpFtrl::run`] over a
 //! portfolio family feeds the gradient `∇f_t(x_t) = −r_t/⟨r_t, x_t⟩` (clipped) as the loss vector.
+//!
+//! Centred losses ([`DpFtrlParams::with_loss_shift`], simplex only): a constant `c` declared before the data is
+//! subtracted from every coordinate of every loss vector before clipping, so the tree sums `ℓ_t − c·1`. On the
+//! simplex `⟨x, c·1⟩ = c` for every `x`, so every argmin (any regulariser) and every regret are unchanged, while
+//! the declared bound `G` can be that of the centred vectors — for the linearised portfolio loss with relatives
+//! in `[a, b]`, coordinates in `[−b/a, −a/b]` centred at their midpoint lie in `±(b/a − a/b)/2`.
 
 use serde::{Deserialize, Serialize};
 
@@ -191,6 +197,9 @@ pub struct DpFtrlParams {
     pub eta_default: bool,
     /// LMO calls per round for the Frank-Wolfe step (unused by the closed forms).
     pub lmo_calls: u32,
+    /// Constant `c` subtracted from every coordinate of every loss vector before clipping (0 = none; non-zero
+    /// only on the simplex, see [`DpFtrlParams::with_loss_shift`]).
+    pub loss_shift: f64,
 }
 
 impl DpFtrlParams {
@@ -290,6 +299,7 @@ impl DpFtrlParams {
             eta,
             eta_default,
             lmo_calls,
+            loss_shift: 0.0,
         };
         let derived = [
             ("regularizer range", range),
@@ -305,6 +315,28 @@ impl DpFtrlParams {
                 value: format!("{what} = {v}"),
             }),
         }
+    }
+
+    /// Centre the loss vectors: feed `ℓ_t − c·1` (then clipped to `G`) instead of `ℓ_t`. `c` must be declared
+    /// before the data (it is part of the mechanism). On the simplex `⟨x, ℓ − c·1⟩ = ⟨x, ℓ⟩ − c`, so
+    /// `argmin η⟨x, L̃⟩ + R(x)` and the regret against any comparator are unchanged; `G` and `G_*` then bound
+    /// the centred vectors.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for a non-finite `c`, or `c ≠ 0` on a domain other than the simplex
+    /// (where `⟨x, 1⟩` is not constant, so centring would change the actions).
+    pub fn with_loss_shift(mut self, domain: &Domain, shift: f64) -> Result<Self> {
+        if !shift.is_finite() {
+            return Err(CoreError::invalid("loss_shift", "finite", shift));
+        }
+        if shift != 0.0 && !matches!(domain, Domain::Simplex(_)) {
+            return Err(CoreError::InvalidArgument {
+                name: "loss_shift",
+                allowed: "0 on a domain other than the Simplex (only there is <x, 1> constant)",
+                value: format!("{shift} on {}", domain.kind()),
+            });
+        }
+        self.loss_shift = shift;
+        Ok(self)
     }
 
     /// The non-private FTRL regret bound `D_R/η + η T G_*²` (Shalev-Shwartz 2012, Theorem 2.11, for a
@@ -501,24 +533,64 @@ impl DpFtrl {
         }
         crate::error::check_len("loss", loss, self.params.dim)?;
         check_finite("loss", loss)?;
-        if self.strict && self.params.norm.of(loss) > self.params.loss_bound {
-            return Err(CoreError::invalid(
-                "loss",
-                "a vector with norm <= loss_bound (strict=True)",
-                self.params.norm.of(loss),
-            ));
-        }
-        if self.strict && self.params.dual_clip && self.dual_norm(loss) > self.params.dual_bound {
-            return Err(CoreError::invalid(
-                "loss",
-                "a vector with dual norm <= dual_bound (strict=True)",
-                self.dual_norm(loss),
-            ));
+        if self.strict {
+            let (norm, dual) = self.fed_norms(loss);
+            if norm > self.params.loss_bound {
+                return Err(CoreError::invalid(
+                    "loss",
+                    "a vector with norm <= loss_bound (strict=True; after subtracting loss_shift)",
+                    norm,
+                ));
+            }
+            if self.params.dual_clip && dual > self.params.dual_bound {
+                return Err(CoreError::invalid(
+                    "loss",
+                    "a vector with dual norm <= dual_bound (strict=True; after subtracting loss_shift)",
+                    dual,
+                ));
+            }
         }
         self.row.copy_from_slice(loss);
+        self.shift_row();
         self.absorb_row()?;
         self.pending = false;
         Ok(())
+    }
+
+    /// `row −= c·1` for the declared [`DpFtrlParams::loss_shift`] `c` (a difference beyond the f64 range is
+    /// kept at `±f64::MAX`: it is clipped to `G` next, never turned into inf/NaN).
+    #[inline]
+    fn shift_row(&mut self) {
+        let c = self.params.loss_shift;
+        if c != 0.0 {
+            self.row
+                .iter_mut()
+                .for_each(|v| *v = (*v - c).clamp(-f64::MAX, f64::MAX));
+        }
+    }
+
+    /// `(‖ℓ − c·1‖, dual norm of ℓ − c·1)` of the vector that would be fed, without writing it anywhere.
+    fn fed_norms(&self, loss: &[f64]) -> (f64, f64) {
+        let c = self.params.loss_shift;
+        if c == 0.0 {
+            return (self.params.norm.of(loss), self.dual_norm(loss));
+        }
+        let fed = || loss.iter().map(move |v| (v - c).clamp(-f64::MAX, f64::MAX));
+        let max = fed().fold(0.0f64, |m, x| m.max(x.abs()));
+        let l2 = if max == 0.0 {
+            0.0
+        } else {
+            max * fed().map(|x| (x / max) * (x / max)).sum::<f64>().sqrt()
+        };
+        let norm = match self.params.norm {
+            LossNorm::L1 => fed().map(f64::abs).sum(),
+            LossNorm::L2 => l2,
+        };
+        let dual = match self.params.regularizer {
+            Regularizer::NegativeEntropy => max,
+            _ => l2,
+        };
+        (norm, dual)
     }
 
     /// `‖v‖_∞` for entropy, `‖v‖₂` otherwise.
@@ -686,6 +758,7 @@ impl DpFtrl {
                 total += dot;
                 self.row.copy_from_slice(row);
             }
+            self.shift_row();
             self.absorb_row()?;
             while next < checkpoints.len() && checkpoints[next] == self.t {
                 cumulative[next] = total;

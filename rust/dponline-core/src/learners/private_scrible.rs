@@ -5,20 +5,50 @@
 //! Rakhlin 2012). Per round:
 //!
 //! * `x_t = argmin_x η⟨L̂_{t−1}, x⟩ + R(x)` with `R` a ν-self-concordant barrier of the domain — closed forms
-//!   here (below);
+//!   for the box and the ball, a one-dimensional Newton iteration for the simplex (below);
 //! * eigen-decompose `∇²R(x_t) = Σ λ_i e_i e_iᵀ`, draw `i` uniformly and a sign `s = ±1`, play
 //!   `y_t = x_t + s λ_i^{−1/2} e_i` (on the Dikin ellipsoid, which lies in the domain);
 //! * observe `f_t = ⟨ℓ_t, y_t⟩` clipped to `[−B, B]`, release `f̂_t = f_t + Lap(λ)`, and add
 //!   `ℓ̂_t = n f̂_t s λ_i^{1/2} e_i` to `L̂`.
 //!
 //! Domains and barriers:
-//! * box `[l, u]`: `R = −Σ ln(u_i − x_i) + ln(x_i − l_i)` (ν = 2n); the argmin is coordinate-wise,
+//! * box `[l, u]`: `R = −Σ ln(u_i − x_i) + ln(x_i − l_i)` (ν = 2N); the argmin is coordinate-wise,
 //!   `x_i = m_i − c_i h_i² / (1 + sqrt(1 + c_i² h_i²))` with `c = η L̂`, centre `m`, half-width `h`; the Hessian
 //!   is diagonal, `λ_i = 1/(u_i − x_i)² + 1/(x_i − l_i)²`, `e_i` the coordinate vectors;
 //! * ball of radius `r`: `R = −ln(r² − ‖x‖²)` (ν = 1); the argmin is `x = −τ L̂/‖L̂‖` with
 //!   `τ = a r²/(1 + sqrt(1 + a² r²))`, `a = η‖L̂‖`; the Hessian `2I/σ + 4xxᵀ/σ²` (`σ = r² − ‖x‖²`) has
 //!   eigenvector `x̂ = x/‖x‖` (eigenvalue `2/σ + 4‖x‖²/σ²`) and the orthogonal complement (eigenvalue `2/σ`),
-//!   for which the columns of the Householder reflection sending `e_1` to `x̂` give an orthonormal basis.
+//!   for which the columns of the Householder reflection sending `e_1` to `x̂` give an orthonormal basis;
+//! * simplex `Δ_N` on its affine hull `{Σx = 1}`: `R = −Σ ln x_i` (ν = N), see "The simplex" below.
+//!
+//! The estimator's factor `n` is the number of exploration directions, i.e. the dimension of the set's affine hull:
+//! `n = N` for the box and the ball, `n = N' = N − 1` for the simplex. Averaging over the `2n` equally likely
+//! `(i, s)`, `E[ℓ̂] = n · (1/n) Σ_i e_i e_iᵀ ℓ = Π ℓ` with `Π` the orthogonal projection onto the hull's direction
+//! space (`Π = I` for the box and the ball, `Π = I − 11ᵀ/N` for the simplex): an unbiased estimate of every loss
+//! difference `⟨ℓ, x − x'⟩` between points of the domain, which is all FTRL on the domain uses.
+//!
+//! # The simplex
+//! * **Argmin.** On `{Σx = 1, x > 0}` the optimality condition of `η⟨L̂, x⟩ − Σ ln x_i` is
+//!   `η L̂_i − 1/x_i + μ = 0`, so `x_i = 1/(c_i + z)` with `c = η(L̂ − min L̂) ≥ 0` and `z > 0` the unique root of
+//!   `g(z) = Σ 1/(c_i + z) − 1` (decreasing and convex; `g(1) ≥ 0 ≥ g(N)`). Newton's method on `g` from `z = 1` —
+//!   the Newton method of the problem's one-dimensional dual — increases monotonically to the root (a convex
+//!   decreasing function's tangent meets zero left of its root), so it needs no damping; it roughly doubles `z`
+//!   while far (≤ log₂ N steps) and then converges quadratically. Cost `O(N)` per iteration, capped at
+//!   [`SIMPLEX_NEWTON_CAP`] ([`CoreError::IterationLimit`]; not expected). A new point is computed before anything
+//!   is committed, so an error leaves `L̂` and `x_t` as they were (the round's noise draw is consumed, never used).
+//! * **Eigen-decomposition.** On the direction space `1^⊥` the Hessian is `Π D Π`, `D = diag(d)`, `d_k = 1/x_k²`
+//!   (diagonal plus a rank-one correction). Its `N − 1` eigenpairs: (a) for every group of `m` equal `d`'s (values
+//!   within a relative `1e-12` are grouped: a backward perturbation of that size), an `(m−1)`-dimensional
+//!   eigenspace spanned by Helmert vectors supported on the group (eigenvalue the group's `d`); (b) with `G`
+//!   distinct values `δ_1 < … < δ_G` (multiplicities `m_g`), `G − 1` eigenvalues `λ`, one in each `(δ_j, δ_{j+1})`,
+//!   roots of the secular equation `Σ_g m_g/(δ_g − λ) = 0`, eigenvector `e_k ∝ 1/(δ_{g(k)} − λ)`. Only the drawn
+//!   pair is computed: the root by bisection in the offset from the nearer pole (so the differences `δ_g − λ` are
+//!   accurate), capped at [`SIMPLEX_BISECTION_CAP`] halvings. Cost per round `O(N log N)` (a sort) plus `O(N)`
+//!   per halving (about 50-100 halvings); no allocation.
+//! * **Exploration.** With the unit eigenvector `e`, `q = eᵀ∇²R e = Σ_k e_k² d_k` (= `λ` up to rounding);
+//!   `y = x + s q^{−1/2} e` and `ℓ̂ = N' f̂ s q^{1/2} e`. Since `q ≥ e_k²/x_k²` for every `k`, `|y_k − x_k| ≤ x_k`:
+//!   `y ≥ 0` (to rounding, `≥ −4·2⁻⁵³ x_k`) and `Σ y = 1` — the unit Dikin ellipsoid lies in the simplex, nothing
+//!   is projected.
 //!
 //! Privacy: as PrivateEXP3 — one Laplace release per round of a value in `[−B, B]`, so `λ = 2B/ε` makes the
 //! played points ε-DP per round's loss (replacement).
@@ -38,6 +68,221 @@ use super::{RunSummary, check_len_pair};
 enum Barrier {
     Box { mid: Vec<f64>, half: Vec<f64> },
     Ball { radius: f64 },
+    Simplex,
+}
+
+/// Iteration cap of the simplex argmin's Newton method (it needs about `log₂ N + 6`).
+pub const SIMPLEX_NEWTON_CAP: u64 = 200;
+/// Cap on the halvings of the secular-equation bisection (an f64 interval shrinks to one ulp within ~2100).
+pub const SIMPLEX_BISECTION_CAP: u64 = 2200;
+/// Relative tolerance below which two Hessian diagonal values are treated as equal (deflated).
+const SIMPLEX_GROUP_TOL: f64 = 1e-12;
+
+/// Per-round buffers of the simplex barrier (not serialised; rebuilt on restore).
+#[derive(Debug, Default)]
+struct SimplexScratch {
+    /// Indices sorted by `d` ascending.
+    order: Vec<usize>,
+    /// `d` of the sorted positions, rounded to their group's first value.
+    rep: Vec<f64>,
+    /// `rep − origin` of the secular root being solved.
+    diff: Vec<f64>,
+    /// Candidate `L̂` and `x` of the next round (committed only when the argmin succeeds).
+    next_estimate: Vec<f64>,
+    next_center: Vec<f64>,
+}
+
+impl SimplexScratch {
+    fn new(n: usize) -> Result<Self> {
+        Ok(SimplexScratch {
+            order: crate::alloc::zeros("simplex eigen order", n)?,
+            rep: crate::alloc::zeros("simplex eigen values", n)?,
+            diff: crate::alloc::zeros("simplex secular differences", n)?,
+            next_estimate: crate::alloc::zeros("loss estimate", n)?,
+            next_center: crate::alloc::zeros("FTRL point", n)?,
+        })
+    }
+}
+
+/// `x = argmin_{Σx=1} η⟨l, x⟩ − Σ ln x_i` into `out` (module docs, "The simplex").
+///
+/// Errors: [`CoreError::IterationLimit`] at [`SIMPLEX_NEWTON_CAP`]; [`CoreError::NonFinite`] when `η l` has a
+/// non-finite spread or a coordinate of `x` underflows (its barrier Hessian `1/x²` would overflow).
+fn simplex_argmin(eta: f64, l: &[f64], out: &mut [f64]) -> Result<()> {
+    let lo = l.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut z = 1.0;
+    for iter in 0..SIMPLEX_NEWTON_CAP {
+        let (mut g, mut dg) = (-1.0, 0.0);
+        for (x, &v) in out.iter_mut().zip(l) {
+            *x = 1.0 / (eta * (v - lo) + z);
+            g += *x;
+            dg += *x * *x;
+        }
+        if !(g.is_finite() && dg.is_finite()) {
+            return Err(CoreError::NonFinite {
+                name: "simplex argmin (eta * loss estimate)",
+                index: iter as usize,
+                value: g,
+            });
+        }
+        let step = g / dg;
+        if g <= 0.0 || step <= 4.0 * f64::EPSILON * z {
+            if let Some(index) = out
+                .iter()
+                .position(|&x| !(x > 0.0 && (1.0 / (x * x)).is_finite()))
+            {
+                return Err(CoreError::NonFinite {
+                    name: "simplex barrier Hessian 1/x^2",
+                    index,
+                    value: out[index],
+                });
+            }
+            return Ok(());
+        }
+        z += step;
+    }
+    Err(CoreError::IterationLimit {
+        routine: "PrivateSCRiBLe simplex argmin (Newton)",
+        limit: SIMPLEX_NEWTON_CAP,
+        detail: String::new(),
+    })
+}
+
+/// The `index`-th (of `N − 1`) unit eigenvector of the simplex barrier's Hessian on `1^⊥` at `x` into `dir`;
+/// returns `q = dirᵀ diag(1/x²) dir` (module docs, "The simplex"). Indices `< N − G` are the deflated (Helmert)
+/// vectors group by group, the others the secular roots in increasing order.
+///
+/// Errors: [`CoreError::IterationLimit`] at [`SIMPLEX_BISECTION_CAP`] (not expected).
+fn simplex_direction(
+    x: &[f64],
+    scratch: &mut SimplexScratch,
+    index: usize,
+    dir: &mut [f64],
+) -> Result<f64> {
+    let n = x.len();
+    let SimplexScratch {
+        order, rep, diff, ..
+    } = scratch;
+    for (k, o) in order.iter_mut().enumerate() {
+        *o = k;
+    }
+    // d = 1/x² ascending ⇔ x descending.
+    order.sort_unstable_by(|&a, &b| x[b].total_cmp(&x[a]));
+    let curvature = |k: usize| {
+        let v = x[k];
+        1.0 / (v * v)
+    };
+    // Groups: runs of sorted positions within a relative SIMPLEX_GROUP_TOL of the run's first value.
+    let mut groups = 0usize;
+    let mut start_value = 0.0;
+    for (pos, &k) in order.iter().enumerate() {
+        let d = curvature(k);
+        if pos == 0 || d > start_value * (1.0 + SIMPLEX_GROUP_TOL) {
+            start_value = d;
+            groups += 1;
+        }
+        rep[pos] = start_value;
+    }
+    dir.fill(0.0);
+    let deflated = n - groups;
+    if index < deflated {
+        // Walk the groups: a group of m positions owns m − 1 Helmert vectors.
+        let mut remaining = index;
+        let mut pos = 0;
+        while pos < n {
+            let mut end = pos + 1;
+            while end < n && rep[end] == rep[pos] {
+                end += 1;
+            }
+            let m = end - pos;
+            if remaining < m - 1 {
+                let r = remaining + 1; // Helmert vector r: (1, …, 1 (r times), −r, 0, …)/sqrt(r(r+1)).
+                let norm = ((r * (r + 1)) as f64).sqrt();
+                for &k in &order[pos..pos + r] {
+                    dir[k] = 1.0 / norm;
+                }
+                dir[order[pos + r]] = -(r as f64) / norm;
+                break;
+            }
+            remaining -= m - 1;
+            pos = end;
+        }
+    } else {
+        // Secular root between the j-th and (j+1)-th distinct values.
+        let j = index - deflated;
+        let (mut seen, mut lower, mut upper) = (0usize, f64::NAN, f64::NAN);
+        for pos in 0..n {
+            if pos == 0 || rep[pos] != rep[pos - 1] {
+                if seen == j {
+                    lower = rep[pos];
+                } else if seen == j + 1 {
+                    upper = rep[pos];
+                    break;
+                }
+                seen += 1;
+            }
+        }
+        // F(τ) = σ Σ 1/(rep − origin − στ), increasing in τ, −∞ at τ = 0+.
+        let mid = lower + 0.5 * (upper - lower);
+        let at_mid: f64 = rep.iter().map(|&r| 1.0 / (r - mid)).sum();
+        let (origin, sigma, width) = if at_mid >= 0.0 {
+            (lower, 1.0, mid - lower)
+        } else {
+            (upper, -1.0, upper - mid)
+        };
+        for (dv, &r) in diff.iter_mut().zip(rep.iter()) {
+            *dv = r - origin;
+        }
+        let secular = |tau: f64| -> f64 {
+            sigma * diff.iter().map(|&dv| 1.0 / (dv - sigma * tau)).sum::<f64>()
+        };
+        let (mut lo, mut hi) = (0.0f64, width);
+        let mut converged = false;
+        for _ in 0..SIMPLEX_BISECTION_CAP {
+            let t = lo + 0.5 * (hi - lo);
+            if t <= lo || t >= hi {
+                converged = true;
+                break;
+            }
+            if secular(t) < 0.0 {
+                lo = t;
+            } else {
+                hi = t;
+            }
+        }
+        if !converged {
+            return Err(CoreError::IterationLimit {
+                routine: "PrivateSCRiBLe simplex secular-equation bisection",
+                limit: SIMPLEX_BISECTION_CAP,
+                detail: String::new(),
+            });
+        }
+        let tau = hi; // > lo >= 0, so no division by zero below
+        for (&k, &dv) in order.iter().zip(diff.iter()) {
+            dir[k] = 1.0 / (dv - sigma * tau);
+        }
+        // Enforce Σ e = 0 (exact for the exact root) and unit length.
+        let mean = dir.iter().sum::<f64>() / n as f64;
+        dir.iter_mut().for_each(|v| *v -= mean);
+        let norm = dir.iter().map(|v| v * v).sum::<f64>().sqrt();
+        dir.iter_mut().for_each(|v| *v /= norm);
+    }
+    let q: f64 = dir
+        .iter()
+        .zip(x)
+        .map(|(&e, &v)| {
+            let w = e / v;
+            w * w
+        })
+        .sum();
+    if !(q.is_finite() && q > 0.0) {
+        return Err(CoreError::NonFinite {
+            name: "simplex exploration curvature",
+            index,
+            value: q,
+        });
+    }
+    Ok(q)
 }
 
 /// Constants of PrivateSCRiBLe.
@@ -45,15 +290,18 @@ enum Barrier {
 pub struct ScribleParams {
     /// Horizon `T`.
     pub horizon: u64,
-    /// Dimension `n`.
+    /// Dimension `N` of the points.
     pub dim: usize,
+    /// `n`, the number of exploration directions = dimension of the domain's affine hull (`N`; `N − 1` for the
+    /// simplex): the estimator's factor and the `n` of `η` and of the bound.
+    pub estimator_dim: usize,
     /// Bound `B` on `|⟨ℓ, y⟩|` (feedback clipped to `[−B, B]`).
     pub loss_bound: f64,
     /// Laplace scale `λ` (0 = non-private).
     pub noise_scale: f64,
     /// `B' = B + 2λ ln T`: the range of the noisy feedback with probability `≥ 1 − 1/T`.
     pub noisy_range: f64,
-    /// Barrier parameter `ν` (2n for the box, 1 for the ball).
+    /// Barrier parameter `ν` (2N for the box, 1 for the ball, N for the simplex).
     pub nu: f64,
     /// Step size `η = sqrt(ν ln T / (2 n² B'² T))`.
     pub eta: f64,
@@ -63,7 +311,7 @@ impl ScribleParams {
     /// Regret bound `ν ln T / η + 2 η n² B'² T + B` (the SCRiBLe analysis, Abernethy-Hazan-Rakhlin 2012
     /// Theorem 5.1 with the feedback range `B'`; the last `B` pays for the noise event's complement).
     pub fn regret_bound(&self) -> f64 {
-        let (n, tf) = (self.dim as f64, self.horizon as f64);
+        let (n, tf) = (self.estimator_dim as f64, self.horizon as f64);
         let log_t = tf.ln().max(1.0);
         self.nu * log_t / self.eta
             + 2.0 * self.eta * n * n * self.noisy_range * self.noisy_range * tf
@@ -101,6 +349,8 @@ pub struct PrivateScrible {
     played: Vec<f64>,
     /// `s λ_i^{1/2} e_i · n` for the pending round (the estimate is `f̂` times this).
     gain: Vec<f64>,
+    #[serde(skip)]
+    scratch: SimplexScratch,
     rng: Generator,
     noise_rng: Generator,
     #[serde(skip, default = "scalar_noise")]
@@ -112,7 +362,7 @@ pub struct PrivateScrible {
 }
 
 impl PrivateScrible {
-    /// A learner on a `Box` or `L2Ball` domain for `horizon` rounds, feedback bound `B`, Laplace scale `λ`.
+    /// A learner on a `Box`, `L2Ball` or `Simplex` domain for `horizon` rounds, feedback bound `B`, Laplace scale `λ`.
     ///
     /// Errors: [`CoreError::InvalidArgument`] for another domain, `T < 1`, a bad `B` or `λ`, or non-finite
     /// derived constants.
@@ -155,17 +405,20 @@ impl PrivateScrible {
                 },
                 1.0,
             ),
+            Domain::Simplex(_) => (Barrier::Simplex, n as f64),
             other => {
                 return Err(CoreError::InvalidArgument {
                     name: "domain",
-                    allowed: "a Box or an L2Ball (domains with a closed-form barrier argmin)",
+                    allowed: "a Box, an L2Ball or a Simplex (domains with a barrier argmin and eigen-decomposition)",
                     value: other.kind().to_string(),
                 });
             }
         };
+        let is_simplex = matches!(barrier, Barrier::Simplex);
+        let estimator_dim = if is_simplex { n - 1 } else { n };
         let tf = horizon as f64;
         let range = loss_bound + 2.0 * noise_scale * tf.ln();
-        let nf = n as f64;
+        let nf = estimator_dim as f64;
         let eta = (nu * tf.ln().max(1.0) / (2.0 * nf * nf * range * range * tf)).sqrt();
         if !(eta.is_finite() && eta > 0.0 && (range * nf * tf).is_finite()) {
             return Err(CoreError::InvalidArgument {
@@ -177,6 +430,7 @@ impl PrivateScrible {
         let params = ScribleParams {
             horizon,
             dim: n,
+            estimator_dim,
             loss_bound,
             noise_scale,
             noisy_range: range,
@@ -191,6 +445,11 @@ impl PrivateScrible {
             center: crate::alloc::zeros("FTRL point", n)?,
             played: crate::alloc::zeros("played point", n)?,
             gain: crate::alloc::zeros("exploration direction", n)?,
+            scratch: if is_simplex {
+                SimplexScratch::new(n)?
+            } else {
+                SimplexScratch::default()
+            },
             rng: Generator::for_stream(&seed, 2, secure)?,
             noise_rng: Generator::for_stream(&seed, 1, secure)?,
             noise: NoiseDistribution::laplace(noise_scale)?.sum_of(1),
@@ -199,7 +458,7 @@ impl PrivateScrible {
             strict,
             clipped: 0,
         };
-        learner.update_center();
+        learner.update_center()?;
         Ok(learner)
     }
 
@@ -228,10 +487,16 @@ impl PrivateScrible {
         &self.domain
     }
 
-    /// `x = argmin η⟨L̂, x⟩ + R(x)`, closed forms (module docs).
-    fn update_center(&mut self) {
+    /// `x = argmin η⟨L̂, x⟩ + R(x)` (module docs).
+    ///
+    /// Errors: those of the simplex argmin; the centre is then unchanged.
+    fn update_center(&mut self) -> Result<()> {
         let eta = self.params.eta;
         match &self.barrier {
+            Barrier::Simplex => {
+                simplex_argmin(eta, &self.estimate, &mut self.scratch.next_center)?;
+                std::mem::swap(&mut self.center, &mut self.scratch.next_center);
+            }
             Barrier::Box { mid, half } => {
                 for (((x, &g), &m), &h) in self
                     .center
@@ -258,6 +523,7 @@ impl PrivateScrible {
                 }
             }
         }
+        Ok(())
     }
 
     /// The point `y_t` to play (asking again before `tell` returns the same point).
@@ -273,18 +539,37 @@ impl PrivateScrible {
                 horizon: self.params.horizon,
             });
         }
-        self.explore();
+        self.explore()?;
         Ok(&self.played)
     }
 
     /// Draw the eigen-direction and sign, set `played` and `gain`.
-    fn explore(&mut self) {
-        let n = self.params.dim;
+    fn explore(&mut self) -> Result<()> {
+        let n = self.params.estimator_dim;
         let nf = n as f64;
         let i = ((self.rng.open01() * nf) as usize).min(n - 1);
         let sign = if self.rng.open01() < 0.5 { -1.0 } else { 1.0 };
+        self.step(i, sign)
+    }
+
+    /// Set `played` and `gain` for eigen-direction `i` (of `estimator_dim`) and sign `s`; then `pending`.
+    fn step(&mut self, i: usize, sign: f64) -> Result<()> {
+        let nf = self.params.estimator_dim as f64;
         self.gain.fill(0.0);
         match &self.barrier {
+            Barrier::Simplex => {
+                let q = simplex_direction(&self.center, &mut self.scratch, i, &mut self.played)?;
+                let root = q.sqrt();
+                for ((g, d), &c) in self
+                    .gain
+                    .iter_mut()
+                    .zip(self.played.iter_mut())
+                    .zip(&self.center)
+                {
+                    *g = nf * sign * root * *d;
+                    *d = c + sign * *d / root;
+                }
+            }
             Barrier::Box { mid, half } => {
                 let (x, m, h) = (self.center[i], mid[i], half[i]);
                 let (up, down) = (m + h - x, x - (m - h));
@@ -331,6 +616,7 @@ impl PrivateScrible {
             }
         }
         self.pending = true;
+        Ok(())
     }
 
     /// Report `⟨ℓ_t, y_t⟩` for the asked point.
@@ -351,27 +637,42 @@ impl PrivateScrible {
                 loss,
             ));
         }
-        self.update(loss);
-        Ok(())
+        self.update(loss)
     }
 
-    fn update(&mut self, loss: f64) {
+    /// Release the noisy feedback, update `L̂` and the FTRL point. On an error (simplex argmin only) `L̂`, `x_t`,
+    /// `t` and the pending point are unchanged; the noise draw is consumed and never used.
+    fn update(&mut self, loss: f64) -> Result<()> {
         let bound = self.params.loss_bound;
-        if loss.abs() > bound {
-            self.clipped += 1;
-        }
         let released = loss.clamp(-bound, bound)
             + self.noise.with_sampler(ScalarDraw {
                 rng: &mut self.noise_rng,
             });
-        for (l, g) in self.estimate.iter_mut().zip(&self.gain) {
-            *l += released * g;
+        let last = self.t + 1 >= self.params.horizon;
+        if matches!(self.barrier, Barrier::Simplex) {
+            let next = &mut self.scratch.next_estimate;
+            for ((nl, &l), &g) in next.iter_mut().zip(&self.estimate).zip(&self.gain) {
+                *nl = l + released * g;
+            }
+            if !last {
+                simplex_argmin(self.params.eta, next, &mut self.scratch.next_center)?;
+                std::mem::swap(&mut self.center, &mut self.scratch.next_center);
+            }
+            std::mem::swap(&mut self.estimate, &mut self.scratch.next_estimate);
+        } else {
+            for (l, g) in self.estimate.iter_mut().zip(&self.gain) {
+                *l += released * g;
+            }
+            if !last {
+                self.update_center()?;
+            }
+        }
+        if loss.abs() > bound {
+            self.clipped += 1;
         }
         self.pending = false;
         self.t += 1;
-        if self.t < self.params.horizon {
-            self.update_center();
-        }
+        Ok(())
     }
 
     /// Check that `rounds` rounds of a linear `family` can be played, without changing anything.
@@ -421,10 +722,10 @@ impl PrivateScrible {
         let mut next = checkpoints.partition_point(|&c| c <= start);
         cumulative[..next].fill(0.0);
         while self.t < end {
-            self.explore();
+            self.explore()?;
             let loss = family.value(self.t, &self.played);
+            self.update(loss)?;
             total += loss;
-            self.update(loss);
             while next < checkpoints.len() && checkpoints[next] == self.t {
                 cumulative[next] = total;
                 next += 1;
@@ -452,7 +753,7 @@ impl PrivateScrible {
         let n = learner.params.dim;
         let fits = match &learner.barrier {
             Barrier::Box { mid, half } => mid.len() == n && half.len() == n,
-            Barrier::Ball { .. } => true,
+            Barrier::Ball { .. } | Barrier::Simplex => true,
         };
         let consistent = fits
             && n > 0
@@ -470,6 +771,19 @@ impl PrivateScrible {
                 "PrivateSCRiBLe state is inconsistent".into(),
             ));
         }
+        let expected_dim = if matches!(learner.barrier, Barrier::Simplex) {
+            n.checked_sub(1)
+        } else {
+            Some(n)
+        };
+        if expected_dim != Some(learner.params.estimator_dim) || learner.params.estimator_dim == 0 {
+            return Err(CoreError::State(
+                "PrivateSCRiBLe state is inconsistent".into(),
+            ));
+        }
+        if matches!(learner.barrier, Barrier::Simplex) {
+            learner.scratch = SimplexScratch::new(n)?;
+        }
         learner.noise = NoiseDistribution::laplace(learner.params.noise_scale)?.sum_of(1);
         Ok(learner)
     }
@@ -478,20 +792,141 @@ impl PrivateScrible {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domains::{Hyperrectangle, L2Ball};
+    use crate::domains::{Hyperrectangle, L2Ball, Simplex};
+
+    /// A simplex learner whose FTRL point is the argmin for `estimate`.
+    fn simplex_at(n: usize, estimate: &[f64]) -> PrivateScrible {
+        let domain = Domain::Simplex(Simplex::new(n).unwrap());
+        let mut l = PrivateScrible::new(domain, 100, 1.0, 0.0, [7; 4], false, false).unwrap();
+        l.estimate = estimate.to_vec();
+        l.update_center().unwrap();
+        l
+    }
+
+    #[test]
+    fn simplex_argmin_meets_the_optimality_conditions() {
+        let cases: Vec<Vec<f64>> = vec![
+            vec![0.0; 5],
+            vec![1.0, -2.0, 3.0, 0.5, 0.5],
+            vec![1e6, -1e6, 0.0],
+            vec![40.0, 0.0],
+            (0..300).map(|k| ((k * 37) % 101) as f64 - 50.0).collect(),
+        ];
+        for est in cases {
+            let n = est.len();
+            let l = simplex_at(n, &est);
+            let (x, eta) = (&l.center, l.params.eta);
+            assert!(
+                (x.iter().sum::<f64>() - 1.0).abs() < 1e-13 * n as f64,
+                "{x:?}"
+            );
+            assert!(x.iter().all(|&v| v > 0.0));
+            // Stationarity on the hull: η L̂_i − 1/x_i is the same for every i.
+            let m: Vec<f64> = x.iter().zip(&est).map(|(v, e)| eta * e - 1.0 / v).collect();
+            let scale = x.iter().map(|v| 1.0 / v).fold(0.0, f64::max);
+            for v in &m {
+                assert!((v - m[0]).abs() < 1e-12 * scale, "{m:?}");
+            }
+        }
+    }
+
+    /// Hessian of −Σ ln x_i restricted to 1^⊥, applied to a vector of 1^⊥: Π diag(1/x²) v.
+    fn restricted_hessian_times(x: &[f64], v: &[f64]) -> Vec<f64> {
+        let dv: Vec<f64> = v.iter().zip(x).map(|(a, b)| a / (b * b)).collect();
+        let mean = dv.iter().sum::<f64>() / x.len() as f64;
+        dv.iter().map(|a| a - mean).collect()
+    }
+
+    #[test]
+    fn simplex_directions_are_an_orthonormal_eigenbasis_and_the_estimate_is_unbiased_on_the_hull() {
+        let cases: Vec<Vec<f64>> = vec![
+            vec![0.0; 6],                             // x uniform: one group, all Helmert vectors
+            vec![1.0, -2.0, 3.0, 0.5, 0.5, 0.5, 2.0], // a tie
+            vec![0.3, -1.0, 2.0, 0.5],                // distinct
+            vec![1.0, 1.0 + 1e-9, 1.0 + 2e-9, -3.0, 50.0], // near ties (relative 1e-9..1e-11 in d)
+            vec![200.0, 0.0],                         // N = 2, one direction
+            (0..40).map(|k| ((k * 17) % 23) as f64 * 3.0).collect(), // many ties, large spread
+        ];
+        for est in cases {
+            let n = est.len();
+            let mut l = simplex_at(n, &est);
+            let x = l.center.clone();
+            let np = n - 1;
+            assert_eq!(l.params.estimator_dim, np);
+            let ell: Vec<f64> = (0..n).map(|k| ((k * 7) % 5) as f64 * 0.2 - 0.3).collect();
+            let ell_mean = ell.iter().sum::<f64>() / n as f64;
+            let mut basis = Vec::new();
+            let mut mean_estimate = vec![0.0; n];
+            for i in 0..np {
+                for sign in [-1.0, 1.0] {
+                    l.pending = false;
+                    l.step(i, sign).unwrap();
+                    let y = l.played.clone();
+                    assert!(y.iter().all(|&v| v >= -1e-15), "{y:?}");
+                    assert!((y.iter().sum::<f64>() - 1.0).abs() < 1e-13);
+                    let f: f64 = ell.iter().zip(&y).map(|(a, b)| a * b).sum();
+                    for (m, g) in mean_estimate.iter_mut().zip(&l.gain) {
+                        *m += f * g / (2 * np) as f64;
+                    }
+                    if sign > 0.0 {
+                        let e: Vec<f64> = y.iter().zip(&x).map(|(a, b)| a - b).collect();
+                        basis.push(e);
+                    }
+                }
+            }
+            // Each step d = y − x: dᵀ∇²R d = 1 (unit Dikin ellipsoid) and H d ∥ d (an eigenvector).
+            let unit: Vec<Vec<f64>> = basis
+                .iter()
+                .map(|d| {
+                    let norm = d.iter().map(|v| v * v).sum::<f64>().sqrt();
+                    d.iter().map(|v| v / norm).collect()
+                })
+                .collect();
+            for (d, e) in basis.iter().zip(&unit) {
+                let hd = restricted_hessian_times(&x, d);
+                let quad: f64 = d.iter().zip(&hd).map(|(a, b)| a * b).sum();
+                assert!((quad - 1.0).abs() < 1e-10, "{quad}");
+                let he = restricted_hessian_times(&x, e);
+                let lambda: f64 = e.iter().zip(&he).map(|(a, b)| a * b).sum();
+                let resid = he
+                    .iter()
+                    .zip(e)
+                    .map(|(a, b)| (a - lambda * b).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                assert!(resid < 1e-8 * lambda, "residual {resid} lambda {lambda}");
+                assert!(e.iter().sum::<f64>().abs() < 1e-12);
+            }
+            for (a, ea) in unit.iter().enumerate() {
+                for (b, eb) in unit.iter().enumerate() {
+                    let dot: f64 = ea.iter().zip(eb).map(|(p, q)| p * q).sum();
+                    let want = if a == b { 1.0 } else { 0.0 };
+                    assert!((dot - want).abs() < 1e-10, "{a} {b} {dot}");
+                }
+            }
+            // Exact expectation over the 2N' equally likely (i, s): Π ℓ = ℓ − mean(ℓ).
+            for (m, v) in mean_estimate.iter().zip(&ell) {
+                assert!(
+                    (m - (v - ell_mean)).abs() < 1e-10,
+                    "{mean_estimate:?} vs {ell:?}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn played_points_are_feasible_and_estimates_unbiased_directions() {
         for domain in [
             Domain::Box(Hyperrectangle::new(vec![-1.0, 0.0, 2.0], vec![1.0, 3.0, 2.5]).unwrap()),
             Domain::L2Ball(L2Ball::new(3, 2.0).unwrap()),
+            Domain::Simplex(Simplex::new(3).unwrap()),
         ] {
             let mut l =
                 PrivateScrible::new(domain.clone(), 2000, 5.0, 1.0, [1, 2, 3, 4], false, false)
                     .unwrap();
             for t in 0..2000 {
                 let y = l.ask().unwrap().to_vec();
-                assert!(domain.contains(&y, 1e-9), "{} t={t} {y:?}", domain.kind());
+                assert!(domain.contains(&y, 1e-12), "{} t={t} {y:?}", domain.kind());
                 // The exploration step has Hessian norm 1 (it lies on the Dikin ellipsoid).
                 let loss = 0.3 * y[0] - 0.2 * y[1] + 0.1 * y[2];
                 l.tell(loss).unwrap();
@@ -544,12 +979,12 @@ mod tests {
         for (domain, hessian) in hessians {
             let mut l = PrivateScrible::new(domain, 100, 1.0, 0.0, [0; 4], false, false).unwrap();
             l.estimate = vec![0.3, -1.0, 2.0, 0.5];
-            l.update_center();
+            l.update_center().unwrap();
             let x = l.center.clone();
             let h = hessian(&x);
             for _ in 0..50 {
                 l.pending = false;
-                l.explore();
+                l.explore().unwrap();
                 let d: Vec<f64> = l.played.iter().zip(&x).map(|(y, c)| y - c).collect();
                 let hd: Vec<f64> = h
                     .iter()
