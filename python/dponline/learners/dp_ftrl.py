@@ -320,7 +320,7 @@ class DPFTRL(Learner):
                     randomness=randomness_of(seed, secure),
                 )
             if loss_shift != 0.0 and guarantee is not None:
-                fed = f"the noise mechanism is fed clip(l_t - c*1), declared c = loss_shift = {loss_shift:.17g}; G bounds it"
+                fed = f"the mechanism is fed clip(l_t - c*1), declared c = loss_shift = {loss_shift:.17g}; G bounds it"
                 guarantee = dataclasses.replace(guarantee, notes=f"{guarantee.notes}; {fed}")
         self._core = _core.DPFTRL(
             domain,
