@@ -298,7 +298,7 @@ def test_frank_wolfe_argmin_stays_within_its_bound_of_the_projection() -> None:
 
 
 # -- real data -------------------------------------------------------------------------------------------------
-def test_regret_on_open_bandit_is_below_the_bound_and_sublinear() -> None:
+def test_regret_on_open_bandit_is_below_the_bound_and_learns() -> None:
     P = open_bandit_round_probabilities()
     blocks = [list(b) for b in open_bandit_item_blocks(3)]
     caps = [1] * len(blocks)
@@ -307,17 +307,23 @@ def test_regret_on_open_bandit_is_below_the_bound_and_sublinear() -> None:
     greedy = matroid_greedy_in_hindsight(fam, blocks, caps)
     domain = PartitionMatroid(blocks, caps, base=False)
     assert len(greedy.items) == len(blocks)
+    # Greedy's set is in the polytope, so regret against it under-states the (1 − 1/e)-regret the bound is about.
+    # With the a-priori constants (p in [0, 1]) the bound exceeds T here: these two checks are consistency checks.
     for eps in (None, 1.0):
         learner = dponline.PrivateDRSubmodular(domain, horizon=T, epsilon=eps, delta=1e-6, seed=1)
         result = learner.run(fam, checkpoints=10)
         curve = submodular_regret_curve(fam, result.checkpoints, result.cumulative_loss, greedy)
-        # Greedy's set is in the polytope, so this under-states the (1 − 1/e)-regret the bound is about.
         assert curve[-1] <= learner.regret_bound()
-        if eps is None:
-            # The non-private learner learns: its regret per round over the second half of the stream is
-            # below that over the first half (a property that fails for a learner that does not improve).
-            half = len(curve) // 2
-            first = curve[half - 1] / result.checkpoints[half - 1]
-            second = (curve[-1] - curve[half - 1]) / (result.checkpoints[-1] - result.checkpoints[half - 1])
-            assert second < first
-            assert -result.total_loss > 0.1 * APPROXIMATION * greedy.total_value
+    # A declared gradient bound of 0.5 (L2; the data's largest gradient norm is 0.099, so nothing is clipped) sets
+    # a regularisation small enough for the non-private learner to learn within T: it then matches greedy on the
+    # matroid, far above the (1 − 1/e) comparator, and its per-copy bound is meaningful.
+    learner = dponline.PrivateDRSubmodular(
+        domain, horizon=T, epsilon=None, delta=1e-6, gradient_bound=0.5, seed=1
+    )
+    result = learner.run(fam, checkpoints=10)
+    assert result.clipped == 0
+    curve = submodular_regret_curve(fam, result.checkpoints, result.cumulative_loss, greedy)
+    assert -result.total_loss >= 0.99 * greedy.total_value
+    assert curve[-1] < -0.3 * APPROXIMATION * greedy.total_value
+    smooth = len(P[0]) * float(P.max()) ** 2  # empirical smoothness, only to evaluate the bound
+    assert curve[-1] <= learner.regret_bound(smoothness=smooth)
