@@ -123,9 +123,7 @@ def stream(T: int, n: int = 6, seed: int = 3) -> tuple[np.ndarray, object]:
     return P, ProbabilisticCoverage(P)
 
 
-@pytest.mark.parametrize(
-    "domain", [small_domain(), UniformMatroid(6, 3, base=False)], ids=["partition", "uniform"]
-)
+@pytest.mark.parametrize("domain", [small_domain(), UniformMatroid(6, 3, base=False)], ids=["partition", "uniform"])
 def test_every_played_set_is_independent_and_points_feasible(domain) -> None:
     T = 300
     P, _ = stream(T)
@@ -143,7 +141,7 @@ def project(v: np.ndarray, blocks: list[list[int]], caps: list[int]) -> np.ndarr
     """Euclidean projection onto the partition-matroid independence polytope, block by block, by scanning the
     breakpoints of θ ↦ Σ clamp(v − θ, 0, 1) (an independent method from the core's Newton/bisection)."""
     out = np.clip(v, 0.0, 1.0)
-    for block, k in zip(blocks, caps):
+    for block, k in zip(blocks, caps, strict=True):
         u = v[block]
         if np.clip(u, 0, 1).sum() <= k:
             continue
@@ -317,9 +315,7 @@ def test_regret_on_open_bandit_is_below_the_bound_and_learns() -> None:
     # A declared gradient bound of 0.5 (L2; the data's largest gradient norm is 0.099, so nothing is clipped) sets
     # a regularisation small enough for the non-private learner to learn within T: it then matches greedy on the
     # matroid, far above the (1 − 1/e) comparator, and its per-copy bound is meaningful.
-    learner = dponline.PrivateDRSubmodular(
-        domain, horizon=T, epsilon=None, delta=1e-6, gradient_bound=0.5, seed=1
-    )
+    learner = dponline.PrivateDRSubmodular(domain, horizon=T, epsilon=None, delta=1e-6, gradient_bound=0.5, seed=1)
     result = learner.run(fam, checkpoints=10)
     assert result.clipped == 0
     curve = submodular_regret_curve(fam, result.checkpoints, result.cumulative_loss, greedy)

@@ -190,9 +190,7 @@ def greedy_in_hindsight(family: _core.SubmodularFamily, k: int) -> SubmodularCom
     )
 
 
-def matroid_greedy_in_hindsight(
-    family: _core.SubmodularFamily, blocks: Any, capacities: Any
-) -> SubmodularComparator:
+def matroid_greedy_in_hindsight(family: _core.SubmodularFamily, blocks: Any, capacities: Any) -> SubmodularComparator:
     """Greedy maximisation of ``F(S) = Σ_t f_t(S)`` over the independent sets of a partition matroid (at most
     ``capacities[j]`` items from ``blocks[j]``), for a probabilistic-coverage family.
 

@@ -6,10 +6,10 @@ probability ``f_t(S) = 1 − Π_{a∈S}(1 − p_a^t)``. Learners (Perez-Salazar 
 (FI-DP, Algorithm 2) and bandit feedback (BanditDP, Algorithm 3), private at each ε and not, on common random
 numbers, against greedy in hindsight with the (1 − 1/e) factor; and the continuous DR-submodular learner
 (Algorithm 4, :class:`dponline.PrivateDRSubmodular`) on a partition matroid of the items — at most one item per
-value of the categorical ``item_feature_3`` (7 categories, so up to 7 slots; :func:`dponline.datasets.
-open_bandit_item_blocks`), its regret measured against greedy on that matroid. Prints expected clicks and (1 − 1/e)-regret
-with 95% intervals over seeds and the guarantees (per replaced ``f_t`` and per logged round of the bootstrapped
-stream); writes ``display.csv`` and ``display.png``.
+value of the categorical ``item_feature_3`` (7 categories, so up to 7 slots;
+:func:`dponline.datasets.open_bandit_item_blocks`), its regret measured against greedy on that matroid. Prints
+expected clicks and (1 − 1/e)-regret with 95% intervals over seeds and the guarantees (per replaced ``f_t``
+and per logged round of the bootstrapped stream); writes ``display.csv`` and ``display.png``.
 """
 
 from __future__ import annotations
