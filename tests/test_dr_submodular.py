@@ -323,3 +323,20 @@ def test_regret_on_open_bandit_is_below_the_bound_and_learns() -> None:
     assert curve[-1] < -0.3 * APPROXIMATION * greedy.total_value
     smooth = len(P[0]) * float(P.max()) ** 2  # empirical smoothness, only to evaluate the bound
     assert curve[-1] <= learner.regret_bound(smoothness=smooth)
+
+
+def test_secure_learner_plays_independent_sets_and_reseeds_on_restore() -> None:
+    T = 30
+    P, _ = stream(T, seed=8)
+    learner = dponline.PrivateDRSubmodular(small_domain(), horizon=T, epsilon=1.0, secure=True)
+    assert learner.privacy is not None and learner.privacy.randomness == "secure"
+    for t in range(10):
+        S = learner.ask()
+        assert small_domain().contains(indicator(S, 6), 0.0)
+        learner.tell(P[t])
+    copy = pickle.loads(pickle.dumps(learner))
+    assert copy.t == 10
+    for t in range(10, T):
+        S = copy.ask()
+        assert small_domain().contains(indicator(S, 6), 0.0)
+        copy.tell(P[t])

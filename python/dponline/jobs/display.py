@@ -126,18 +126,18 @@ def run(args: argparse.Namespace) -> int:
             )
             if epsilon is not None and name not in guarantees:
                 guarantees[name] = (learner.privacy, learner.privacy_per_source_row(stream))
-    lines = [f"{'learner':<24} {'expected clicks':>20} {'(1-1/e)-regret vs greedy':>26}", "-" * 72]
+    lines = [f"{'learner':<27} {'expected clicks':>20} {'(1-1/e)-regret vs greedy':>26}", "-" * 75]
     for name in curves:
         mine = [r for r in records if r["learner"] == name]
         c_mean, c_half = _interval(np.array([r["clicks"] for r in mine]))
         r_mean, r_half = _interval(np.array([r["regret"] for r in mine]))
-        lines.append(f"{name:<24} {c_mean:>12.1f} ± {c_half:<6.1f} {r_mean:>17.1f} ± {r_half:<6.1f}")
+        lines.append(f"{name:<27} {c_mean:>12.1f} ± {c_half:<6.1f} {r_mean:>17.1f} ± {r_half:<6.1f}")
     lines.append(
-        f"{'greedy in hindsight':<24} {greedy.total_value:>12.1f}   ((1 − 1/e)·greedy = "
+        f"{'greedy in hindsight':<27} {greedy.total_value:>12.1f}   ((1 − 1/e)·greedy = "
         f"{APPROXIMATION * greedy.total_value:.1f}; items {greedy.items.tolist()})"
     )
     lines.append(
-        f"{'greedy on the matroid':<24} {matroid_greedy.total_value:>12.1f}   (DR-submodular lines: at most "
+        f"{'greedy on the matroid':<27} {matroid_greedy.total_value:>12.1f}   (DR-submodular lines: at most "
         f"{DR_CAPACITY} item per value of item_feature_{DR_FEATURE}, {len(blocks)} categories; items "
         f"{matroid_greedy.items.tolist()})"
     )
