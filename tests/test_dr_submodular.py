@@ -340,3 +340,21 @@ def test_secure_learner_plays_independent_sets_and_reseeds_on_restore() -> None:
         S = copy.ask()
         assert small_domain().contains(indicator(S, 6), 0.0)
         copy.tell(P[t])
+
+
+def test_other_mechanisms_are_calibrated_exactly_and_refuse_the_paper_bound() -> None:
+    T = 64
+    P, _ = stream(T, seed=6)
+    with pytest.raises(InvalidInputError):  # no lemma of the paper covers them
+        dponline.PrivateDRSubmodular(small_domain(), horizon=T, epsilon=1.0, delta=1e-6, mechanism="honaker")
+    learner = dponline.PrivateDRSubmodular(
+        small_domain(), horizon=T, epsilon=1.0, delta=1e-6, mechanism="honaker", calibration="analytic", copies=2
+    )
+    assert learner.params["mechanism"] == "honaker" and learner.privacy is not None
+    assert learner.privacy.epsilon == pytest.approx(1.0) and learner.privacy.delta == pytest.approx(1e-6)
+    for t in range(T):
+        S = learner.ask()
+        assert small_domain().contains(indicator(S, 6), 0.0)
+        learner.tell(P[t])
+    with pytest.raises(dponline.DPOnlineError):
+        learner.regret_bound()
