@@ -191,10 +191,19 @@ def test_display_job_writes_its_table_and_plot(tmp_path, capsys):
     argv = ["display", "--horizon", "3000", "--seeds", "2", "--seed", "4", "--out", str(tmp_path)]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    for text in ("full, ε=1", "bandit, non-private", "greedy in hindsight", "Theorem", "per logged round"):
+    for text in (
+        "full, ε=1",
+        "bandit, non-private",
+        "DR-submodular, ε=1",
+        "DR-submodular, non-private",
+        "greedy in hindsight",
+        "greedy on the matroid",
+        "Theorem 9",
+        "per logged round",
+    ):
         assert text in printed, text
     rows = (tmp_path / "display.csv").read_text().splitlines()
-    assert rows[0].startswith("learner,feedback,epsilon,seed,clicks,regret") and len(rows) == 1 + 4 * 2
+    assert rows[0].startswith("learner,feedback,epsilon,seed,clicks,regret") and len(rows) == 1 + 6 * 2
     assert (tmp_path / "display.png").stat().st_size > 10_000
     with pytest.raises(SystemExit) as stop:
         main(["display", "--delta", "0"])

@@ -12,6 +12,7 @@ See the README for an overview. Public API:
 * :class:`PrivateSCRiBLe` — ε-DP bandit linear optimisation on balls and boxes (Agarwal-Singh 2017).
 * :class:`LocalLaplaceRandomizer`, :class:`PotentialLearner1D` — user-specified local DP (van der Hoeven 2019).
 * :class:`PrivateSubmodular` — private online submodular maximisation (Perez-Salazar & Cummings 2021).
+* :class:`PrivateDRSubmodular` — private online DR-submodular maximisation over a matroid (their Algorithm 4).
 * :mod:`dponline.submodular` — native submodular function streams; :mod:`dponline.mwu` — Hedge over large sets.
 * :mod:`dponline.domains` — decision sets with linear minimisation oracles.
 * :mod:`dponline.losses` — native loss families; :mod:`dponline.regret` — comparators and regret curves.
@@ -36,7 +37,16 @@ from .errors import (
     ProtocolError,
     StateError,
 )
-from .learners import DPFTPL, DPFTRL, PrivateBandit, PrivateEXP3, PrivateSCRiBLe, PrivateSubmodular, RunResult
+from .learners import (
+    DPFTPL,
+    DPFTRL,
+    PrivateBandit,
+    PrivateDRSubmodular,
+    PrivateEXP3,
+    PrivateSCRiBLe,
+    PrivateSubmodular,
+    RunResult,
+)
 from .local_dp import (
     CoordinatewiseLearner,
     LocalLaplaceRandomizer,
@@ -61,6 +71,7 @@ __all__ = [
     "UnconstrainedLearner",
     "LocalStream",
     "PrivateSubmodular",
+    "PrivateDRSubmodular",
     "RunResult",
     "frank_wolfe",
     "FrankWolfeResult",

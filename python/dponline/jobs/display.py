@@ -4,9 +4,12 @@ Each round shows ``k`` of the 80 Open Bandit items; a user with per-item click p
 from the logged rounds, :func:`dponline.datasets.open_bandit_round_probabilities`) clicks at least one with
 probability ``f_t(S) = 1 − Π_{a∈S}(1 − p_a^t)``. Learners (Perez-Salazar & Cummings 2021): full information
 (FI-DP, Algorithm 2) and bandit feedback (BanditDP, Algorithm 3), private at each ε and not, on common random
-numbers, against greedy in hindsight with the (1 − 1/e) factor. Prints expected clicks and (1 − 1/e)-regret
-with 95% intervals over seeds and the guarantees (per replaced ``f_t`` and per logged round of the bootstrapped
-stream); writes ``display.csv`` and ``display.png``.
+numbers, against greedy in hindsight with the (1 − 1/e) factor; and the continuous DR-submodular learner
+(Algorithm 4, :class:`dponline.PrivateDRSubmodular`) on a partition matroid of the items — at most one item per
+value of the categorical ``item_feature_3`` (7 categories, so up to 7 slots;
+:func:`dponline.datasets.open_bandit_item_blocks`), its regret measured against greedy on that matroid. Prints
+expected clicks and (1 − 1/e)-regret with 95% intervals over seeds and the guarantees (per replaced ``f_t``
+and per logged round of the bootstrapped stream); writes ``display.csv`` and ``display.png``.
 """
 
 from __future__ import annotations
@@ -21,13 +24,19 @@ import numpy as np
 from scipy import stats
 
 from .. import privacy
-from ..datasets import open_bandit_round_probabilities
-from ..learners import PrivateSubmodular
-from ..regret import APPROXIMATION, greedy_in_hindsight, submodular_regret_curve
+from ..datasets import open_bandit_item_blocks, open_bandit_round_probabilities
+from ..domains import PartitionMatroid
+from ..learners import PrivateDRSubmodular, PrivateSubmodular
+from ..regret import APPROXIMATION, greedy_in_hindsight, matroid_greedy_in_hindsight, submodular_regret_curve
 from ..submodular import ProbabilisticCoverage
 from .portfolio import _delta, _epsilons, _horizon, _nonnegative_int
 
 __all__ = ["add_parser", "run"]
+
+DR_FEATURE = 3
+"""The categorical item feature whose values are the blocks of the DR-submodular learner's partition matroid."""
+DR_CAPACITY = 1
+"""Items per block (category) the DR-submodular learner may show."""
 
 
 def add_parser(sub: Any, positive_int: Any) -> argparse.ArgumentParser:
@@ -68,34 +77,47 @@ def run(args: argparse.Namespace) -> int:
     stream = ProbabilisticCoverage(P, horizon=args.horizon, resample="bootstrap", seed=args.stream_seed)
     greedy = greedy_in_hindsight(stream, args.k)
     root = np.random.SeedSequence().entropy if args.seed is None else args.seed
-    configs = [(fb, eps) for fb in ("full", "bandit") for eps in [*args.epsilon, None]]
+    configs = [(fb, eps) for fb in ("full", "bandit", "dr") for eps in [*args.epsilon, None]]
+    blocks = [list(b) for b in open_bandit_item_blocks(DR_FEATURE)]
+    capacities = [DR_CAPACITY] * len(blocks)
+    matroid_greedy = matroid_greedy_in_hindsight(stream, blocks, capacities)
     records: list[dict[str, Any]] = []
     curves: dict[str, list[np.ndarray]] = {}
     guarantees: dict[str, Any] = {}
     marks = None
     for feedback, epsilon in configs:
-        name = f"{feedback}, " + ("non-private" if epsilon is None else f"ε={epsilon:g}")
+        label = "DR-submodular" if feedback == "dr" else feedback
+        name = f"{label}, " + ("non-private" if epsilon is None else f"ε={epsilon:g}")
         for k in range(args.seeds):
+            seed = np.random.SeedSequence(root, spawn_key=(k,))
+            learner: PrivateSubmodular | PrivateDRSubmodular
             try:
-                learner = PrivateSubmodular(
-                    P.shape[1],
-                    args.k,
-                    horizon=args.horizon,
-                    epsilon=epsilon,
-                    delta=args.delta,
-                    feedback=feedback,
-                    seed=np.random.SeedSequence(root, spawn_key=(k,)),
-                )
+                if feedback == "dr":
+                    domain = PartitionMatroid(blocks, capacities, base=False)
+                    learner = PrivateDRSubmodular(
+                        domain, horizon=args.horizon, epsilon=epsilon, delta=args.delta, seed=seed
+                    )
+                else:
+                    learner = PrivateSubmodular(
+                        P.shape[1],
+                        args.k,
+                        horizon=args.horizon,
+                        epsilon=epsilon,
+                        delta=args.delta,
+                        feedback=feedback,
+                        seed=seed,
+                    )
             except InvalidInputError as exc:
                 args.parser.error(str(exc))
             result = learner.run(stream, checkpoints=200)
             marks = result.checkpoints
-            curve = submodular_regret_curve(stream, result.checkpoints, result.cumulative_loss, greedy)
+            comparator = matroid_greedy if feedback == "dr" else greedy
+            curve = submodular_regret_curve(stream, result.checkpoints, result.cumulative_loss, comparator)
             curves.setdefault(name, []).append(curve)
             records.append(
                 {
                     "learner": name,
-                    "feedback": feedback,
+                    "feedback": "full" if feedback == "dr" else feedback,
                     "epsilon": epsilon,
                     "seed": k,
                     "clicks": -result.total_loss,
@@ -104,15 +126,20 @@ def run(args: argparse.Namespace) -> int:
             )
             if epsilon is not None and name not in guarantees:
                 guarantees[name] = (learner.privacy, learner.privacy_per_source_row(stream))
-    lines = [f"{'learner':<24} {'expected clicks':>20} {'(1-1/e)-regret vs greedy':>26}", "-" * 72]
+    lines = [f"{'learner':<27} {'expected clicks':>20} {'(1-1/e)-regret vs greedy':>26}", "-" * 75]
     for name in curves:
         mine = [r for r in records if r["learner"] == name]
         c_mean, c_half = _interval(np.array([r["clicks"] for r in mine]))
         r_mean, r_half = _interval(np.array([r["regret"] for r in mine]))
-        lines.append(f"{name:<24} {c_mean:>12.1f} ± {c_half:<6.1f} {r_mean:>17.1f} ± {r_half:<6.1f}")
+        lines.append(f"{name:<27} {c_mean:>12.1f} ± {c_half:<6.1f} {r_mean:>17.1f} ± {r_half:<6.1f}")
     lines.append(
-        f"{'greedy in hindsight':<24} {greedy.total_value:>12.1f}   ((1 − 1/e)·greedy = "
+        f"{'greedy in hindsight':<27} {greedy.total_value:>12.1f}   ((1 − 1/e)·greedy = "
         f"{APPROXIMATION * greedy.total_value:.1f}; items {greedy.items.tolist()})"
+    )
+    lines.append(
+        f"{'greedy on the matroid':<27} {matroid_greedy.total_value:>12.1f}   (DR-submodular lines: at most "
+        f"{DR_CAPACITY} item per value of item_feature_{DR_FEATURE}, {len(blocks)} categories; items "
+        f"{matroid_greedy.items.tolist()})"
     )
     lines.append("(mean ± half-width of the 95% t-interval over seeds)")
     lines.append("")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ._base import Learner, RunResult
 from .dp_ftrl import DPFTPL, DPFTRL, dp_ftrl_noise
 from .private_bandit import PrivateBandit, private_bandit_noise
+from .private_dr_submodular import PrivateDRSubmodular, dr_submodular_privacy
 from .private_exp3 import PrivateEXP3
 from .private_scrible import PrivateSCRiBLe
 from .private_submodular import PrivateSubmodular, submodular_privacy
@@ -14,11 +15,13 @@ __all__ = [
     "DPFTRL",
     "Learner",
     "PrivateBandit",
+    "PrivateDRSubmodular",
     "PrivateEXP3",
     "PrivateSCRiBLe",
     "PrivateSubmodular",
     "RunResult",
     "dp_ftrl_noise",
+    "dr_submodular_privacy",
     "private_bandit_noise",
     "submodular_privacy",
 ]

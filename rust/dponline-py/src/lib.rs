@@ -11,6 +11,7 @@ mod aggregation;
 mod convert;
 mod domains;
 mod dp_ftrl;
+mod dr_submodular;
 mod errors;
 mod exp3;
 mod learners;
@@ -35,6 +36,8 @@ mod _core {
     };
     #[pymodule_export]
     use super::dp_ftrl::{PyDpFtrl, dp_ftrl_params};
+    #[pymodule_export]
+    use super::dr_submodular::{PyPrivateDrSubmodular, coverage_extension, dr_submodular_copies};
     #[pymodule_export]
     use super::exp3::{PyBernoulliArms, PyPrivateExp3, exp3_params};
     #[pymodule_export]

@@ -157,9 +157,22 @@ impl PartitionMatroid {
         })
     }
 
-    /// The coordinates of block `j`.
+    /// The coordinates of block `j` (increasing).
     fn block(&self, j: usize) -> &[usize] {
         &self.members[self.start[j]..self.start[j + 1]]
+    }
+
+    /// The blocks as `(coordinates in increasing order, capacity k_j)`.
+    pub fn blocks(&self) -> impl Iterator<Item = (&[usize], usize)> {
+        self.shapes
+            .iter()
+            .enumerate()
+            .map(|(j, s)| (self.block(j), s.k))
+    }
+
+    /// Whether this is the base polytope (`Σ_{B_j} x = k_j`) rather than the independence polytope.
+    pub fn is_base(&self) -> bool {
+        self.shapes.first().is_some_and(|s| s.base)
     }
 }
 

@@ -211,6 +211,18 @@ impl UniformMatroid {
     }
 }
 
+impl UniformMatroid {
+    /// The rank `k`.
+    pub fn k(&self) -> usize {
+        self.block.k
+    }
+
+    /// Whether this is the base polytope (`Σx = k`) rather than the independence polytope (`Σx ≤ k`).
+    pub fn is_base(&self) -> bool {
+        self.block.base
+    }
+}
+
 impl From<UniformMatroid> for UniformMatroidSpec {
     fn from(m: UniformMatroid) -> Self {
         UniformMatroidSpec {

@@ -4,6 +4,7 @@
 pub mod dp_ftrl;
 pub mod noisy_oco;
 pub mod private_bandit;
+pub mod private_dr_submodular;
 pub mod private_exp3;
 pub mod private_scrible;
 pub mod private_submodular;
@@ -13,6 +14,7 @@ pub use noisy_oco::{NoisyGradient, NoisyMap, NoisyOco};
 pub use private_bandit::{
     PrivateBandit, PrivateBanditParams, PrivateFrankWolfeMap, SmoothedBatchGradient,
 };
+pub use private_dr_submodular::{DrSubmodularParams, PrivateDrSubmodular};
 pub use private_exp3::{ArmLosses, BernoulliArms, Exp3Params, PrivateExp3};
 pub use private_scrible::{PrivateScrible, ScribleParams};
 
