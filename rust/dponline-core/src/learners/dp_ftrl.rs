@@ -575,14 +575,7 @@ impl DpFtrl {
         let x = &mut self.x;
         let release = &self.release;
         match &mut self.step {
-            Step::Softmax => {
-                let m = release.iter().fold(f64::INFINITY, |m, &s| m.min(s));
-                for (xi, &s) in x.iter_mut().zip(release) {
-                    *xi = (-eta * (s - m)).exp();
-                }
-                let total = crate::vecops::sum(x);
-                x.iter_mut().for_each(|v| *v /= total);
-            }
+            Step::Softmax => crate::vecops::softmax_neg_scaled(release, eta, x),
             Step::Ball { radius } => {
                 for (xi, &s) in x.iter_mut().zip(release) {
                     *xi = -eta * s;
