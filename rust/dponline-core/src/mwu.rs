@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result};
 use crate::rng::Generator;
-use crate::vecops::{exp_nonpositive, max_of};
+use crate::vecops::{exp_any, exp_nonpositive, max_of};
 
 /// Renormalise the log-weights once the largest leaf exceeds `e^RENORM` (bandit updates only).
 const RENORM: f64 = 300.0;
@@ -128,16 +128,12 @@ impl TryFrom<HedgeState> for Hedge {
     }
 }
 
-/// The leaf `e^d` of a log-weight `d` above the reference: [`exp_nonpositive`] for `d <= 0` (every full
-/// update and renormalisation writes such leaves), `f64::exp` above. The one function every leaf goes through,
-/// so a restored tree is bit-identical to the one it was saved from.
+/// The leaf `e^d` of a log-weight `d` above the reference ([`exp_any`]: [`exp_nonpositive`] for `d <= 0`, which
+/// every full update and renormalisation writes). The one function every leaf goes through, so a restored tree
+/// is bit-identical to the one it was saved from.
 #[inline]
 fn leaf_of(d: f64) -> f64 {
-    if d <= 0.0 {
-        exp_nonpositive(d)
-    } else {
-        d.exp()
-    }
+    exp_any(d)
 }
 
 /// A uniform integer in `0..n` from 64 random bits (Lemire's multiply-shift; bias below `n / 2^64`).

@@ -131,6 +131,12 @@ pub fn max_of(values: &[f64]) -> f64 {
     m
 }
 
+/// `e^x` for any `x`: [`exp_nonpositive`] for `x <= 0` (a few ulp, no libm call), `f64::exp` above.
+#[inline]
+pub fn exp_any(x: f64) -> f64 {
+    if x <= 0.0 { exp_nonpositive(x) } else { x.exp() }
+}
+
 /// `out = softmax(−η·s)`, i.e. `out_i = e^{−η(s_i − min s)} / Σ_j e^{−η(s_j − min s)}`, for a non-empty `s`
 /// of finite values and `η > 0`: the exponential-weights distribution in log-domain (every exponent `<= 0`, the
 /// smallest `s_i` gets the largest term, exactly 1 before normalisation, so the sum is in `[1, n]` and never
