@@ -271,11 +271,12 @@ impl SumTree {
         while p < self.leaves {
             let left = self.nodes[2 * p];
             let right = self.nodes[2 * p + 1];
-            // Branch-free (the direction is a coin flip the predictor cannot learn): right unless the target
-            // falls in a left subtree of positive weight, and never into a right subtree of weight 0.
-            let go_right = !((target < left) & (left > 0.0)) & (right > 0.0);
-            target -= left * f64::from(u8::from(go_right));
-            p = 2 * p + usize::from(go_right);
+            if (target < left && left > 0.0) || right <= 0.0 {
+                p *= 2;
+            } else {
+                target -= left;
+                p = 2 * p + 1;
+            }
         }
         p - self.leaves
     }
@@ -484,7 +485,7 @@ impl PrivateExp3 {
         self.last_release = released;
         let w = self.log_weights[arm] - self.params.eta * released / prob;
         self.log_weights[arm] = w;
-        let value = crate::vecops::exp_any(w - self.reference);
+        let value = (w - self.reference).exp();
         self.tree.set(arm, value);
         let total = self.tree.total();
         if !(value <= REBUILD_HIGH && total >= REBUILD_LOW) {
@@ -502,7 +503,7 @@ impl PrivateExp3 {
             .fold(f64::NEG_INFINITY, |m, &w| m.max(w));
         self.reference = m;
         self.tree
-            .rebuild(self.log_weights.iter().map(|&w| crate::vecops::exp_any(w - m)));
+            .rebuild(self.log_weights.iter().map(|&w| (w - m).exp()));
         self.rebuilds += 1;
     }
 
