@@ -134,7 +134,11 @@ pub fn max_of(values: &[f64]) -> f64 {
 /// `e^x` for any `x`: [`exp_nonpositive`] for `x <= 0` (a few ulp, no libm call), `f64::exp` above.
 #[inline]
 pub fn exp_any(x: f64) -> f64 {
-    if x <= 0.0 { exp_nonpositive(x) } else { x.exp() }
+    if x <= 0.0 {
+        exp_nonpositive(x)
+    } else {
+        x.exp()
+    }
 }
 
 /// `out = softmax(−η·s)`, i.e. `out_i = e^{−η(s_i − min s)} / Σ_j e^{−η(s_j − min s)}`, for a non-empty `s`

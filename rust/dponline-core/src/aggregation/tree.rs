@@ -100,6 +100,9 @@ pub fn cover(t: u64) -> impl Iterator<Item = (u32, u64)> {
         .map(move |j| (j, (t >> j) << j))
 }
 
+/// Bound on every running sum (see [`TreeAggregator::check_sums`]).
+const MAX_SUM: f64 = 1e306;
+
 /// The bit positions of the nodes in the release after push `t` (module docs): the set bits of `t`, and with
 /// padding every clear bit below `levels = max(1, ⌈log₂T⌉)` — below `levels − 1` for `t = 2^levels` (only
 /// `t = T` when `T` is a power of two). The mask always has `draws_at(t)` bits.
@@ -362,6 +365,16 @@ impl TreeAggregator {
                 got: format!("length {}", x.len()),
             });
         }
+        // The common case in one branch-free pass: NaN/inf in `x` and a running sum beyond ±MAX_SUM both fail
+        // `|p + v| <= MAX_SUM`; the details (which error) only when something is wrong.
+        let fine = self
+            .prefix
+            .iter()
+            .zip(x)
+            .fold(true, |ok, (p, v)| ok & ((p + v).abs() <= MAX_SUM));
+        if fine {
+            return Ok(());
+        }
         check_finite("x", x)?;
         self.check_sums(x)
     }
@@ -371,7 +384,6 @@ impl TreeAggregator {
     ///
     /// Errors: [`CoreError::InvalidArgument`] naming `x`.
     fn check_sums(&self, xs: &[f64]) -> Result<()> {
-        const MAX_SUM: f64 = 1e306;
         if xs.len() == self.dim {
             // One row (every `push`, and PrivateBandit's batch sums): no scratch buffer needed.
             return match self
