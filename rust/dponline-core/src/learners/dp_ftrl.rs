@@ -536,12 +536,13 @@ impl DpFtrl {
         if self.params.dual_clip {
             let d = self.params.dual_bound;
             if self.params.regularizer == Regularizer::NegativeEntropy {
+                // Branch-free (vectorises): clamping leaves the coordinates within ±d unchanged.
+                let mut over = false;
                 for v in self.row.iter_mut() {
-                    if v.abs() > d {
-                        *v = v.clamp(-d, d);
-                        changed = true;
-                    }
+                    over |= v.abs() > d;
+                    *v = v.clamp(-d, d);
                 }
+                changed |= over;
             } else {
                 let n2 = l2_norm(&self.row);
                 if n2 > d {
