@@ -89,7 +89,8 @@ const TAYLOR: [f64; 14] = [
 /// `e^x` for `x <= 0` (values above 0 are treated as 0), to within a few ulp; 0 below `−708` (where `e^x` is
 /// below the smallest normal double). Branch-free so that loops over it vectorise: `x = k·ln 2 + r` with `k`
 /// rounded by the `1.5·2⁵²` shifter and `|r| <= ln 2 / 2` (Cody-Waite split of `ln 2`), `e^r` by its Taylor
-/// polynomial of degree 13 evaluated by Estrin's scheme (remainder below `0.35^14/14! < 4·10⁻¹⁸`), and `2^k` assembled in the exponent bits.
+/// polynomial of degree 13 evaluated by Estrin's scheme (remainder below `0.35^14/14! < 4·10⁻¹⁸`), and `2^k`
+/// assembled in the exponent bits.
 #[inline(always)]
 pub fn exp_nonpositive(x: f64) -> f64 {
     const SHIFTER: f64 = 6_755_399_441_055_744.0; // 1.5 · 2^52

@@ -8,8 +8,8 @@
 //! release after round `t` is the sum of the nodes of the dyadic decomposition of `[1, t]` (one node per set
 //! bit of `t`, [`cover`]); Algorithm 5 (`PrivateSum`) calls these `S_t`, `|S_t| = popcount(t)`. With
 //! `padded = true`, Algorithm 4 adds `⌈log₂T⌉ − |S_t|` padding draws so every release carries exactly
-//! `⌈log₂T⌉` draws (identically distributed noise; how they are drawn is below), and the release before any data, `L̃_0` (Algorithm 3),
-//! is `⌈log₂T⌉` draws alone.
+//! `⌈log₂T⌉` draws (identically distributed noise; how they are drawn is below), and the release before any
+//! data, `L̃_0` (Algorithm 3), is `⌈log₂T⌉` draws alone.
 //!
 //! **How the padding is drawn.** Drawing `r_t = ⌈log₂T⌉ − |S_t|` fresh draws at every release costs `O(1)`
 //! per coordinate only for the Gaussian (one `N(0, r_tσ²)` draw); for Laplace it needs `Gamma(r_t) −
@@ -22,7 +22,8 @@
 //! * a clear bit `j` is the padding node `(j, t >> (j+1))`: one draw, no data, drawn when first needed and
 //!   reused while the bits of `t` above `j` stay the same (a run of `2^j` consecutive releases).
 //!
-//! When `T = 2^L` the last release `t = T` has the data node at level `L` and padding at positions `0..L−1`.
+//! When `T = 2^L` the last release `t = T` has the data node at level `L` and padding at positions
+//! `0, …, L−2` (one fewer).
 //! Every release therefore holds exactly `L` distinct nodes (`|S_t|` data, `L − |S_t|` padding), each one
 //! independent draw: **the marginal of every release is exactly that of Algorithm 2** (the exact prefix sum
 //! plus a sum of `L` i.i.d. draws). Only the joint law differs: two releases also share the padding nodes of
@@ -40,8 +41,9 @@
 //! *Why not cheaper.* Drawing the padding once (`L` draws `P_i`, release `t` carrying `P_1 + … + P_{r_t}`)
 //! has the same marginals, privacy and expected regret with one fresh draw per push, but `r_t` follows the bit
 //! pattern of `t` (its parity, for a start), so a loss sequence aligned with that pattern meets a padding
-//! that switches with it: on alternating expert losses the realised regret's spread across seeds grew to the
-//! size of the regret itself (T = 2²⁰). Here every node, data or padding, is a fresh draw that lives for one
+//! that switches with it: on alternating expert losses (N = 2, ε = 20, T = 2²⁰, 16 seeds) the realised
+//! regret's standard deviation across seeds was about 100, against an expected regret of 53; with the nodes
+//! below it is under 1. Here every node, data or padding, is a fresh draw that lives for one
 //! contiguous block of `2^j` releases, as the data nodes of the unpadded tree do.
 //!
 //! **How it is computed.** The data part of the release is the exact running sum (kept separately). The
