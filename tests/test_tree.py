@@ -57,15 +57,25 @@ def test_initial_release_carries_ceil_log_t_draws():
     assert tree.noise_variance(0) == ceil_log2(T)
 
 
+def _padding_node(j: int, t: int, L: int) -> tuple[str, int, int]:
+    """The padding node at clear bit ``j`` of ``t``: drawn at ``b``, the last release ``<= t`` whose bits ``0..j``
+    are 0 — unless ``b`` ends in exactly ``j + 1`` zeros (and ``j + 1 < L``), when it is the node that sat at
+    position ``j + 1`` at release ``b − 1`` (handed down as that node retires)."""
+    b = (t >> (j + 1)) << (j + 1)
+    if b > 0 and (b & -b) == 1 << (j + 1) and j + 1 < L:
+        return _padding_node(j + 1, b - 1, L)
+    return ("pad", j, b)
+
+
 def _nodes(t: int, T: int, padded: bool) -> set[tuple[str, int, int]]:
     """The noise nodes of the release after push ``t`` as the module docs of ``aggregation/tree.rs`` define them:
-    the data node ``(j, t >> j)`` for every set bit ``j`` of ``t`` and, padded, the padding node
-    ``(j, t >> (j + 1))`` for every clear bit ``j < L = max(1, ⌈log₂T⌉)`` (``j < L − 1`` when ``t = 2^L``)."""
+    the data node ``(j, t >> j)`` for every set bit ``j`` of ``t`` and, padded, a padding node for every clear
+    bit ``j < L = max(1, ⌈log₂T⌉)`` (``j < L − 1`` when ``t = 2^L``)."""
     nodes = {("data", j, t >> j) for j in range(t.bit_length()) if t >> j & 1}
     if padded:
         L = max(1, ceil_log2(T))
         top = L - 1 if t >> L else L
-        nodes |= {("pad", j, t >> (j + 1)) for j in range(top) if not t >> j & 1}
+        nodes |= {_padding_node(j, t, L) for j in range(top) if not t >> j & 1}
     return nodes
 
 
@@ -73,11 +83,12 @@ def _nodes(t: int, T: int, padded: bool) -> set[tuple[str, int, int]]:
 @pytest.mark.parametrize("T", [16, 23])
 def test_noise_covariance_follows_the_documented_nodes(padded, T):
     """White-box audit: Cov(N_s, N_t) = (number of nodes the two releases share) · Var(draw). Unpadded, the
-    shared nodes are the common dyadic-cover nodes; padded, also the persistent padding nodes."""
+    shared nodes are the common dyadic-cover nodes; padded, also the padding nodes alive at both (handed-down
+    ones included: at (5, 6) the padding node of position 1 at release 5 is the one of position 0 at 6)."""
     rows = _noise_rows(T, padded, "gaussian")
     m = rows.shape[1]
     ref = TreeAggregator(1, T, scale=1.0, padded=padded, noise="gaussian")
-    pairs = [(4, 5), (4, 7), (6, 7), (7, 8), (8, 12), (12, 15), (3, 16), (15, 16), (1, 2), (9, 11)]
+    pairs = [(4, 5), (4, 7), (6, 7), (7, 8), (8, 12), (12, 15), (3, 16), (15, 16), (1, 2), (9, 11), (5, 6), (9, 10)]
     if T == 23:
         pairs += [(16, 17), (17, 23), (20, 21), (2, 22)]
     for s, t in pairs:
@@ -108,7 +119,7 @@ def _laplace_sum_kurtosis_sd(L: int, m: int) -> float:
 
 @pytest.mark.parametrize("T", [16, 23, 1000])
 def test_padded_releases_are_sums_of_exactly_the_padded_number_of_laplace_draws(T):
-    """The marginal of every padded release (persistent padding nodes, module docs of aggregation/tree.rs) is a
+    """The marginal of every padded release (padding nodes, module docs of aggregation/tree.rs) is a
     sum of exactly L = ⌈log₂T⌉ i.i.d. Laplace draws: variance 2L and excess kurtosis 3/L (Lap has 3)."""
     dim = 200_000
     L = ceil_log2(T)

@@ -19,16 +19,20 @@
 //!
 //! * a set bit `j` is the data node `(j, t >> j)` of the dyadic cover `S_t` (block `(e − 2^j, e]`, `e = (t >>
 //!   j) << j`), holding its block sum plus one draw, exactly as in the unpadded tree;
-//! * a clear bit `j` is the padding node `(j, t >> (j+1))`: one draw, no data, drawn when first needed and
-//!   reused while the bits of `t` above `j` stay the same (a run of `2^j` consecutive releases).
+//! * a clear bit `j` is a padding node: one draw, no data, kept while the bits of `t` from `j` up stay the same
+//!   (a run of `2^j` consecutive releases). It is a fresh draw, except when bit `j + 1` has just been set (`t`
+//!   ends in exactly `j + 1` zeros, `j + 1 < L`): the padding node of position `j + 1` retires at that push,
+//!   and position `j` takes it over. A padding node born at position `j` thus moves down one position at a
+//!   time and lives for `2^{j+1} − 1` consecutive releases; a push draws `1 + max(k − 1, 0)` fresh vectors,
+//!   `k = trailing_zeros(t)`, 1.5 on average.
 //!
 //! When `T = 2^L` the last release `t = T` has the data node at level `L` and padding at positions
 //! `0, …, L−2` (one fewer).
-//! Every release therefore holds exactly `L` distinct nodes (`|S_t|` data, `L − |S_t|` padding), each one
-//! independent draw: **the marginal of every release is exactly that of Algorithm 2** (the exact prefix sum
-//! plus a sum of `L` i.i.d. draws). Only the joint law differs: two releases also share the padding nodes of
-//! the positions where both have a clear bit and the same higher bits, so `Cov(N_s, N_t) = (number of shared
-//! nodes) · Var(draw)` (tested white-box).
+//! Every release therefore holds exactly `L` distinct nodes (`|S_t|` data, `L − |S_t|` padding; a node sits at
+//! one position at a time), each one independent draw: **the marginal of every release is exactly that of
+//! Algorithm 2** (the exact prefix sum plus a sum of `L` i.i.d. draws). Only the joint law differs: two
+//! releases also share the padding nodes alive at both, so `Cov(N_s, N_t) = (number of shared nodes) ·
+//! Var(draw)` (tested white-box).
 //!
 //! *Privacy* is unchanged: the padding nodes are drawn independently of the data, so the releases are a
 //! post-processing of the unpadded binary mechanism's releases and of data-independent randomness.
@@ -43,16 +47,17 @@
 //! pattern of `t` (its parity, for a start), so a loss sequence aligned with that pattern meets a padding
 //! that switches with it: on alternating expert losses (N = 2, ε = 20, T = 2²⁰, 16 seeds) the realised
 //! regret's standard deviation across seeds was about 100, against an expected regret of 53; with the nodes
-//! below it is under 1. Here every node, data or padding, is a fresh draw that lives for one
-//! contiguous block of `2^j` releases, as the data nodes of the unpadded tree do.
+//! below it is under 1. Here every node, data or padding, is drawn once and lives for one contiguous
+//! run of releases, as the data nodes of the unpadded tree do.
 //!
 //! **How it is computed.** The data part of the release is the exact running sum (kept separately). The
 //! noise is kept as one row per bit position: row `j` holds the noise of the nodes at positions `>= j`,
 //! summed. Going from `t − 1` to `t` changes only the nodes at positions `<= k = trailing_zeros(t)` (the bits
 //! that flip: the trailing ones of `t − 1` become padding, bit `k` becomes a data node); the rows above are
-//! reused and rows `k, k−1, …, 0` are rewritten as the row above plus one fresh draw — `k + 1` vectors of
-//! draws, amortised 2 per push (1 per push for the unpadded tree). Every row is recomputed from the rows above
-//! it, never by adding a difference, so nothing drifts. Work is `O(dim)` amortised per push, memory
+//! reused and rows `k, k−1, …, 0` are rewritten as the row above plus the node's draw — fresh, or for the
+//! recycled padding node its draw kept in a second set of rows (one per position) — `1.5` vectors of fresh
+//! draws per push on average (1 for the unpadded tree). Every row is recomputed from the rows above it, never
+//! by adding a difference, so nothing drifts. Work is `O(dim)` amortised per push, memory
 //! `O(dim · log T)`, no allocation after construction.
 //!
 //! **Sensitivity.** An input `x_s` lies in exactly one block per level; the block at level `j` is ever
@@ -135,6 +140,8 @@ pub struct TreeAggregator {
     /// Row `j` (length `dim`, `j < levels_touched(T)`) is the noise of the current nodes at positions `>= j`
     /// summed; only the rows of the positions in [`node_mask`]`(t)` are meaningful.
     rows: Vec<f64>,
+    /// Padded only (else empty): row `j` is the draw of the padding node at position `j`, while there is one.
+    pad: Vec<f64>,
     /// The release before any data (`L̃_0`).
     initial: Vec<f64>,
     rng: Generator,
@@ -149,10 +156,15 @@ struct Renew<'a> {
     dim: usize,
     /// Positions to redraw (bit set), from the highest down; the lowest is the release's row.
     renew: u64,
+    /// Which of them hold padding nodes (the others hold data nodes).
+    padding: u64,
+    /// The padding position that takes over the node retiring one position above it, if any.
+    recycled: Option<u32>,
     /// Position of the nearest unchanged node above them, if any.
     above: Option<u32>,
     rng: &'a mut Generator,
     rows: &'a mut [f64],
+    pad: &'a mut [f64],
     prefix: &'a mut [f64],
     x: &'a [f64],
     out: &'a mut [f64],
@@ -165,9 +177,12 @@ impl WithSampler for Renew<'_> {
         let Renew {
             dim,
             mut renew,
+            padding,
+            recycled,
             mut above,
             rng,
             rows,
+            pad,
             prefix,
             x,
             out,
@@ -176,10 +191,24 @@ impl WithSampler for Renew<'_> {
             while renew != 0 {
                 let j = 63 - renew.leading_zeros();
                 renew &= !(1u64 << j);
-                let (low, high) = rows.split_at_mut((j as usize + 1) * dim);
-                let row = &mut low[j as usize * dim..];
+                let ju = j as usize;
+                let (low, high) = rows.split_at_mut((ju + 1) * dim);
+                let row = &mut low[ju * dim..];
                 let base = above.map(|a| &high[(a - j - 1) as usize * dim..(a - j) as usize * dim]);
-                node.fill(g, row);
+                // The node's own draw into `row`: a data node's fresh draw; a padding node's draw (fresh, or
+                // the one retiring from position j + 1), kept in `pad` row j for a later hand-down.
+                if padding >> j & 1 == 0 {
+                    node.fill(g, row);
+                } else {
+                    let (pad_low, pad_high) = pad.split_at_mut((ju + 1) * dim);
+                    let own = &mut pad_low[ju * dim..];
+                    if recycled == Some(j) {
+                        own.copy_from_slice(&pad_high[..dim]);
+                    } else {
+                        node.fill(g, own);
+                    }
+                    row.copy_from_slice(own);
+                }
                 match (base, renew == 0) {
                     (Some(base), false) => row.iter_mut().zip(base).for_each(|(r, &b)| *r += b),
                     (None, false) => {}
@@ -218,6 +247,7 @@ struct TreeState {
     t: u64,
     prefix: Vec<f64>,
     rows: Vec<f64>,
+    pad: Vec<f64>,
     initial: Vec<f64>,
     rng: Generator,
 }
@@ -232,7 +262,8 @@ impl TryFrom<TreeState> for TreeAggregator {
             && s.t <= s.horizon
             && s.prefix.len() == dim
             && s.initial.len() == dim
-            && levels.checked_mul(dim) == Some(s.rows.len());
+            && levels.checked_mul(dim) == Some(s.rows.len())
+            && s.pad.len() == if s.padded { s.rows.len() } else { 0 };
         if !consistent {
             return Err(CoreError::State(
                 "TreeAggregator state is inconsistent".into(),
@@ -246,6 +277,7 @@ impl TryFrom<TreeState> for TreeAggregator {
             t: s.t,
             prefix: s.prefix,
             rows: s.rows,
+            pad: s.pad,
             initial: s.initial,
             rng: s.rng,
             node: s.noise.sum_of(1),
@@ -278,6 +310,7 @@ impl TreeAggregator {
         let levels = levels_touched(horizon) as usize;
         let what = || format!("TreeAggregator(dim={dim}, horizon={horizon})");
         let rows = alloc::zeros(what(), alloc::checked_len(what(), levels, dim)?)?;
+        let pad = alloc::zeros(what(), if padded { rows.len() } else { 0 })?;
         let prefix = alloc::zeros(what(), dim)?;
         let initial = alloc::zeros(what(), dim)?;
         let mut tree = TreeAggregator {
@@ -288,6 +321,7 @@ impl TreeAggregator {
             t: 0,
             prefix,
             rows,
+            pad,
             initial,
             rng,
             node: noise.sum_of(1),
@@ -356,7 +390,10 @@ impl TreeAggregator {
 
     /// Bytes held by the tree's buffers (constant after construction).
     pub fn state_nbytes(&self) -> usize {
-        8 * (self.prefix.capacity() + self.rows.capacity() + self.initial.capacity())
+        8 * (self.prefix.capacity()
+            + self.rows.capacity()
+            + self.pad.capacity()
+            + self.initial.capacity())
     }
 
     fn check_row(&self, x: &[f64]) -> Result<()> {
@@ -499,16 +536,24 @@ impl TreeAggregator {
     /// positions are unchanged), add `x` to the running sum and write the release into `out`.
     #[inline]
     fn renew(&mut self, t: u64, flipped: u64, x: &[f64], out: &mut [f64]) {
-        let mask = node_mask(t, padded_draws(self.horizon), self.padded);
+        let levels = padded_draws(self.horizon);
+        let mask = node_mask(t, levels, self.padded);
         let renew = mask & flipped;
         let kept = mask & !flipped;
         let above = (kept != 0).then(|| kept.trailing_zeros());
+        // At a push (k = trailing_zeros(t) >= 1) the padding node at position k retires (bit k sets) while
+        // position k − 1 needs a padding node: it takes over the retiring one (module docs).
+        let k = t.trailing_zeros();
+        let recycled = (self.padded && t > 0 && k >= 1 && k < levels).then(|| k - 1);
         self.node.with_sampler(Renew {
             dim: self.dim,
             renew,
+            padding: mask & !t,
+            recycled,
             above,
             rng: &mut self.rng,
             rows: &mut self.rows,
+            pad: &mut self.pad,
             prefix: &mut self.prefix,
             x,
             out,
