@@ -3,7 +3,7 @@
     python benches/compare_dpftpl.py [--quick]
 
 DP-FTPL (Agarwal-Singh 2017, Algorithm 3) plays ``x_t = lmo(L̃_{t−1})``: per round one LMO call, one push of
-the loss vector into the padded tree (Gaussian noise, amortised two fresh draws per coordinate) and the clipping
+the loss vector into the padded tree (Gaussian noise, 1.5 fresh draws per coordinate on average) and the clipping
 of the loss vector. The target of issue 7 is a round within 1.5× of one LMO call. Domains:
 
 * ``GraphicMatroid`` (spanning trees of a random connected graph, 2·10³ nodes, 2·10⁴ edges): the LMO is
@@ -18,8 +18,8 @@ rows of i.i.d. ``U(−1, 1)/sqrt(n)`` losses (``‖ℓ‖₂ <= 1 =`` the declar
 from Python on vectors like the releases (the same rows plus Gaussian noise of the tree's scale; the call
 overhead of Python, about a microsecond, is included, which flatters the ratio only where the LMO itself is
 that cheap), and the tree alone (``TreeAggregator.push_many`` of the same rows, 16 at a time, same noise):
-the round's cost besides the LMO. The floor of a round is one LMO call plus the tree's fresh draws (amortised
-two per coordinate; one is the binary mechanism's minimum), so the 1.5× target is reachable only where the
+the round's cost besides the LMO. The floor of a round is one LMO call plus the tree's fresh draws (1.5 per
+coordinate on average; one is the binary mechanism's minimum), so the 1.5× target is reachable only where the
 LMO costs more than a few draws per coordinate.
 """
 
