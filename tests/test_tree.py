@@ -1,6 +1,7 @@
 """TreeAggregator: exactness, noise structure (draw counts, covariances), sensitivity, state, errors."""
 
 import copy
+import math
 import pickle
 import resource
 
@@ -56,19 +57,82 @@ def test_initial_release_carries_ceil_log_t_draws():
     assert tree.noise_variance(0) == ceil_log2(T)
 
 
+def _padding_node(j: int, t: int, L: int) -> tuple[str, int, int]:
+    """The padding node at clear bit ``j`` of ``t``: drawn at ``b``, the last release ``<= t`` whose bits ``0..j``
+    are 0 — unless ``b`` ends in exactly ``j + 1`` zeros (and ``j + 1 < L``), when it is the node that sat at
+    position ``j + 1`` at release ``b − 1`` (handed down as that node retires)."""
+    b = (t >> (j + 1)) << (j + 1)
+    if b > 0 and (b & -b) == 1 << (j + 1) and j + 1 < L:
+        return _padding_node(j + 1, b - 1, L)
+    return ("pad", j, b)
+
+
+def _nodes(t: int, T: int, padded: bool) -> set[tuple[str, int, int]]:
+    """The noise nodes of the release after push ``t`` as the module docs of ``aggregation/tree.rs`` define them:
+    the data node ``(j, t >> j)`` for every set bit ``j`` of ``t`` and, padded, a padding node for every clear
+    bit ``j < L = max(1, ⌈log₂T⌉)`` (``j < L − 1`` when ``t = 2^L``)."""
+    nodes = {("data", j, t >> j) for j in range(t.bit_length()) if t >> j & 1}
+    if padded:
+        L = max(1, ceil_log2(T))
+        top = L - 1 if t >> L else L
+        nodes |= {_padding_node(j, t, L) for j in range(top) if not t >> j & 1}
+    return nodes
+
+
 @pytest.mark.parametrize("padded", [True, False])
-def test_noise_covariance_follows_the_dyadic_cover(padded):
-    """White-box audit: Cov(N_s, N_t) = |S_s ∩ S_t| · Var(draw) — the noise is built from the tree's nodes."""
-    T = 16
+@pytest.mark.parametrize("T", [16, 23])
+def test_noise_covariance_follows_the_documented_nodes(padded, T):
+    """White-box audit: Cov(N_s, N_t) = (number of nodes the two releases share) · Var(draw). Unpadded, the
+    shared nodes are the common dyadic-cover nodes; padded, also the padding nodes alive at both (handed-down
+    ones included: at (5, 6) the padding node of position 1 at release 5 is the one of position 0 at 6)."""
     rows = _noise_rows(T, padded, "gaussian")
     m = rows.shape[1]
-    for s, t in [(4, 5), (4, 7), (6, 7), (7, 8), (8, 12), (12, 15), (3, 16)]:
-        shared = len(set(TreeAggregator.cover(s)) & set(TreeAggregator.cover(t)))
+    ref = TreeAggregator(1, T, scale=1.0, padded=padded, noise="gaussian")
+    pairs = [(4, 5), (4, 7), (6, 7), (7, 8), (8, 12), (12, 15), (3, 16), (15, 16), (1, 2), (9, 11), (5, 6), (9, 10)]
+    if T == 23:
+        pairs += [(16, 17), (17, 23), (20, 21), (2, 22)]
+    for s, t in pairs:
+        assert len(_nodes(t, T, padded)) == ref.draws_at(t)
+        if not padded:
+            assert {(j, e) for _, j, e in _nodes(t, T, False)} == {(j, e >> j) for j, e in TreeAggregator.cover(t)}
+        shared = len(_nodes(s, T, padded) & _nodes(t, T, padded))
         cov = np.mean(rows[s - 1] * rows[t - 1])
-        ref = TreeAggregator(1, T, scale=1.0, padded=padded, noise="gaussian")
         # For jointly Gaussian (X, Y): Var(XY) = Var X · Var Y + Cov².
         sd = np.sqrt((ref.noise_variance(s) * ref.noise_variance(t) + shared**2) / m)
         assert abs(cov - shared) < Z * sd, (s, t, cov, shared)
+
+
+def _laplace_sum_kurtosis_sd(L: int, m: int) -> float:
+    """Asymptotic sd of the sample excess kurtosis m4/m2² − 3 of m i.i.d. sums of L standard Laplace draws.
+
+    Cumulants of Lap(1) = E₁ − E₂: κ_n = 2(n−1)! for even n (0 for odd), times L for the sum; the moments
+    follow from the cumulants, and the delta method for symmetric laws gives
+    Var ≈ (β8 − β4² − 4β4(β6 − β4) + 4β4²(β4 − 1))/m with β_k = μ_k/μ2^(k/2)."""
+    k2, k4, k6, k8 = (2 * L * math.factorial(n - 1) for n in (2, 4, 6, 8))
+    m2 = k2
+    m4 = k4 + 3 * k2**2
+    m6 = k6 + 15 * k4 * k2 + 15 * k2**3
+    m8 = k8 + 28 * k6 * k2 + 35 * k4**2 + 210 * k4 * k2**2 + 105 * k2**4
+    b4, b6, b8 = m4 / m2**2, m6 / m2**3, m8 / m2**4
+    return math.sqrt((b8 - b4**2 - 4 * b4 * (b6 - b4) + 4 * b4**2 * (b4 - 1)) / m)
+
+
+@pytest.mark.parametrize("T", [16, 23, 1000])
+def test_padded_releases_are_sums_of_exactly_the_padded_number_of_laplace_draws(T):
+    """The marginal of every padded release (padding nodes, module docs of aggregation/tree.rs) is a
+    sum of exactly L = ⌈log₂T⌉ i.i.d. Laplace draws: variance 2L and excess kurtosis 3/L (Lap has 3)."""
+    dim = 200_000
+    L = ceil_log2(T)
+    tree = TreeAggregator(dim, T, scale=1.0, noise="laplace", padded=True, seed=T + 1)
+    pushed = 0
+    for t in sorted({0, 1, 2, 3, 7, 8, T // 2, T - 1, T}):
+        out = tree.initial() if t == 0 else tree.push_many(np.zeros((t - pushed, dim)))[-1]
+        pushed = max(pushed, t)
+        v = out.var()
+        kurt = np.mean(out**4) / v**2 - 3
+        # Sample variance of a law with kurtosis 3 + 3/L: relative sd sqrt((2 + 3/L)/m).
+        assert abs(v / (2 * L) - 1) < Z * np.sqrt((2 + 3 / L) / dim), (t, v)
+        assert abs(kurt - 3 / L) < Z * _laplace_sum_kurtosis_sd(L, dim), (t, kurt, 3 / L)
 
 
 def test_neighbouring_streams_change_few_released_nodes(rng):

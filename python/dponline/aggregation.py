@@ -33,7 +33,12 @@ class TreeAggregator(_core.TreeAggregator):
     the form of Ene, Nguyen & Vladu (2021), Appendix A, Algorithms 3-5 (``TreeBasedAgg``), with the padding
     of Agarwal & Singh (2017, Algorithm 2): with ``padded=True`` every release (including :meth:`initial`)
     carries exactly ``ceil(log2 horizon)`` i.i.d. noise draws per coordinate; with ``padded=False`` the release
-    after push ``t`` carries ``popcount(t)`` draws (the plain binary mechanism).
+    after push ``t`` carries ``popcount(t)`` draws (the plain binary mechanism). The padding draws are
+    persistent nodes, one per clear bit of ``t`` below ``ceil(log2 horizon)``, each drawn when the bit clears
+    and kept while it stays clear (like the data nodes of the set bits; a retiring padding node is handed down
+    to the position below when that one needs a node): every release has exactly the marginal
+    of Algorithm 2, two releases share the nodes they have in common, and the padding is independent of the
+    data (post-processing: privacy unchanged). Details in the core's ``aggregation/tree.rs``.
 
     ``TreeAggregator(dim, horizon, *, scale, noise="laplace", padded=True, seed=None, secure=False)``
 
@@ -50,7 +55,8 @@ class TreeAggregator(_core.TreeAggregator):
         secure: draw noise from ChaCha20 keyed by the operating system (not reproducible; ``seed`` must be
             ``None``). Floating-point Laplace/Gaussian samplers remain subject to Mironov (2012).
 
-    Cost: ``push`` is O(dim) amortised (one vector of node noise, plus one vector of padding); memory is
+    Cost: ``push`` is O(dim) amortised (1.5 vectors of fresh draws on average: the new data node and the padding
+    nodes the push opens); memory is
     O(dim · log horizon) and constant after construction. ``push_many`` runs the whole block natively with
     the GIL released.
 

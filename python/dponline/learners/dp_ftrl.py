@@ -193,6 +193,11 @@ class DPFTRL(Learner):
     only while its seed is secret (``privacy.randomness == "seed"``). ``epsilon=None`` is non-private FTRL on
     the same code path (no noise).
 
+    The regret bound needs only that the noise of every release has one and the same marginal (the sum of
+    ``release_draws`` draws): the proof of Theorem 3.1 compares with a one-shot perturbation and allows noise that
+    is "identically (though not necessarily independently) distributed". The padded tree's releases share nodes
+    (data and padding alike), which that argument allows (oblivious losses).
+
     Mechanisms: ``mechanism="tree"`` (default) is the paper's padded tree; the calibration lemmas and
     :meth:`regret_bound` are for it. ``"honaker"`` and ``"blt"`` (:mod:`dponline.aggregation`) release the
     same prefix sums with correlated noise whose per-release variance is lower and varies with ``t`` (BLT at

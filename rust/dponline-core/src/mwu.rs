@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result};
 use crate::rng::Generator;
+use crate::vecops::{exp_any, exp_nonpositive, max_of};
 
 /// Renormalise the log-weights once the largest leaf exceeds `e^RENORM` (bandit updates only).
 const RENORM: f64 = 300.0;
@@ -127,79 +128,12 @@ impl TryFrom<HedgeState> for Hedge {
     }
 }
 
-/// `1/i!` for `i = 0..=13`.
-const TAYLOR: [f64; 14] = [
-    1.0,
-    1.0,
-    0.5,
-    1.0 / 6.0,
-    1.0 / 24.0,
-    1.0 / 120.0,
-    1.0 / 720.0,
-    1.0 / 5_040.0,
-    1.0 / 40_320.0,
-    1.0 / 362_880.0,
-    1.0 / 3_628_800.0,
-    1.0 / 39_916_800.0,
-    1.0 / 479_001_600.0,
-    1.0 / 6_227_020_800.0,
-];
-
-/// `e^x` for `x <= 0` (values above 0 are treated as 0), to within a few ulp; 0 below `−708` (where `e^x` is
-/// below the smallest normal double). Branch-free so that loops over it vectorise: `x = k·ln 2 + r` with `k`
-/// rounded by the `1.5·2⁵²` shifter and `|r| <= ln 2 / 2` (Cody-Waite split of `ln 2`), `e^r` by its Taylor
-/// polynomial of degree 13 evaluated by Estrin's scheme (remainder below `0.35^14/14! < 4·10⁻¹⁸`), and `2^k` assembled in the exponent bits.
-#[inline(always)]
-pub fn exp_nonpositive(x: f64) -> f64 {
-    const SHIFTER: f64 = 6_755_399_441_055_744.0; // 1.5 · 2^52
-    const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000); // fdlibm ln2_hi
-    const LN2_LO: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76); // fdlibm ln2_lo
-    let y = x.clamp(-708.0, 0.0);
-    let shifted = y * core::f64::consts::LOG2_E + SHIFTER;
-    let kf = shifted - SHIFTER;
-    let r = (y - kf * LN2_HI) - kf * LN2_LO;
-    // Estrin's scheme (depth 5 instead of 13 for Horner) for Σ_{i<=13} r^i / i!.
-    let (r2, c) = (r * r, &TAYLOR);
-    let (r4, r8) = (r2 * r2, r2 * r2 * (r2 * r2));
-    let q0 = (c[0] + c[1] * r) + (c[2] + c[3] * r) * r2;
-    let q1 = (c[4] + c[5] * r) + (c[6] + c[7] * r) * r2;
-    let q2 = (c[8] + c[9] * r) + (c[10] + c[11] * r) * r2;
-    let q3 = c[12] + c[13] * r;
-    let p = (q0 + q1 * r4) + (q2 + q3 * r4) * r8;
-    // k in [-1022, 0]: the low bits of `shifted` hold k in two's complement.
-    let k = (shifted.to_bits() as i64).wrapping_sub(SHIFTER.to_bits() as i64);
-    let scale = f64::from_bits((k.wrapping_add(1023) as u64) << 52);
-    if x < -708.0 { 0.0 } else { p * scale }
-}
-
-/// The leaf `e^d` of a log-weight `d` above the reference: [`exp_nonpositive`] for `d <= 0` (every full
-/// update and renormalisation writes such leaves), `f64::exp` above. The one function every leaf goes through,
-/// so a restored tree is bit-identical to the one it was saved from.
+/// The leaf `e^d` of a log-weight `d` above the reference ([`exp_any`]: [`exp_nonpositive`] for `d <= 0`, which
+/// every full update and renormalisation writes). The one function every leaf goes through, so a restored tree
+/// is bit-identical to the one it was saved from.
 #[inline]
 fn leaf_of(d: f64) -> f64 {
-    if d <= 0.0 {
-        exp_nonpositive(d)
-    } else {
-        d.exp()
-    }
-}
-
-/// The maximum of a non-empty slice of finite values, in a form that vectorises (four running maxima).
-#[inline]
-fn max_of(values: &[f64]) -> f64 {
-    let mut acc = [f64::NEG_INFINITY; 4];
-    let chunks = values.chunks_exact(4);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for j in 0..4 {
-            acc[j] = if c[j] > acc[j] { c[j] } else { acc[j] };
-        }
-    }
-    let mut m = acc[0].max(acc[1]).max(acc[2].max(acc[3]));
-    for &v in rest {
-        m = m.max(v);
-    }
-    m
+    exp_any(d)
 }
 
 /// A uniform integer in `0..n` from 64 random bits (Lemire's multiply-shift; bias below `n / 2^64`).
@@ -601,27 +535,6 @@ mod tests {
         let bytes = crate::rng::to_state_bytes(&h).unwrap();
         let back: Hedge = crate::rng::from_state_bytes(&bytes).unwrap();
         assert_eq!(back, h);
-    }
-
-    #[test]
-    fn fast_exp_is_accurate() {
-        let mut rng = Generator::from_seed([7, 7, 7, 7]);
-        for i in 0..200_000 {
-            let x = if i % 2 == 0 {
-                -rng.open01() * 708.0
-            } else {
-                -rng.open01() * 2.0
-            };
-            let (got, want) = (exp_nonpositive(x), x.exp());
-            assert!(
-                ((got - want) / want).abs() < 4.0 * f64::EPSILON,
-                "{x}: {got} vs {want}"
-            );
-        }
-        assert_eq!(exp_nonpositive(0.0), 1.0);
-        assert_eq!(exp_nonpositive(-800.0), 0.0);
-        assert_eq!(exp_nonpositive(f64::NEG_INFINITY), 0.0);
-        assert_eq!(max_of(&[1.0, 5.0, -2.0, 3.0, 4.0, 9.0, 0.0]), 9.0);
     }
 
     #[test]

@@ -68,9 +68,166 @@ pub fn gap_and_distance(g: &[f64], x: &[f64], s: &[f64]) -> (f64, f64) {
     )
 }
 
+/// `1/i!` for `i = 0..=13`.
+const TAYLOR: [f64; 14] = [
+    1.0,
+    1.0,
+    0.5,
+    1.0 / 6.0,
+    1.0 / 24.0,
+    1.0 / 120.0,
+    1.0 / 720.0,
+    1.0 / 5_040.0,
+    1.0 / 40_320.0,
+    1.0 / 362_880.0,
+    1.0 / 3_628_800.0,
+    1.0 / 39_916_800.0,
+    1.0 / 479_001_600.0,
+    1.0 / 6_227_020_800.0,
+];
+
+/// `e^x` for `x <= 0` (values above 0 are treated as 0), to within a few ulp; 0 below `−708` (where `e^x` is
+/// below the smallest normal double). Branch-free so that loops over it vectorise: `x = k·ln 2 + r` with `k`
+/// rounded by the `1.5·2⁵²` shifter and `|r| <= ln 2 / 2` (Cody-Waite split of `ln 2`), `e^r` by its Taylor
+/// polynomial of degree 13 evaluated by Estrin's scheme (remainder below `0.35^14/14! < 4·10⁻¹⁸`), and `2^k`
+/// assembled in the exponent bits.
+#[inline(always)]
+pub fn exp_nonpositive(x: f64) -> f64 {
+    const SHIFTER: f64 = 6_755_399_441_055_744.0; // 1.5 · 2^52
+    const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000); // fdlibm ln2_hi
+    const LN2_LO: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76); // fdlibm ln2_lo
+    let y = x.clamp(-708.0, 0.0);
+    let shifted = y * core::f64::consts::LOG2_E + SHIFTER;
+    let kf = shifted - SHIFTER;
+    let r = (y - kf * LN2_HI) - kf * LN2_LO;
+    // Estrin's scheme (depth 5 instead of 13 for Horner) for Σ_{i<=13} r^i / i!.
+    let (r2, c) = (r * r, &TAYLOR);
+    let (r4, r8) = (r2 * r2, r2 * r2 * (r2 * r2));
+    let q0 = (c[0] + c[1] * r) + (c[2] + c[3] * r) * r2;
+    let q1 = (c[4] + c[5] * r) + (c[6] + c[7] * r) * r2;
+    let q2 = (c[8] + c[9] * r) + (c[10] + c[11] * r) * r2;
+    let q3 = c[12] + c[13] * r;
+    let p = (q0 + q1 * r4) + (q2 + q3 * r4) * r8;
+    // k in [-1022, 0]: the low bits of `shifted` hold k in two's complement.
+    // k in [-1022, 0] sits in the low bits of `shifted` (its bits are those of the shifter plus k, and the
+    // shifter's low 12 bits are 0), so the low 12 bits of bits(shifted) + 1023 are the biased exponent k + 1023
+    // of 2^k: one integer add and one shift, which vectorise.
+    let scale = f64::from_bits(shifted.to_bits().wrapping_add(1023) << 52);
+    if x < -708.0 { 0.0 } else { p * scale }
+}
+
+/// The maximum of a non-empty slice of finite values, in a form that vectorises (four running maxima).
+#[inline]
+pub fn max_of(values: &[f64]) -> f64 {
+    let mut acc = [f64::NEG_INFINITY; 4];
+    let chunks = values.chunks_exact(4);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for j in 0..4 {
+            acc[j] = if c[j] > acc[j] { c[j] } else { acc[j] };
+        }
+    }
+    let mut m = acc[0].max(acc[1]).max(acc[2].max(acc[3]));
+    for &v in rest {
+        m = m.max(v);
+    }
+    m
+}
+
+/// `e^x` for any `x`: [`exp_nonpositive`] for `x <= 0` (a few ulp, no libm call), `f64::exp` above.
+#[inline]
+pub fn exp_any(x: f64) -> f64 {
+    if x <= 0.0 {
+        exp_nonpositive(x)
+    } else {
+        x.exp()
+    }
+}
+
+/// `out = softmax(−η·s)`, i.e. `out_i = e^{−η(s_i − min s)} / Σ_j e^{−η(s_j − min s)}`, for a non-empty `s`
+/// of finite values and `η > 0`: the exponential-weights distribution in log-domain (every exponent `<= 0`, the
+/// smallest `s_i` gets the largest term, exactly 1 before normalisation, so the sum is in `[1, n]` and never
+/// overflows or vanishes). Four vectorisable passes (minimum; [`exp_nonpositive`], skipping blocks that all
+/// underflow; sum; scaling), no allocation. `out` must have the length of `s`.
+#[inline]
+pub fn softmax_neg_scaled(s: &[f64], eta: f64, out: &mut [f64]) {
+    debug_assert_eq!(s.len(), out.len());
+    let mut lo = [f64::INFINITY; 4];
+    let chunks = s.chunks_exact(4);
+    let mut m = chunks
+        .remainder()
+        .iter()
+        .fold(f64::INFINITY, |m, &v| m.min(v));
+    for c in chunks {
+        for j in 0..4 {
+            lo[j] = if c[j] < lo[j] { c[j] } else { lo[j] };
+        }
+    }
+    m = m.min(lo[0].min(lo[1]).min(lo[2].min(lo[3])));
+    // Blocks of 64 whose weights all underflow (exponent below −708: exactly 0 from `exp_nonpositive`) are
+    // the common case once the leaders separate; they are zero-filled without the polynomial (bit-identical).
+    // Live blocks are one plain map, which vectorises better than a loop that also accumulates.
+    for (c, o) in s.chunks(64).zip(out.chunks_mut(64)) {
+        let live = c
+            .iter()
+            .fold(false, |any, &v| any | (-eta * (v - m) >= -708.0));
+        if live {
+            for (o, &v) in o.iter_mut().zip(c) {
+                *o = exp_nonpositive(-eta * (v - m));
+            }
+        } else {
+            o.fill(0.0);
+        }
+    }
+    let inv = 1.0 / sum(out);
+    out.iter_mut().for_each(|o| *o *= inv);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fast_exp_is_accurate() {
+        let mut rng = crate::rng::Generator::from_seed([7, 7, 7, 7]);
+        for i in 0..200_000 {
+            let x = if i % 2 == 0 {
+                -rng.open01() * 708.0
+            } else {
+                -rng.open01() * 2.0
+            };
+            let (got, want) = (exp_nonpositive(x), x.exp());
+            assert!(
+                ((got - want) / want).abs() < 4.0 * f64::EPSILON,
+                "{x}: {got} vs {want}"
+            );
+        }
+        assert_eq!(exp_nonpositive(0.0), 1.0);
+        assert_eq!(exp_nonpositive(-800.0), 0.0);
+        assert_eq!(exp_nonpositive(f64::NEG_INFINITY), 0.0);
+        assert_eq!(max_of(&[1.0, 5.0, -2.0, 3.0, 4.0, 9.0, 0.0]), 9.0);
+    }
+
+    #[test]
+    fn softmax_matches_the_naive_formula() {
+        for n in [1usize, 3, 4, 9, 100] {
+            let s: Vec<f64> = (0..n).map(|i| 50.0 * (i as f64 * 0.71).sin()).collect();
+            for eta in [1e-3, 0.3, 40.0] {
+                let mut out = vec![0.0; n];
+                softmax_neg_scaled(&s, eta, &mut out);
+                let m = s.iter().fold(f64::INFINITY, |m, &v| m.min(v));
+                let w: Vec<f64> = s.iter().map(|v| (-eta * (v - m)).exp()).collect();
+                let total: f64 = w.iter().sum();
+                for (o, wi) in out.iter().zip(&w) {
+                    assert!(
+                        (o - wi / total).abs() <= 1e-14 * (wi / total) + 1e-300,
+                        "n={n} eta={eta}"
+                    );
+                }
+                assert!((out.iter().sum::<f64>() - 1.0).abs() < 1e-14);
+            }
+        }
+    }
 
     #[test]
     fn match_naive_sums() {

@@ -608,12 +608,13 @@ impl DpFtrl {
         if self.params.dual_clip {
             let d = self.params.dual_bound;
             if self.params.regularizer == Regularizer::NegativeEntropy {
+                // Branch-free (vectorises): clamping leaves the coordinates within ±d unchanged.
+                let mut over = false;
                 for v in self.row.iter_mut() {
-                    if v.abs() > d {
-                        *v = v.clamp(-d, d);
-                        changed = true;
-                    }
+                    over |= v.abs() > d;
+                    *v = v.clamp(-d, d);
                 }
+                changed |= over;
             } else {
                 let n2 = l2_norm(&self.row);
                 if n2 > d {
@@ -647,14 +648,7 @@ impl DpFtrl {
         let x = &mut self.x;
         let release = &self.release;
         match &mut self.step {
-            Step::Softmax => {
-                let m = release.iter().fold(f64::INFINITY, |m, &s| m.min(s));
-                for (xi, &s) in x.iter_mut().zip(release) {
-                    *xi = (-eta * (s - m)).exp();
-                }
-                let total = crate::vecops::sum(x);
-                x.iter_mut().for_each(|v| *v /= total);
-            }
+            Step::Softmax => crate::vecops::softmax_neg_scaled(release, eta, x),
             Step::Ball { radius } => {
                 for (xi, &s) in x.iter_mut().zip(release) {
                     *xi = -eta * s;
