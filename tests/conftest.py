@@ -33,3 +33,29 @@ try:
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 except ImportError:  # hypothesis is in the `test` extra; without it only test_fuzz.py is skipped
     pass
+
+
+# The padded binary tree's noise nodes (rust/dponline-core/src/aggregation/tree.rs module docs), shared by the
+# white-box covariance tests of tests/test_tree.py and the dense model of tests/test_mechanisms.py.
+
+
+def tree_padding_node(j: int, t: int, L: int) -> tuple[str, int, int]:
+    """The padding node at clear bit ``j`` of ``t``: drawn at ``b``, the last release ``<= t`` whose bits ``0..j``
+    are 0 — unless ``b`` ends in exactly ``j + 1`` zeros (and ``j + 1 < L``), when it is the node that sat at
+    position ``j + 1`` at release ``b − 1`` (handed down as that node retires)."""
+    b = (t >> (j + 1)) << (j + 1)
+    if b > 0 and (b & -b) == 1 << (j + 1) and j + 1 < L:
+        return tree_padding_node(j + 1, b - 1, L)
+    return ("pad", j, b)
+
+
+def tree_noise_nodes(t: int, T: int, padded: bool) -> set[tuple[str, int, int]]:
+    """The noise nodes of the release after push ``t`` as the module docs of ``aggregation/tree.rs`` define them:
+    the data node ``(j, t >> j)`` for every set bit ``j`` of ``t`` and, padded, a padding node for every clear
+    bit ``j < L = max(1, ⌈log₂T⌉)`` (``j < L − 1`` when ``t = 2^L``)."""
+    nodes = {("data", j, t >> j) for j in range(t.bit_length()) if t >> j & 1}
+    if padded:
+        L = max(1, (T - 1).bit_length())
+        top = L - 1 if t >> L else L
+        nodes |= {tree_padding_node(j, t, L) for j in range(top) if not t >> j & 1}
+    return nodes

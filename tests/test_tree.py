@@ -7,7 +7,7 @@ import resource
 
 import numpy as np
 import pytest
-from conftest import Z
+from conftest import Z, tree_noise_nodes
 
 import dponline
 from dponline import TreeAggregator, privacy
@@ -57,31 +57,9 @@ def test_initial_release_carries_ceil_log_t_draws():
     assert tree.noise_variance(0) == ceil_log2(T)
 
 
-def _padding_node(j: int, t: int, L: int) -> tuple[str, int, int]:
-    """The padding node at clear bit ``j`` of ``t``: drawn at ``b``, the last release ``<= t`` whose bits ``0..j``
-    are 0 — unless ``b`` ends in exactly ``j + 1`` zeros (and ``j + 1 < L``), when it is the node that sat at
-    position ``j + 1`` at release ``b − 1`` (handed down as that node retires)."""
-    b = (t >> (j + 1)) << (j + 1)
-    if b > 0 and (b & -b) == 1 << (j + 1) and j + 1 < L:
-        return _padding_node(j + 1, b - 1, L)
-    return ("pad", j, b)
-
-
-def _nodes(t: int, T: int, padded: bool) -> set[tuple[str, int, int]]:
-    """The noise nodes of the release after push ``t`` as the module docs of ``aggregation/tree.rs`` define them:
-    the data node ``(j, t >> j)`` for every set bit ``j`` of ``t`` and, padded, a padding node for every clear
-    bit ``j < L = max(1, ⌈log₂T⌉)`` (``j < L − 1`` when ``t = 2^L``)."""
-    nodes = {("data", j, t >> j) for j in range(t.bit_length()) if t >> j & 1}
-    if padded:
-        L = max(1, ceil_log2(T))
-        top = L - 1 if t >> L else L
-        nodes |= {_padding_node(j, t, L) for j in range(top) if not t >> j & 1}
-    return nodes
-
-
 @pytest.mark.parametrize("padded", [True, False])
 @pytest.mark.parametrize("T", [16, 23])
-def test_noise_covariance_follows_the_documented_nodes(padded, T):
+def test_noise_covariance_follows_the_documentedtree_noise_nodes(padded, T):
     """White-box audit: Cov(N_s, N_t) = (number of nodes the two releases share) · Var(draw). Unpadded, the
     shared nodes are the common dyadic-cover nodes; padded, also the padding nodes alive at both (handed-down
     ones included: at (5, 6) the padding node of position 1 at release 5 is the one of position 0 at 6)."""
@@ -92,10 +70,12 @@ def test_noise_covariance_follows_the_documented_nodes(padded, T):
     if T == 23:
         pairs += [(16, 17), (17, 23), (20, 21), (2, 22)]
     for s, t in pairs:
-        assert len(_nodes(t, T, padded)) == ref.draws_at(t)
+        assert len(tree_noise_nodes(t, T, padded)) == ref.draws_at(t)
         if not padded:
-            assert {(j, e) for _, j, e in _nodes(t, T, False)} == {(j, e >> j) for j, e in TreeAggregator.cover(t)}
-        shared = len(_nodes(s, T, padded) & _nodes(t, T, padded))
+            assert {(j, e) for _, j, e in tree_noise_nodes(t, T, False)} == {
+                (j, e >> j) for j, e in TreeAggregator.cover(t)
+            }
+        shared = len(tree_noise_nodes(s, T, padded) & tree_noise_nodes(t, T, padded))
         cov = np.mean(rows[s - 1] * rows[t - 1])
         # For jointly Gaussian (X, Y): Var(XY) = Var X · Var Y + Cov².
         sd = np.sqrt((ref.noise_variance(s) * ref.noise_variance(t) + shared**2) / m)
@@ -135,7 +115,7 @@ def test_padded_releases_are_sums_of_exactly_the_padded_number_of_laplace_draws(
         assert abs(kurt - 3 / L) < Z * _laplace_sum_kurtosis_sd(L, dim), (t, kurt, 3 / L)
 
 
-def test_neighbouring_streams_change_few_released_nodes(rng):
+def test_neighbouring_streams_change_few_releasedtree_noise_nodes(rng):
     """Sensitivity audit (noise off): replacing one row changes at most floor(log2 T) + 1 ≤ ⌈log₂T⌉ + 1
     of the released nodes, and every release is the sum of its cover's nodes."""
     for T in [1, 2, 7, 8, 16, 100, 128]:
