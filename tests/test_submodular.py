@@ -50,6 +50,33 @@ def test_batched_gains_equal_brute_force_differences(kind, rng):
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
+def test_summed_gains_are_the_gains_of_the_summed_function(kind, rng):
+    data = rng.random((7, 40))
+    for fam, rounds in ((KINDS[kind](data), 7), (KINDS[kind](data, horizon=17, resample="cycle"), 17)):
+        for size in (0, 1, 5):
+            prefix = rng.choice(40, size=size, replace=False).tolist()
+            want = sum(
+                np.array(
+                    [
+                        brute_value(kind, data[t % 7], prefix + [a]) - brute_value(kind, data[t % 7], prefix)
+                        for a in range(40)
+                    ]
+                )
+                for t in range(rounds)
+            )
+            got = fam.summed_gains(prefix)
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+            assert (got >= 0).all() and (got[prefix] == 0).all()
+    W, covers = _coverage_case(rng)
+    cov = WeightedCoverage(W, covers)
+    np.testing.assert_allclose(
+        cov.summed_gains([0]), sum(cov.gains(t, [0]) for t in range(cov.horizon)), rtol=0, atol=1e-12
+    )
+    with pytest.raises(dponline.InvalidInputError):
+        cov.summed_gains([len(covers)])
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
 def test_families_are_monotone_submodular_on_random_checks(kind, rng):
     n = 8
     data = rng.random((30, n))

@@ -230,7 +230,7 @@ fn block_sum(leaves: &[f64]) -> f64 {
 /// The smallest degree `d <= MAX_DEGREE` whose Taylor remainder of `e^y`, `y ∈ [0, η]`, is below half an ulp
 /// relative (`η^{d+1}/(d+1)! <= 2^{−54}`); 0 when none is (then updates use the exact `exp`).
 fn taylor_degree(eta: f64) -> usize {
-    if !(eta <= MULTIPLICATIVE_MAX_ETA) {
+    if eta.is_nan() || eta > MULTIPLICATIVE_MAX_ETA {
         return 0;
     }
     let mut term = eta;

@@ -622,7 +622,22 @@ impl SubmodularFamily {
                 .collect();
             match self.kind {
                 SubmodularKind::ProbabilisticCoverage => {
-                    accumulate_rows(&used, out, |s, w, x| w * (s * x));
+                    // One product per entry: the row's weight times its prefix scalar, then times `p_a`.
+                    let scaled: Vec<(&[f64], f64, f64)> =
+                        used.iter().map(|&(row, s, w)| (row, w * s, 1.0)).collect();
+                    accumulate_rows(&scaled, out, |ws, _, x| ws * x);
+                }
+                SubmodularKind::FacilityLocation if used.iter().all(|u| u.2 == 1.0) => {
+                    // Σ_r max(0, x_r − s_r) = Σ_r max(x_r, s_r) − Σ_r s_r, both sums grouped alike: rounding is
+                    // monotone, so the difference is >= 0 and exactly 0 when no row improves.
+                    accumulate_rows(&used, out, |s, _, x| if x > s { x } else { s });
+                    let mut base = [0.0];
+                    let states: Vec<(&[f64], f64, f64)> =
+                        used.iter().map(|&(_, s, w)| (&[0.0][..], s, w)).collect();
+                    accumulate_rows(&states, &mut base, |s, _, _| s);
+                    for o in out.iter_mut() {
+                        *o -= base[0];
+                    }
                 }
                 SubmodularKind::FacilityLocation => accumulate_rows(&used, out, |s, w, x| {
                     let d = x - s;
@@ -843,6 +858,23 @@ mod tests {
             }
             for (a, (g, w)) in got.iter().zip(&want).enumerate() {
                 assert!((g - w).abs() < 1e-12, "{kind:?} item {a}: {g} vs {w}");
+            }
+            // Unit multiplicities (sequential order): the facility-location fast path.
+            let seq = SubmodularFamily::new(kind, data.clone(), n).unwrap();
+            seq.summed_gains(&prefix, &mut got).unwrap();
+            let mut want = vec![0.0; n];
+            for t in 0..rows as u64 {
+                seq.gains(t, &prefix, &mut one).unwrap();
+                want.iter_mut().zip(&one).for_each(|(w, g)| *w += g);
+            }
+            for (a, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    *g >= 0.0 && (g - w).abs() < 1e-12,
+                    "{kind:?} item {a}: {g} vs {w}"
+                );
+                if *w == 0.0 {
+                    assert_eq!(*g, 0.0, "{kind:?} item {a}");
+                }
             }
         }
         let covers: Vec<Vec<usize>> = (0..n).map(|a| vec![a % 7, (3 * a) % 7]).collect();
