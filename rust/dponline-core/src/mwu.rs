@@ -243,42 +243,61 @@ fn taylor_degree(eta: f64) -> usize {
     0
 }
 
-/// One block of a full update: `step(ℓ, leaf, g)` for every action of the block (an element-wise loop that
-/// vectorises), then the block's [`block_sum`], read back while the block is in the L1 cache.
+/// One block of a full update: `step(ℓ, leaf, gain(x))` for every action of the block (an element-wise loop
+/// that vectorises), then the block's [`block_sum`], read back while the block is in the L1 cache. `zero`
+/// (sorted offsets into the block) lists the actions whose payoff is 0 instead (a slower, scalar loop).
 #[inline(always)]
 fn fused_block(
     log_w: &mut [f64],
     leaves: &mut [f64],
-    g: &[f64],
+    src: &[f64],
+    zero: &[usize],
+    gain: impl Fn(f64) -> f64,
     step: impl Fn(&mut f64, &mut f64, f64),
 ) -> f64 {
-    for ((l, w), &x) in log_w.iter_mut().zip(leaves.iter_mut()).zip(g) {
-        step(l, w, x);
+    if zero.is_empty() {
+        for ((l, w), &x) in log_w.iter_mut().zip(leaves.iter_mut()).zip(src) {
+            step(l, w, gain(x));
+        }
+    } else {
+        for (j, ((l, w), &x)) in log_w.iter_mut().zip(leaves.iter_mut()).zip(src).enumerate() {
+            step(l, w, if zero.contains(&j) { 0.0 } else { gain(x) });
+        }
     }
     block_sum(leaves)
 }
 
-/// A single-pass full update over all blocks, writing the block sums into `sums`.
+/// A single-pass full update over all blocks with payoffs `gain(src[i])` (0 for the sorted ids in `zero`),
+/// writing the block sums into `sums`.
 #[inline(always)]
 fn fused_pass(
     log_w: &mut [f64],
     leaves: &mut [f64],
-    g: &[f64],
+    src: &[f64],
     sums: &mut [f64],
+    zero: &[usize],
+    gain: impl Fn(f64) -> f64 + Copy,
     step: impl Fn(&mut f64, &mut f64, f64) + Copy,
 ) {
-    let mut lc = log_w.chunks_exact_mut(BLOCK);
-    let mut wc = leaves.chunks_exact_mut(BLOCK);
-    let mut gc = g.chunks_exact(BLOCK);
+    let mut lc = log_w.chunks_mut(BLOCK);
+    let mut wc = leaves.chunks_mut(BLOCK);
+    let mut xc = src.chunks(BLOCK);
     let mut sc = sums.iter_mut();
-    for (((l, w), x), s) in (&mut lc).zip(&mut wc).zip(&mut gc).zip(&mut sc) {
-        *s = fused_block(l, w, x, step);
-    }
-    let (l, w, x) = (lc.into_remainder(), wc.into_remainder(), gc.remainder());
-    if let Some(s) = sc.next() {
-        if !l.is_empty() {
-            *s = fused_block(l, w, x, step);
+    let mut offsets = [0usize; BLOCK];
+    let mut z = 0;
+    let mut start = 0;
+    while let (Some(l), Some(w), Some(x), Some(s)) = (lc.next(), wc.next(), xc.next(), sc.next()) {
+        let end = start + l.len();
+        let mut m = 0;
+        while z < zero.len() && zero[z] < end {
+            if zero[z] >= start && m < BLOCK {
+                offsets[m] = zero[z] - start;
+                m += 1;
+            }
+            z += 1;
         }
+        *s = fused_block(l, w, x, &offsets[..m], gain, step);
+        start = end;
     }
 }
 
@@ -288,11 +307,13 @@ fn fused_pass(
 fn multiplicative_pass<const D: usize>(
     log_w: &mut [f64],
     leaves: &mut [f64],
-    g: &[f64],
+    src: &[f64],
     sums: &mut [f64],
+    zero: &[usize],
+    gain: impl Fn(f64) -> f64 + Copy,
     eta: f64,
 ) {
-    fused_pass(log_w, leaves, g, sums, move |l, w, x| {
+    fused_pass(log_w, leaves, src, sums, zero, gain, move |l, w, x| {
         let y = eta * x;
         *l += y;
         let mut p = TAYLOR[D];
@@ -308,12 +329,13 @@ fn multiplicative_pass<const D: usize>(
 fn exact_pass(
     log_w: &mut [f64],
     leaves: &mut [f64],
-    g: &[f64],
+    src: &[f64],
     sums: &mut [f64],
-    eta: f64,
-    shift: f64,
+    zero: &[usize],
+    gain: impl Fn(f64) -> f64 + Copy,
+    (eta, shift): (f64, f64),
 ) {
-    fused_pass(log_w, leaves, g, sums, move |l, w, x| {
+    fused_pass(log_w, leaves, src, sums, zero, gain, move |l, w, x| {
         // Clamped to η (at most a rounding step of the log-sum-exp bound) so that `v − η <= 0` exactly.
         let v = *l + eta * x - shift;
         let v = if v > eta { eta } else { v };
@@ -458,10 +480,22 @@ impl Hedge {
     }
 
     /// Full-information update with payoffs `g ∈ [0, 1]^n` (the caller guarantees length and range): one fused
-    /// pass adding `η·g(i)`, subtracting the previous maximum, writing the leaves and accumulating the block
-    /// sums and the new maximum, then the `n / BLOCK` sums above the blocks.
+    /// pass adding `η·g(i)`, writing the leaves and accumulating the block sums, then the `n / BLOCK` sums above
+    /// the blocks.
     #[inline]
     pub(crate) fn apply_full(&mut self, g: &[f64]) {
+        self.apply_full_with(g, |x| x, &[]);
+    }
+
+    /// Full-information update with payoffs `g(i) = gain(src[i])`, except 0 for the actions in `zero` (sorted,
+    /// distinct ids), without writing `g` anywhere: bit-identical to [`Hedge::apply_full`] on the materialised
+    /// payoffs. The caller guarantees `src.len() == n` and `gain(src[i]) ∈ [0, 1]`.
+    pub(crate) fn apply_full_with(
+        &mut self,
+        src: &[f64],
+        gain: impl Fn(f64) -> f64 + Copy,
+        zero: &[usize],
+    ) {
         let (eta, n, bcap) = (self.eta, self.n, self.bcap);
         // `base + ln(total) = ln Σ_i e^{ℓ(i)}` bounds the largest log-weight from above, within `ln n`
         // (used by the exact passes only).
@@ -470,30 +504,34 @@ impl Hedge {
         let log_w = &mut self.log_w[..n];
         let leaves = &mut self.leaves[..n];
         let sums = &mut self.tree[bcap..bcap + blocks];
-        let g = &g[..n];
+        let src = &src[..n];
         if self.degree > 0 && self.since_refresh < REFRESH {
-            let pass = match self.degree {
-                1 => multiplicative_pass::<1>,
-                2 => multiplicative_pass::<2>,
-                3 => multiplicative_pass::<3>,
-                4 => multiplicative_pass::<4>,
-                5 => multiplicative_pass::<5>,
-                6 => multiplicative_pass::<6>,
-                7 => multiplicative_pass::<7>,
-                _ => multiplicative_pass::<8>,
-            };
-            pass(log_w, leaves, g, sums, eta);
+            match self.degree {
+                1 => multiplicative_pass::<1>(log_w, leaves, src, sums, zero, gain, eta),
+                2 => multiplicative_pass::<2>(log_w, leaves, src, sums, zero, gain, eta),
+                3 => multiplicative_pass::<3>(log_w, leaves, src, sums, zero, gain, eta),
+                4 => multiplicative_pass::<4>(log_w, leaves, src, sums, zero, gain, eta),
+                5 => multiplicative_pass::<5>(log_w, leaves, src, sums, zero, gain, eta),
+                6 => multiplicative_pass::<6>(log_w, leaves, src, sums, zero, gain, eta),
+                7 => multiplicative_pass::<7>(log_w, leaves, src, sums, zero, gain, eta),
+                _ => multiplicative_pass::<8>(log_w, leaves, src, sums, zero, gain, eta),
+            }
             self.since_refresh += 1;
             self.rebuild_upper();
             return;
         } else if eta <= SINGLE_PASS_MAX_ETA {
             // Every new log-weight is <= max ℓ + η − shift <= η, and the leader's is >= −ln n.
-            exact_pass(log_w, leaves, g, sums, eta, shift);
+            exact_pass(log_w, leaves, src, sums, zero, gain, (eta, shift));
             self.base = eta;
             self.since_refresh = 0;
         } else {
-            for (l, &x) in log_w.iter_mut().zip(g) {
-                *l += eta * x - shift;
+            for (i, (l, &x)) in log_w.iter_mut().zip(src).enumerate() {
+                let g = if zero.binary_search(&i).is_ok() {
+                    0.0
+                } else {
+                    gain(x)
+                };
+                *l += eta * g - shift;
             }
             let top = max_of(log_w);
             for (w, &l) in leaves.iter_mut().zip(log_w.iter()) {

@@ -79,7 +79,7 @@ impl SubmodularKind {
 
     /// Marginal gain of an item of value `x` (not in the prefix) given the prefix's scalar.
     #[inline]
-    fn gain(self, state: f64, x: f64) -> f64 {
+    pub(crate) fn gain(self, state: f64, x: f64) -> f64 {
         match self {
             SubmodularKind::ProbabilisticCoverage => state * x,
             SubmodularKind::FacilityLocation => (x - state).max(0.0),
@@ -98,7 +98,7 @@ impl SubmodularKind {
 
 /// The per-row scalar of `items` (duplicates count once).
 #[inline]
-fn state_of(kind: SubmodularKind, row: &[f64], items: &[usize]) -> f64 {
+pub(crate) fn state_of(kind: SubmodularKind, row: &[f64], items: &[usize]) -> f64 {
     let mut s = kind.empty_state();
     for (j, &a) in items.iter().enumerate() {
         if !items[..j].contains(&a) {
@@ -142,8 +142,15 @@ pub fn gain(kind: SubmodularKind, row: &[f64], prefix: &[usize], a: usize) -> f6
 ///
 /// Errors: [`CoreError::NonFinite`]; with `strict`, [`CoreError::InvalidArgument`].
 pub fn check_row(row: &[f64], strict: bool) -> Result<usize> {
-    check_finite("row", row)?;
-    let outside = row.iter().filter(|v| !(0.0..=1.0).contains(*v)).count();
+    // One branch-free pass counting entries outside [0, 1] (NaN included); the finiteness check only then.
+    #[allow(clippy::manual_range_contains)]
+    let outside = row
+        .iter()
+        .map(|&v| usize::from(!((v >= 0.0) & (v <= 1.0))))
+        .sum::<usize>();
+    if outside > 0 {
+        check_finite("row", row)?;
+    }
     if strict && outside > 0 {
         if let Some(&v) = row.iter().find(|v| !(0.0..=1.0).contains(*v)) {
             return Err(CoreError::invalid("row", "in [0, 1] (strict=True)", v));
