@@ -219,7 +219,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer repeats")
     args = parser.parse_args()
-    repeats = 2 if args.quick else 5
+    repeats = 2 if args.quick else 9
     for n in (1_000, 1_000_000):
         report(f"Hedge full update + sample, |U| = {n:,}", hedge_rows(n, repeats))
     for n in (10_000, 1_000_000):
