@@ -7,26 +7,29 @@
 //! Representation. The learner keeps `ℓ(i) = η·Σ_{s<t} g_s(i) − c` (the log-weight relative to a running
 //! offset `c`), the leaves `w(i) = exp(ℓ(i) − b)` for a reference `b`, and a **blocked sum tree**: the leaves
 //! are cut into blocks of [`BLOCK`] consecutive actions, each block's sum is stored (always computed by the one
-//! function [`block_sum`]), and a binary sum tree sits above the block sums.
+//! function `block_sum`), and a binary sum tree sits above the block sums.
 //!
-//! * A full-information update ([`Hedge::update_full`]) is **one fused pass** over the `n` actions: add
-//!   `η g(i)`, subtract the previous maximum (renormalisation: the largest log-weight is `≤ η` after every
-//!   full update, so no log-weight drifts beyond `η` from zero), write the new leaf, and accumulate the block
-//!   sums and the new maximum on the way; then `n / BLOCK` additions for the tree above the blocks. For small
-//!   `η` the leaves are updated multiplicatively, `w ← w·e^{η g}·e^{b − shift − η}`, with `e^{η g}` from its
+//! * A full-information update ([`Hedge::update_full`]) is **one fused pass** over the `n` actions that adds
+//!   `η g(i)` to the log-weight, writes the new leaf and accumulates the block sums on the way (the payoffs may
+//!   be computed inside the pass, `Hedge::apply_full_with`); then `n / BLOCK` additions for the tree above
+//!   the blocks. For small `η` the leaves are updated multiplicatively, `w ← w·e^{η g}`, with `e^{η g}` from its
 //!   Taylor polynomial of the smallest degree (chosen once from `η`) whose remainder is below half an ulp, and
-//!   recomputed exactly from the log-weights every [`REFRESH`] updates; otherwise by a branch-free `exp`.
+//!   recomputed exactly from the log-weights every `REFRESH` updates. Otherwise (and at those refreshes) the
+//!   pass subtracts `shift = ln Σ_i e^{ℓ(i)}` (from the tree's total: an upper bound of the largest log-weight
+//!   within `ln n`, so the leader's new log-weight lies in `[−ln n, η]`) and writes `exp(ℓ − η) <= 1` by a
+//!   branch-free `exp`; the log-weights therefore stay within `[−ln n, (REFRESH + 1)·η]` of the leader's.
 //! * A bandit update of one coordinate ([`Hedge::update_one`]) changes one leaf, its block's sum
-//!   (`BLOCK` additions) and the `log₂(n / BLOCK)` sums above it; when the largest leaf exceeds `e^{300}` the
+//!   (`BLOCK` additions) and the `log₂(n / BLOCK)` sums above it; when the total exceeds `e^{300}` the
 //!   whole array is renormalised (amortised `O(1)` per update for payoffs in `[0, 1]` and `η ≤ 1`).
 //! * Sampling ([`Hedge::sample`]) descends the tree to a block in `O(log(n / BLOCK))` and scans the block's
 //!   at most `BLOCK` leaves: exact up to float rounding in the sums.
 //!
 //! No sum is ever updated by adding a difference, so nothing drifts, and the sums are a deterministic function
-//! of the leaves: they are rebuilt rather than stored when a state is restored, bit-identically. With payoffs
-//! in `[0, 1]` the leaves stay in `[e^{−η−Δ}, e^{300}]`, where `Δ` is the gap to the leader; an action
-//! `Δ > 745` behind the leader (probability below `e^{−745}` relative to it) underflows to weight 0 and is not
-//! sampled until it catches up (its log-weight is kept exactly).
+//! of the leaves: they are rebuilt rather than stored when a state is restored, bit-identically (and every
+//! shift is computed from them, so a restored Hedge continues bit-identically). With payoffs in `[0, 1]` the
+//! leaves stay in `[e^{−ln n − η − Δ}, e^{300}]`, where `Δ` is the gap to the leader; an action more than about
+//! `708 − ln n` behind the leader (probability below `e^{−690}` relative to it at `n = 10⁶`) underflows to
+//! weight 0 and is not sampled until it catches up (its log-weight is kept exactly).
 
 use serde::{Deserialize, Serialize};
 
