@@ -274,7 +274,7 @@ def test_hedge_stays_normalised_over_many_updates(rng):
 @pytest.mark.slow
 @pytest.mark.skipif(
     not os.environ.get("DPONLINE_LONG_TESTS"),
-    reason="10^11 weight updates (13 min measured on the shared 2-core machine); set DPONLINE_LONG_TESTS=1",
+    reason="10^11 weight updates (4.5 min measured on the shared 2-core machine); set DPONLINE_LONG_TESTS=1",
 )
 def test_hedge_at_a_million_actions_stays_normalised_over_1e5_full_updates(rng):
     _check_hedge_stays_normalised(1_000_000, 100_000, rng)
