@@ -1,12 +1,15 @@
 """Hedge (multiplicative weights, Freund & Schapire 1997) over large action sets.
 
-:class:`Hedge` keeps log-weights ``η·Σ_s g_s(i)`` (minus a running offset) and a sum tree over
-``exp(log-weight − reference)``: a full-information update (payoffs ``g ∈ [0, 1]^n``) is one pass over the
-weights plus ``n`` additions for the tree, a bandit update of one coordinate costs ``O(log n)``, and sampling
-costs ``O(log n)``. The log-weights are renormalised (the maximum subtracted) on every full update and whenever
-a leaf would exceed ``e^300``, so nothing overflows or underflows over any number of rounds with payoffs in
-``[0, 1]``. It is the expert used by :class:`dponline.PrivateSubmodular` (Perez-Salazar & Cummings 2021,
-Algorithm 1).
+:class:`Hedge` keeps log-weights ``η·Σ_s g_s(i)`` (minus a running offset), the weights
+``exp(log-weight − reference)`` and a sum tree over blocks of 32 weights: a full-information update (payoffs
+``g ∈ [0, 1]^n``) is one pass over the weights that also writes the block sums, plus ``n/32`` additions for the
+tree; a bandit update of one coordinate costs ``O(32 + log(n/32))``, and so does sampling (a descent to a block,
+then a scan of its weights). For small ``η`` the weights are updated multiplicatively (a Taylor polynomial of
+``e^{ηg}`` accurate to half an ulp) and recomputed from the log-weights every 64 updates. The log-weights are
+renormalised (their log-sum-exp subtracted, so the largest is within ``ln n`` below ``η``) on every exact
+update and whenever the weights' sum would exceed ``e^300``, so nothing overflows or underflows over any number
+of rounds with payoffs in ``[0, 1]``. It is the expert used by :class:`dponline.PrivateSubmodular`
+(Perez-Salazar & Cummings 2021, Algorithm 1).
 
 ``Hedge(n, eta, *, seed=None, secure=False)``:
 

@@ -15,7 +15,9 @@ set ``U``, every entry in ``[0, 1]`` — and a row order (in sequence, cycling, 
   client to the items. Gain: ``max(0, s_a^t − max_{b∈S} s_b^t)``.
 
 ``family.gains(t, prefix)`` returns the marginal gain of every item given ``prefix`` in one ``O(|U|)`` pass;
-``family.lazy_greedy(k)`` maximises ``Σ_t f_t`` greedily (see :func:`dponline.regret.greedy_in_hindsight`).
+``family.summed_gains(prefix)`` the gains for the summed function ``F = Σ_{t<horizon} f_t`` (one pass over the
+distinct rows, each weighted by how often it is played); ``family.lazy_greedy(k)`` maximises ``F`` greedily (see
+:func:`dponline.regret.greedy_in_hindsight`).
 """
 
 from __future__ import annotations

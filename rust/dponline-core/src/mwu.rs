@@ -5,22 +5,31 @@
 //! `w_t(i) / Σ_j w_t(j)`, then `w_{t+1}(i) = w_t(i)·e^{η g_t(i)}` for payoffs `g_t(i) ∈ [0, 1]`.
 //!
 //! Representation. The learner keeps `ℓ(i) = η·Σ_{s<t} g_s(i) − c` (the log-weight relative to a running
-//! offset `c`) and a **sum tree** over the leaves `exp(ℓ(i) − b)` for a reference `b`:
+//! offset `c`), the leaves `w(i) = exp(ℓ(i) − b)` for a reference `b`, and a **blocked sum tree**: the leaves
+//! are cut into blocks of [`BLOCK`] consecutive actions, each block's sum is stored (always computed by the one
+//! function `block_sum`), and a binary sum tree sits above the block sums.
 //!
-//! * a full-information update ([`Hedge::update_full`]) is one pass over the `n` actions that adds `η g(i)`,
-//!   subtracts the previous maximum (renormalisation: the largest log-weight is `≤ η` after every full
-//!   update, so no log-weight drifts beyond `η` from zero and adding a payoff never loses precision to a
-//!   large offset) and writes the new leaf, followed by a bottom-up pass of `n` additions for the tree;
-//! * a bandit update of one coordinate ([`Hedge::update_one`]) changes one leaf and the `log₂ n` sums above
-//!   it; when the largest leaf exceeds `e^{300}` the whole array is renormalised (amortised `O(1)` per update
-//!   for payoffs in `[0, 1]` and `η ≤ 1`);
-//! * sampling ([`Hedge::sample`]) descends the tree in `O(log n)`.
+//! * A full-information update ([`Hedge::update_full`]) is **one fused pass** over the `n` actions that adds
+//!   `η g(i)` to the log-weight, writes the new leaf and accumulates the block sums on the way (the payoffs may
+//!   be computed inside the pass, `Hedge::apply_full_with`); then `n / BLOCK` additions for the tree above
+//!   the blocks. For small `η` the leaves are updated multiplicatively, `w ← w·e^{η g}`, with `e^{η g}` from its
+//!   Taylor polynomial of the smallest degree (chosen once from `η`) whose remainder is below half an ulp, and
+//!   recomputed exactly from the log-weights every `REFRESH` updates. Otherwise (and at those refreshes) the
+//!   pass subtracts `shift = ln Σ_i e^{ℓ(i)}` (from the tree's total: an upper bound of the largest log-weight
+//!   within `ln n`, so the leader's new log-weight lies in `[−ln n, η]`) and writes `exp(ℓ − η) <= 1` by a
+//!   branch-free `exp`; the log-weights therefore stay within `[−ln n, (REFRESH + 1)·η]` of the leader's.
+//! * A bandit update of one coordinate ([`Hedge::update_one`]) changes one leaf, its block's sum
+//!   (`BLOCK` additions) and the `log₂(n / BLOCK)` sums above it; when the total exceeds `e^{300}` the
+//!   whole array is renormalised (amortised `O(1)` per update for payoffs in `[0, 1]` and `η ≤ 1`).
+//! * Sampling ([`Hedge::sample`]) descends the tree to a block in `O(log(n / BLOCK))` and scans the block's
+//!   at most `BLOCK` leaves: exact up to float rounding in the sums.
 //!
-//! The tree's internal nodes are recomputed as `left + right` (never by adding a difference), so the sums do
-//! not drift, and the tree is a deterministic function of the log-weights: it is rebuilt rather than stored
-//! when a state is restored. With payoffs in `[0, 1]` the leaves stay in `[e^{−η−Δ}, e^{300}]`, where `Δ`
-//! is the gap to the leader; an action `Δ > 745` behind the leader (probability below `e^{−745}` relative to
-//! it) underflows to weight 0 and is no longer sampled.
+//! No sum is ever updated by adding a difference, so nothing drifts, and the sums are a deterministic function
+//! of the leaves: they are rebuilt rather than stored when a state is restored, bit-identically (and every
+//! shift is computed from them, so a restored Hedge continues bit-identically). With payoffs in `[0, 1]` the
+//! leaves stay in `[e^{−ln n − η − Δ}, e^{300}]`, where `Δ` is the gap to the leader; an action more than about
+//! `708 − ln n` behind the leader (probability below `e^{−690}` relative to it at `n = 10⁶`) underflows to
+//! weight 0 and is not sampled until it catches up (its log-weight is kept exactly).
 
 use serde::{Deserialize, Serialize};
 
@@ -28,17 +37,23 @@ use crate::error::{CoreError, Result};
 use crate::rng::Generator;
 use crate::vecops::{exp_any, exp_nonpositive, max_of};
 
-/// Renormalise the log-weights once the largest leaf exceeds `e^RENORM` (bandit updates only).
-const RENORM: f64 = 300.0;
+/// Renormalise the log-weights once the sum of the leaves exceeds `e^300` (bandit updates only; far from the
+/// overflow at `e^709` for any `n`).
+const RENORM_TOTAL: f64 = 1.942_426_395_241_255_8e130;
 /// Learning rates up to this value use the single-pass full update (leaves `exp(ℓ − η)` cannot underflow
 /// for the leader); larger ones take a second pass relative to the exact maximum.
 const SINGLE_PASS_MAX_ETA: f64 = 500.0;
-/// Learning rates up to this value update the leaves multiplicatively, `leaf ← leaf · c · e^{η g}` with
-/// `e^{η g}` from its Taylor polynomial of degree 8 (remainder below `0.05⁹/9! < 6·10⁻¹⁸` relative).
+/// Learning rates up to this value may update the leaves multiplicatively (Taylor degree at most 8).
 const MULTIPLICATIVE_MAX_ETA: f64 = 0.05;
+/// Largest Taylor degree of the multiplicative update.
+const MAX_DEGREE: usize = 8;
 /// Full updates between two exact recomputations of the leaves from the log-weights (bounds the rounding
-/// drift of the multiplicative updates to about `REFRESH` ulps).
+/// drift of the multiplicative updates to about `2·REFRESH` ulps).
 const REFRESH: u32 = 64;
+/// Leaves per block of the blocked sum tree (a power of two).
+pub const BLOCK: usize = 32;
+/// Partial sums and maxima kept side by side inside a block (so the fused pass vectorises).
+const LANES: usize = 4;
 
 /// Hedge over `n` actions (see the module docs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -48,18 +63,21 @@ pub struct Hedge {
     n: usize,
     /// `ℓ(i) = η·(cumulative payoff of i) − offset`.
     log_w: Vec<f64>,
-    /// `max_i ℓ(i)`.
-    top: f64,
     /// Leaves are `exp(ℓ(i) − base)`.
     base: f64,
     /// Amount subtracted from every log-weight so far.
     offset: f64,
-    /// Number of leaves of the (complete) tree: `n.next_power_of_two()`.
-    cap: usize,
-    /// `tree[cap + i]` = leaf `i`; `tree[j] = tree[2j] + tree[2j + 1]`; `tree[1]` is the total.
+    /// `leaves[i] = exp(ℓ(i) − base)`.
+    leaves: Vec<f64>,
+    /// Number of blocks rounded up to a power of two.
+    bcap: usize,
+    /// `tree[bcap + b]` = [`block_sum`] of block `b` (0 past the last block); `tree[j] = tree[2j] + tree[2j + 1]`;
+    /// `tree[1]` is the total.
     tree: Vec<f64>,
     /// Multiplicative full updates since the leaves were last recomputed exactly.
     since_refresh: u32,
+    /// Taylor degree of the multiplicative update (0: always the exact `exp`); a function of `eta`.
+    degree: usize,
 }
 
 /// Serialized form of [`Hedge`]: the log-weights and the leaves (the sums are rebuilt on restore).
@@ -77,7 +95,7 @@ impl From<Hedge> for HedgeState {
     fn from(h: Hedge) -> Self {
         HedgeState {
             eta: h.eta,
-            leaves: h.tree[h.cap..h.cap + h.n].to_vec(),
+            leaves: h.leaves,
             log_w: h.log_w,
             base: h.base,
             offset: h.offset,
@@ -103,27 +121,11 @@ impl TryFrom<HedgeState> for Hedge {
         if !valid {
             return Err(CoreError::State("corrupt Hedge state".into()));
         }
-        let cap = n
-            .checked_next_power_of_two()
-            .ok_or_else(|| CoreError::State("corrupt Hedge state".into()))?;
-        let mut tree = crate::alloc::zeros(
-            "Hedge sum tree",
-            crate::alloc::checked_len("Hedge sum tree", cap, 2)?,
-        )?;
-        let top = s.log_w.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-        tree[cap..cap + n].copy_from_slice(&s.leaves);
-        let mut h = Hedge {
-            eta: s.eta,
-            n,
-            log_w: s.log_w,
-            top,
-            base: s.base,
-            offset: s.offset,
-            cap,
-            tree,
-            since_refresh: s.since_refresh,
-        };
-        h.rebuild_sums();
+        let mut h = Hedge::with_leaves(s.eta, s.log_w, s.leaves)
+            .map_err(|_| CoreError::State("corrupt Hedge state".into()))?;
+        h.base = s.base;
+        h.offset = s.offset;
+        h.since_refresh = s.since_refresh;
         Ok(h)
     }
 }
@@ -143,6 +145,142 @@ pub fn uniform_below(rng: &mut Generator, n: usize) -> usize {
     ((u128::from(bits) * n as u128) >> 64) as usize
 }
 
+/// The sum of one block's leaves (at most [`BLOCK`]), in the one order every block sum is computed in:
+/// [`LANES`] running sums over consecutive groups, combined pairwise, then the leftover leaves in turn.
+#[inline]
+fn block_sum(leaves: &[f64]) -> f64 {
+    let mut acc = [0.0; LANES];
+    let chunks = leaves.chunks_exact(LANES);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for j in 0..LANES {
+            acc[j] += c[j];
+        }
+    }
+    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for &v in rest {
+        s += v;
+    }
+    s
+}
+
+/// The smallest degree `d <= MAX_DEGREE` whose Taylor remainder of `e^y`, `y ∈ [0, η]`, is below half an ulp
+/// relative (`η^{d+1}/(d+1)! <= 2^{−54}`); 0 when none is (then updates use the exact `exp`).
+fn taylor_degree(eta: f64) -> usize {
+    if eta.is_nan() || eta > MULTIPLICATIVE_MAX_ETA {
+        return 0;
+    }
+    let mut term = eta;
+    for d in 1..=MAX_DEGREE {
+        term *= eta / (d + 1) as f64;
+        if term <= f64::EPSILON / 4.0 {
+            return d;
+        }
+    }
+    0
+}
+
+/// One block of a full update: `step(ℓ, leaf, gain(x))` for every action of the block (an element-wise loop
+/// that vectorises), then the block's [`block_sum`], read back while the block is in the L1 cache. `zero`
+/// (sorted offsets into the block) lists the actions whose payoff is 0 instead (a slower, scalar loop).
+#[inline(always)]
+fn fused_block(
+    log_w: &mut [f64],
+    leaves: &mut [f64],
+    src: &[f64],
+    zero: &[usize],
+    gain: impl Fn(f64) -> f64,
+    step: impl Fn(&mut f64, &mut f64, f64),
+) -> f64 {
+    if zero.is_empty() {
+        for ((l, w), &x) in log_w.iter_mut().zip(leaves.iter_mut()).zip(src) {
+            step(l, w, gain(x));
+        }
+    } else {
+        for (j, ((l, w), &x)) in log_w.iter_mut().zip(leaves.iter_mut()).zip(src).enumerate() {
+            step(l, w, if zero.contains(&j) { 0.0 } else { gain(x) });
+        }
+    }
+    block_sum(leaves)
+}
+
+/// A single-pass full update over all blocks with payoffs `gain(src[i])` (0 for the sorted ids in `zero`),
+/// writing the block sums into `sums`.
+#[inline(always)]
+fn fused_pass(
+    log_w: &mut [f64],
+    leaves: &mut [f64],
+    src: &[f64],
+    sums: &mut [f64],
+    zero: &[usize],
+    gain: impl Fn(f64) -> f64 + Copy,
+    step: impl Fn(&mut f64, &mut f64, f64) + Copy,
+) {
+    let mut lc = log_w.chunks_mut(BLOCK);
+    let mut wc = leaves.chunks_mut(BLOCK);
+    let mut xc = src.chunks(BLOCK);
+    let mut sc = sums.iter_mut();
+    let mut offsets = [0usize; BLOCK];
+    let mut z = 0;
+    let mut start = 0;
+    while let (Some(l), Some(w), Some(x), Some(s)) = (lc.next(), wc.next(), xc.next(), sc.next()) {
+        let end = start + l.len();
+        let mut m = 0;
+        while z < zero.len() && zero[z] < end {
+            if zero[z] >= start && m < BLOCK {
+                offsets[m] = zero[z] - start;
+                m += 1;
+            }
+            z += 1;
+        }
+        *s = fused_block(l, w, x, &offsets[..m], gain, step);
+        start = end;
+    }
+}
+
+/// [`fused_pass`] with `ℓ ← ℓ + η g` and multiplicative leaves `leaf ← leaf·Σ_{i<=D} (η g)^i / i!` (Horner):
+/// the reference `base` is unchanged, so the leaves stay `e^{ℓ − base}` up to the Taylor remainder.
+#[inline(never)]
+fn multiplicative_pass<const D: usize>(
+    log_w: &mut [f64],
+    leaves: &mut [f64],
+    src: &[f64],
+    sums: &mut [f64],
+    zero: &[usize],
+    gain: impl Fn(f64) -> f64 + Copy,
+    eta: f64,
+) {
+    fused_pass(log_w, leaves, src, sums, zero, gain, move |l, w, x| {
+        let y = eta * x;
+        *l += y;
+        let mut p = TAYLOR[D];
+        for i in (0..D).rev() {
+            p = p * y + TAYLOR[i];
+        }
+        *w *= p;
+    })
+}
+
+/// [`fused_pass`] with `ℓ ← min(ℓ + η g − shift, η)` and exact leaves `exp(ℓ − η)`.
+#[inline(never)]
+fn exact_pass(
+    log_w: &mut [f64],
+    leaves: &mut [f64],
+    src: &[f64],
+    sums: &mut [f64],
+    zero: &[usize],
+    gain: impl Fn(f64) -> f64 + Copy,
+    (eta, shift): (f64, f64),
+) {
+    fused_pass(log_w, leaves, src, sums, zero, gain, move |l, w, x| {
+        // Clamped to η (at most a rounding step of the log-sum-exp bound) so that `v − η <= 0` exactly.
+        let v = *l + eta * x - shift;
+        let v = if v > eta { eta } else { v };
+        *l = v;
+        *w = exp_nonpositive(v - eta);
+    })
+}
+
 impl Hedge {
     /// Hedge over `n >= 1` actions with learning rate `eta > 0` (finite), all weights 1.
     ///
@@ -154,25 +292,35 @@ impl Hedge {
         if !(eta.is_finite() && eta > 0.0) {
             return Err(CoreError::invalid("eta", "finite and > 0", eta));
         }
-        let cap = n
+        let log_w = crate::alloc::zeros("Hedge log-weights", n)?;
+        let mut leaves = crate::alloc::zeros("Hedge weights", n)?;
+        leaves.fill(1.0);
+        Hedge::with_leaves(eta, log_w, leaves)
+    }
+
+    /// A Hedge with the given log-weights and leaves (same length `n >= 1`), `base = offset = 0`, the sums
+    /// built.
+    fn with_leaves(eta: f64, log_w: Vec<f64>, leaves: Vec<f64>) -> Result<Self> {
+        let n = log_w.len();
+        let bcap = n
+            .div_ceil(BLOCK)
             .checked_next_power_of_two()
             .ok_or_else(|| CoreError::invalid("n", "small enough for a sum tree", n))?;
-        let log_w = crate::alloc::zeros("Hedge log-weights", n)?;
-        let mut tree = crate::alloc::zeros(
+        let tree = crate::alloc::zeros(
             "Hedge sum tree",
-            crate::alloc::checked_len("Hedge sum tree", cap, 2)?,
+            crate::alloc::checked_len("Hedge sum tree", bcap, 2)?,
         )?;
-        tree[cap..cap + n].fill(1.0);
         let mut h = Hedge {
             eta,
             n,
             log_w,
-            top: 0.0,
             base: 0.0,
             offset: 0.0,
-            cap,
+            leaves,
+            bcap,
             tree,
             since_refresh: 0,
+            degree: taylor_degree(eta),
         };
         h.rebuild_sums();
         Ok(h)
@@ -214,15 +362,28 @@ impl Hedge {
     pub fn probabilities(&self, out: &mut [f64]) -> Result<()> {
         crate::error::check_len("out", out, self.n)?;
         let total = self.tree[1];
-        for (o, &leaf) in out.iter_mut().zip(&self.tree[self.cap..self.cap + self.n]) {
+        for (o, &leaf) in out.iter_mut().zip(&self.leaves) {
             *o = leaf / total;
         }
         Ok(())
     }
 
-    /// Recompute every internal node, one level at a time (each level a contiguous pass over its children).
+    /// Recompute every block sum and the tree above them.
     fn rebuild_sums(&mut self) {
-        let mut width = self.cap / 2;
+        let (bcap, n) = (self.bcap, self.n);
+        let blocks = n.div_ceil(BLOCK);
+        for (s, block) in self.tree[bcap..bcap + blocks]
+            .iter_mut()
+            .zip(self.leaves.chunks(BLOCK))
+        {
+            *s = block_sum(block);
+        }
+        self.rebuild_upper();
+    }
+
+    /// Recompute the tree above the block sums, one level at a time.
+    fn rebuild_upper(&mut self) {
+        let mut width = self.bcap / 2;
         while width >= 1 {
             let (head, tail) = self.tree.split_at_mut(2 * width);
             for (p, c) in head[width..]
@@ -255,59 +416,72 @@ impl Hedge {
         Ok(())
     }
 
-    /// Full-information update with payoffs `g ∈ [0, 1]^n` (the caller guarantees length and range): one pass
-    /// adding `η·g(i)`, subtracting the previous maximum and writing the leaves, then the tree sums.
+    /// Full-information update with payoffs `g ∈ [0, 1]^n` (the caller guarantees length and range): one fused
+    /// pass adding `η·g(i)`, writing the leaves and accumulating the block sums, then the `n / BLOCK` sums above
+    /// the blocks.
     #[inline]
     pub(crate) fn apply_full(&mut self, g: &[f64]) {
-        let (eta, shift) = (self.eta, self.top);
-        let n = self.n;
-        let leaves = &mut self.tree[self.cap..self.cap + n];
+        self.apply_full_with(g, |x| x, &[]);
+    }
+
+    /// Full-information update with payoffs `g(i) = gain(src[i])`, except 0 for the actions in `zero` (sorted,
+    /// distinct ids), without writing `g` anywhere: bit-identical to [`Hedge::apply_full`] on the materialised
+    /// payoffs. The caller guarantees `src.len() == n` and `gain(src[i]) ∈ [0, 1]`.
+    pub(crate) fn apply_full_with(
+        &mut self,
+        src: &[f64],
+        gain: impl Fn(f64) -> f64 + Copy,
+        zero: &[usize],
+    ) {
+        let (eta, n, bcap) = (self.eta, self.n, self.bcap);
+        // `base + ln(total) = ln Σ_i e^{ℓ(i)}` bounds the largest log-weight from above, within `ln n`
+        // (used by the exact passes only).
+        let shift = self.base + self.tree[1].ln();
+        let blocks = n.div_ceil(BLOCK);
         let log_w = &mut self.log_w[..n];
-        let g = &g[..n];
-        if eta <= MULTIPLICATIVE_MAX_ETA && self.since_refresh < REFRESH {
-            // leaf_i = e^{ℓ_i − base} becomes e^{ℓ_i + ηg_i − shift − η} = leaf_i · e^{ηg_i} · c.
-            let c = (self.base - shift - eta).exp();
-            for ((l, leaf), &x) in log_w.iter_mut().zip(leaves.iter_mut()).zip(g) {
-                let y = eta * x;
-                *l = (*l + y - shift).min(eta);
-                let e = 1.0
-                    + y * (1.0
-                        + y * (0.5
-                            + y * (1.0 / 6.0
-                                + y * (1.0 / 24.0
-                                    + y * (1.0 / 120.0
-                                        + y * (1.0 / 720.0
-                                            + y * (1.0 / 5_040.0 + y * (1.0 / 40_320.0))))))));
-                *leaf *= c * e;
+        let leaves = &mut self.leaves[..n];
+        let sums = &mut self.tree[bcap..bcap + blocks];
+        let src = &src[..n];
+        if self.degree > 0 && self.since_refresh < REFRESH {
+            match self.degree {
+                1 => multiplicative_pass::<1>(log_w, leaves, src, sums, zero, gain, eta),
+                2 => multiplicative_pass::<2>(log_w, leaves, src, sums, zero, gain, eta),
+                3 => multiplicative_pass::<3>(log_w, leaves, src, sums, zero, gain, eta),
+                4 => multiplicative_pass::<4>(log_w, leaves, src, sums, zero, gain, eta),
+                5 => multiplicative_pass::<5>(log_w, leaves, src, sums, zero, gain, eta),
+                6 => multiplicative_pass::<6>(log_w, leaves, src, sums, zero, gain, eta),
+                7 => multiplicative_pass::<7>(log_w, leaves, src, sums, zero, gain, eta),
+                _ => multiplicative_pass::<8>(log_w, leaves, src, sums, zero, gain, eta),
             }
-            self.base = eta;
             self.since_refresh += 1;
+            self.rebuild_upper();
+            return;
         } else if eta <= SINGLE_PASS_MAX_ETA {
-            // Every new log-weight is <= old top + η - shift = η, and the leader's is >= 0.
-            for ((l, leaf), &x) in log_w.iter_mut().zip(leaves.iter_mut()).zip(g) {
-                // Clamped to η (at most one rounding step) so that the leaf's exponent is exactly <= 0.
-                let v = (*l + eta * x - shift).min(eta);
-                *l = v;
-                *leaf = exp_nonpositive(v - eta);
-            }
+            // Every new log-weight is <= max ℓ + η − shift <= η, and the leader's is >= −ln n.
+            exact_pass(log_w, leaves, src, sums, zero, gain, (eta, shift));
             self.base = eta;
             self.since_refresh = 0;
         } else {
-            for (l, &x) in log_w.iter_mut().zip(g) {
-                *l += eta * x - shift;
+            for (i, (l, &x)) in log_w.iter_mut().zip(src).enumerate() {
+                let g = if zero.binary_search(&i).is_ok() {
+                    0.0
+                } else {
+                    gain(x)
+                };
+                *l += eta * g - shift;
             }
-            self.since_refresh = 0;
-        }
-        let top = max_of(log_w);
-        if eta > SINGLE_PASS_MAX_ETA {
-            for (leaf, &l) in leaves.iter_mut().zip(log_w.iter()) {
-                *leaf = exp_nonpositive(l - top);
+            let top = max_of(log_w);
+            for (w, &l) in leaves.iter_mut().zip(log_w.iter()) {
+                *w = exp_nonpositive(l - top);
+            }
+            for (s, block) in sums.iter_mut().zip(leaves.chunks(BLOCK)) {
+                *s = block_sum(block);
             }
             self.base = top;
+            self.since_refresh = 0;
         }
         self.offset += shift;
-        self.top = top;
-        self.rebuild_sums();
+        self.rebuild_upper();
     }
 
     /// Bandit update: action `i` earns `payoff ∈ [0, 1]`, every other action 0 (their weights are unchanged).
@@ -336,50 +510,50 @@ impl Hedge {
         Ok(())
     }
 
-    /// [`Hedge::update_one`] for a valid action and payoff.
+    /// [`Hedge::update_one`] for a valid action and payoff: one leaf, its block's sum, `log₂(n / BLOCK)` sums.
     pub(crate) fn apply_one(&mut self, i: usize, payoff: f64) {
         let v = self.log_w[i] + self.eta * payoff;
         self.log_w[i] = v;
-        self.top = self.top.max(v);
-        if self.top - self.base > RENORM {
-            self.renormalise();
-            return;
-        }
-        let mut j = self.cap + i;
-        self.tree[j] = leaf_of(v - self.base);
+        self.leaves[i] = leaf_of(v - self.base);
+        let b = i / BLOCK;
+        let start = b * BLOCK;
+        let end = (start + BLOCK).min(self.n);
+        let mut j = self.bcap + b;
+        self.tree[j] = block_sum(&self.leaves[start..end]);
         while j > 1 {
             j /= 2;
             self.tree[j] = self.tree[2 * j] + self.tree[2 * j + 1];
         }
+        if self.tree[1] > RENORM_TOTAL {
+            self.renormalise();
+        }
     }
 
-    /// Subtract the maximum log-weight from every log-weight and rebuild the tree (leader's leaf = 1).
+    /// Subtract `ln Σ_i e^{ℓ(i)}` (an upper bound of the largest log-weight, within `ln n`) from every
+    /// log-weight and rebuild the leaves and sums (leader's leaf in `[1/n, 1]`).
     pub fn renormalise(&mut self) {
-        let top = self.top;
-        for (l, leaf) in self
-            .log_w
-            .iter_mut()
-            .zip(&mut self.tree[self.cap..self.cap + self.n])
-        {
-            *l -= top;
+        let shift = self.base + self.tree[1].ln();
+        for (l, leaf) in self.log_w.iter_mut().zip(&mut self.leaves) {
+            *l -= shift;
             *leaf = exp_nonpositive(*l);
         }
-        self.offset += top;
-        self.top = 0.0;
+        self.offset += shift;
         self.base = 0.0;
         self.since_refresh = 0;
         self.rebuild_sums();
     }
 
-    /// Draw an action with probability `w(i) / Σ_j w(j)`: one uniform draw, `O(log n)`.
+    /// Draw an action with probability `w(i) / Σ_j w(j)`: one uniform draw, a descent of `O(log(n / BLOCK))`
+    /// to a block and a scan of its at most [`BLOCK`] leaves.
     ///
-    /// The descent goes right only into a subtree of positive weight, so it always ends on an action of
-    /// positive weight (rounding in the sums cannot select a zero-weight or padding leaf).
+    /// The descent goes right only into a subtree of positive weight and the scan returns only a leaf of
+    /// positive weight (the last one of the block when rounding leaves a remainder), so an action of weight 0
+    /// is never drawn.
     #[inline]
     pub fn sample(&self, rng: &mut Generator) -> usize {
         let mut u = rng.open01() * self.tree[1];
         let mut j = 1;
-        while j < self.cap {
+        while j < self.bcap {
             let left = self.tree[2 * j];
             if u < left || self.tree[2 * j + 1] <= 0.0 {
                 j *= 2;
@@ -388,7 +562,19 @@ impl Hedge {
                 j = 2 * j + 1;
             }
         }
-        (j - self.cap).min(self.n - 1)
+        let start = ((j - self.bcap) * BLOCK).min(self.n - 1);
+        let end = (start + BLOCK).min(self.n);
+        let mut last = start;
+        for (i, &w) in self.leaves[start..end].iter().enumerate() {
+            if w > 0.0 {
+                if u < w {
+                    return start + i;
+                }
+                u -= w;
+                last = start + i;
+            }
+        }
+        last
     }
 }
 
@@ -405,7 +591,7 @@ mod tests {
 
     #[test]
     fn full_and_bandit_updates_match_the_closed_form() {
-        let (n, eta) = (37, 0.3);
+        let (n, eta) = (101, 0.3); // 4 blocks, the last one partial
         let mut h = Hedge::new(n, eta).unwrap();
         let mut cum = vec![0.0; n];
         let mut rng = Generator::from_seed([1, 2, 3, 4]);
@@ -435,7 +621,7 @@ mod tests {
 
     #[test]
     fn multiplicative_updates_stay_within_1e12_of_the_closed_form() {
-        let (n, eta) = (29, 0.04);
+        let (n, eta) = (77, 0.04);
         let mut h = Hedge::new(n, eta).unwrap();
         let mut cum = vec![0.0; n];
         let mut rng = Generator::from_seed([4, 3, 2, 1]);
@@ -497,6 +683,115 @@ mod tests {
                 (*c as f64 - draws as f64 * q).abs() < 6.0 * sd,
                 "{counts:?} {p:?}"
             );
+        }
+    }
+
+    /// `P(χ²_k > x) <= 1e-6` threshold by the Wilson-Hilferty approximation (z = 4.753 for one-sided 1e-6).
+    fn chi2_critical_1e6(k: f64) -> f64 {
+        let c = 2.0 / (9.0 * k);
+        k * (1.0 - c + 4.753 * c.sqrt()).powi(3)
+    }
+
+    #[test]
+    fn sampling_frequencies_match_the_probabilities_across_blocks() {
+        // n = 300: 10 blocks in a 16-leaf tree (padding blocks), the last block partial. Both update kinds
+        // (multiplicative and exact leaves) and bandit updates; Pearson χ² at α = 1e-6 with fixed seeds.
+        for &(eta, bandit) in &[(0.02, false), (0.3, true), (2.0, false)] {
+            let n = 300;
+            let mut h = Hedge::new(n, eta).unwrap();
+            let mut rng = Generator::from_seed([11, 12, 13, 14]);
+            for t in 0..130 {
+                let g: Vec<f64> = (0..n).map(|_| rng.open01()).collect();
+                h.update_full(&g).unwrap();
+                if bandit && t % 3 == 0 {
+                    let i = uniform_below(&mut rng, n);
+                    h.update_one(i, 1.0).unwrap();
+                }
+            }
+            let mut p = vec![0.0; n];
+            h.probabilities(&mut p).unwrap();
+            let draws = 3_000_000;
+            let mut counts = vec![0u64; n];
+            for _ in 0..draws {
+                counts[h.sample(&mut rng)] += 1;
+            }
+            // Pool the cells with an expected count below 20 into one (χ² validity).
+            let (mut stat, mut cells, mut pooled_e, mut pooled_o) = (0.0, 0.0, 0.0, 0.0);
+            for (&c, &q) in counts.iter().zip(&p) {
+                let e = q * draws as f64;
+                if e < 20.0 {
+                    pooled_e += e;
+                    pooled_o += c as f64;
+                } else {
+                    stat += (c as f64 - e).powi(2) / e;
+                    cells += 1.0;
+                }
+            }
+            if pooled_e > 0.0 {
+                stat += (pooled_o - pooled_e).powi(2) / pooled_e;
+                cells += 1.0;
+            }
+            assert!(cells > 20.0, "eta {eta}: too few cells ({cells})");
+            let crit = chi2_critical_1e6(cells - 1.0);
+            assert!(
+                stat < crit,
+                "eta {eta}: chi2 {stat} >= {crit} ({cells} cells)"
+            );
+        }
+    }
+
+    #[test]
+    fn taylor_degree_is_the_smallest_within_half_an_ulp() {
+        for &eta in &[1e-9, 1.4e-6, 1e-4, 1e-3, 0.01, 0.05] {
+            let d = taylor_degree(eta);
+            assert!((1..=MAX_DEGREE).contains(&d), "{eta}: {d}");
+            let remainder =
+                |d: usize| eta.powi(d as i32 + 1) / (1..=d + 1).map(|i| i as f64).product::<f64>();
+            assert!(remainder(d) <= f64::EPSILON / 4.0, "{eta}: degree {d}");
+            assert!(
+                d == 1 || remainder(d - 1) > f64::EPSILON / 4.0,
+                "{eta}: degree {d} not minimal"
+            );
+        }
+        assert_eq!(taylor_degree(0.051), 0);
+        assert_eq!(taylor_degree(0.3), 0);
+    }
+
+    #[test]
+    fn blocked_sums_are_rebuilt_bit_identically_and_resume_identically() {
+        let n = 1_000;
+        for &eta in &[1e-3, 0.3] {
+            let mut h = Hedge::new(n, eta).unwrap();
+            let mut rng = Generator::from_seed([21, 22, 23, 24]);
+            for t in 0..150 {
+                let g: Vec<f64> = (0..n).map(|_| rng.open01()).collect();
+                h.update_full(&g).unwrap();
+                if t % 5 == 0 {
+                    h.update_one(uniform_below(&mut rng, n), 0.7).unwrap();
+                }
+            }
+            let bytes = crate::rng::to_state_bytes(&h).unwrap();
+            let mut back: Hedge = crate::rng::from_state_bytes(&bytes).unwrap();
+            assert_eq!(back, h);
+            let (mut r1, mut r2) = (
+                Generator::from_seed([1, 0, 0, 0]),
+                Generator::from_seed([1, 0, 0, 0]),
+            );
+            for _ in 0..50 {
+                let g: Vec<f64> = (0..n).map(|_| r1.open01()).collect();
+                let _ = r2.open01();
+                for _ in 1..n {
+                    let _ = r2.open01();
+                }
+                h.update_full(&g).unwrap();
+                back.update_full(&g).unwrap();
+                assert_eq!(h.sample(&mut r1), back.sample(&mut r2));
+            }
+            assert_eq!(back, h);
+            // The block sums equal a fresh rebuild from the leaves.
+            let mut fresh = h.clone();
+            fresh.rebuild_sums();
+            assert_eq!(fresh.tree, h.tree);
         }
     }
 

@@ -242,6 +242,19 @@ impl PySubmodularFamily {
         Ok(out.into_pyarray(py))
     }
 
+    /// Marginal gains of every item given ``prefix`` for ``F = Σ_{t<horizon} f_t``, shape ``(n,)``.
+    fn summed_gains<'py>(
+        &self,
+        py: Python<'py>,
+        prefix: Vec<i64>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let n = self.inner.ground_set_size();
+        let prefix = items_arg(prefix, n)?;
+        let mut out = dponline_core::alloc::zeros("gains", n).or_raise()?;
+        self.inner.summed_gains(&prefix, &mut out).or_raise()?;
+        Ok(out.into_pyarray(py))
+    }
+
     /// Greedy with lazy evaluations on ``Σ_t f_t``: ``(items, values after each addition, evaluations)``.
     fn lazy_greedy<'py>(&self, py: Python<'py>, k: usize) -> PyResult<GreedyTuple<'py>> {
         let family = &self.inner;

@@ -35,7 +35,7 @@ use crate::learners::{RunSummary, check_len_pair};
 use crate::losses::check_checkpoints;
 use crate::mwu::{Hedge, uniform_below};
 use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
-use crate::submodular::{SubmodularFamily, SubmodularKind, check_row, gains_into, value};
+use crate::submodular::{SubmodularFamily, SubmodularKind, check_row, state_of, value};
 
 /// Feedback model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -219,6 +219,38 @@ pub struct PrivateSubmodular {
     strict: bool,
     #[serde(skip)]
     scratch: Vec<f64>,
+    /// The current prefix, sorted and deduplicated (scratch of the fused gains + Hedge pass).
+    #[serde(skip)]
+    prefix: Vec<usize>,
+}
+
+/// Algorithm 2, lines 7-8 for one expert and a row-scalar family: the marginal gains given `prefix` fused into
+/// the Hedge pass (bit-identical to [`crate::submodular::gains_into`] followed by a full update; nothing is written but the
+/// expert). `sorted` is scratch for the sorted, distinct prefix.
+fn expert_step(
+    expert: &mut Hedge,
+    kind: SubmodularKind,
+    row: &[f64],
+    prefix: &[usize],
+    sorted: &mut Vec<usize>,
+) {
+    let s = state_of(kind, row, prefix);
+    sorted.clear();
+    sorted.extend_from_slice(prefix);
+    sorted.sort_unstable();
+    sorted.dedup();
+    match kind {
+        SubmodularKind::ProbabilisticCoverage => expert.apply_full_with(
+            row,
+            move |x| SubmodularKind::ProbabilisticCoverage.gain(s, x),
+            sorted,
+        ),
+        SubmodularKind::FacilityLocation => expert.apply_full_with(
+            row,
+            move |x| SubmodularKind::FacilityLocation.gain(s, x),
+            sorted,
+        ),
+    }
 }
 
 fn dedup_into(items: impl Iterator<Item = usize>, out: &mut Vec<usize>) {
@@ -250,6 +282,7 @@ impl PrivateSubmodular {
         let explores_left = params.presampled_explores.unwrap_or(0);
         Ok(PrivateSubmodular {
             scratch: crate::alloc::zeros("marginal gains", params.n)?,
+            prefix: Vec::with_capacity(params.k),
             params,
             experts,
             picks,
@@ -457,8 +490,13 @@ impl PrivateSubmodular {
     fn full_step(&mut self, kind: SubmodularKind, row: &[f64]) -> f64 {
         let payoff = value(kind, row, &self.played);
         for i in 0..self.params.k {
-            gains_into(kind, row, &self.picks[..i], &mut self.scratch);
-            self.experts[i].apply_full(&self.scratch);
+            expert_step(
+                &mut self.experts[i],
+                kind,
+                row,
+                &self.picks[..i],
+                &mut self.prefix,
+            );
         }
         self.pending = Pending::None;
         self.t += 1;
@@ -559,9 +597,30 @@ impl PrivateSubmodular {
             let payoff = family.value_with(t, &self.played, &mut covered);
             match self.params.feedback {
                 Feedback::Full => {
-                    for i in 0..self.params.k {
-                        family.gains_with(t, &self.picks[..i], &mut self.scratch, &mut covered);
-                        self.experts[i].apply_full(&self.scratch);
+                    match family.kind() {
+                        Some(kind) => {
+                            let row = family.row_at(t);
+                            for i in 0..self.params.k {
+                                expert_step(
+                                    &mut self.experts[i],
+                                    kind,
+                                    row,
+                                    &self.picks[..i],
+                                    &mut self.prefix,
+                                );
+                            }
+                        }
+                        None => {
+                            for i in 0..self.params.k {
+                                family.gains_with(
+                                    t,
+                                    &self.picks[..i],
+                                    &mut self.scratch,
+                                    &mut covered,
+                                );
+                                self.experts[i].apply_full(&self.scratch);
+                            }
+                        }
                     }
                     self.pending = Pending::None;
                     self.t += 1;
@@ -706,6 +765,38 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn fused_expert_step_is_bit_identical_to_gains_then_update() {
+        use crate::submodular::gains_into;
+        let mut rng = Generator::from_seed([8, 6, 7, 5]);
+        let n = 150; // 5 blocks, the last partial; prefixes with repeats and several ids in one block
+        let prefixes: [&[usize]; 5] = [
+            &[],
+            &[3],
+            &[40, 3, 33, 40],
+            &[149, 0, 1, 2, 31, 32],
+            &[77; 3],
+        ];
+        for kind in [
+            SubmodularKind::ProbabilisticCoverage,
+            SubmodularKind::FacilityLocation,
+        ] {
+            for &eta in &[1e-4, 0.04, 0.7, 900.0] {
+                let mut fused = Hedge::new(n, eta).unwrap();
+                let mut plain = fused.clone();
+                let (mut sorted, mut g) = (Vec::new(), vec![0.0; n]);
+                for t in 0..200 {
+                    let row: Vec<f64> = (0..n).map(|_| rng.open01()).collect();
+                    let prefix = prefixes[t % prefixes.len()];
+                    expert_step(&mut fused, kind, &row, prefix, &mut sorted);
+                    gains_into(kind, &row, prefix, &mut g);
+                    plain.apply_full(&g);
+                    assert_eq!(fused, plain, "{kind:?} eta {eta} round {t}");
+                }
+            }
+        }
     }
 
     #[test]
