@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result};
 use crate::rng::Generator;
-use crate::vecops::{exp_any, exp_nonpositive, max_of};
+use crate::vecops::{TAYLOR, exp_any, exp_nonpositive, max_of};
 
 /// Renormalise the log-weights once the sum of the leaves exceeds `e^300` (bandit updates only; far from the
 /// overflow at `e^709` for any `n`).

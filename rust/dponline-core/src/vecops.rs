@@ -69,7 +69,7 @@ pub fn gap_and_distance(g: &[f64], x: &[f64], s: &[f64]) -> (f64, f64) {
 }
 
 /// `1/i!` for `i = 0..=13`.
-const TAYLOR: [f64; 14] = [
+pub(crate) const TAYLOR: [f64; 14] = [
     1.0,
     1.0,
     0.5,
