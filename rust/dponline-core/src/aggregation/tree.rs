@@ -197,23 +197,37 @@ impl WithSampler for Renew<'_> {
                 let base = above.map(|a| &high[(a - j - 1) as usize * dim..(a - j) as usize * dim]);
                 // The node's own draw into `row`: a data node's fresh draw; a padding node's draw (fresh, or
                 // the one retiring from position j + 1), kept in `pad` row j for a later hand-down.
-                if padding >> j & 1 == 0 {
-                    node.fill(g, row);
+                // A padding node's draw stays in `pad` and is read from there by the pass that writes `row`
+                // (`row = own + base`: the same sums as copying it into `row` first, one pass fewer).
+                let (pad_low, pad_high) = pad.split_at_mut(if padding >> j & 1 == 0 {
+                    0
                 } else {
-                    let (pad_low, pad_high) = pad.split_at_mut((ju + 1) * dim);
+                    (ju + 1) * dim
+                });
+                let own: Option<&[f64]> = if padding >> j & 1 == 0 {
+                    node.fill(g, row);
+                    None
+                } else {
                     let own = &mut pad_low[ju * dim..];
                     if recycled == Some(j) {
                         own.copy_from_slice(&pad_high[..dim]);
                     } else {
                         node.fill(g, own);
                     }
-                    row.copy_from_slice(own);
-                }
-                match (base, renew == 0) {
-                    (Some(base), false) => row.iter_mut().zip(base).for_each(|(r, &b)| *r += b),
-                    (None, false) => {}
+                    Some(own)
+                };
+                let last = renew == 0;
+                match (own, base) {
+                    (None, Some(base)) if !last => row.iter_mut().zip(base).for_each(|(r, &b)| *r += b),
+                    (Some(own), Some(base)) if !last => {
+                        for ((r, &o), &b) in row.iter_mut().zip(own).zip(base) {
+                            *r = o + b;
+                        }
+                    }
+                    (None, None) if !last => {}
+                    (Some(own), None) if !last => row.copy_from_slice(own),
                     // The release's row, fused with the running sum and the output.
-                    (Some(base), true) => {
+                    (None, Some(base)) => {
                         for ((((r, &b), p), &xi), o) in
                             row.iter_mut().zip(base).zip(prefix.iter_mut()).zip(x).zip(out.iter_mut())
                         {
@@ -222,10 +236,33 @@ impl WithSampler for Renew<'_> {
                             *o = *p + *r;
                         }
                     }
-                    (None, true) => {
+                    (Some(own), Some(base)) => {
+                        for (((((r, &w), &b), p), &xi), o) in row
+                            .iter_mut()
+                            .zip(own)
+                            .zip(base)
+                            .zip(prefix.iter_mut())
+                            .zip(x)
+                            .zip(out.iter_mut())
+                        {
+                            *r = w + b;
+                            *p += xi;
+                            *o = *p + *r;
+                        }
+                    }
+                    (None, None) => {
                         for (((r, p), &xi), o) in
                             row.iter_mut().zip(prefix.iter_mut()).zip(x).zip(out.iter_mut())
                         {
+                            *p += xi;
+                            *o = *p + *r;
+                        }
+                    }
+                    (Some(own), None) => {
+                        for ((((r, &w), p), &xi), o) in
+                            row.iter_mut().zip(own).zip(prefix.iter_mut()).zip(x).zip(out.iter_mut())
+                        {
+                            *r = w;
                             *p += xi;
                             *o = *p + *r;
                         }

@@ -120,20 +120,83 @@ impl LossNorm {
     /// The norm of `v` (the L2 norm is computed with scaling, so it never overflows for finite `v`).
     pub fn of(self, v: &[f64]) -> f64 {
         match self {
-            LossNorm::L1 => v.iter().map(|x| x.abs()).sum(),
+            LossNorm::L1 => l1_norm(v),
             LossNorm::L2 => l2_norm(v),
         }
     }
 }
 
-/// `‖v‖₂` without overflow or underflow for finite `v`.
+/// `Σ f(v_i)` with four partial sums (vectorises; the order is fixed, so the result is deterministic).
+#[inline]
+fn sum_map(v: &[f64], f: impl Fn(f64) -> f64) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let chunks = v.chunks_exact(4);
+    let tail: f64 = chunks.remainder().iter().map(|&x| f(x)).sum();
+    for c in chunks {
+        for (a, &x) in acc.iter_mut().zip(c) {
+            *a += f(x);
+        }
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+/// `‖v‖₁`.
+#[inline]
+fn l1_norm(v: &[f64]) -> f64 {
+    sum_map(v, f64::abs)
+}
+
+/// `‖v‖₂` without overflow or underflow for finite `v` (scaled by `1/max|v_i|`).
 fn l2_norm(v: &[f64]) -> f64 {
     let m = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     if m == 0.0 || !m.is_finite() {
         return m;
     }
-    let s: f64 = v.iter().map(|x| (x / m) * (x / m)).sum();
-    m * s.sqrt()
+    let inv = 1.0 / m;
+    if inv.is_finite() {
+        m * sum_map(v, |x| (x * inv) * (x * inv)).sqrt()
+    } else {
+        m * sum_map(v, |x| (x / m) * (x / m)).sqrt()
+    }
+}
+
+/// `‖v‖₂` from `Σ v_i²` when that sum is safely inside the normal range, else the scaled [`l2_norm`].
+#[inline]
+fn l2_from_squares(v: &[f64], squares: f64) -> f64 {
+    if (1e-280..=1e280).contains(&squares) {
+        squares.sqrt()
+    } else {
+        l2_norm(v)
+    }
+}
+
+/// `out = a` and `⟨a, b⟩` in one pass (four partial sums, the order of [`crate::vecops::dot`]).
+#[inline]
+fn copy_and_dot(a: &[f64], b: &[f64], out: &mut [f64]) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let (ca, cb, mut co) = (
+        a.chunks_exact(4),
+        b.chunks_exact(4),
+        out.chunks_exact_mut(4),
+    );
+    let mut tail = 0.0;
+    for ((&x, &y), o) in ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .zip(co.into_remainder().iter_mut())
+    {
+        *o = x;
+        tail += x * y;
+    }
+    co = out.chunks_exact_mut(4);
+    for ((x, y), o) in ca.zip(cb).zip(co) {
+        o.copy_from_slice(x);
+        for k in 0..4 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
 /// How the FTRL argmin is computed for a (domain, regulariser) pair.
@@ -605,16 +668,38 @@ impl DpFtrl {
     #[inline]
     fn absorb_row(&mut self) -> Result<()> {
         let mut changed = false;
+        let mut norm = None;
         if self.params.dual_clip {
             let d = self.params.dual_bound;
             if self.params.regularizer == Regularizer::NegativeEntropy {
-                // Branch-free (vectorises): clamping leaves the coordinates within ±d unchanged.
-                let mut over = false;
-                for v in self.row.iter_mut() {
-                    over |= v.abs() > d;
-                    *v = v.clamp(-d, d);
+                // One branch-free pass (vectorises): the clamp (it leaves the coordinates within ±d unchanged)
+                // and the norm of the clamped row, four partial sums.
+                let mut over = [false; 4];
+                let mut acc = [0.0f64; 4];
+                let l1 = self.params.norm == LossNorm::L1;
+                let mut chunks = self.row.chunks_exact_mut(4);
+                for c in &mut chunks {
+                    for k in 0..4 {
+                        let v = c[k];
+                        over[k] |= v.abs() > d;
+                        let w = v.clamp(-d, d);
+                        c[k] = w;
+                        acc[k] += if l1 { w.abs() } else { w * w };
+                    }
                 }
-                changed |= over;
+                let mut tail = 0.0;
+                for v in chunks.into_remainder() {
+                    over[0] |= v.abs() > d;
+                    *v = v.clamp(-d, d);
+                    tail += if l1 { v.abs() } else { *v * *v };
+                }
+                changed |= over.iter().any(|&o| o);
+                let total = (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail;
+                norm = Some(if l1 {
+                    total
+                } else {
+                    l2_from_squares(&self.row, total)
+                });
             } else {
                 let n2 = l2_norm(&self.row);
                 if n2 > d {
@@ -624,7 +709,7 @@ impl DpFtrl {
                 }
             }
         }
-        let norm = self.params.norm.of(&self.row);
+        let norm = norm.unwrap_or_else(|| self.params.norm.of(&self.row));
         let bound = self.params.loss_bound;
         if norm > bound {
             changed = true;
@@ -740,8 +825,8 @@ impl DpFtrl {
         cumulative[..next].fill(0.0);
         while self.t < end {
             let row = family.row(family.row_index(self.t));
-            let dot = crate::vecops::dot(row, &self.x);
             if portfolio {
+                let dot = crate::vecops::dot(row, &self.x);
                 // r > 0 and x in the simplex, so ⟨r, x⟩ > 0.
                 total -= dot.ln();
                 let inv = -1.0 / dot;
@@ -749,8 +834,7 @@ impl DpFtrl {
                     *g = inv * r;
                 }
             } else {
-                total += dot;
-                self.row.copy_from_slice(row);
+                total += copy_and_dot(row, &self.x, &mut self.row);
             }
             self.shift_row();
             self.absorb_row()?;

@@ -20,8 +20,9 @@
 //! terms gives `η = sqrt(ln K / (T K B'(B' + B)))`, `γ = η K B'`; if that `γ` exceeds ½, `γ = ½` and
 //! `η = γ/(K B')`. With `λ = 0` (non-private) this is EXP3 with mixing on `[0, B]` losses.
 //!
-//! **Numerics**: the weights are kept in log-domain (`w_i = −η L̂_i`); a sum tree over `exp(w_i − M)` gives
-//! `O(log K)` sampling and `O(log K)` update of the played arm. When the tree's values drift out of
+//! **Numerics**: the weights are kept in log-domain (`w_i = −η L̂_i`); a 16-ary sum tree over `exp(w_i − M)`
+//! (each node's 16 child sums contiguous, every sum recomputed exactly from its children) gives `O(log K)`
+//! sampling (a branch-free choice among 16 per level) and `O(log K)` update of the played arm. When the tree's values drift out of
 //! `[1e-100, 1e100]` the reference `M` is reset to `max w` and the tree rebuilt (`O(K)`, rare: one round moves
 //! `w` by at most about `η B'K/γ ≈ 1` on the event).
 
@@ -210,75 +211,164 @@ impl ArmLosses<'_> {
     }
 }
 
-/// A sum tree over `K` non-negative values: `O(log K)` update and proportional sampling.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Children per node of the sum tree: a node's children are `FANOUT` contiguous sums (two cache lines).
+const FANOUT: usize = 16;
+
+/// A `FANOUT`-ary sum tree over `K` non-negative values: `O(log K)` update and proportional sampling.
+///
+/// `levels[0]` holds the leaves (padded with zeros to a multiple of `FANOUT`); entry `g` of `levels[l + 1]`
+/// is the exact sum of the group `levels[l][g·F .. (g + 1)·F]`, recomputed from that group whenever one of its
+/// entries changes (no running differences, so no drift: a sum is 0 exactly when its whole subtree is 0). The
+/// last level is a single group; `total` is its sum. The tree is a function of the leaves alone, so it is not
+/// serialised: [`SumTree::rebuild`] restores it.
+#[derive(Debug, Clone, Default)]
 struct SumTree {
-    /// Leaves start at `leaves` (a power of two); node `i` has children `2i`, `2i+1`; `nodes[1]` is the total.
-    leaves: usize,
-    nodes: Vec<f64>,
+    levels: Vec<Vec<f64>>,
+    total: f64,
+}
+
+/// The exact sum of one group (four independent lanes, then the lanes; always the same order).
+#[inline]
+fn group_sum(group: &[f64]) -> f64 {
+    let mut lanes = [0.0f64; 4];
+    for quad in group.chunks_exact(4) {
+        for (lane, &v) in lanes.iter_mut().zip(quad) {
+            *lane += v;
+        }
+    }
+    (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
+}
+
+/// Branch-free choice of the entry of `values` (length ≤ 4) whose interval of the running sums contains
+/// `target`: the count of running sums `≤ target`, so an entry of value 0 (an empty interval) is never the
+/// answer; `None` when `target` is beyond the last sum. `target` becomes the offset inside the entry.
+#[inline]
+fn pick4(values: [f64; 4], target: &mut f64) -> Option<usize> {
+    let c0 = values[0];
+    let c1 = c0 + values[1];
+    let c2 = c1 + values[2];
+    let c3 = c2 + values[3];
+    let t = *target;
+    let k =
+        usize::from(t >= c0) + usize::from(t >= c1) + usize::from(t >= c2) + usize::from(t >= c3);
+    let before = [0.0, c0, c1, c2, c3];
+    *target = t - before[k];
+    (k < 4).then_some(k)
+}
+
+/// The entry of a group of `FANOUT` whose interval contains `target` (quads first, then inside the quad).
+#[inline]
+fn pick(group: &[f64], target: &mut f64) -> Option<usize> {
+    let mut quads = [0.0f64; 4];
+    let mut members = [[0.0f64; 4]; 4];
+    for ((q, m), chunk) in quads
+        .iter_mut()
+        .zip(&mut members)
+        .zip(group.chunks_exact(4))
+    {
+        m.copy_from_slice(chunk);
+        *q = (chunk[0] + chunk[1]) + (chunk[2] + chunk[3]);
+    }
+    let q = pick4(quads, target)?;
+    let quad = members.get(q).copied().unwrap_or_default();
+    let inner = pick4(quad, target).or_else(|| {
+        // Rounding put `target` past the quad's own running sum: its last positive entry.
+        let j = quad.iter().rposition(|&v| v > 0.0)?;
+        *target = quad.get(j).copied().unwrap_or(0.0);
+        Some(j)
+    })?;
+    Some(4 * q + inner)
 }
 
 impl SumTree {
     fn new(k: usize) -> Result<Self> {
-        let leaves = k.checked_next_power_of_two().ok_or(CoreError::invalid(
-            "arms",
-            "fewer than 2^63",
-            k,
-        ))?;
-        let len = crate::alloc::checked_len("sum tree over the arms", leaves, 2)?;
-        Ok(SumTree {
-            leaves,
-            nodes: crate::alloc::zeros("sum tree over the arms", len)?,
-        })
+        let mut levels = Vec::new();
+        let mut len = k;
+        loop {
+            let groups = len.div_ceil(FANOUT);
+            let padded = crate::alloc::checked_len("sum tree over the arms", groups, FANOUT)?;
+            levels.push(crate::alloc::zeros("sum tree over the arms", padded)?);
+            if groups == 1 {
+                break;
+            }
+            len = groups;
+        }
+        Ok(SumTree { levels, total: 0.0 })
     }
 
     #[inline]
     fn total(&self) -> f64 {
-        self.nodes[1]
+        self.total
     }
 
     #[inline]
     fn leaf(&self, i: usize) -> f64 {
-        self.nodes[self.leaves + i]
+        self.levels
+            .first()
+            .and_then(|l| l.get(i))
+            .copied()
+            .unwrap_or(0.0)
     }
 
+    /// Set leaf `i` (`< K`) and recompute the sums above it, each from its whole group.
     #[inline]
-    fn set(&mut self, i: usize, value: f64) {
-        let mut p = self.leaves + i;
-        self.nodes[p] = value;
-        while p > 1 {
-            p >>= 1;
-            self.nodes[p] = self.nodes[2 * p] + self.nodes[2 * p + 1];
+    fn set(&mut self, mut i: usize, value: f64) {
+        let mut value = value;
+        for level in &mut self.levels {
+            if let Some(slot) = level.get_mut(i) {
+                *slot = value;
+            }
+            let g = i / FANOUT;
+            value = level
+                .get(g * FANOUT..(g + 1) * FANOUT)
+                .map_or(0.0, group_sum);
+            i = g;
         }
+        self.total = value;
     }
 
     /// Set every leaf from `values` and recompute all sums (`O(K)`).
     fn rebuild(&mut self, values: impl Iterator<Item = f64>) {
-        let leaves = self.leaves;
-        for (slot, v) in self.nodes[leaves..].iter_mut().zip(values) {
+        let mut levels = self.levels.iter_mut();
+        let Some(mut below) = levels.next() else {
+            return;
+        };
+        below.fill(0.0);
+        for (slot, v) in below.iter_mut().zip(values) {
             *slot = v;
         }
-        for p in (1..leaves).rev() {
-            self.nodes[p] = self.nodes[2 * p] + self.nodes[2 * p + 1];
+        for level in levels {
+            for (slot, group) in level.iter_mut().zip(below.chunks_exact(FANOUT)) {
+                *slot = group_sum(group);
+            }
+            below = level;
         }
+        self.total = group_sum(below);
     }
 
     /// The leaf where the prefix sums cross `target ∈ [0, total)`, never a leaf of value 0 while the total is
-    /// positive (a child of weight 0 is never entered).
+    /// positive: a child is entered only when `target < child` (so child > 0) or, when rounding leaves
+    /// `target` beyond the group's sum, the last positive child of the group (there is one: the group's sum is
+    /// exactly a sum of non-negative values and positive).
     #[inline]
     fn find(&self, mut target: f64) -> usize {
-        let mut p = 1;
-        while p < self.leaves {
-            let left = self.nodes[2 * p];
-            let right = self.nodes[2 * p + 1];
-            if (target < left && left > 0.0) || right <= 0.0 {
-                p *= 2;
-            } else {
-                target -= left;
-                p = 2 * p + 1;
-            }
+        let mut g = 0;
+        for level in self.levels.iter().rev() {
+            let Some(group) = level.get(g * FANOUT..(g + 1) * FANOUT) else {
+                return 0;
+            };
+            let chosen = pick(group, &mut target);
+            let j = match chosen {
+                Some(j) => j,
+                None => {
+                    let j = group.iter().rposition(|&v| v > 0.0).unwrap_or(0);
+                    target = group.get(j).copied().unwrap_or(0.0);
+                    j
+                }
+            };
+            g = g * FANOUT + j;
         }
-        p - self.leaves
+        g
     }
 }
 
@@ -307,6 +397,8 @@ pub struct PrivateExp3 {
     log_weights: Vec<f64>,
     /// Reference `M` of the tree: leaf `i` holds `exp(w_i − M)`.
     reference: f64,
+    /// Leaf `i` = `exp(w_i − M)`; rebuilt from the log-weights on restore (it is a function of them).
+    #[serde(skip)]
     tree: SumTree,
     /// Draws the arms (stream 2).
     rng: Generator,
@@ -593,13 +685,16 @@ impl PrivateExp3 {
         let recomputed = Exp3Params::new(k, p.horizon, p.loss_bound, p.noise_scale)?;
         let consistent = recomputed == learner.params
             && learner.log_weights.len() == k
-            && learner.tree.leaves >= k
-            && learner.tree.nodes.len() == 2 * learner.tree.leaves
             && learner.pending.is_none_or(|(arm, _)| arm < k);
         if !consistent {
             return Err(CoreError::State("PrivateEXP3 state is inconsistent".into()));
         }
         learner.noise = NoiseDistribution::laplace(learner.params.noise_scale)?.sum_of(1);
+        learner.tree = SumTree::new(k)?;
+        let m = learner.reference;
+        learner
+            .tree
+            .rebuild(learner.log_weights.iter().map(|&w| (w - m).exp()));
         Ok(learner)
     }
 }
@@ -651,6 +746,100 @@ mod tests {
             assert!(leaf == 1 || leaf == 4);
         }
         assert_eq!(tree.find(3.0), 4);
+        // Several levels (K = 5000 > FANOUT²): only the positive leaves are ever found, in proportion.
+        let k = 5000;
+        let mut tree = SumTree::new(k).unwrap();
+        assert!(tree.levels.len() >= 3);
+        tree.rebuild((0..k).map(|i| if i % 7 == 3 { (i % 5) as f64 } else { 0.0 }));
+        tree.set(4999, 0.0);
+        tree.set(10, 2.5);
+        let expect: f64 = (0..k)
+            .map(|i| match i {
+                10 => 2.5,
+                4999 => 0.0,
+                _ if i % 7 == 3 => (i % 5) as f64,
+                _ => 0.0,
+            })
+            .sum();
+        assert_eq!(tree.total(), {
+            let mut t2 = SumTree::new(k).unwrap();
+            t2.rebuild((0..k).map(|i| match i {
+                10 => 2.5,
+                4999 => 0.0,
+                _ if i % 7 == 3 => (i % 5) as f64,
+                _ => 0.0,
+            }));
+            t2.total()
+        });
+        assert!((tree.total() - expect).abs() < 1e-9);
+        let mut acc = 0.0;
+        for i in 0..k {
+            let v = tree.leaf(i);
+            if v > 0.0 {
+                // The middle of leaf i's interval finds leaf i.
+                assert_eq!(tree.find(acc + 0.5 * v), i);
+            }
+            acc += v;
+        }
+        for x in [expect, expect * 2.0, f64::MAX] {
+            let leaf = tree.find(x);
+            assert!(tree.leaf(leaf) > 0.0);
+        }
+    }
+
+    #[test]
+    fn sampler_frequencies_match_the_weights() {
+        // K = 1000 leaves over three levels, weights spanning 1..e^-5, every 13th leaf 0. Chi-square of the
+        // counts of n proportional draws against n·w_i/Σw, at level 1 − 1e-6 (Wilson-Hilferty quantile,
+        // z = 4.753); the zero leaves must never be drawn.
+        let k = 1000;
+        let weight = |i: usize| {
+            if i % 13 == 0 {
+                0.0
+            } else {
+                (-(i as f64) / 200.0).exp()
+            }
+        };
+        let mut tree = SumTree::new(k).unwrap();
+        assert_eq!(tree.levels.len(), 3);
+        tree.rebuild((0..k).map(|_| 1.0));
+        for i in (0..k).rev() {
+            tree.set(i, weight(i));
+        }
+        let total: f64 = (0..k).map(weight).sum();
+        assert!((tree.total() - total).abs() < 1e-12 * total);
+        let mut rng = Generator::for_stream(&[7, 7, 7, 7], 2, false).unwrap();
+        let n = 2_000_000usize;
+        let mut counts = vec![0u64; k];
+        for _ in 0..n {
+            counts[tree.find(rng.open01() * tree.total())] += 1;
+        }
+        let mut chi2 = 0.0;
+        let mut cells = 0;
+        for (i, &c) in counts.iter().enumerate() {
+            let expected = n as f64 * weight(i) / total;
+            if expected == 0.0 {
+                assert_eq!(c, 0, "zero-weight leaf {i} drawn");
+                continue;
+            }
+            chi2 += (c as f64 - expected).powi(2) / expected;
+            cells += 1;
+        }
+        let d = (cells - 1) as f64;
+        let quantile = d * (1.0 - 2.0 / (9.0 * d) + 4.753 * (2.0 / (9.0 * d)).sqrt()).powi(3);
+        assert!(chi2 < quantile, "chi2 = {chi2}, quantile = {quantile}");
+        // A control that must fail: the same counts against weights shifted by one leaf.
+        let shifted: f64 = (1..k)
+            .map(|i| {
+                let e = n as f64 * weight(i - 1) / total;
+                if e > 0.0 {
+                    (counts[i] as f64 - e).powi(2) / e
+                } else {
+                    0.0
+                }
+            })
+            .sum();
+        assert!(shifted > quantile);
     }
 
     #[test]
