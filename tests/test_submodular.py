@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 import pickle
 
 import numpy as np
@@ -272,11 +271,8 @@ def test_hedge_stays_normalised_over_many_updates(rng):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not os.environ.get("DPONLINE_LONG_TESTS"),
-    reason="10^11 weight updates (4.5 min measured on the shared 2-core machine); set DPONLINE_LONG_TESTS=1",
-)
 def test_hedge_at_a_million_actions_stays_normalised_over_1e5_full_updates(rng):
+    """10^11 weight updates: about 2-4 minutes of the suite (the issue's stability requirement, run in CI)."""
     _check_hedge_stays_normalised(1_000_000, 100_000, rng)
 
 
