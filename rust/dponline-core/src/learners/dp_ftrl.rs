@@ -38,7 +38,7 @@ use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, padded_dr
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_finite, check_positive};
 use crate::frank_wolfe::FrankWolfe;
-use crate::learners::check_len_pair;
+use crate::learners::{Checkpoints, check_len_pair};
 use crate::losses::{LossFamily, LossKind, check_checkpoints};
 use crate::noise::NoiseDistribution;
 use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
@@ -821,8 +821,7 @@ impl DpFtrl {
         let clipped_before = self.clipped;
         let portfolio = family.kind() == LossKind::PortfolioLogLoss;
         let mut total = 0.0;
-        let mut next = checkpoints.partition_point(|&c| c <= start);
-        cumulative[..next].fill(0.0);
+        let mut marks = Checkpoints::new(checkpoints, cumulative, start);
         while self.t < end {
             let row = family.row(family.row_index(self.t));
             if portfolio {
@@ -838,10 +837,7 @@ impl DpFtrl {
             }
             self.shift_row();
             self.absorb_row()?;
-            while next < checkpoints.len() && checkpoints[next] == self.t {
-                cumulative[next] = total;
-                next += 1;
-            }
+            marks.record(self.t, total);
         }
         Ok(RunSummary {
             rounds,

@@ -61,3 +61,33 @@ pub fn check_len_pair(checkpoints: &[u64], cumulative: &[f64]) -> Result<()> {
         })
     }
 }
+
+/// The checkpoint bookkeeping of a native `run`: `marks` are absolute round numbers in increasing order and
+/// `out[i]` receives the loss summed since the start of the call, read when round `marks[i]` ends. Marks at or
+/// before the call's first round read 0. The caller has checked `marks.len() == out.len()`
+/// ([`check_len_pair`]).
+pub(crate) struct Checkpoints<'a> {
+    marks: &'a [u64],
+    out: &'a mut [f64],
+    next: usize,
+}
+
+impl<'a> Checkpoints<'a> {
+    /// Start recording for a call whose rounds follow round `start`.
+    pub(crate) fn new(marks: &'a [u64], out: &'a mut [f64], start: u64) -> Self {
+        let next = marks.partition_point(|&c| c <= start);
+        out.iter_mut().take(next).for_each(|o| *o = 0.0);
+        Self { marks, out, next }
+    }
+
+    /// Record `total` for every mark equal to the round `t` that just ended.
+    #[inline]
+    pub(crate) fn record(&mut self, t: u64, total: f64) {
+        while self.marks.get(self.next) == Some(&t) {
+            if let Some(o) = self.out.get_mut(self.next) {
+                *o = total;
+            }
+            self.next += 1;
+        }
+    }
+}

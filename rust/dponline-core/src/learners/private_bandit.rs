@@ -29,7 +29,7 @@ use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism};
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_positive};
 use crate::frank_wolfe::FrankWolfe;
-use crate::learners::check_len_pair;
+use crate::learners::{Checkpoints, check_len_pair};
 use crate::losses::{LossFamily, check_checkpoints};
 use crate::noise::NoiseDistribution;
 use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
@@ -601,16 +601,12 @@ impl PrivateBandit {
         check_checkpoints(checkpoints, end)?;
         let clipped_before = self.clipped();
         let mut total = 0.0;
-        let mut next = checkpoints.partition_point(|&c| c <= start);
-        cumulative[..next].fill(0.0);
+        let mut marks = Checkpoints::new(checkpoints, cumulative, start);
         while self.t < end {
             let loss = family.value(self.t, self.oco.ask());
             total += loss;
             self.step(loss)?;
-            while next < checkpoints.len() && checkpoints[next] == self.t {
-                cumulative[next] = total;
-                next += 1;
-            }
+            marks.record(self.t, total);
         }
         Ok(RunSummary {
             rounds,

@@ -47,7 +47,7 @@ use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, padded_dr
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_positive};
 use crate::frank_wolfe::FrankWolfe;
-use crate::learners::{LossNorm, RunSummary, check_len_pair};
+use crate::learners::{Checkpoints, LossNorm, RunSummary, check_len_pair};
 use crate::losses::check_checkpoints;
 use crate::noise::NoiseDistribution;
 use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
@@ -663,16 +663,12 @@ impl PrivateDrSubmodular {
         check_checkpoints(checkpoints, end)?;
         let clipped_before = self.clipped;
         let mut total = 0.0;
-        let mut next = checkpoints.partition_point(|&c| c <= start);
-        cumulative[..next].fill(0.0);
+        let mut marks = Checkpoints::new(checkpoints, cumulative, start);
         while self.t < end {
             self.decide();
             let payoff = self.step(family.row_at(self.t), false)?;
             total -= payoff;
-            while next < checkpoints.len() && checkpoints[next] == self.t {
-                cumulative[next] = total;
-                next += 1;
-            }
+            marks.record(self.t, total);
         }
         Ok(RunSummary {
             rounds,

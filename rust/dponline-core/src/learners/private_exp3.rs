@@ -33,7 +33,7 @@ use crate::losses::{LossFamily, LossKind, check_checkpoints};
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
 use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
 
-use super::{RunSummary, check_len_pair};
+use super::{Checkpoints, RunSummary, check_len_pair};
 
 const REBUILD_HIGH: f64 = 1e100;
 const REBUILD_LOW: f64 = 1e-100;
@@ -648,18 +648,14 @@ impl PrivateExp3 {
         check_checkpoints(checkpoints, end)?;
         let clipped_before = self.clipped;
         let mut total = 0.0;
-        let mut next = checkpoints.partition_point(|&c| c <= start);
-        cumulative[..next].fill(0.0);
+        let mut marks = Checkpoints::new(checkpoints, cumulative, start);
         while self.t < end {
             let arm = self.draw();
             let prob = self.pending.map_or(1.0, |(_, p)| p);
             let loss = env.loss(self.t, arm);
             total += loss;
             self.update(arm, prob, loss);
-            while next < checkpoints.len() && checkpoints[next] == self.t {
-                cumulative[next] = total;
-                next += 1;
-            }
+            marks.record(self.t, total);
         }
         Ok(RunSummary {
             rounds,

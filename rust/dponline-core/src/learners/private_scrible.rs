@@ -61,7 +61,7 @@ use crate::losses::{LossFamily, LossKind, check_checkpoints};
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
 use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
 
-use super::{RunSummary, check_len_pair};
+use super::{Checkpoints, RunSummary, check_len_pair};
 
 /// The barrier's domain.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -719,17 +719,13 @@ impl PrivateScrible {
         check_checkpoints(checkpoints, end)?;
         let clipped_before = self.clipped;
         let mut total = 0.0;
-        let mut next = checkpoints.partition_point(|&c| c <= start);
-        cumulative[..next].fill(0.0);
+        let mut marks = Checkpoints::new(checkpoints, cumulative, start);
         while self.t < end {
             self.explore()?;
             let loss = family.value(self.t, &self.played);
             self.update(loss)?;
             total += loss;
-            while next < checkpoints.len() && checkpoints[next] == self.t {
-                cumulative[next] = total;
-                next += 1;
-            }
+            marks.record(self.t, total);
         }
         Ok(RunSummary {
             rounds,

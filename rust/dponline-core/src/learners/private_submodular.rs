@@ -31,7 +31,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result};
-use crate::learners::{RunSummary, check_len_pair};
+use crate::learners::{Checkpoints, RunSummary, check_len_pair};
 use crate::losses::check_checkpoints;
 use crate::mwu::{Hedge, uniform_below};
 use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
@@ -589,8 +589,7 @@ impl PrivateSubmodular {
         check_checkpoints(checkpoints, end)?;
         let mut covered = family.scratch()?;
         let mut total = 0.0;
-        let mut next = checkpoints.partition_point(|&c| c <= start);
-        cumulative[..next].fill(0.0);
+        let mut marks = Checkpoints::new(checkpoints, cumulative, start);
         while self.t < end {
             self.decide();
             let t = self.t;
@@ -628,10 +627,7 @@ impl PrivateSubmodular {
                 Feedback::Bandit => self.bandit_step(payoff),
             }
             total -= payoff;
-            while next < checkpoints.len() && checkpoints[next] == self.t {
-                cumulative[next] = total;
-                next += 1;
-            }
+            marks.record(self.t, total);
         }
         Ok(RunSummary {
             rounds,

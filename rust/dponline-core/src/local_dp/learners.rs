@@ -20,7 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result, check_positive};
-use crate::learners::{RunSummary, check_len_pair};
+use crate::learners::{Checkpoints, RunSummary, check_len_pair};
 use crate::losses::check_checkpoints;
 use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
 
@@ -648,8 +648,7 @@ impl LocalLearner {
         let mechanism = stream.mechanism();
         let clipped_before = self.clipped;
         let mut total = 0.0;
-        let mut next = checkpoints.partition_point(|&c| c <= start);
-        cumulative[..next].fill(0.0);
+        let mut marks = Checkpoints::new(checkpoints, cumulative, start);
         let mut grad = core::mem::take(&mut self.grad);
         let mut direction = core::mem::take(&mut self.direction);
         let result = (|| -> Result<()> {
@@ -670,10 +669,7 @@ impl LocalLearner {
                 )?;
                 self.check_tell(&grad)?;
                 self.update(&grad);
-                while next < checkpoints.len() && checkpoints[next] == self.t {
-                    cumulative[next] = total;
-                    next += 1;
-                }
+                marks.record(self.t, total);
             }
             Ok(())
         })();
