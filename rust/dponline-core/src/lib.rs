@@ -16,6 +16,7 @@
 //! | [`mwu`] | Hedge (multiplicative weights) over large action sets, log-domain with a sum tree |
 //! | [`submodular`] | monotone submodular function streams with batched marginal gains |
 //! | [`vecops`] | small dense-vector kernels for hot loops |
+//! | [`simd`] | run-time CPU-feature dispatch (AVX2, AVX-512) for those kernels; the only `unsafe` in the crate |
 //! | [`learners`] | the online learners (`PrivateBandit`, ...) |
 //! | [`local_dp`] | local randomisers and the parameter-free local-DP learners (van der Hoeven 2019) |
 //! | [`special`] | `erfcx`, Mills-ratio residual, Gauss-Legendre and adaptive Gauss-Kronrod quadrature |
@@ -31,6 +32,7 @@ pub mod losses;
 pub mod mwu;
 pub mod noise;
 pub mod rng;
+pub mod simd;
 pub mod special;
 pub mod sphere;
 pub mod submodular;

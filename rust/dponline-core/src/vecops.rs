@@ -5,7 +5,7 @@
 //! fixed, so results are deterministic and identical on every run and platform.
 
 /// `Σ a_i`, with four partial sums.
-#[inline]
+#[inline(always)]
 pub fn sum(a: &[f64]) -> f64 {
     let mut acc = [0.0; 4];
     let chunks = a.chunks_exact(4);
@@ -148,9 +148,15 @@ pub fn exp_any(x: f64) -> f64 {
 /// of finite values and `η > 0`: the exponential-weights distribution in log-domain (every exponent `<= 0`, the
 /// smallest `s_i` gets the largest term, exactly 1 before normalisation, so the sum is in `[1, n]` and never
 /// overflows or vanishes). Four vectorisable passes (minimum; [`exp_nonpositive`], skipping blocks that all
-/// underflow; sum; scaling), no allocation. `out` must have the length of `s`.
-#[inline]
+/// underflow; sum; scaling), no allocation, at the CPU's widest vector level ([`crate::simd`]; the result
+/// does not depend on the level). `out` must have the length of `s`.
 pub fn softmax_neg_scaled(s: &[f64], eta: f64, out: &mut [f64]) {
+    crate::simd::dispatch(|| softmax_neg_scaled_kernel(s, eta, out));
+}
+
+/// [`softmax_neg_scaled`] at the level of its caller.
+#[inline(always)]
+pub(crate) fn softmax_neg_scaled_kernel(s: &[f64], eta: f64, out: &mut [f64]) {
     debug_assert_eq!(s.len(), out.len());
     let mut lo = [f64::INFINITY; 4];
     let chunks = s.chunks_exact(4);
