@@ -6,6 +6,7 @@ import pickle
 
 import numpy as np
 import pytest
+from _audit import audit_epsilon
 from conftest import Z
 
 import dponline
@@ -528,15 +529,6 @@ def test_dpftrl_with_other_mechanisms_is_calibrated_from_column_norms(mechanism)
 # -- black-box privacy audit (Laplace) -------------------------------------------------------------------------
 
 
-def _audit_epsilon(hits_a: int, hits_b: int, trials: int) -> float:
-    """Lower confidence bound (level 1 − 1e-6) on ln(P_a / P_b) from two binomial counts (Clopper-Pearson)."""
-    from scipy.stats import beta
-
-    lower_a = beta.ppf(0.5e-6, hits_a, trials - hits_a + 1)
-    upper_b = beta.ppf(1 - 0.5e-6, hits_b + 1, trials - hits_b)
-    return float(np.log(lower_a / upper_b))
-
-
 def _released_differences(epsilon: float, first_row: np.ndarray, trials: int, seed: int) -> np.ndarray:
     """``trials`` independent DP-FTRL experts learners (N = 2, T = 3, G = 1, Laplace) fed ``first_row``, then
     zeros; returns, per run, ``D_t = ln(x_{t+1}[1] / x_{t+1}[0]) / η`` for t = 1, 2 — the noisy cumulative loss
@@ -601,7 +593,7 @@ def test_black_box_privacy_audit_of_laplace_dpftrl():
         d_b = _released_differences(built_for, np.array([0.0, 1.0]), trials, seed + 7)
         hits_a = int(np.count_nonzero((d_a >= tau).all(axis=1)))
         hits_b = int(np.count_nonzero((d_b >= tau).all(axis=1)))
-        return _audit_epsilon(hits_a, hits_b, trials)
+        return audit_epsilon(hits_a, hits_b, trials)
 
     honest = estimate(eps, 3.0, 200_000, 11)
     assert honest <= eps

@@ -6,19 +6,11 @@ import pickle
 
 import numpy as np
 import pytest
+from _audit import audit_epsilon
 
 import dponline
 from dponline import PrivateEXP3, datasets
 from dponline.losses import BernoulliArms, Linear
-
-
-def _audit_epsilon(hits_a: int, hits_b: int, trials: int) -> float:
-    """Lower confidence bound (level 1 − 1e-6) on ln(P_a / P_b) from two binomial counts (Clopper-Pearson)."""
-    from scipy.stats import beta
-
-    lower_a = beta.ppf(0.5e-6, hits_a, trials - hits_a + 1)
-    upper_b = beta.ppf(1 - 0.5e-6, hits_b + 1, trials - hits_b)
-    return float(np.log(lower_a / upper_b))
 
 
 @pytest.mark.parametrize("eps,B", [(1.0, 1.0), (0.25, 2.0), (3.0, 0.5)])
@@ -77,11 +69,11 @@ def test_privacy_audit_of_the_released_feedback():
         return out
 
     a, b = releases(1.0, eps, 1), releases(0.0, eps, 2)
-    estimate = _audit_epsilon(int((a >= 1).sum()), int((b >= 1).sum()), trials)
+    estimate = audit_epsilon(int((a >= 1).sum()), int((b >= 1).sum()), trials)
     assert estimate <= eps
     assert estimate > 0.9
     weak_a, weak_b = releases(1.0, 1.5 * eps, 3), releases(0.0, 1.5 * eps, 4)
-    assert _audit_epsilon(int((weak_a >= 1).sum()), int((weak_b >= 1).sum()), trials) > eps
+    assert audit_epsilon(int((weak_a >= 1).sum()), int((weak_b >= 1).sum()), trials) > eps
 
 
 @pytest.mark.parametrize("K", [2, pytest.param(10_000, marks=pytest.mark.slow)])

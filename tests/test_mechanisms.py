@@ -6,6 +6,7 @@ import pickle
 
 import numpy as np
 import pytest
+from _audit import audit_epsilon
 from conftest import Z, tree_noise_nodes
 
 import dponline
@@ -404,15 +405,6 @@ def test_gaussian_calibration_matches_dp_accounting():
         assert loss.get_delta_for_epsilon(mech.privacy.epsilon) == pytest.approx(mech.privacy.delta, rel=1e-6)
 
 
-def _audit_epsilon(hits_a: int, hits_b: int, trials: int) -> float:
-    """Lower confidence bound (level 1 − 1e-6) on ln(P_a / P_b) from two binomial counts (Clopper-Pearson)."""
-    from scipy.stats import beta
-
-    lower_a = beta.ppf(0.5e-6, hits_a, trials - hits_a + 1)
-    upper_b = beta.ppf(1 - 0.5e-6, hits_b + 1, trials - hits_b)
-    return float(np.log(lower_a / upper_b))
-
-
 TRIALS = 2_000_000
 
 
@@ -430,11 +422,11 @@ def test_black_box_privacy_audit_of_the_laplace_kary_tree():
     def hits(rel):
         return int(np.count_nonzero((rel[0] >= 1) & (rel[2] >= 1)))
 
-    estimate = _audit_epsilon(hits(a.push_many(X_a)), hits(b.push_many(np.zeros((T, TRIALS)))), TRIALS)
+    estimate = audit_epsilon(hits(a.push_many(X_a)), hits(b.push_many(np.zeros((T, TRIALS)))), TRIALS)
     assert 0.9 < estimate <= eps
     weak_a = KaryTree(TRIALS, T, k=3, readout="plain", scale=1.0, seed=13).push_many(X_a)
     weak_b = KaryTree(TRIALS, T, k=3, readout="plain", scale=1.0, seed=14).push_many(np.zeros((T, TRIALS)))
-    assert _audit_epsilon(hits(weak_a), hits(weak_b), TRIALS) > eps
+    assert audit_epsilon(hits(weak_a), hits(weak_b), TRIALS) > eps
 
 
 def test_black_box_privacy_audit_of_the_laplace_honaker_tree():
@@ -451,11 +443,11 @@ def test_black_box_privacy_audit_of_the_laplace_honaker_tree():
     def hits(rel):
         return int(np.count_nonzero((rel[0] >= 1) & (rel[1] >= 1)))
 
-    estimate = _audit_epsilon(hits(a.push_many(X_a)), hits(b.push_many(np.zeros((T, TRIALS)))), TRIALS)
+    estimate = audit_epsilon(hits(a.push_many(X_a)), hits(b.push_many(np.zeros((T, TRIALS)))), TRIALS)
     assert 0.7 < estimate <= eps  # measured 0.75: the releases do not reveal the nodes separately
     weak_a = HonakerTree(TRIALS, T, scale=1.0, seed=23).push_many(X_a)
     weak_b = HonakerTree(TRIALS, T, scale=1.0, seed=24).push_many(np.zeros((T, TRIALS)))
-    assert _audit_epsilon(hits(weak_a), hits(weak_b), TRIALS) > eps
+    assert audit_epsilon(hits(weak_a), hits(weak_b), TRIALS) > eps
 
 
 def test_black_box_privacy_audit_of_a_laplace_blt():
@@ -477,9 +469,9 @@ def test_black_box_privacy_audit_of_a_laplace_blt():
     def run(scale, seed, X):
         return BLT(TRIALS, T, scale=scale, noise="laplace", seed=seed, **params).push_many(X)
 
-    estimate = _audit_epsilon(hits(run(scale, 31, X_a)), hits(run(scale, 32, np.zeros((T, TRIALS)))), TRIALS)
+    estimate = audit_epsilon(hits(run(scale, 31, X_a)), hits(run(scale, 32, np.zeros((T, TRIALS)))), TRIALS)
     assert 0.9 < estimate <= eps
-    assert _audit_epsilon(hits(run(1.0, 33, X_a)), hits(run(1.0, 34, np.zeros((T, TRIALS)))), TRIALS) > eps
+    assert audit_epsilon(hits(run(1.0, 33, X_a)), hits(run(1.0, 34, np.zeros((T, TRIALS)))), TRIALS) > eps
 
 
 def _dense_model(name: str, T: int, mech) -> tuple[np.ndarray, np.ndarray]:
@@ -503,17 +495,7 @@ def _expected_audit(mu: float, c: float, delta: float, trials: int) -> float:
     from scipy.stats import norm
 
     hits_a, hits_b = trials * norm.sf(c - mu), trials * norm.sf(c)
-    return _audit_epsilon_delta(hits_a, hits_b, trials, delta)
-
-
-def _audit_epsilon_delta(hits_a: float, hits_b: float, trials: int, delta: float) -> float:
-    """Lower confidence bound (level 1 − 1e-6) on ln((P_a − δ) / P_b) from two binomial counts (Clopper-Pearson);
-    −inf when the lower bound on P_a does not exceed δ."""
-    from scipy.stats import beta
-
-    lower_a = beta.ppf(0.5e-6, hits_a, trials - hits_a + 1)
-    upper_b = beta.ppf(1 - 0.5e-6, hits_b + 1, trials - hits_b)
-    return float(np.log(lower_a - delta) - np.log(upper_b)) if lower_a > delta else -np.inf
+    return audit_epsilon(hits_a, hits_b, trials, delta)
 
 
 GAUSSIAN_AUDITS = {
@@ -609,7 +591,7 @@ def test_black_box_gaussian_privacy_audit(name):
                 count += int(np.count_nonzero(w @ mech.push_many(X) >= c * scale))
             counts.append(count)
         assert min(counts) > 100  # not a rare-event artefact
-        return _audit_epsilon_delta(counts[0], counts[1], trials, delta), _expected_audit(mu, c, delta, trials)
+        return audit_epsilon(counts[0], counts[1], trials, delta), _expected_audit(mu, c, delta, trials)
 
     (audit, expected), (control, expected_control) = estimate(1.0), estimate(float(weaken))
     assert audit <= eps, (audit, expected)

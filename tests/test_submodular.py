@@ -8,6 +8,7 @@ import pickle
 
 import numpy as np
 import pytest
+from _audit import audit_epsilon
 
 import dponline
 from dponline import PrivateSubmodular
@@ -565,15 +566,6 @@ def test_one_minus_one_over_e_regret_on_real_clicks_is_below_theorem_6(epsilon):
 # -- privacy audit ---------------------------------------------------------------------------------------------
 
 
-def _audit_epsilon(hits_a: int, hits_b: int, trials: int) -> float:
-    """Lower confidence bound (level 1 − 1e-6) on ln(P_a / P_b) from two binomial counts (Clopper-Pearson)."""
-    from scipy.stats import beta
-
-    lower_a = beta.ppf(0.5e-6, hits_a, trials - hits_a + 1)
-    upper_b = beta.ppf(1 - 0.5e-6, hits_b + 1, trials - hits_b)
-    return float(np.log(lower_a / upper_b))
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("k", [1, 2])
 def test_privacy_audit_of_fi_dp_on_neighbouring_streams(k):
@@ -598,6 +590,6 @@ def test_privacy_audit_of_fi_dp_on_neighbouring_streams(k):
 
     a = hits(np.array([0.0, 1.0]), 0)
     b = hits(np.array([1.0, 0.0]), 10**7)
-    estimate = _audit_epsilon(a, b, trials)
+    estimate = audit_epsilon(a, b, trials)
     assert estimate <= exact <= eps
     assert estimate > exact - 0.1
