@@ -350,9 +350,12 @@ impl SumTree {
             let Some(group) = level.get_mut(g) else {
                 return;
             };
+            // Blend by bit masks (a `k == s` select would become a jump table on `s`).
             let mut new = group.0;
+            let bits = value.to_bits();
             for (k, v) in new.iter_mut().enumerate() {
-                *v = if k == s { value } else { *v };
+                let mask = 0u64.wrapping_sub(u64::from(k == s));
+                *v = f64::from_bits((bits & mask) | (v.to_bits() & !mask));
             }
             group.0 = new;
             value = group_sum(&new);
