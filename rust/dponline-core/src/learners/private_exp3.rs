@@ -352,7 +352,8 @@ impl SumTree {
     }
 
     /// Set leaf `i` (`< K`) and recompute the sums above it, each from its whole group: per level, the group
-    /// with the new entry blended in (no store-then-reload of a lane), its sum, and the group written back.
+    /// with the new entry blended in (in registers, no store-then-reload of a lane), its sum, and the changed
+    /// entry written.
     #[inline(always)]
     fn set(&mut self, mut i: usize, value: f64) {
         let mut value = value;
@@ -361,14 +362,16 @@ impl SumTree {
             let Some(group) = level.get_mut(g) else {
                 return;
             };
-            // Blend by bit masks (a `k == s` select would become a jump table on `s`).
+            // The group with the new entry blended in by bit masks, in registers (a `k == s` select would
+            // become a jump table on `s`); only the changed entry is stored (measured faster than storing
+            // the whole group).
             let mut new = group.0;
             let bits = value.to_bits();
             for (k, v) in new.iter_mut().enumerate() {
                 let mask = 0u64.wrapping_sub(u64::from(k == s));
                 *v = f64::from_bits((bits & mask) | (v.to_bits() & !mask));
             }
-            group.0 = new;
+            group.0[s] = value;
             value = group_sum(&new);
             i = g;
         }
