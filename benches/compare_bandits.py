@@ -3,7 +3,8 @@
     python benches/compare_bandits.py [--quick]
 
 For K in {10, 10³, 10⁴} arms, all learners play the same Bernoulli environment (loss means evenly spaced in
-[0.1, 0.9]); steps/s are the best of repeats (the native learner and the raw draws interleaved) (on a shared 2-core machine only ratios mean anything):
+[0.1, 0.9]); steps/s are the best of repeats (the native learner and the raw draws interleaved; on a shared
+2-core machine only ratios mean anything):
 
 * dponline ``PrivateEXP3.run`` (native, ε = 1 and ``epsilon=None``) against ``losses.BernoulliArms``;
 * dponline ``ask``/``tell`` from Python (one call each per step);

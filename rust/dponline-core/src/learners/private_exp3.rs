@@ -268,7 +268,7 @@ fn running_sums(g: &[f64; FANOUT]) -> [f64; FANOUT] {
     let offsets = [0.0, o1, o2, o3];
     for i in 0..4 {
         for (j, &o) in offsets.iter().enumerate() {
-            run[4 * i + j] = o + run[4 * i + j];
+            run[4 * i + j] += o;
         }
     }
     run
