@@ -561,11 +561,13 @@ fn open01<R: rand_core::Rng + ?Sized>(g: &mut R) -> f64 {
     (bits as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
 }
 
-/// The random draws one PrivateEXP3 step is measured against, `steps` times in a loop: two uniforms
-/// ([`Generator::open01`]) and one `Laplace(1)` draw (the scalar sampler of [`crate::noise`]), all from the
-/// generator of stream 1 of `seed` (OS-keyed when `secure`). Returns the sum of every draw so that nothing is
-/// optimised away. For benchmarks only (`benches/compare_bandits.py`): the native baseline of the issue's
-/// "cost of the RNG draws a step needs".
+/// The random draws one PrivateEXP3 step is measured against, for `steps` steps: two uniforms
+/// ([`Generator::open01`]'s bits) and one `Laplace(1)` draw per step, all from the generator of stream 1 of
+/// `seed` (OS-keyed when `secure`), drawn the cheapest way the core has — in blocks of 64 steps, the
+/// uniforms by one loop and the Laplace draws by the sampler's [`Sampler::fill`] (as the learner pre-draws
+/// its own) — so the cost does not depend on whether a per-draw call is inlined. Returns the sum of every
+/// draw so that nothing is optimised away. For benchmarks (`benches/compare_bandits.py`): the native floor
+/// of the "cost of the RNG draws a step needs".
 ///
 /// Errors: [`CoreError::Entropy`] when `secure` and the OS entropy source fails.
 pub fn raw_step_draws(seed: Seed, steps: u64, secure: bool) -> Result<f64> {
@@ -579,16 +581,20 @@ pub fn raw_step_draws(seed: Seed, steps: u64, secure: bool) -> Result<f64> {
         type Output = f64;
         #[inline]
         fn call<S: Sampler>(self, s: S) -> f64 {
-            let steps = self.steps;
+            let mut uniforms = [0.0f64; 2 * BLOCK];
+            let mut laplace = [0.0f64; BLOCK];
+            let mut left = self.steps;
+            let mut acc = 0.0;
             crate::with_generator!(self.rng, g => {
-                let mut acc = 0.0;
-                for _ in 0..steps {
-                    let u = open01(g);
-                    let v = open01(g);
-                    acc += u + v + s.sample(g);
+                while left > 0 {
+                    let n = usize::try_from(left).map_or(BLOCK, |l| l.min(BLOCK));
+                    uniforms[..2 * n].iter_mut().for_each(|u| *u = open01(g));
+                    s.fill(g, &mut laplace[..n]);
+                    acc += crate::vecops::sum(&uniforms[..2 * n]) + crate::vecops::sum(&laplace[..n]);
+                    left -= n as u64;
                 }
-                acc
-            })
+            });
+            acc
         }
     }
     Ok(noise.with_sampler(Loop {
