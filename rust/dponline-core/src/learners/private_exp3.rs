@@ -21,10 +21,15 @@
 //! `η = γ/(K B')`. With `λ = 0` (non-private) this is EXP3 with mixing on `[0, B]` losses.
 //!
 //! **Numerics**: the weights are kept in log-domain (`w_i = −η L̂_i`); a 16-ary sum tree over `exp(w_i − M)`
-//! (each node's 16 child sums contiguous, every sum recomputed exactly from its children) gives `O(log K)`
-//! sampling (a branch-free choice among 16 per level) and `O(log K)` update of the played arm. When the tree's values drift out of
+//! (each node's 16 child sums in two cache lines, every sum recomputed exactly from its children) gives
+//! `O(log K)` sampling (a branch-free choice among 16 per level) and `O(log K)` update of the played arm, the
+//! exponential by [`crate::vecops::exp_clamped`] (no libm call). When the tree's values drift out of
 //! `[1e-100, 1e100]` the reference `M` is reset to `max w` and the tree rebuilt (`O(K)`, rare: one round moves
 //! `w` by at most about `η B'K/γ ≈ 1` on the event).
+//!
+//! **Speed**: the uniforms and the Laplace noise, independent of the data, are drawn ahead in blocks of 64
+//! (a block is secret like the generators' states: serialised only for a seeded learner); `run`, `ask` and
+//! `tell` run under [`crate::simd::dispatch`], with the same bits at every instruction-set level.
 
 use serde::{Deserialize, Serialize};
 
