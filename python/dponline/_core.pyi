@@ -26,6 +26,7 @@ __all__ = [
     "dp_ftrl_params",
     "PrivateEXP3",
     "exp3_params",
+    "exp3_raw_step_draws",
     "BernoulliArms",
     "PrivateSCRiBLe",
     "LossFamily",
@@ -425,6 +426,7 @@ class PrivateEXP3:
     def log_weights(self) -> _F64: ...
 
 def exp3_params(arms: int, horizon: int, loss_bound: float, noise_scale: float) -> dict[str, Any]: ...
+def exp3_raw_step_draws(steps: int, seed: int) -> float: ...
 
 @final
 class PrivateSCRiBLe:

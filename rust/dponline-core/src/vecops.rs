@@ -93,10 +93,24 @@ pub(crate) const TAYLOR: [f64; 14] = [
 /// assembled in the exponent bits.
 #[inline(always)]
 pub fn exp_nonpositive(x: f64) -> f64 {
+    exp_core(x, x.clamp(-708.0, 0.0))
+}
+
+/// `e^x` for `x <= 709` (values above are treated as 709), to within a few ulp; 0 below `−708`. The same
+/// branch-free polynomial and exponent assembly as [`exp_nonpositive`], which hold for every
+/// `k = round(x / ln 2)` in `[−1022, 1023]`: a libm-free exponential for hot loops whose argument may be
+/// positive.
+#[inline(always)]
+pub fn exp_clamped(x: f64) -> f64 {
+    exp_core(x, x.clamp(-708.0, 709.0))
+}
+
+/// `e^y` for `y` in `[−708, 709]` (see [`exp_nonpositive`]); 0 when `x < −708`.
+#[inline(always)]
+fn exp_core(x: f64, y: f64) -> f64 {
     const SHIFTER: f64 = 6_755_399_441_055_744.0; // 1.5 · 2^52
     const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000); // fdlibm ln2_hi
     const LN2_LO: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76); // fdlibm ln2_lo
-    let y = x.clamp(-708.0, 0.0);
     let shifted = y * core::f64::consts::LOG2_E + SHIFTER;
     let kf = shifted - SHIFTER;
     let r = (y - kf * LN2_HI) - kf * LN2_LO;
@@ -108,10 +122,9 @@ pub fn exp_nonpositive(x: f64) -> f64 {
     let q2 = (c[8] + c[9] * r) + (c[10] + c[11] * r) * r2;
     let q3 = c[12] + c[13] * r;
     let p = (q0 + q1 * r4) + (q2 + q3 * r4) * r8;
-    // k in [-1022, 0]: the low bits of `shifted` hold k in two's complement.
-    // k in [-1022, 0] sits in the low bits of `shifted` (its bits are those of the shifter plus k, and the
+    // k in [-1022, 1023] sits in the low bits of `shifted` (its bits are those of the shifter plus k, and the
     // shifter's low 12 bits are 0), so the low 12 bits of bits(shifted) + 1023 are the biased exponent k + 1023
-    // of 2^k: one integer add and one shift, which vectorise.
+    // of 2^k (at most 2046: the sign bit stays 0): one integer add and one shift, which vectorise.
     let scale = f64::from_bits(shifted.to_bits().wrapping_add(1023) << 52);
     if x < -708.0 { 0.0 } else { p * scale }
 }
@@ -212,6 +225,25 @@ mod tests {
         assert_eq!(exp_nonpositive(-800.0), 0.0);
         assert_eq!(exp_nonpositive(f64::NEG_INFINITY), 0.0);
         assert_eq!(max_of(&[1.0, 5.0, -2.0, 3.0, 4.0, 9.0, 0.0]), 9.0);
+    }
+
+    #[test]
+    fn clamped_exp_is_accurate_on_both_sides_and_agrees_below_zero() {
+        let mut rng = crate::rng::Generator::from_seed([7, 7, 7, 8]);
+        for _ in 0..200_000 {
+            let x = 1417.0 * rng.open01() - 708.0;
+            let (got, want) = (exp_clamped(x), x.exp());
+            assert!(
+                ((got - want) / want).abs() < 4.0 * f64::EPSILON,
+                "{x}: {got} vs {want}"
+            );
+            let y = -x.abs();
+            assert_eq!(exp_clamped(y).to_bits(), exp_nonpositive(y).to_bits());
+        }
+        assert_eq!(exp_clamped(0.0), 1.0);
+        assert_eq!(exp_clamped(-800.0), 0.0);
+        assert!(exp_clamped(1e6).is_finite() && exp_clamped(1e6) == exp_clamped(709.0));
+        assert!(((exp_clamped(709.0) - 709f64.exp()) / 709f64.exp()).abs() < 4.0 * f64::EPSILON);
     }
 
     #[test]

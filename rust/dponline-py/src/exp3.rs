@@ -38,6 +38,17 @@ pub fn exp3_params<'py>(
     )
 }
 
+/// The random draws one PrivateEXP3 step is measured against (for ``benches/compare_bandits.py``): ``steps``
+/// times two uniforms and one ``Laplace(1)`` from the reproducible generator of ``seed`` (an int), natively in
+/// one loop with the GIL released. Returns the sum of all draws.
+#[pyfunction]
+#[pyo3(signature = (steps, seed))]
+pub fn exp3_raw_step_draws(py: Python<'_>, steps: u64, seed: u64) -> PyResult<f64> {
+    detached(py, || {
+        dponline_core::learners::raw_step_draws([seed, 0, 0, 0], steps, false)
+    })
+}
+
 /// Bernoulli bandit environment (documented wrapper: ``dponline.losses.BernoulliArms``).
 #[pyclass(frozen, module = "dponline._core", name = "BernoulliArms")]
 pub struct PyBernoulliArms {

@@ -39,7 +39,7 @@ mod _core {
     #[pymodule_export]
     use super::dr_submodular::{PyPrivateDrSubmodular, coverage_extension, dr_submodular_copies};
     #[pymodule_export]
-    use super::exp3::{PyBernoulliArms, PyPrivateExp3, exp3_params};
+    use super::exp3::{PyBernoulliArms, PyPrivateExp3, exp3_params, exp3_raw_step_draws};
     #[pymodule_export]
     use super::learners::{PyPrivateBandit, private_bandit_params};
     #[pymodule_export]

@@ -15,7 +15,7 @@ pub use private_bandit::{
     PrivateBandit, PrivateBanditParams, PrivateFrankWolfeMap, SmoothedBatchGradient,
 };
 pub use private_dr_submodular::{DrSubmodularParams, PrivateDrSubmodular};
-pub use private_exp3::{ArmLosses, BernoulliArms, Exp3Params, PrivateExp3};
+pub use private_exp3::{ArmLosses, BernoulliArms, Exp3Params, PrivateExp3, raw_step_draws};
 pub use private_scrible::{PrivateScrible, ScribleParams};
 
 pub use private_submodular::{Exploration, Feedback, PrivateSubmodular, SubmodularParams};

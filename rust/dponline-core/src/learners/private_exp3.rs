@@ -21,10 +21,15 @@
 //! `η = γ/(K B')`. With `λ = 0` (non-private) this is EXP3 with mixing on `[0, B]` losses.
 //!
 //! **Numerics**: the weights are kept in log-domain (`w_i = −η L̂_i`); a 16-ary sum tree over `exp(w_i − M)`
-//! (each node's 16 child sums contiguous, every sum recomputed exactly from its children) gives `O(log K)`
-//! sampling (a branch-free choice among 16 per level) and `O(log K)` update of the played arm. When the tree's values drift out of
+//! (each node's 16 child sums in two cache lines, every sum recomputed exactly from its children) gives
+//! `O(log K)` sampling (a branch-free choice among 16 per level) and `O(log K)` update of the played arm, the
+//! exponential by [`crate::vecops::exp_clamped`] (no libm call). When the tree's values drift out of
 //! `[1e-100, 1e100]` the reference `M` is reset to `max w` and the tree rebuilt (`O(K)`, rare: one round moves
 //! `w` by at most about `η B'K/γ ≈ 1` on the event).
+//!
+//! **Speed**: the uniforms and the Laplace noise, independent of the data, are drawn ahead in blocks of 64
+//! (a block is secret like the generators' states: serialised only for a seeded learner); `run`, `ask` and
+//! `tell` run under [`crate::simd::dispatch`], with the same bits at every instruction-set level.
 
 use serde::{Deserialize, Serialize};
 
@@ -214,70 +219,110 @@ impl ArmLosses<'_> {
 /// Children per node of the sum tree: a node's children are `FANOUT` contiguous sums (two cache lines).
 const FANOUT: usize = 16;
 
-/// A `FANOUT`-ary sum tree over `K` non-negative values: `O(log K)` update and proportional sampling.
-///
-/// `levels[0]` holds the leaves (padded with zeros to a multiple of `FANOUT`); entry `g` of `levels[l + 1]`
-/// is the exact sum of the group `levels[l][g·F .. (g + 1)·F]`, recomputed from that group whenever one of its
-/// entries changes (no running differences, so no drift: a sum is 0 exactly when its whole subtree is 0). The
-/// last level is a single group; `total` is its sum. The tree is a function of the leaves alone, so it is not
-/// serialised: [`SumTree::rebuild`] restores it.
-#[derive(Debug, Clone, Default)]
-struct SumTree {
-    levels: Vec<Vec<f64>>,
-    total: f64,
+/// The `FANOUT` child sums of one node, aligned to a cache line (a group occupies exactly two lines). Child
+/// `c` is stored at [`slot`]`(c)`: the 4×4 transpose, so entry `j` of each of the four aligned quads of slots
+/// belongs to the `j`-th run of four consecutive children and the four runs' running sums are four lanes of
+/// one vector addition.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[repr(C, align(64))]
+struct Group([f64; FANOUT]);
+
+/// Slot of child `c < 16` in its [`Group`]: `4·(c mod 4) + ⌊c/4⌋` (an involution).
+#[inline(always)]
+const fn slot(c: usize) -> usize {
+    ((c & 3) << 2) | ((c >> 2) & 3)
 }
 
-/// The exact sum of one group (four independent lanes, then the lanes; always the same order).
-#[inline]
-fn group_sum(group: &[f64]) -> f64 {
-    let mut lanes = [0.0f64; 4];
-    for quad in group.chunks_exact(4) {
-        for (lane, &v) in lanes.iter_mut().zip(quad) {
-            *lane += v;
+/// The sums of the four runs of four consecutive children (`q[j]` = children `4j..4j+4` in order), as four
+/// lanes: three vector additions.
+#[inline(always)]
+fn run_sums(g: &[f64; FANOUT]) -> [f64; 4] {
+    let mut q = [g[0], g[1], g[2], g[3]];
+    for i in 1..4 {
+        for (j, lane) in q.iter_mut().enumerate() {
+            *lane += g[4 * i + j];
         }
     }
-    (lanes[0] + lanes[1]) + (lanes[2] + lanes[3])
+    q
 }
 
-/// Branch-free choice of the entry of `values` (length ≤ 4) whose interval of the running sums contains
-/// `target`: the count of running sums `≤ target`, so an entry of value 0 (an empty interval) is never the
-/// answer; `None` when `target` is beyond the last sum. `target` becomes the offset inside the entry.
-#[inline]
-fn pick4(values: [f64; 4], target: &mut f64) -> Option<usize> {
-    let c0 = values[0];
-    let c1 = c0 + values[1];
-    let c2 = c1 + values[2];
-    let c3 = c2 + values[3];
-    let t = *target;
-    let k =
-        usize::from(t >= c0) + usize::from(t >= c1) + usize::from(t >= c2) + usize::from(t >= c3);
-    let before = [0.0, c0, c1, c2, c3];
-    *target = t - before[k];
-    (k < 4).then_some(k)
+/// The sum of a group: `((q₀ + q₁) + q₂) + q₃` over [`run_sums`]. Always the same order, so a node's sum is
+/// a function of its children alone, and it equals the last of [`running_sums`] bit for bit.
+#[inline(always)]
+fn group_sum(g: &[f64; FANOUT]) -> f64 {
+    let q = run_sums(g);
+    ((q[0] + q[1]) + q[2]) + q[3]
 }
 
-/// The entry of a group of `FANOUT` whose interval contains `target` (quads first, then inside the quad).
-#[inline]
-fn pick(group: &[f64], target: &mut f64) -> Option<usize> {
-    let mut quads = [0.0f64; 4];
-    let mut members = [[0.0f64; 4]; 4];
-    for ((q, m), chunk) in quads
-        .iter_mut()
-        .zip(&mut members)
-        .zip(group.chunks_exact(4))
-    {
-        m.copy_from_slice(chunk);
-        *q = (chunk[0] + chunk[1]) + (chunk[2] + chunk[3]);
+/// The inclusive running sums of the children in child order, stored by slot: inside each run of four the
+/// lanes accumulate (three vector additions), then each run is offset by the sum of the runs before it
+/// (`0`, `q₀`, `q₀ + q₁`, `(q₀ + q₁) + q₂`; one vector addition). Non-decreasing in child order (rounding is
+/// monotone, and the last sum of run `j` is computed exactly as the offset of run `j + 1`), and the last one
+/// equals [`group_sum`].
+#[inline(always)]
+fn running_sums(g: &[f64; FANOUT]) -> [f64; FANOUT] {
+    let mut run = *g;
+    for i in 1..4 {
+        for j in 0..4 {
+            run[4 * i + j] = run[4 * (i - 1) + j] + g[4 * i + j];
+        }
     }
-    let q = pick4(quads, target)?;
-    let quad = members.get(q).copied().unwrap_or_default();
-    let inner = pick4(quad, target).or_else(|| {
-        // Rounding put `target` past the quad's own running sum: its last positive entry.
-        let j = quad.iter().rposition(|&v| v > 0.0)?;
-        *target = quad.get(j).copied().unwrap_or(0.0);
-        Some(j)
-    })?;
-    Some(4 * q + inner)
+    let o1 = run[12];
+    let o2 = o1 + run[13];
+    let o3 = o2 + run[14];
+    let offsets = [0.0, o1, o2, o3];
+    for i in 0..4 {
+        for (j, &o) in offsets.iter().enumerate() {
+            run[4 * i + j] += o;
+        }
+    }
+    run
+}
+
+/// Branch-free choice of the child whose interval of the running sums contains `target ≥ 0`: the count `c` of
+/// running sums `≤ target` (a child of value 0 adds a running sum equal to the one before it, so it is never
+/// the answer), and `target` minus the largest of those sums (the offset inside child `c`). `c == FANOUT`
+/// when `target` is at or beyond the group's sum. One compare, count and maximum over the 16 sums: vectorised
+/// at every level.
+#[inline(always)]
+fn pick(g: &[f64; FANOUT], target: f64) -> (usize, f64) {
+    let run = running_sums(g);
+    let mut count = [0u64; 4];
+    let mut before = [0.0f64; 4];
+    for quad in run.chunks_exact(4) {
+        for ((n, b), &r) in count.iter_mut().zip(&mut before).zip(quad) {
+            let le = r <= target;
+            *n += u64::from(le);
+            let candidate = if le { r } else { 0.0 };
+            *b = if candidate > *b { candidate } else { *b };
+        }
+    }
+    let c = (count[0] + count[1]) + (count[2] + count[3]);
+    let b0 = if before[1] > before[0] {
+        before[1]
+    } else {
+        before[0]
+    };
+    let b1 = if before[3] > before[2] {
+        before[3]
+    } else {
+        before[2]
+    };
+    let b = if b1 > b0 { b1 } else { b0 };
+    (c as usize, target - b)
+}
+
+/// A `FANOUT`-ary sum tree over `K` non-negative values: `O(log K)` update and proportional sampling.
+///
+/// `levels[0]` holds the leaves (padded with zeros to whole groups); child `c` of group `g` of `levels[l + 1]`
+/// is the exact sum ([`group_sum`]) of group `16g + c` of `levels[l]`, recomputed from that group whenever
+/// one of its entries changes (no running differences, so no drift: a sum is 0 exactly when its whole subtree
+/// is 0). The last level is a single group; `total` is its sum. The tree is a function of the leaves alone,
+/// so it is not serialised: [`SumTree::rebuild`] restores it.
+#[derive(Debug, Clone, Default)]
+struct SumTree {
+    levels: Vec<Vec<Group>>,
+    total: f64,
 }
 
 impl SumTree {
@@ -286,8 +331,10 @@ impl SumTree {
         let mut len = k;
         loop {
             let groups = len.div_ceil(FANOUT);
-            let padded = crate::alloc::checked_len("sum tree over the arms", groups, FANOUT)?;
-            levels.push(crate::alloc::zeros("sum tree over the arms", padded)?);
+            levels.push(crate::alloc::zeros::<Group>(
+                "sum tree over the arms",
+                groups,
+            )?);
             if groups == 1 {
                 break;
             }
@@ -296,32 +343,41 @@ impl SumTree {
         Ok(SumTree { levels, total: 0.0 })
     }
 
-    #[inline]
+    #[inline(always)]
     fn total(&self) -> f64 {
         self.total
     }
 
-    #[inline]
+    #[inline(always)]
     fn leaf(&self, i: usize) -> f64 {
         self.levels
             .first()
-            .and_then(|l| l.get(i))
-            .copied()
-            .unwrap_or(0.0)
+            .and_then(|l| l.get(i / FANOUT))
+            .map_or(0.0, |g| g.0[slot(i % FANOUT)])
     }
 
-    /// Set leaf `i` (`< K`) and recompute the sums above it, each from its whole group.
-    #[inline]
+    /// Set leaf `i` (`< K`) and recompute the sums above it, each from its whole group: per level, the group
+    /// with the new entry blended in (in registers, no store-then-reload of a lane), its sum, and the changed
+    /// entry written.
+    #[inline(always)]
     fn set(&mut self, mut i: usize, value: f64) {
         let mut value = value;
         for level in &mut self.levels {
-            if let Some(slot) = level.get_mut(i) {
-                *slot = value;
+            let (g, s) = (i / FANOUT, slot(i % FANOUT));
+            let Some(group) = level.get_mut(g) else {
+                return;
+            };
+            // The group with the new entry blended in by bit masks, in registers (a `k == s` select would
+            // become a jump table on `s`); only the changed entry is stored (measured faster than storing
+            // the whole group).
+            let mut new = group.0;
+            let bits = value.to_bits();
+            for (k, v) in new.iter_mut().enumerate() {
+                let mask = 0u64.wrapping_sub(u64::from(k == s));
+                *v = f64::from_bits((bits & mask) | (v.to_bits() & !mask));
             }
-            let g = i / FANOUT;
-            value = level
-                .get(g * FANOUT..(g + 1) * FANOUT)
-                .map_or(0.0, group_sum);
+            group.0[s] = value;
+            value = group_sum(&new);
             i = g;
         }
         self.total = value;
@@ -333,60 +389,223 @@ impl SumTree {
         let Some(mut below) = levels.next() else {
             return;
         };
-        below.fill(0.0);
-        for (slot, v) in below.iter_mut().zip(values) {
-            *slot = v;
+        below.fill(Group::default());
+        for (i, v) in values.enumerate() {
+            if let Some(group) = below.get_mut(i / FANOUT) {
+                group.0[slot(i % FANOUT)] = v;
+            }
         }
         for level in levels {
-            for (slot, group) in level.iter_mut().zip(below.chunks_exact(FANOUT)) {
-                *slot = group_sum(group);
+            for (i, group) in below.iter().enumerate() {
+                if let Some(parent) = level.get_mut(i / FANOUT) {
+                    parent.0[slot(i % FANOUT)] = group_sum(&group.0);
+                }
             }
             below = level;
         }
-        self.total = group_sum(below);
+        self.total = below.first().map_or(0.0, |g| group_sum(&g.0));
     }
 
-    /// The leaf where the prefix sums cross `target ∈ [0, total)`, never a leaf of value 0 while the total is
-    /// positive: a child is entered only when `target < child` (so child > 0) or, when rounding leaves
-    /// `target` beyond the group's sum, the last positive child of the group (there is one: the group's sum is
-    /// exactly a sum of non-negative values and positive).
-    #[inline]
+    /// The leaf where the running sums cross `target ∈ [0, total)`, never a leaf of value 0 while the total
+    /// is positive: a child is entered only when `target` lies inside its non-empty interval ([`pick`]) or,
+    /// when rounding leaves `target` at or beyond the group's sum, it is the last positive child of the group
+    /// (there is one: the group's sum is exactly a sum of non-negative values and positive), entered with
+    /// `target` = its value (so the same rule applies below).
+    #[inline(always)]
     fn find(&self, mut target: f64) -> usize {
         let mut g = 0;
         for level in self.levels.iter().rev() {
-            let Some(group) = level.get(g * FANOUT..(g + 1) * FANOUT) else {
+            let Some(group) = level.get(g) else {
                 return 0;
             };
-            let chosen = pick(group, &mut target);
-            let j = match chosen {
-                Some(j) => j,
-                None => {
-                    let j = group.iter().rposition(|&v| v > 0.0).unwrap_or(0);
-                    target = group.get(j).copied().unwrap_or(0.0);
-                    j
-                }
+            let (c, offset) = pick(&group.0, target);
+            let c = if c < FANOUT {
+                target = offset;
+                c
+            } else {
+                last_positive(&group.0, &mut target)
             };
-            g = g * FANOUT + j;
+            g = g * FANOUT + c;
         }
         g
     }
 }
 
-/// The scalar Laplace draw of one round, monomorphic in the sampler.
-struct ScalarDraw<'a> {
-    rng: &'a mut Generator,
+/// The last child of positive value (0 if none), with `target` set to its value: the rounding fallback of
+/// [`SumTree::find`].
+#[cold]
+fn last_positive(g: &[f64; FANOUT], target: &mut f64) -> usize {
+    let c = (0..FANOUT).rev().find(|&c| g[slot(c)] > 0.0).unwrap_or(0);
+    *target = g[slot(c)];
+    c
 }
 
-impl WithSampler for ScalarDraw<'_> {
-    type Output = f64;
-    #[inline]
-    fn call<S: Sampler>(self, s: S) -> f64 {
-        crate::with_generator!(self.rng, g => s.sample(g))
+/// Rounds per block of pre-drawn randomness.
+const BLOCK: usize = 64;
+
+/// The data-independent randomness of the next rounds, drawn in blocks of [`BLOCK`] ahead of use: entry `n`
+/// of `uniforms` picks the arm of a round (stream 2) and entry `n` of `noise` is the Laplace noise of its
+/// release (stream 1, [`Sampler::fill`]); `next` is the entry of the next round. The block is refilled when a
+/// round is drawn with `next == BLOCK`, so block boundaries are round numbers fixed by the seed and the
+/// history, and ask/tell, `run` and a restored pickle consume the same values.
+///
+/// A block is secret randomness exactly like the generators' states: for a reproducible learner (whose
+/// generators are serialised) it is serialised too, so a restore resumes bit-identically; for a secure
+/// learner it is never serialised (an empty block is written) and a restore draws a fresh block from the
+/// freshly OS-keyed generators.
+#[derive(Debug, Clone)]
+struct DrawBlock {
+    uniforms: [f64; BLOCK],
+    noise: [f64; BLOCK],
+    next: usize,
+    secret: bool,
+}
+
+/// The serialised form of a [`DrawBlock`] (empty vectors for a secret block).
+#[derive(Serialize, Deserialize)]
+struct SavedBlock {
+    uniforms: Vec<f64>,
+    noise: Vec<f64>,
+    next: u32,
+}
+
+impl Serialize for DrawBlock {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> core::result::Result<S::Ok, S::Error> {
+        let saved = if self.secret {
+            SavedBlock {
+                uniforms: Vec::new(),
+                noise: Vec::new(),
+                next: BLOCK as u32,
+            }
+        } else {
+            SavedBlock {
+                uniforms: self.uniforms.to_vec(),
+                noise: self.noise.to_vec(),
+                next: self.next as u32,
+            }
+        };
+        saved.serialize(serializer)
     }
 }
 
-fn scalar_noise() -> SumOf {
+impl<'de> Deserialize<'de> for DrawBlock {
+    /// Checked by [`PrivateExp3::from_bytes`]: a block of the wrong length is read as empty (`secret`).
+    fn deserialize<D: serde::Deserializer<'de>>(
+        deserializer: D,
+    ) -> core::result::Result<Self, D::Error> {
+        let saved = SavedBlock::deserialize(deserializer)?;
+        let mut block = DrawBlock::empty(false);
+        match (
+            <[f64; BLOCK]>::try_from(saved.uniforms.as_slice()),
+            <[f64; BLOCK]>::try_from(saved.noise.as_slice()),
+        ) {
+            (Ok(u), Ok(z)) => {
+                block.uniforms = u;
+                block.noise = z;
+                block.next = saved.next as usize;
+            }
+            _ => block.secret = true,
+        }
+        Ok(block)
+    }
+}
+
+impl DrawBlock {
+    fn empty(secret: bool) -> Self {
+        DrawBlock {
+            uniforms: [0.5; BLOCK],
+            noise: [0.0; BLOCK],
+            next: BLOCK,
+            secret,
+        }
+    }
+
+    /// Whether the stored values are ones a block can hold (uniforms in (0, 1), finite noise, `next ≤ BLOCK`).
+    fn is_valid(&self) -> bool {
+        self.next <= BLOCK
+            && self.uniforms.iter().all(|u| *u > 0.0 && *u < 1.0)
+            && self.noise.iter().all(|z| z.is_finite())
+    }
+
+    /// Draw the next block: `BLOCK` uniforms from `rng`, `BLOCK` noise values of `noise` from `noise_rng`.
+    #[inline(never)]
+    fn refill(&mut self, rng: &mut Generator, noise_rng: &mut Generator, noise: &SumOf) {
+        let uniforms = &mut self.uniforms;
+        crate::with_generator!(rng, g => uniforms.iter_mut().for_each(|u| *u = open01(g)));
+        struct Fill<'a> {
+            rng: &'a mut Generator,
+            out: &'a mut [f64; BLOCK],
+        }
+        impl WithSampler for Fill<'_> {
+            type Output = ();
+            #[inline]
+            fn call<S: Sampler>(self, s: S) {
+                let out = self.out;
+                crate::with_generator!(self.rng, g => s.fill(g, out));
+            }
+        }
+        noise.with_sampler(Fill {
+            rng: noise_rng,
+            out: &mut self.noise,
+        });
+        self.next = 0;
+    }
+}
+
+fn laplace_noise() -> SumOf {
     NoiseDistribution::Laplace { scale: 0.0 }.sum_of(1)
+}
+
+/// [`Generator::open01`] on the concrete generator (the same bits: 53 random bits, never 0 or 1).
+#[inline(always)]
+fn open01<R: rand_core::Rng + ?Sized>(g: &mut R) -> f64 {
+    let bits = g.next_u64() >> 11;
+    (bits as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
+}
+
+/// The random draws one PrivateEXP3 step is measured against, for `steps` steps: two uniforms
+/// ([`Generator::open01`]'s bits) and one `Laplace(1)` draw per step, all from the generator of stream 1 of
+/// `seed` (OS-keyed when `secure`), drawn the cheapest way the core has — in blocks of 64 steps, the
+/// uniforms by one loop and the Laplace draws by the sampler's [`Sampler::fill`] (as the learner pre-draws
+/// its own) — so the cost does not depend on whether a per-draw call is inlined. Returns the sum of every
+/// draw so that nothing is optimised away. For benchmarks (`benches/compare_bandits.py`): the native floor
+/// of the "cost of the RNG draws a step needs".
+///
+/// Errors: [`CoreError::Entropy`] when `secure` and the OS entropy source fails.
+pub fn raw_step_draws(seed: Seed, steps: u64, secure: bool) -> Result<f64> {
+    let mut rng = Generator::for_stream(&seed, 1, secure)?;
+    let noise = NoiseDistribution::laplace(1.0)?.sum_of(1);
+    struct Loop<'a> {
+        rng: &'a mut Generator,
+        steps: u64,
+    }
+    impl WithSampler for Loop<'_> {
+        type Output = f64;
+        #[inline]
+        fn call<S: Sampler>(self, s: S) -> f64 {
+            let mut uniforms = [0.0f64; 2 * BLOCK];
+            let mut laplace = [0.0f64; BLOCK];
+            let mut left = self.steps;
+            let mut acc = 0.0;
+            crate::with_generator!(self.rng, g => {
+                while left > 0 {
+                    let n = usize::try_from(left).map_or(BLOCK, |l| l.min(BLOCK));
+                    uniforms[..2 * n].iter_mut().for_each(|u| *u = open01(g));
+                    s.fill(g, &mut laplace[..n]);
+                    acc += crate::vecops::sum(&uniforms[..2 * n]) + crate::vecops::sum(&laplace[..n]);
+                    left -= n as u64;
+                }
+            });
+            acc
+        }
+    }
+    Ok(noise.with_sampler(Loop {
+        rng: &mut rng,
+        steps,
+    }))
 }
 
 /// The PrivateEXP3 learner (see the module docs).
@@ -404,10 +623,12 @@ pub struct PrivateExp3 {
     rng: Generator,
     /// Draws the Laplace noise of the releases (stream 1).
     noise_rng: Generator,
-    #[serde(skip, default = "scalar_noise")]
+    #[serde(skip, default = "laplace_noise")]
     noise: SumOf,
+    /// The uniforms and noise of the next rounds (see [`DrawBlock`]).
+    block: DrawBlock,
     t: u64,
-    /// The asked arm and its probability, while a `tell` is pending.
+    /// The asked arm and `1/p_t(arm)`, while a `tell` is pending.
     pending: Option<(usize, f64)>,
     strict: bool,
     clipped: u64,
@@ -432,6 +653,7 @@ impl PrivateExp3 {
             tree,
             rng: Generator::for_stream(&seed, 2, secure)?,
             noise_rng: Generator::for_stream(&seed, 1, secure)?,
+            block: DrawBlock::empty(secure),
             params,
             t: 0,
             pending: None,
@@ -513,26 +735,35 @@ impl PrivateExp3 {
                 horizon: self.params.horizon,
             });
         }
-        Ok(self.draw())
+        Ok(crate::simd::dispatch(
+            #[inline(always)]
+            || self.draw(),
+        ))
     }
 
-    #[inline]
+    /// Draw `I_t` and set `pending` (the kernel of [`PrivateExp3::ask`] and [`PrivateExp3::run`]).
+    #[inline(always)]
     fn draw(&mut self) -> usize {
+        if self.block.next >= BLOCK {
+            self.block
+                .refill(&mut self.rng, &mut self.noise_rng, &self.noise);
+        }
         let k = self.params.arms;
         let gamma = self.params.gamma;
-        let u = self.rng.open01();
+        let u = self.block.uniforms[self.block.next % BLOCK];
         // One uniform: u < γ explores (u/γ is uniform on (0,1)); otherwise (u − γ)/(1 − γ) is uniform and
         // picks an arm of the exponential weights through the sum tree.
+        let total = self.tree.total();
         let arm = if u < gamma {
             ((u / gamma * k as f64) as usize).min(k - 1)
         } else {
-            let total = self.tree.total();
             self.tree
                 .find((u - gamma) / (1.0 - gamma) * total)
                 .min(k - 1)
         };
-        let prob = (1.0 - gamma) * self.tree.leaf(arm) / self.tree.total() + gamma / k as f64;
-        self.pending = Some((arm, prob));
+        // 1/p_t(arm) with p_t(arm) = (1 − γ)·leaf/total + γ/K: one division.
+        let inverse = total / ((1.0 - gamma) * self.tree.leaf(arm) + gamma / k as f64 * total);
+        self.pending = Some((arm, inverse));
         arm
     }
 
@@ -541,7 +772,7 @@ impl PrivateExp3 {
     /// Errors (state unchanged): [`CoreError::Protocol`] without a preceding `ask`; [`CoreError::NonFinite`];
     /// with `strict`, [`CoreError::InvalidArgument`] for a loss outside `[0, B]`.
     pub fn tell(&mut self, loss: f64) -> Result<()> {
-        let Some((arm, prob)) = self.pending else {
+        let Some((arm, inverse)) = self.pending else {
             return Err(CoreError::Protocol(
                 "tell() must follow ask(): one loss per asked arm".into(),
             ));
@@ -560,24 +791,30 @@ impl PrivateExp3 {
                 loss,
             ));
         }
-        self.update(arm, prob, loss);
+        crate::simd::dispatch(
+            #[inline(always)]
+            || self.update(arm, inverse, loss),
+        );
         Ok(())
     }
 
-    #[inline]
-    fn update(&mut self, arm: usize, prob: f64, loss: f64) {
+    /// Release the round's feedback and update the played arm (the kernel of [`PrivateExp3::tell`] and
+    /// [`PrivateExp3::run`]).
+    #[inline(always)]
+    fn update(&mut self, arm: usize, inverse: f64, loss: f64) {
         let bound = self.params.loss_bound;
         if !(0.0..=bound).contains(&loss) {
             self.clipped += 1;
         }
-        let released = loss.clamp(0.0, bound)
-            + self.noise.with_sampler(ScalarDraw {
-                rng: &mut self.noise_rng,
-            });
+        let released = loss.clamp(0.0, bound) + self.block.noise[self.block.next % BLOCK];
+        self.block.next += 1;
         self.last_release = released;
-        let w = self.log_weights[arm] - self.params.eta * released / prob;
-        self.log_weights[arm] = w;
-        let value = (w - self.reference).exp();
+        let Some(slot) = self.log_weights.get_mut(arm) else {
+            return;
+        };
+        let w = *slot - self.params.eta * released * inverse;
+        *slot = w;
+        let value = crate::vecops::exp_clamped(w - self.reference);
         self.tree.set(arm, value);
         let total = self.tree.total();
         if !(value <= REBUILD_HIGH && total >= REBUILD_LOW) {
@@ -588,14 +825,16 @@ impl PrivateExp3 {
     }
 
     /// Reset the reference to `max w` and rebuild the tree (`O(K)`).
+    #[cold]
+    #[inline(never)]
     fn rebuild(&mut self) {
-        let m = self
-            .log_weights
-            .iter()
-            .fold(f64::NEG_INFINITY, |m, &w| m.max(w));
+        let m = crate::vecops::max_of(&self.log_weights);
         self.reference = m;
-        self.tree
-            .rebuild(self.log_weights.iter().map(|&w| (w - m).exp()));
+        self.tree.rebuild(
+            self.log_weights
+                .iter()
+                .map(|&w| crate::vecops::exp_clamped(w - m)),
+        );
         self.rebuilds += 1;
     }
 
@@ -647,21 +886,32 @@ impl PrivateExp3 {
         let (start, end) = (self.t, self.t + rounds);
         check_checkpoints(checkpoints, end)?;
         let clipped_before = self.clipped;
-        let mut total = 0.0;
         let mut marks = Checkpoints::new(checkpoints, cumulative, start);
-        while self.t < end {
-            let arm = self.draw();
-            let prob = self.pending.map_or(1.0, |(_, p)| p);
-            let loss = env.loss(self.t, arm);
-            total += loss;
-            self.update(arm, prob, loss);
-            marks.record(self.t, total);
-        }
+        let total = crate::simd::dispatch(
+            #[inline(always)]
+            || self.play(env, end, &mut marks),
+        );
         Ok(RunSummary {
             rounds,
             total_loss: total,
             clipped: self.clipped - clipped_before,
         })
+    }
+
+    /// The rounds of [`PrivateExp3::run`] up to round `end` (checked): the kernel it dispatches. Returns the
+    /// summed loss of the played arms.
+    #[inline(always)]
+    fn play(&mut self, env: ArmLosses<'_>, end: u64, marks: &mut Checkpoints<'_>) -> f64 {
+        let mut total = 0.0;
+        while self.t < end {
+            let arm = self.draw();
+            let inverse = self.pending.map_or(1.0, |(_, inv)| inv);
+            let loss = env.loss(self.t, arm);
+            total += loss;
+            self.update(arm, inverse, loss);
+            marks.record(self.t, total);
+        }
+        total
     }
 
     /// Serialize the learner (format-versioned).
@@ -679,18 +929,39 @@ impl PrivateExp3 {
         let k = learner.params.arms;
         let p = &learner.params;
         let recomputed = Exp3Params::new(k, p.horizon, p.loss_bound, p.noise_scale)?;
+        let secure = learner.rng.is_secure();
+        // A reproducible learner's block was serialised whole; a secure learner's never is.
+        let block_ok = secure
+            || (!learner.block.secret
+                && learner.block.is_valid()
+                && (learner.pending.is_none() || learner.block.next < BLOCK));
         let consistent = recomputed == learner.params
             && learner.log_weights.len() == k
-            && learner.pending.is_none_or(|(arm, _)| arm < k);
+            && learner.log_weights.iter().all(|w| w.is_finite())
+            && learner.reference.is_finite()
+            && learner
+                .pending
+                .is_none_or(|(arm, inv)| arm < k && inv.is_finite() && inv > 0.0)
+            && block_ok;
         if !consistent {
             return Err(CoreError::State("PrivateEXP3 state is inconsistent".into()));
         }
         learner.noise = NoiseDistribution::laplace(learner.params.noise_scale)?.sum_of(1);
+        if secure {
+            // Fresh secret randomness from the freshly OS-keyed generators: nothing secret was restored.
+            learner.block = DrawBlock::empty(true);
+            learner
+                .block
+                .refill(&mut learner.rng, &mut learner.noise_rng, &learner.noise);
+        }
         learner.tree = SumTree::new(k)?;
         let m = learner.reference;
-        learner
-            .tree
-            .rebuild(learner.log_weights.iter().map(|&w| (w - m).exp()));
+        learner.tree.rebuild(
+            learner
+                .log_weights
+                .iter()
+                .map(|&w| crate::vecops::exp_clamped(w - m)),
+        );
         Ok(learner)
     }
 }
@@ -724,7 +995,7 @@ mod tests {
             l.probabilities(&mut probs).unwrap();
             assert!((probs.iter().sum::<f64>() - 1.0).abs() < 1e-12);
             let arm = l.ask().unwrap();
-            let (_, prob) = l.pending.unwrap();
+            let prob = 1.0 / l.pending.unwrap().1;
             assert!(
                 (prob - probs[arm]).abs() < 1e-9 * probs[arm].max(1e-300),
                 "t={t}"
@@ -857,5 +1128,130 @@ mod tests {
             m.tell(0.25).unwrap();
         }
         assert_eq!(l.log_weights(), m.log_weights());
+    }
+
+    #[test]
+    fn dispatched_kernels_agree_bitwise_at_every_level() {
+        use crate::simd::{Level, run_at};
+        // The tree kernels (`rebuild`, `set`, `find`): K = 5000 (four levels), weights over many magnitudes
+        // and some zeros, a sequence of updates and descents; every sum and every found leaf compared bitwise.
+        let tree_at = |level| {
+            run_at(
+                level,
+                #[inline(always)]
+                || {
+                    let k = 5000;
+                    let mut rng = Generator::from_seed([5, 4, 3, 2]);
+                    let mut tree = SumTree::new(k).unwrap();
+                    tree.rebuild((0..k).map(|i| {
+                        if i % 11 == 0 {
+                            0.0
+                        } else {
+                            (-30.0 * rng.open01()).exp()
+                        }
+                    }));
+                    let mut out = Vec::new();
+                    for step in 0..20_000 {
+                        let leaf = tree.find(rng.open01() * tree.total());
+                        out.push(leaf as u64);
+                        tree.set((leaf * 7 + step) % k, rng.open01() * 2.0);
+                        out.push(tree.total().to_bits());
+                    }
+                    for level in &tree.levels {
+                        for g in level {
+                            out.extend(g.0.iter().map(|v| v.to_bits()));
+                        }
+                    }
+                    out
+                },
+            )
+        };
+        let base = tree_at(Level::Baseline);
+        assert_eq!(base, tree_at(Level::Avx2));
+        assert_eq!(base, tree_at(Level::Avx512));
+        // The whole native loop (`play`: draw, update, `exp_clamped`): arms' losses and final state bitwise.
+        let means: Vec<f64> = (0..300).map(|i| f64::from(i % 17) / 17.0).collect();
+        let env = BernoulliArms::new(means, 50_000, 3).unwrap();
+        let run_level = |level| {
+            let p = Exp3Params::new(300, 50_000, 1.0, 1.0).unwrap();
+            let mut l = PrivateExp3::new(p, [1, 1, 2, 3], false, false).unwrap();
+            let mut cumulative = vec![0.0; 1];
+            let mut marks = Checkpoints::new(&[50_000], &mut cumulative, 0);
+            let total = run_at(
+                level,
+                #[inline(always)]
+                || l.play(ArmLosses::Bernoulli(&env), 50_000, &mut marks),
+            );
+            let mut out: Vec<u64> = l.log_weights().iter().map(|w| w.to_bits()).collect();
+            out.push(total.to_bits());
+            out.push(l.rebuilds());
+            out
+        };
+        let base = run_level(Level::Baseline);
+        assert_eq!(base, run_level(Level::Avx2));
+        assert_eq!(base, run_level(Level::Avx512));
+    }
+
+    #[test]
+    fn pre_drawn_blocks_resume_bit_identically_and_secure_blocks_are_never_written() {
+        // Reproducible: a restore in the middle of a block, with an arm pending, continues bit-identically.
+        let p = Exp3Params::new(40, 10_000, 1.0, 0.5).unwrap();
+        let mut a = PrivateExp3::new(p.clone(), [2, 7, 1, 8], false, false).unwrap();
+        for _ in 0..1000 + BLOCK / 3 {
+            let arm = a.ask().unwrap();
+            a.tell(if arm % 3 == 0 { 0.2 } else { 0.9 }).unwrap();
+        }
+        a.ask().unwrap();
+        assert!(a.block.next > 0 && a.block.next < BLOCK);
+        let mut b = PrivateExp3::from_bytes(&a.to_bytes().unwrap()).unwrap();
+        for _ in 0..500 {
+            let arm = a.ask().unwrap();
+            assert_eq!(arm, b.ask().unwrap());
+            a.tell(0.5).unwrap();
+            b.tell(0.5).unwrap();
+            assert_eq!(a.last_release().to_bits(), b.last_release().to_bits());
+        }
+        // Secure: the block's values appear nowhere in the bytes, and a restore (also with an arm pending)
+        // draws a fresh block.
+        let mut s = PrivateExp3::new(p, [0; 4], true, false).unwrap();
+        for _ in 0..10 {
+            s.ask().unwrap();
+            s.tell(0.5).unwrap();
+        }
+        s.ask().unwrap();
+        let bytes = s.to_bytes().unwrap();
+        let contains = |v: f64| bytes.windows(8).any(|w| w == v.to_le_bytes());
+        assert!(!s.block.uniforms.iter().any(|&u| contains(u)));
+        assert!(!s.block.noise.iter().any(|&z| contains(z)));
+        let mut r = PrivateExp3::from_bytes(&bytes).unwrap();
+        assert!(r.block.secret && r.block.next == 0);
+        assert_ne!(r.block.noise, s.block.noise);
+        r.tell(0.5).unwrap();
+        assert!(r.last_release().is_finite());
+        // A reproducible state whose block was tampered with is refused.
+        let mut c = PrivateExp3::new(
+            Exp3Params::new(4, 100, 1.0, 1.0).unwrap(),
+            [1; 4],
+            false,
+            false,
+        )
+        .unwrap();
+        c.ask().unwrap();
+        c.block.uniforms[3] = 1.5;
+        assert!(matches!(
+            PrivateExp3::from_bytes(&c.to_bytes().unwrap()),
+            Err(CoreError::State(_))
+        ));
+    }
+
+    #[test]
+    fn native_raw_draws_are_the_stated_draws() {
+        // Two uniforms and one Laplace(1) per step: the mean of the sum is 1 per step, its variance
+        // 2/12 + 2; over 10^6 steps |mean − 1| < 6 standard errors.
+        let n = 1_000_000u64;
+        let sum = raw_step_draws([4, 4, 4, 4], n, false).unwrap();
+        let se = ((2.0 / 12.0 + 2.0) / n as f64).sqrt();
+        assert!((sum / n as f64 - 1.0).abs() < 6.0 * se);
+        assert_eq!(sum, raw_step_draws([4, 4, 4, 4], n, false).unwrap());
     }
 }
