@@ -7,6 +7,7 @@ import numpy.typing as npt
 from typing_extensions import disjoint_base
 
 __version__: str
+STATE_VERSION: int
 __all__ = [
     "TreeAggregator",
     "Mechanism",
@@ -34,6 +35,7 @@ __all__ = [
     "frank_wolfe",
     "sample_sphere",
     "__version__",
+    "STATE_VERSION",
     "LocalRandomizer",
     "LocalStream",
     "LocalLearner",

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import __version__, regret
+from .. import __version__, _core, regret
 from ..errors import InvalidInputError
 from ._worker import PackedStream, RunTask, execute, failed_record, init_worker
 
@@ -511,7 +511,8 @@ class Experiment:
 
     def run_key(self, config: Configuration, seed_index: int) -> str:
         """Cache key of a run: SHA-256 over the stream's identity, the learner factory, its arguments, the
-        run's seed material, the checkpoint count and the dponline version."""
+        run's seed material, the checkpoint count, the dponline version and the core's ``STATE_VERSION`` (which
+        changes whenever a seed starts giving other noise)."""
         from .._seed import seed_words
 
         seed = self.seed(config.spec, config.point, seed_index)
@@ -523,6 +524,7 @@ class Experiment:
             "seed": seed_words(seed) if not isinstance(seed, np.random.Generator) else repr(seed),
             "checkpoints": self.checkpoints,
             "dponline": __version__,
+            "state_version": _core.STATE_VERSION,
         }
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 

@@ -62,6 +62,9 @@ mod _core {
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
-        m.add("__version__", env!("CARGO_PKG_VERSION"))
+        m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+        // The version of serialised states and of the seeded noise streams: a change means a seed gives other
+        // noise, so cached results keyed by it are stale.
+        m.add("STATE_VERSION", dponline_core::rng::STATE_VERSION)
     }
 }
