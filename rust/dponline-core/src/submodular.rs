@@ -78,7 +78,7 @@ impl SubmodularKind {
     }
 
     /// Marginal gain of an item of value `x` (not in the prefix) given the prefix's scalar.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn gain(self, state: f64, x: f64) -> f64 {
         match self {
             SubmodularKind::ProbabilisticCoverage => state * x,
@@ -142,12 +142,9 @@ pub fn gain(kind: SubmodularKind, row: &[f64], prefix: &[usize], a: usize) -> f6
 ///
 /// Errors: [`CoreError::NonFinite`]; with `strict`, [`CoreError::InvalidArgument`].
 pub fn check_row(row: &[f64], strict: bool) -> Result<usize> {
-    // One branch-free pass counting entries outside [0, 1] (NaN included); the finiteness check only then.
-    #[allow(clippy::manual_range_contains)]
-    let outside = row
-        .iter()
-        .map(|&v| usize::from(!((v >= 0.0) & (v <= 1.0))))
-        .sum::<usize>();
+    // One branch-free vectorised pass counting entries outside [0, 1] (NaN included); the finiteness check
+    // only then.
+    let outside = crate::vecops::count_outside_unit(row);
     if outside > 0 {
         check_finite("row", row)?;
     }
