@@ -487,9 +487,11 @@ impl Hedge {
             // One dispatch per update (not per element), at the widest level the CPU has.
             macro_rules! pass {
                 ($d:literal) => {
-                    run_at(level, #[inline(always)] || {
-                        multiplicative_pass::<$d>(log_w, leaves, src, sums, zero, gain, eta)
-                    })
+                    run_at(
+                        level,
+                        #[inline(always)]
+                        || multiplicative_pass::<$d>(log_w, leaves, src, sums, zero, gain, eta),
+                    )
                 };
             }
             match self.degree {
@@ -507,9 +509,11 @@ impl Hedge {
             return;
         } else if eta <= SINGLE_PASS_MAX_ETA {
             // Every new log-weight is <= max ℓ + η − shift <= η, and the leader's is >= −ln n.
-            run_at(level, #[inline(always)] || {
-                exact_pass(log_w, leaves, src, sums, zero, gain, (eta, shift))
-            });
+            run_at(
+                level,
+                #[inline(always)]
+                || exact_pass(log_w, leaves, src, sums, zero, gain, (eta, shift)),
+            );
             self.base = eta;
             self.since_refresh = 0;
         } else {
@@ -616,7 +620,11 @@ impl Hedge {
         let start = ((j - self.bcap) * BLOCK).min(self.n - 1);
         let end = (start + BLOCK).min(self.n);
         let block = &self.leaves[start..end];
-        start + crate::simd::dispatch(#[inline(always)] || scan_block(block, u))
+        start
+            + crate::simd::dispatch(
+                #[inline(always)]
+                || scan_block(block, u),
+            )
     }
 }
 

@@ -177,7 +177,10 @@ pub fn exp_any(x: f64) -> f64 {
 /// underflow; sum; scaling), no allocation, at the CPU's widest vector level ([`crate::simd`]; the result
 /// does not depend on the level). `out` must have the length of `s`.
 pub fn softmax_neg_scaled(s: &[f64], eta: f64, out: &mut [f64]) {
-    crate::simd::dispatch(#[inline(always)] || softmax_neg_scaled_kernel(s, eta, out));
+    crate::simd::dispatch(
+        #[inline(always)]
+        || softmax_neg_scaled_kernel(s, eta, out),
+    );
 }
 
 /// [`softmax_neg_scaled`] at the level of its caller.
