@@ -147,7 +147,7 @@ pub fn uniform_below(rng: &mut Generator, n: usize) -> usize {
 }
 
 /// The sum of one block's leaves (at most [`BLOCK`]), in the one order every block sum is computed in:
-/// [`LANES`] running sums over consecutive groups, combined pairwise, then the leftover leaves in turn. The order
+/// [`LANES`] running sums over consecutive groups, combined by halving, then the leftover leaves in turn. The order
 /// is fixed, so the sum is the same at every SIMD level (one 8-wide accumulator at AVX-512, two at AVX2, four
 /// at SSE2).
 #[inline(always)]
@@ -160,7 +160,15 @@ fn block_sum(leaves: &[f64]) -> f64 {
             acc[j] += c[j];
         }
     }
-    let mut s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    // Halving order (lanes j and j + 4, then j and j + 2, then the last two): one full-width add per step
+    // when `acc` sits in one vector register.
+    let h = [
+        acc[0] + acc[4],
+        acc[1] + acc[5],
+        acc[2] + acc[6],
+        acc[3] + acc[7],
+    ];
+    let mut s = (h[0] + h[2]) + (h[1] + h[3]);
     for &v in rest {
         s += v;
     }
@@ -886,7 +894,11 @@ mod tests {
                     for start in [0, 480, 992] {
                         let block = &h.leaves[start..(start + BLOCK).min(n)];
                         let total: f64 = block.iter().sum();
-                        draws.push(run_at(level, || scan_block(block, u * total)));
+                        draws.push(run_at(
+                            level,
+                            #[inline(always)]
+                            || scan_block(block, u * total),
+                        ));
                     }
                 }
                 (bits(&h.log_w), bits(&h.leaves), bits(&h.tree), draws)
@@ -900,7 +912,13 @@ mod tests {
         v[7] = f64::NAN;
         let counts: Vec<usize> = [Level::Baseline, Level::Avx2, Level::Avx512]
             .iter()
-            .map(|&l| run_at(l, || crate::vecops::count_outside_unit_kernel(&v)))
+            .map(|&l| {
+                run_at(
+                    l,
+                    #[inline(always)]
+                    || crate::vecops::count_outside_unit_kernel(&v),
+                )
+            })
             .collect();
         let naive = v.iter().filter(|x| !(0.0..=1.0).contains(*x)).count();
         assert_eq!(counts, vec![naive; 3]);

@@ -1174,9 +1174,11 @@ mod tests {
         let row = fam.row(1);
         let at = |level| {
             let mut out = vec![0.0; n];
-            run_at(level, || {
-                coverage_gains_kernel(cover, row, &covered, &prefix, 1.0, &mut out)
-            });
+            run_at(
+                level,
+                #[inline(always)]
+                || coverage_gains_kernel(cover, row, &covered, &prefix, 1.0, &mut out),
+            );
             bits(&out)
         };
         let want: Vec<f64> = (0..n)
@@ -1207,8 +1209,16 @@ mod tests {
                 .collect();
             let one = |level, used: &[(&[f64], f64, f64)]| {
                 let (mut summed, mut single) = (vec![0.0; n], vec![0.0; n]);
-                run_at(level, || summed_row_gains(kind, used, &mut summed));
-                run_at(level, || gains_into(kind, used[0].0, &prefix, &mut single));
+                run_at(
+                    level,
+                    #[inline(always)]
+                    || summed_row_gains(kind, used, &mut summed),
+                );
+                run_at(
+                    level,
+                    #[inline(always)]
+                    || gains_into(kind, used[0].0, &prefix, &mut single),
+                );
                 (bits(&summed), bits(&single))
             };
             let ones: Vec<(&[f64], f64, f64)> = used.iter().map(|&(r, s, _)| (r, s, 1.0)).collect();
