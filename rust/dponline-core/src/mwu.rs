@@ -18,6 +18,9 @@
 //!   pass subtracts `shift = ln Σ_i e^{ℓ(i)}` (from the tree's total: an upper bound of the largest log-weight
 //!   within `ln n`, so the leader's new log-weight lies in `[−ln n, η]`) and writes `exp(ℓ − η) <= 1` by a
 //!   branch-free `exp`; the log-weights therefore stay within `[−ln n, (REFRESH + 1)·η]` of the leader's.
+//!   The pass (and the check of the payoffs before it) runs at the CPU's widest vector level through
+//!   [`crate::simd::dispatch`], eight doubles per instruction at AVX-512, with the same bits at every level;
+//!   whole blocks are processed as fixed-size arrays so that the loop has no bounds or overlap checks.
 //! * A bandit update of one coordinate ([`Hedge::update_one`]) changes one leaf, its block's sum
 //!   (`BLOCK` additions) and the `log₂(n / BLOCK)` sums above it; when the total exceeds `e^{300}` the
 //!   whole array is renormalised (amortised `O(1)` per update for payoffs in `[0, 1]` and `η ≤ 1`).

@@ -300,12 +300,14 @@ fn set_bit(bits: &mut [u64], j: usize, on: bool) {
 /// without covered elements has the same bits as the masked one.
 #[inline(always)]
 fn cover_sum<const MASKED: bool>(elements: &[u32], weight: &[f64], covered: &[u64]) -> f64 {
-    // Ids are below `weight.len()` by construction; the clamp (a no-op) lets the compiler drop the bounds check
-    // so that the four loads can become one gather.
-    let last = weight.len().saturating_sub(1);
+    let Some(last) = weight.len().checked_sub(1) else {
+        return 0.0;
+    };
+    // Ids are below `weight.len()` by construction; the clamp (a no-op) lets the compiler drop the bounds
+    // check, leaving one load and one add per entry.
     let term = |j: u32| {
         let j = (j as usize).min(last);
-        let w = weight.get(j).copied().unwrap_or(0.0);
+        let w = weight[j];
         if MASKED
             && covered
                 .get(j >> 6)
