@@ -11,7 +11,9 @@ Rows (best of interleaved repeats; 2 shared, noisy cores: only the ratios mean a
   block sums, the sums above the blocks, then a descent to a block and a scan of its 32 leaves) vs ``numpy``
   (log-weights += η g, subtract the max, exp, normalise, ``Generator.choice`` with ``p=``) vs ``one memory
   pass`` (``np.add(w, g, out=w)``: one read of two arrays and one write, no arithmetic beyond an add — the floor
-  for any update that touches every weight); and ``bandit update + sample`` (one coordinate changes:
+  for any update that touches every weight) vs ``two state arrays`` (``np.add(w, g, out=w)`` then
+  ``np.add(w2, g, out=w2)``: the memory traffic of an update that keeps two arrays of state, as Hedge keeps
+  log-weights and leaves); and ``bandit update + sample`` (one coordinate changes:
   ``update_one``, O(32 + log(|U|/32)), then a sample) — the path that wins when few weights change.
 * Batched marginal gains "gain of every a given the prefix S" for probabilistic coverage at |U| = 10⁴ and
   10⁶, |S| = 10: ``dponline`` (``SubmodularFamily.gains``) vs ``numpy`` (``p·Π_{b∈S}(1 − p_b)`` with the prefix
@@ -79,6 +81,12 @@ def hedge_rows(n: int, repeats: int) -> list[tuple[str, float]]:
     def one_pass() -> None:
         np.add(w, g, out=w)
 
+    w2 = np.zeros(n)
+
+    def two_arrays() -> None:
+        np.add(w, g, out=w)
+        np.add(w2, g, out=w2)
+
     hb = Hedge(n, eta, seed=2)
     items = rng.integers(0, n, size=1024).tolist()
     state_b = {"i": 0}
@@ -89,11 +97,18 @@ def hedge_rows(n: int, repeats: int) -> list[tuple[str, float]]:
         hb.sample(1)
 
     inner = max(1, 20_000 // max(1, n // 1000))
-    times: dict[str, list[float]] = {"dponline": [], "numpy": [], "one memory pass": [], "bandit update + sample": []}
+    times: dict[str, list[float]] = {
+        "dponline": [],
+        "numpy": [],
+        "one memory pass": [],
+        "two state arrays": [],
+        "bandit update + sample": [],
+    }
     for _ in range(repeats):  # interleaved
         times["dponline"].append(best_of(native, 1, inner))
         times["numpy"].append(best_of(numpy_hedge, 1, inner))
         times["one memory pass"].append(best_of(one_pass, 1, inner))
+        times["two state arrays"].append(best_of(two_arrays, 1, inner))
         times["bandit update + sample"].append(best_of(bandit, 1, 2_000))
     return [(name, min(v)) for name, v in times.items()]
 

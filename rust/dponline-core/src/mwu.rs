@@ -18,6 +18,9 @@
 //!   pass subtracts `shift = ln Σ_i e^{ℓ(i)}` (from the tree's total: an upper bound of the largest log-weight
 //!   within `ln n`, so the leader's new log-weight lies in `[−ln n, η]`) and writes `exp(ℓ − η) <= 1` by a
 //!   branch-free `exp`; the log-weights therefore stay within `[−ln n, (REFRESH + 1)·η]` of the leader's.
+//!   The pass (and the check of the payoffs before it) runs at the CPU's widest vector level through
+//!   [`crate::simd::dispatch`], eight doubles per instruction at AVX-512, with the same bits at every level;
+//!   whole blocks are processed as fixed-size arrays so that the loop has no bounds or overlap checks.
 //! * A bandit update of one coordinate ([`Hedge::update_one`]) changes one leaf, its block's sum
 //!   (`BLOCK` additions) and the `log₂(n / BLOCK)` sums above it; when the total exceeds `e^{300}` the
 //!   whole array is renormalised (amortised `O(1)` per update for payoffs in `[0, 1]` and `η ≤ 1`).
@@ -35,6 +38,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result};
 use crate::rng::Generator;
+use crate::simd::{Level, run_at};
 use crate::vecops::{TAYLOR, exp_any, exp_nonpositive, max_of};
 
 /// Renormalise the log-weights once the sum of the leaves exceeds `e^300` (bandit updates only; far from the
@@ -52,8 +56,8 @@ const MAX_DEGREE: usize = 8;
 const REFRESH: u32 = 64;
 /// Leaves per block of the blocked sum tree (a power of two).
 pub const BLOCK: usize = 32;
-/// Partial sums and maxima kept side by side inside a block (so the fused pass vectorises).
-const LANES: usize = 4;
+/// Partial sums kept side by side inside a block (so the fused pass vectorises).
+const LANES: usize = 8;
 
 /// Hedge over `n` actions (see the module docs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -146,8 +150,10 @@ pub fn uniform_below(rng: &mut Generator, n: usize) -> usize {
 }
 
 /// The sum of one block's leaves (at most [`BLOCK`]), in the one order every block sum is computed in:
-/// [`LANES`] running sums over consecutive groups, combined pairwise, then the leftover leaves in turn.
-#[inline]
+/// [`LANES`] running sums over consecutive groups, combined by halving, then the leftover leaves in turn. The order
+/// is fixed, so the sum is the same at every SIMD level (one 8-wide accumulator at AVX-512, two at AVX2, four
+/// at SSE2).
+#[inline(always)]
 fn block_sum(leaves: &[f64]) -> f64 {
     let mut acc = [0.0; LANES];
     let chunks = leaves.chunks_exact(LANES);
@@ -157,7 +163,15 @@ fn block_sum(leaves: &[f64]) -> f64 {
             acc[j] += c[j];
         }
     }
-    let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    // Halving order (lanes j and j + 4, then j and j + 2, then the last two): one full-width add per step
+    // when `acc` sits in one vector register.
+    let h = [
+        acc[0] + acc[4],
+        acc[1] + acc[5],
+        acc[2] + acc[6],
+        acc[3] + acc[7],
+    ];
+    let mut s = (h[0] + h[2]) + (h[1] + h[3]);
     for &v in rest {
         s += v;
     }
@@ -204,6 +218,26 @@ fn fused_block(
     block_sum(leaves)
 }
 
+/// [`fused_block`] for a whole block without zeroed actions: fixed-size arrays, so the loop is unrolled into
+/// a few full-width vector operations with no bounds, alias or remainder checks (the same bits).
+#[inline(always)]
+fn full_block(
+    log_w: &mut [f64; BLOCK],
+    leaves: &mut [f64; BLOCK],
+    src: &[f64; BLOCK],
+    gain: impl Fn(f64) -> f64,
+    step: impl Fn(&mut f64, &mut f64, f64),
+) -> f64 {
+    // Local copies: provably unaliased, so the loop vectorises without run-time overlap checks.
+    let (mut l, mut w, x) = (*log_w, *leaves, *src);
+    for j in 0..BLOCK {
+        step(&mut l[j], &mut w[j], gain(x[j]));
+    }
+    *log_w = l;
+    *leaves = w;
+    block_sum(&w)
+}
+
 /// A single-pass full update over all blocks with payoffs `gain(src[i])` (0 for the sorted ids in `zero`),
 /// writing the block sums into `sums`.
 #[inline(always)]
@@ -216,14 +250,15 @@ fn fused_pass(
     gain: impl Fn(f64) -> f64 + Copy,
     step: impl Fn(&mut f64, &mut f64, f64) + Copy,
 ) {
-    let mut lc = log_w.chunks_mut(BLOCK);
-    let mut wc = leaves.chunks_mut(BLOCK);
-    let mut xc = src.chunks(BLOCK);
-    let mut sc = sums.iter_mut();
+    let blocks = log_w
+        .chunks_mut(BLOCK)
+        .zip(leaves.chunks_mut(BLOCK))
+        .zip(src.chunks(BLOCK))
+        .zip(sums.iter_mut());
     let mut offsets = [0usize; BLOCK];
     let mut z = 0;
     let mut start = 0;
-    while let (Some(l), Some(w), Some(x), Some(s)) = (lc.next(), wc.next(), xc.next(), sc.next()) {
+    for (((l, w), x), s) in blocks {
         let end = start + l.len();
         let mut m = 0;
         while z < zero.len() && zero[z] < end {
@@ -233,14 +268,22 @@ fn fused_pass(
             }
             z += 1;
         }
-        *s = fused_block(l, w, x, &offsets[..m], gain, step);
+        *s = match (
+            m,
+            <&mut [f64; BLOCK]>::try_from(&mut *l),
+            <&mut [f64; BLOCK]>::try_from(&mut *w),
+            <&[f64; BLOCK]>::try_from(x),
+        ) {
+            (0, Ok(l), Ok(w), Ok(x)) => full_block(l, w, x, gain, step),
+            _ => fused_block(l, w, x, &offsets[..m], gain, step),
+        };
         start = end;
     }
 }
 
 /// [`fused_pass`] with `ℓ ← ℓ + η g` and multiplicative leaves `leaf ← leaf·Σ_{i<=D} (η g)^i / i!` (Horner):
 /// the reference `base` is unchanged, so the leaves stay `e^{ℓ − base}` up to the Taylor remainder.
-#[inline(never)]
+#[inline(always)]
 fn multiplicative_pass<const D: usize>(
     log_w: &mut [f64],
     leaves: &mut [f64],
@@ -262,7 +305,7 @@ fn multiplicative_pass<const D: usize>(
 }
 
 /// [`fused_pass`] with `ℓ ← min(ℓ + η g − shift, η)` and exact leaves `exp(ℓ − η)`.
-#[inline(never)]
+#[inline(always)]
 fn exact_pass(
     log_w: &mut [f64],
     leaves: &mut [f64],
@@ -402,11 +445,8 @@ impl Hedge {
     /// for a payoff outside `[0, 1]`.
     pub fn update_full(&mut self, g: &[f64]) -> Result<()> {
         crate::error::check_len("payoffs", g, self.n)?;
-        // One branch-free pass (NaN fails both comparisons); the details only when something is wrong.
-        #[allow(clippy::manual_range_contains)]
-        // `&` on both comparisons keeps the fold branch-free
-        let valid = g.iter().fold(true, |ok, &v| ok & (v >= 0.0) & (v <= 1.0));
-        if !valid {
+        // One branch-free vectorised pass (NaN fails both comparisons); the details only when something is wrong.
+        if crate::vecops::count_outside_unit(g) > 0 {
             crate::error::check_finite("payoffs", g)?;
             if let Some(&v) = g.iter().find(|&&v| !(0.0..=1.0).contains(&v)) {
                 return Err(CoreError::invalid("payoffs", "in [0, 1]", v));
@@ -433,6 +473,18 @@ impl Hedge {
         gain: impl Fn(f64) -> f64 + Copy,
         zero: &[usize],
     ) {
+        self.apply_full_at(Level::Avx512, src, gain, zero);
+    }
+
+    /// [`Hedge::apply_full_with`] with the fused pass compiled for `level` (capped by the CPU's; see
+    /// [`crate::simd`]): the same bits at every level.
+    pub(crate) fn apply_full_at(
+        &mut self,
+        level: Level,
+        src: &[f64],
+        gain: impl Fn(f64) -> f64 + Copy,
+        zero: &[usize],
+    ) {
         let (eta, n, bcap) = (self.eta, self.n, self.bcap);
         // `base + ln(total) = ln Σ_i e^{ℓ(i)}` bounds the largest log-weight from above, within `ln n`
         // (used by the exact passes only).
@@ -443,22 +495,36 @@ impl Hedge {
         let sums = &mut self.tree[bcap..bcap + blocks];
         let src = &src[..n];
         if self.degree > 0 && self.since_refresh < REFRESH {
+            // One dispatch per update (not per element), at the widest level the CPU has.
+            macro_rules! pass {
+                ($d:literal) => {
+                    run_at(
+                        level,
+                        #[inline(always)]
+                        || multiplicative_pass::<$d>(log_w, leaves, src, sums, zero, gain, eta),
+                    )
+                };
+            }
             match self.degree {
-                1 => multiplicative_pass::<1>(log_w, leaves, src, sums, zero, gain, eta),
-                2 => multiplicative_pass::<2>(log_w, leaves, src, sums, zero, gain, eta),
-                3 => multiplicative_pass::<3>(log_w, leaves, src, sums, zero, gain, eta),
-                4 => multiplicative_pass::<4>(log_w, leaves, src, sums, zero, gain, eta),
-                5 => multiplicative_pass::<5>(log_w, leaves, src, sums, zero, gain, eta),
-                6 => multiplicative_pass::<6>(log_w, leaves, src, sums, zero, gain, eta),
-                7 => multiplicative_pass::<7>(log_w, leaves, src, sums, zero, gain, eta),
-                _ => multiplicative_pass::<8>(log_w, leaves, src, sums, zero, gain, eta),
+                1 => pass!(1),
+                2 => pass!(2),
+                3 => pass!(3),
+                4 => pass!(4),
+                5 => pass!(5),
+                6 => pass!(6),
+                7 => pass!(7),
+                _ => pass!(8),
             }
             self.since_refresh += 1;
             self.rebuild_upper();
             return;
         } else if eta <= SINGLE_PASS_MAX_ETA {
             // Every new log-weight is <= max ℓ + η − shift <= η, and the leader's is >= −ln n.
-            exact_pass(log_w, leaves, src, sums, zero, gain, (eta, shift));
+            run_at(
+                level,
+                #[inline(always)]
+                || exact_pass(log_w, leaves, src, sums, zero, gain, (eta, shift)),
+            );
             self.base = eta;
             self.since_refresh = 0;
         } else {
@@ -564,18 +630,31 @@ impl Hedge {
         }
         let start = ((j - self.bcap) * BLOCK).min(self.n - 1);
         let end = (start + BLOCK).min(self.n);
-        let mut last = start;
-        for (i, &w) in self.leaves[start..end].iter().enumerate() {
-            if w > 0.0 {
-                if u < w {
-                    return start + i;
-                }
-                u -= w;
-                last = start + i;
-            }
-        }
-        last
+        let block = &self.leaves[start..end];
+        start
+            + crate::simd::dispatch(
+                #[inline(always)]
+                || scan_block(block, u),
+            )
     }
+}
+
+/// The offset in `block` (non-empty) of the leaf a residual `u` in `[0, Σ block)` falls on: the first leaf of
+/// positive weight `w` with `u < w` after subtracting the positive leaves before it, or the last leaf of
+/// positive weight when rounding leaves a remainder (0 if none is positive, which the descent rules out).
+#[inline(always)]
+fn scan_block(block: &[f64], mut u: f64) -> usize {
+    let mut last = 0;
+    for (i, &w) in block.iter().enumerate() {
+        if w > 0.0 {
+            if u < w {
+                return i;
+            }
+            u -= w;
+            last = i;
+        }
+    }
+    last
 }
 
 #[cfg(test)]
@@ -793,6 +872,59 @@ mod tests {
             fresh.rebuild_sums();
             assert_eq!(fresh.tree, h.tree);
         }
+    }
+
+    /// Every dispatched kernel (fused multiplicative and exact passes with and without zeroed actions, the block
+    /// scan) computes the same bits at the baseline, AVX2 and AVX-512 (levels the CPU lacks run at its own).
+    #[test]
+    fn levels_agree_bitwise() {
+        use crate::simd::{Level, run_at};
+        let n = 1_003; // 32 blocks, the last one partial
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        for &eta in &[1.4e-6, 1e-3, 0.04, 0.3, 2.0, 800.0] {
+            let run = |level: Level| {
+                let mut h = Hedge::new(n, eta).unwrap();
+                let mut rng = Generator::from_seed([8, 6, 4, 2]);
+                let mut draws = Vec::new();
+                for t in 0..150 {
+                    let g: Vec<f64> = (0..n).map(|_| rng.open01()).collect();
+                    if t % 3 == 0 {
+                        h.apply_full_at(level, &g, |x| 0.5 * x, &[0, 33, 34, 500, 1_002]);
+                    } else {
+                        h.apply_full_at(level, &g, |x| x, &[]);
+                    }
+                    let u = rng.open01();
+                    for start in [0, 480, 992] {
+                        let block = &h.leaves[start..(start + BLOCK).min(n)];
+                        let total: f64 = block.iter().sum();
+                        draws.push(run_at(
+                            level,
+                            #[inline(always)]
+                            || scan_block(block, u * total),
+                        ));
+                    }
+                }
+                (bits(&h.log_w), bits(&h.leaves), bits(&h.tree), draws)
+            };
+            let base = run(Level::Baseline);
+            assert!(base == run(Level::Avx2), "eta {eta}: AVX2 differs");
+            assert!(base == run(Level::Avx512), "eta {eta}: AVX-512 differs");
+        }
+        let mut rng = Generator::from_seed([1, 1, 2, 3]);
+        let mut v: Vec<f64> = (0..1_001).map(|_| 3.0 * rng.open01() - 1.0).collect();
+        v[7] = f64::NAN;
+        let counts: Vec<usize> = [Level::Baseline, Level::Avx2, Level::Avx512]
+            .iter()
+            .map(|&l| {
+                run_at(
+                    l,
+                    #[inline(always)]
+                    || crate::vecops::count_outside_unit_kernel(&v),
+                )
+            })
+            .collect();
+        let naive = v.iter().filter(|x| !(0.0..=1.0).contains(*x)).count();
+        assert_eq!(counts, vec![naive; 3]);
     }
 
     #[test]

@@ -78,7 +78,7 @@ impl SubmodularKind {
     }
 
     /// Marginal gain of an item of value `x` (not in the prefix) given the prefix's scalar.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn gain(self, state: f64, x: f64) -> f64 {
         match self {
             SubmodularKind::ProbabilisticCoverage => state * x,
@@ -116,7 +116,7 @@ pub fn value(kind: SubmodularKind, row: &[f64], items: &[usize]) -> f64 {
 
 /// The marginal gains `f(S + a) − f(S)` of every item `a` given the prefix `S = prefix`, written into `out`
 /// (length `row.len()`): one pass over the row. Items of the prefix gain 0.
-#[inline]
+#[inline(always)]
 pub fn gains_into(kind: SubmodularKind, row: &[f64], prefix: &[usize], out: &mut [f64]) {
     let s = state_of(kind, row, prefix);
     for (o, &x) in out.iter_mut().zip(row) {
@@ -142,12 +142,9 @@ pub fn gain(kind: SubmodularKind, row: &[f64], prefix: &[usize], a: usize) -> f6
 ///
 /// Errors: [`CoreError::NonFinite`]; with `strict`, [`CoreError::InvalidArgument`].
 pub fn check_row(row: &[f64], strict: bool) -> Result<usize> {
-    // One branch-free pass counting entries outside [0, 1] (NaN included); the finiteness check only then.
-    #[allow(clippy::manual_range_contains)]
-    let outside = row
-        .iter()
-        .map(|&v| usize::from(!((v >= 0.0) & (v <= 1.0))))
-        .sum::<usize>();
+    // One branch-free vectorised pass counting entries outside [0, 1] (NaN included); the finiteness check
+    // only then.
+    let outside = crate::vecops::count_outside_unit(row);
     if outside > 0 {
         check_finite("row", row)?;
     }
@@ -179,21 +176,61 @@ pub struct SubmodularFamily {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Incidence {
     indptr: Vec<usize>,
-    /// Element ids as `u32` (half the memory traffic of `usize` in the gains pass; ids are checked to fit).
+    /// Element ids as `u32` (ids are checked to fit).
     indices: Vec<u32>,
+    /// The transpose, element-major: element `j` is covered by the items `items[item_ptr[j]..item_ptr[j + 1]]`
+    /// (increasing ids as `u32`): the items whose gains a prefix changes.
+    item_ptr: Vec<usize>,
+    items: Vec<u32>,
 }
 
 impl Incidence {
+    /// The incidence with its element-major transpose (a counting sort of the entries by element).
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for more than `2^32` items; [`CoreError::Allocation`].
+    fn new(indptr: Vec<usize>, indices: Vec<u32>, elements: usize) -> Result<Self> {
+        let n = indptr.len().saturating_sub(1);
+        if u32::try_from(n.saturating_sub(1)).is_err() {
+            return Err(CoreError::invalid(
+                "covers",
+                "at most 2^32 items (item ids are stored as 32-bit integers)",
+                n,
+            ));
+        }
+        let mut item_ptr = crate::alloc::zeros::<usize>("incidence", elements + 1)?;
+        for &j in &indices {
+            item_ptr[j as usize + 1] += 1;
+        }
+        for j in 0..elements {
+            item_ptr[j + 1] += item_ptr[j];
+        }
+        let mut items = crate::alloc::zeros::<u32>("incidence", indices.len())?;
+        let mut next = item_ptr.clone();
+        for (a, w) in indptr.windows(2).enumerate() {
+            for &j in &indices[w[0]..w[1]] {
+                items[next[j as usize]] = a as u32;
+                next[j as usize] += 1;
+            }
+        }
+        Ok(Incidence {
+            indptr,
+            indices,
+            item_ptr,
+            items,
+        })
+    }
+
     #[inline]
     fn covers(&self, a: usize) -> &[u32] {
         &self.indices[self.indptr[a]..self.indptr[a + 1]]
     }
 }
 
-/// Weighted coverage `Σ_{j ∈ ∪_{a∈S} C(a)} w_j` of one row, with `covered` (a bit set, all clear on entry and exit) as
-/// scratch.
+/// Weighted coverage `Σ_{j ∈ ∪_{a∈S} C(a)} w_j` of one row, with the bit set of `scratch` (all clear on entry and
+/// exit).
 #[inline]
-fn coverage_value(cover: &Incidence, row: &[f64], items: &[usize], covered: &mut [u64]) -> f64 {
+fn coverage_value(cover: &Incidence, row: &[f64], items: &[usize], scratch: &mut Scratch) -> f64 {
+    let covered = &mut scratch.covered[..];
     let mut total = 0.0;
     for &a in items {
         for &j in cover.covers(a) {
@@ -257,33 +294,98 @@ fn set_bit(bits: &mut [u64], j: usize, on: bool) {
     }
 }
 
-/// `Σ_{j ∈ elements, not covered} weight[j]`: four running sums (independent addition chains) and a
-/// branch-free select.
-#[inline]
-fn uncovered_weight(elements: &[u32], weight: &[f64], covered: &[u64]) -> f64 {
+/// `Σ_{j ∈ elements} weight[j]`, skipping (adding 0 for) the elements set in `covered` when `masked`: four
+/// running sums over consecutive groups of four (independent addition chains), combined pairwise, then the
+/// leftover terms in turn — the one order every coverage gain is summed in, so that the unmasked sum of a set
+/// without covered elements has the same bits as the masked one.
+#[inline(always)]
+fn cover_sum<const MASKED: bool>(elements: &[u32], weight: &[f64], covered: &[u64]) -> f64 {
+    let Some(last) = weight.len().checked_sub(1) else {
+        return 0.0;
+    };
+    // Ids are below `weight.len()` by construction; the clamp (a no-op) lets the compiler drop the bounds
+    // check (no panic path even for a corrupt state), leaving one load and one add per entry.
+    let term = |j: u32| {
+        let j = (j as usize).min(last);
+        let w = weight[j];
+        if MASKED
+            && covered
+                .get(j >> 6)
+                .is_some_and(|b| (b >> (j & 63)) & 1 == 1)
+        {
+            0.0
+        } else {
+            w
+        }
+    };
     let mut acc = [0.0; 4];
     let chunks = elements.chunks_exact(4);
     let rest = chunks.remainder();
     for c in chunks {
         for k in 0..4 {
-            let j = c[k] as usize;
-            acc[k] += if is_set(covered, j) { 0.0 } else { weight[j] };
+            acc[k] += term(c[k]);
         }
     }
     let mut s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
     for &j in rest {
-        let j = j as usize;
-        s += if is_set(covered, j) { 0.0 } else { weight[j] };
+        s += term(j);
     }
     s
 }
 
-/// Gains `Σ_{j ∈ C(a) \ C(S)} w_j` of every item given the prefix (0 for prefix items).
+/// `out[a] = min(cap, Σ_{j ∈ C(a), j not covered} weight[j])` for every item, then 0 for the prefix items.
+/// Most items share no element with the prefix: their gains are plain gathers and adds over the item-major
+/// incidence (no test of the bit set); the items that do are found through the element-major transpose
+/// (the items covering each element of the prefix) and summed again with the covered elements skipped.
+#[inline(always)]
+fn coverage_gains_kernel(
+    cover: &Incidence,
+    weight: &[f64],
+    covered: &[u64],
+    prefix: &[usize],
+    cap: f64,
+    out: &mut [f64],
+) {
+    let (indptr, indices) = (&cover.indptr, &cover.indices[..]);
+    let of = |a: usize| {
+        indptr
+            .get(a..a + 2)
+            .and_then(|w| indices.get(w[0]..w[1]))
+            .unwrap_or(&[])
+    };
+    for (a, o) in out.iter_mut().enumerate() {
+        let s = cover_sum::<false>(of(a), weight, covered);
+        *o = if s < cap { s } else { cap };
+    }
+    for &a in prefix {
+        for &j in of(a) {
+            let j = j as usize;
+            let touched = cover
+                .item_ptr
+                .get(j..j + 2)
+                .and_then(|r| cover.items.get(r[0]..r[1]))
+                .unwrap_or(&[]);
+            for &b in touched {
+                let s = cover_sum::<true>(of(b as usize), weight, covered);
+                if let Some(o) = out.get_mut(b as usize) {
+                    *o = if s < cap { s } else { cap };
+                }
+            }
+        }
+    }
+    for &a in prefix {
+        out[a] = 0.0;
+    }
+}
+
+/// Gains `Σ_{j ∈ C(a) \ C(S)} w_j` of every item given the prefix (0 for prefix items): [`coverage_gains_kernel`]
+/// with the prefix's elements marked in the bit set `covered` (clear again on return).
 #[inline]
 fn coverage_gains(
     cover: &Incidence,
-    row: &[f64],
+    weight: &[f64],
     prefix: &[usize],
+    cap: f64,
     out: &mut [f64],
     covered: &mut [u64],
 ) {
@@ -292,14 +394,51 @@ fn coverage_gains(
             set_bit(covered, j as usize, true);
         }
     }
-    for (a, o) in out.iter_mut().enumerate() {
-        *o = uncovered_weight(cover.covers(a), row, covered).min(1.0);
-    }
+    // Not dispatched: the kernel is a chain of random loads from the weight row, and at AVX2/AVX-512 LLVM
+    // turns each group of four into a gather, which on the CPUs measured (AMD Zen 4) is slower than four
+    // scalar loads (set-coverage bench: about 1.3× slower). The result is the same at every level.
+    coverage_gains_kernel(cover, weight, covered, prefix, cap, out);
     for &a in prefix {
-        out[a] = 0.0;
         for &j in cover.covers(a) {
             set_bit(covered, j as usize, false);
         }
+    }
+}
+
+/// Scratch for [`SubmodularFamily::value_with`] / [`SubmodularFamily::gains_with`] (empty for the row-scalar
+/// kinds): for weighted coverage, a bit set with one bit per element (all clear between calls).
+#[derive(Debug, Clone, Default)]
+pub struct Scratch {
+    covered: Vec<u64>,
+}
+
+/// The summed gains of the row-scalar kinds over `(row, prefix scalar, multiplicity)` triples, added into
+/// `out` (zero on entry): [`accumulate_rows`] with the kind's term, at the level of its caller.
+#[inline(always)]
+fn summed_row_gains(kind: SubmodularKind, used: &[(&[f64], f64, f64)], out: &mut [f64]) {
+    match kind {
+        SubmodularKind::ProbabilisticCoverage => {
+            // One product per entry: the row's weight times its prefix scalar, then times `p_a`.
+            let scaled: Vec<(&[f64], f64, f64)> =
+                used.iter().map(|&(row, s, w)| (row, w * s, 1.0)).collect();
+            accumulate_rows(&scaled, out, |ws, _, x| ws * x);
+        }
+        SubmodularKind::FacilityLocation if used.iter().all(|u| u.2 == 1.0) => {
+            // Σ_r max(0, x_r − s_r) = Σ_r max(x_r, s_r) − Σ_r s_r, both sums grouped alike: rounding is
+            // monotone, so the difference is >= 0 and exactly 0 when no row improves.
+            accumulate_rows(used, out, |s, _, x| if x > s { x } else { s });
+            let mut base = [0.0];
+            let states: Vec<(&[f64], f64, f64)> =
+                used.iter().map(|&(_, s, w)| (&[0.0][..], s, w)).collect();
+            accumulate_rows(&states, &mut base, |s, _, _| s);
+            for o in out.iter_mut() {
+                *o -= base[0];
+            }
+        }
+        SubmodularKind::FacilityLocation => accumulate_rows(used, out, |s, w, x| {
+            let d = x - s;
+            w * if d > 0.0 { d } else { 0.0 }
+        }),
     }
 }
 
@@ -414,7 +553,7 @@ impl SubmodularFamily {
             kind: SubmodularKind::ProbabilisticCoverage,
             n: covers.len(),
             width: elements,
-            cover: Some(Incidence { indptr, indices }),
+            cover: Some(Incidence::new(indptr, indices, elements)?),
             rows,
             data,
             horizon: rows as u64,
@@ -445,38 +584,39 @@ impl SubmodularFamily {
         })
     }
 
-    /// Scratch for [`SubmodularFamily::value_with`] / [`SubmodularFamily::gains_with`]: a bit set with one bit per element
-    /// (empty for the row-scalar kinds).
+    /// Scratch for [`SubmodularFamily::value_with`] / [`SubmodularFamily::gains_with`] (see [`Scratch`]).
     ///
     /// Errors: [`CoreError::Allocation`].
-    pub fn scratch(&self) -> Result<Vec<u64>> {
-        crate::alloc::zeros(
-            "coverage flags",
-            if self.cover.is_some() {
-                self.width.div_ceil(64)
-            } else {
-                0
-            },
-        )
+    pub fn scratch(&self) -> Result<Scratch> {
+        if self.cover.is_none() {
+            return Ok(Scratch::default());
+        }
+        Ok(Scratch {
+            covered: crate::alloc::zeros("coverage flags", self.width.div_ceil(64))?,
+        })
     }
 
-    /// `f_t(S)` without checks (round `< horizon`, ids `< n`, `covered` from [`SubmodularFamily::scratch`]).
+    /// `f_t(S)` without checks (round `< horizon`, ids `< n`, `scratch` from [`SubmodularFamily::scratch`]).
     #[inline]
-    pub fn value_with(&self, t: u64, items: &[usize], covered: &mut [u64]) -> f64 {
+    pub fn value_with(&self, t: u64, items: &[usize], scratch: &mut Scratch) -> f64 {
         let row = self.row_at(t);
         match &self.cover {
-            Some(c) => coverage_value(c, row, items, covered),
+            Some(c) => coverage_value(c, row, items, scratch),
             None => value(self.kind, row, items),
         }
     }
 
-    /// The gains of every item given `prefix` at round `t` into `out` (length `n`), without checks.
+    /// The gains of every item given `prefix` at round `t` into `out` (length `n`), without checks (the
+    /// row-scalar kinds at the CPU's widest vector level, [`crate::simd`]; the same bits at every level).
     #[inline]
-    pub fn gains_with(&self, t: u64, prefix: &[usize], out: &mut [f64], covered: &mut [u64]) {
+    pub fn gains_with(&self, t: u64, prefix: &[usize], out: &mut [f64], scratch: &mut Scratch) {
         let row = self.row_at(t);
         match &self.cover {
-            Some(c) => coverage_gains(c, row, prefix, out, covered),
-            None => gains_into(self.kind, row, prefix, out),
+            Some(c) => coverage_gains(c, row, prefix, 1.0, out, &mut scratch.covered),
+            None => crate::simd::dispatch(
+                #[inline(always)]
+                || gains_into(self.kind, row, prefix, out),
+            ),
         }
     }
 
@@ -608,15 +748,15 @@ impl SubmodularFamily {
                     }
                 }
             }
-            let mut covered = self.scratch()?;
-            for &a in prefix {
-                for &j in cover.covers(a) {
-                    set_bit(&mut covered, j as usize, true);
-                }
-            }
-            for (a, o) in out.iter_mut().enumerate() {
-                *o = uncovered_weight(cover.covers(a), &total_w, &covered);
-            }
+            let mut scratch = self.scratch()?;
+            coverage_gains(
+                cover,
+                &total_w,
+                prefix,
+                f64::INFINITY,
+                out,
+                &mut scratch.covered,
+            );
         } else {
             let used: Vec<(&[f64], f64, f64)> = counts
                 .iter()
@@ -627,30 +767,11 @@ impl SubmodularFamily {
                     (row, state_of(self.kind, row, prefix), c as f64)
                 })
                 .collect();
-            match self.kind {
-                SubmodularKind::ProbabilisticCoverage => {
-                    // One product per entry: the row's weight times its prefix scalar, then times `p_a`.
-                    let scaled: Vec<(&[f64], f64, f64)> =
-                        used.iter().map(|&(row, s, w)| (row, w * s, 1.0)).collect();
-                    accumulate_rows(&scaled, out, |ws, _, x| ws * x);
-                }
-                SubmodularKind::FacilityLocation if used.iter().all(|u| u.2 == 1.0) => {
-                    // Σ_r max(0, x_r − s_r) = Σ_r max(x_r, s_r) − Σ_r s_r, both sums grouped alike: rounding is
-                    // monotone, so the difference is >= 0 and exactly 0 when no row improves.
-                    accumulate_rows(&used, out, |s, _, x| if x > s { x } else { s });
-                    let mut base = [0.0];
-                    let states: Vec<(&[f64], f64, f64)> =
-                        used.iter().map(|&(_, s, w)| (&[0.0][..], s, w)).collect();
-                    accumulate_rows(&states, &mut base, |s, _, _| s);
-                    for o in out.iter_mut() {
-                        *o -= base[0];
-                    }
-                }
-                SubmodularKind::FacilityLocation => accumulate_rows(&used, out, |s, w, x| {
-                    let d = x - s;
-                    w * if d > 0.0 { d } else { 0.0 }
-                }),
-            }
+            let kind = self.kind;
+            crate::simd::dispatch(
+                #[inline(always)]
+                || summed_row_gains(kind, &used, out),
+            );
         }
         for &a in prefix {
             out[a] = 0.0;
@@ -1021,6 +1142,92 @@ mod tests {
         assert!(g.values[1] >= (1.0 - (-1f64).exp()) * best_pair);
         assert!(SubmodularFamily::weighted_coverage(vec![0.6, 0.6], 2, &covers).is_err());
         assert!(SubmodularFamily::weighted_coverage(vec![0.1, 0.1], 2, &[vec![2]]).is_err());
+    }
+
+    /// Every dispatched gain kernel computes the same bits at the baseline, AVX2 and AVX-512; the coverage
+    /// gains (unmasked sums plus the items touched by the prefix summed again) equal the masked sum of every
+    /// item bitwise.
+    #[test]
+    fn gain_kernels_agree_bitwise_across_levels() {
+        use crate::simd::{Level, run_at};
+        let levels = [Level::Baseline, Level::Avx2, Level::Avx512];
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let mut rng = crate::rng::Generator::from_seed([5, 4, 3, 2]);
+        let (n, m) = (301, 997);
+        let covers: Vec<Vec<usize>> = (0..n)
+            .map(|a| {
+                (0..1 + a % 23)
+                    .map(|_| (rng.open01() * m as f64) as usize)
+                    .collect()
+            })
+            .collect();
+        let weights: Vec<f64> = (0..2 * m).map(|_| rng.open01() / m as f64).collect();
+        let fam = SubmodularFamily::weighted_coverage(weights, m, &covers).unwrap();
+        let cover = fam.cover.as_ref().unwrap();
+        let prefix = [3, 77, 150, 299];
+        let mut covered = fam.scratch().unwrap().covered;
+        for &a in &prefix {
+            for &j in cover.covers(a) {
+                set_bit(&mut covered, j as usize, true);
+            }
+        }
+        let row = fam.row(1);
+        let at = |level| {
+            let mut out = vec![0.0; n];
+            run_at(
+                level,
+                #[inline(always)]
+                || coverage_gains_kernel(cover, row, &covered, &prefix, 1.0, &mut out),
+            );
+            bits(&out)
+        };
+        let want: Vec<f64> = (0..n)
+            .map(|a| {
+                if prefix.contains(&a) {
+                    0.0
+                } else {
+                    cover_sum::<true>(cover.covers(a), row, &covered).min(1.0)
+                }
+            })
+            .collect();
+        for level in levels {
+            assert_eq!(at(level), bits(&want), "{level:?}");
+        }
+        let mut out = vec![0.0; n];
+        fam.gains(1, &prefix, &mut out).unwrap();
+        assert_eq!(bits(&out), bits(&want));
+
+        let rows: Vec<f64> = (0..5 * n).map(|_| rng.open01()).collect();
+        for kind in [
+            SubmodularKind::ProbabilisticCoverage,
+            SubmodularKind::FacilityLocation,
+        ] {
+            let used: Vec<(&[f64], f64, f64)> = rows
+                .chunks_exact(n)
+                .enumerate()
+                .map(|(r, row)| (row, state_of(kind, row, &prefix), 1.0 + (r % 2) as f64))
+                .collect();
+            let one = |level, used: &[(&[f64], f64, f64)]| {
+                let (mut summed, mut single) = (vec![0.0; n], vec![0.0; n]);
+                run_at(
+                    level,
+                    #[inline(always)]
+                    || summed_row_gains(kind, used, &mut summed),
+                );
+                run_at(
+                    level,
+                    #[inline(always)]
+                    || gains_into(kind, used[0].0, &prefix, &mut single),
+                );
+                (bits(&summed), bits(&single))
+            };
+            let ones: Vec<(&[f64], f64, f64)> = used.iter().map(|&(r, s, _)| (r, s, 1.0)).collect();
+            for used in [&used[..], &ones[..], &ones[..3]] {
+                let base = one(Level::Baseline, used);
+                assert_eq!(base, one(Level::Avx2, used), "{kind:?}");
+                assert_eq!(base, one(Level::Avx512, used), "{kind:?}");
+            }
+        }
     }
 
     #[test]

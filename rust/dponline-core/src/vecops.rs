@@ -68,6 +68,32 @@ pub fn gap_and_distance(g: &[f64], x: &[f64], s: &[f64]) -> (f64, f64) {
     )
 }
 
+/// The number of entries of `values` outside `[0, 1]` (NaN included): one branch-free pass at the CPU's
+/// widest vector level ([`crate::simd`]).
+pub fn count_outside_unit(values: &[f64]) -> usize {
+    crate::simd::dispatch(
+        #[inline(always)]
+        || count_outside_unit_kernel(values),
+    )
+}
+
+/// [`count_outside_unit`] at the level of its caller: eight counters over consecutive groups of eight, kept as
+/// doubles (a select and an add per entry, which vectorise; exact below 2^53 entries).
+#[inline(always)]
+pub(crate) fn count_outside_unit_kernel(values: &[f64]) -> usize {
+    let mut acc = [0.0f64; 8];
+    let chunks = values.chunks_exact(8);
+    #[allow(clippy::manual_range_contains)] // `&` on both comparisons keeps the loop branch-free
+    let outside = |v: f64| if (v >= 0.0) & (v <= 1.0) { 0.0 } else { 1.0 };
+    let tail: f64 = chunks.remainder().iter().map(|&v| outside(v)).sum();
+    for c in chunks {
+        for j in 0..8 {
+            acc[j] += outside(c[j]);
+        }
+    }
+    (acc.iter().sum::<f64>() + tail) as usize
+}
+
 /// `1/i!` for `i = 0..=13`.
 pub(crate) const TAYLOR: [f64; 14] = [
     1.0,
@@ -164,7 +190,10 @@ pub fn exp_any(x: f64) -> f64 {
 /// underflow; sum; scaling), no allocation, at the CPU's widest vector level ([`crate::simd`]; the result
 /// does not depend on the level). `out` must have the length of `s`.
 pub fn softmax_neg_scaled(s: &[f64], eta: f64, out: &mut [f64]) {
-    crate::simd::dispatch(|| softmax_neg_scaled_kernel(s, eta, out));
+    crate::simd::dispatch(
+        #[inline(always)]
+        || softmax_neg_scaled_kernel(s, eta, out),
+    );
 }
 
 /// [`softmax_neg_scaled`] at the level of its caller.
