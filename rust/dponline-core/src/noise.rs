@@ -231,12 +231,12 @@ impl Sampler for LaplaceDraw {
     /// per entry turned into `E = −ln U` by a vectorised kernel at the CPU's widest level.
     #[inline]
     fn fill<R: rand_core::Rng + ?Sized>(&self, g: &mut R, out: &mut [f64]) {
-        crate::simd::dispatch(|| laplace_kernel::<R, false>(self.0, g, out));
+        crate::simd::dispatch(#[inline(always)] || laplace_kernel::<R, false>(self.0, g, out));
     }
 
     #[inline]
     fn add_to<R: rand_core::Rng + ?Sized>(&self, g: &mut R, out: &mut [f64]) {
-        crate::simd::dispatch(|| laplace_kernel::<R, true>(self.0, g, out));
+        crate::simd::dispatch(#[inline(always)] || laplace_kernel::<R, true>(self.0, g, out));
     }
 }
 
@@ -251,13 +251,8 @@ const TWO_POW_M64: f64 = 1.0 / 18_446_744_073_709_551_616.0;
 /// that sequence; ChaCha20 copies them out of its block buffer).
 #[inline(always)]
 fn next_words<R: rand_core::Rng + ?Sized>(g: &mut R, words: &mut [u64]) {
-    let mut bytes = [0u8; 8 * BLOCK];
-    let bytes = &mut bytes[..8 * words.len()];
-    g.fill_bytes(bytes);
-    for (w, b) in words.iter_mut().zip(bytes.chunks_exact(8)) {
-        let mut le = [0u8; 8];
-        le.copy_from_slice(b);
-        *w = u64::from_le_bytes(le);
+    for w in words.iter_mut() {
+        *w = g.next_u64();
     }
 }
 
@@ -271,7 +266,8 @@ fn exp1_from_word(w: u64) -> f64 {
 }
 
 /// Overwrite (`ADD = false`) or add to (`ADD = true`) every entry of `out` with `Laplace(scale)` draws: the
-/// Laplace bulk kernel, at the level of its caller.
+/// Laplace bulk kernel, at the level of its caller. Per block of [`BLOCK`] entries: one word of signs, then
+/// one word per entry (a short last block draws only the words it uses).
 #[inline(always)]
 fn laplace_kernel<R: rand_core::Rng + ?Sized, const ADD: bool>(
     scale: f64,
@@ -279,18 +275,24 @@ fn laplace_kernel<R: rand_core::Rng + ?Sized, const ADD: bool>(
     out: &mut [f64],
 ) {
     let mut words = [0u64; BLOCK];
+    let mut draws = [0.0f64; BLOCK];
+    let mut masks = [0u64; BLOCK];
     for block in out.chunks_mut(BLOCK) {
         let signs = g.next_u64();
-        let words = &mut words[..block.len()];
-        next_words(g, words);
-        for ((o, &w), i) in block.iter_mut().zip(words.iter()).zip(0u64..) {
+        next_words(g, &mut words[..block.len()]);
+        // The sign bits spread out first (a loop with a per-lane shift count does not vectorise), then a whole
+        // block at a time, fixed trip count: vectorises (a short block's unused entries are ignored).
+        for (i, m) in masks.iter_mut().enumerate() {
+            *m = (signs >> (i & 63)) << 63;
+        }
+        for ((d, &w), &m) in draws.iter_mut().zip(&words).zip(&masks) {
             // `scale·E >= 0`: flipping its sign bit negates it.
-            let x = f64::from_bits((scale * exp1_from_word(w)).to_bits() ^ ((signs >> i) & 1) << 63);
-            if ADD {
-                *o += x;
-            } else {
-                *o = x;
-            }
+            *d = f64::from_bits((scale * exp1_from_word(w)).to_bits() ^ m);
+        }
+        if ADD {
+            block.iter_mut().zip(&draws).for_each(|(o, &d)| *o += d);
+        } else {
+            block.copy_from_slice(&draws[..block.len()]);
         }
     }
 }
@@ -298,7 +300,7 @@ fn laplace_kernel<R: rand_core::Rng + ?Sized, const ADD: bool>(
 /// Overwrite every entry of `out` with an independent `Exp(1)` draw by the bulk path (module docs, "Bulk
 /// draws"): one generator word per entry, at the CPU's widest vector level.
 pub fn fill_exp1(rng: &mut Generator, out: &mut [f64]) {
-    crate::with_generator!(rng, g => crate::simd::dispatch(|| exp1_kernel(g, out)));
+    crate::with_generator!(rng, g => crate::simd::dispatch(#[inline(always)] || exp1_kernel(g, out)));
 }
 
 /// [`fill_exp1`] at the level of its caller.
@@ -585,12 +587,12 @@ mod tests {
             let mut rng = Generator::from_seed([5, 6, 7, 8]);
             let mut out: Vec<f64> = (0..1003).map(|i| f64::from(i) * 0.25).collect();
             crate::with_generator!(&mut rng, g => if add {
-                run_at(level, || laplace_kernel::<_, true>(0.8, g, &mut out));
+                run_at(level, #[inline(always)] || laplace_kernel::<_, true>(0.8, g, &mut out));
             } else {
-                run_at(level, || laplace_kernel::<_, false>(0.8, g, &mut out));
+                run_at(level, #[inline(always)] || laplace_kernel::<_, false>(0.8, g, &mut out));
             });
             let mut exp = vec![0.0; 517];
-            crate::with_generator!(&mut rng, g => run_at(level, || exp1_kernel(g, &mut exp)));
+            crate::with_generator!(&mut rng, g => run_at(level, #[inline(always)] || exp1_kernel(g, &mut exp)));
             out.extend(exp);
             out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
         };
@@ -603,7 +605,7 @@ mod tests {
         let xs: Vec<f64> = (0..999).map(|i| (f64::from(i) * 0.731 - 360.0).exp2()).collect();
         let ln_at = |level| {
             let mut out = vec![0.0; xs.len()];
-            run_at(level, || {
+            run_at(level, #[inline(always)] || {
                 for (o, &x) in out.iter_mut().zip(&xs) {
                     *o = crate::vecops::ln_normal(x);
                 }
@@ -612,6 +614,81 @@ mod tests {
         };
         for level in levels {
             assert_eq!(ln_at(Level::Baseline), ln_at(level));
+        }
+    }
+
+    /// Per-draw time of the scalar (ziggurat) and bulk paths, interleaved, best of repeats. Timing only:
+    /// `cargo test -p dponline-core --profile dev-release --lib -- --ignored draw_speed --nocapture`.
+    #[test]
+    #[ignore = "timing, not a test"]
+    fn draw_speed() {
+        use std::time::Instant;
+        let n = 1 << 16;
+        let mut out = vec![0.0; n];
+        let mut rng = Generator::from_seed([1, 2, 3, 4]);
+        let mut best = [f64::INFINITY; 4];
+        for _ in 0..200 {
+            let t = Instant::now();
+            crate::with_generator!(&mut rng, g => out.iter_mut().for_each(|o| *o = LaplaceDraw(1.0).sample(g)));
+            best[0] = best[0].min(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            NoiseDistribution::Laplace { scale: 1.0 }.fill(&mut rng, &mut out);
+            best[1] = best[1].min(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            crate::with_generator!(&mut rng, g => out.iter_mut().for_each(|o| *o = GaussianDraw(1.0).sample(g)));
+            best[2] = best[2].min(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            NoiseDistribution::Gaussian { sigma: 1.0 }.fill(&mut rng, &mut out);
+            best[3] = best[3].min(t.elapsed().as_secs_f64());
+        }
+        let ns = best.map(|b| b / n as f64 * 1e9);
+        println!(
+            "ns/draw at {:?}: Laplace scalar {:.2}, bulk {:.2}; Gaussian scalar {:.2}, fill {:.2}",
+            crate::simd::detected(),
+            ns[0],
+            ns[1],
+            ns[2],
+            ns[3]
+        );
+    }
+
+    #[test]
+    #[ignore = "timing, not a test"]
+    fn kernel_speed() {
+        use crate::simd::{Level, run_at};
+        use std::time::Instant;
+        let n = 1 << 16;
+        let mut rng = Generator::from_seed([1, 2, 3, 4]);
+        let words: Vec<u64> = (0..n).map(|_| rand_core::Rng::next_u64(&mut rng)).collect();
+        let mut out = vec![0.0; n];
+        let mut ws = vec![0u64; n];
+        for level in [Level::Baseline, Level::Avx2, Level::Avx512] {
+            let mut best = [f64::INFINITY; 5];
+            for _ in 0..200 {
+                let mut time = |k: usize, f: &mut dyn FnMut()| {
+                    let t = Instant::now();
+                    f();
+                    best[k] = best[k].min(t.elapsed().as_secs_f64());
+                };
+                time(0, &mut || run_at(level, #[inline(always)] || {
+                    for (o, &w) in out.iter_mut().zip(&words) {
+                        *o = exp1_from_word(w);
+                    }
+                }));
+                time(1, &mut || crate::with_generator!(&mut rng, g => run_at(level, #[inline(always)] || ws.iter_mut().for_each(|w| *w = rand_core::Rng::next_u64(g)))));
+                time(2, &mut || crate::with_generator!(&mut rng, g => run_at(level, #[inline(always)] || laplace_kernel::<_, false>(1.0, g, &mut out))));
+                time(3, &mut || crate::with_generator!(&mut rng, g => run_at(level, #[inline(always)] || for c in ws.chunks_mut(64) { next_words(g, c) })));
+                time(4, &mut || run_at(level, #[inline(always)] || {
+                    for (oc, wc) in out.chunks_mut(64).zip(words.chunks(64)) {
+                        let signs = wc[0];
+                        for (i, (o, &w)) in oc.iter_mut().zip(wc).enumerate() {
+                            *o = f64::from_bits(exp1_from_word(w).to_bits() ^ (signs >> (i & 63)) << 63);
+                        }
+                    }
+                }));
+            }
+            let ns = best.map(|b| b / n as f64 * 1e9);
+            println!("{level:?}: exp1_from_word {:.2} ns, next_u64 {:.2} ns, laplace_kernel {:.2}, next_words {:.2}, signed {:.2}", ns[0], ns[1], ns[2], ns[3], ns[4]);
         }
     }
 

@@ -5,7 +5,7 @@
 //! AVX2 with FMA (x86-64-v3) or the baseline — so the loops inlined into the closure are auto-vectorised
 //! four or eight doubles wide. Callers write their kernel once, as ordinary safe Rust marked
 //! `#[inline(always)]` (a call that is not inlined runs at the baseline), and wrap the call:
-//! `simd::dispatch(|| kernel(a, b, out))`.
+//! `simd::dispatch(#[inline(always)] || kernel(a, b, out))`.
 //!
 //! **Results do not depend on the level.** Rust never contracts `a * b + c` into a fused multiply-add and
 //! LLVM never reorders floating-point reductions without fast-math flags, so a kernel computes the same bits
@@ -136,7 +136,7 @@ mod tests {
         let s: Vec<f64> = (0..1003).map(|_| 50.0 * rng.open01()).collect();
         let at = |level| {
             let mut out = vec![0.0; s.len()];
-            run_at(level, || {
+            run_at(level, #[inline(always)] || {
                 crate::vecops::softmax_neg_scaled_kernel(&s, 0.7, &mut out)
             });
             out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()

@@ -133,8 +133,8 @@ const LN_SERIES: [f64; 10] = [
 /// `ln x` for a positive normal finite `x` (`f64::MIN_POSITIVE <= x <= f64::MAX`), to within a few ulp;
 /// branch-free, so loops over it vectorise (the result is meaningless for zero, subnormal, negative or
 /// non-finite `x`: callers guarantee the range). Write `x = 2^e · m` with `m` in `[√½, √2)` — the exponent
-/// field gives `e` exactly (assembled as a float by the `2⁵²` shifter), the mantissa field `m` in `[1, 2)`,
-/// halved (and `e` raised by one) above `√2` — then `ln x = e·ln 2 + ln m` with `ln m = 2 artanh s =
+/// field gives `e` exactly (assembled as a float by the `2⁵²` shifter) after an integer offset that carries
+/// mantissas at or above that of `√2` into the next binade, so the mantissa field gives `m` directly — then `ln x = e·ln 2 + ln m` with `ln m = 2 artanh s =
 /// 2(s + s³/3 + s⁵/5 + …)`, `s = (m − 1)/(m + 1)`, `|s| <= 3 − 2√2 < 0.1716`. The series is cut after
 /// `s²¹/21` (remainder below `2|s|·s²²/23 < 2⁻⁵⁶·|2s|`), its tail `Σ 2 s^{2i}/(2i+3)` evaluated by Estrin's
 /// scheme in `s²`; `e·ln 2` uses the Cody-Waite split of `ln 2` (`e·LN2_HI` is exact). Because `|ln x| >=
@@ -144,15 +144,18 @@ pub fn ln_normal(x: f64) -> f64 {
     const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000); // fdlibm ln2_hi: 32 significant bits
     const LN2_LO: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76); // ln 2 − LN2_HI
     const MANTISSA: u64 = (1 << 52) - 1;
-    const ONE: u64 = 0x3FF0_0000_0000_0000;
+    // The bits of the largest double below √½ (whose mantissa field starts the reduced range) and the offset
+    // that moves a mantissa field at or above that of √2 into the next binade.
+    const LOW: u64 = 0x3FE6_A09E_667F_3BCC;
+    const OFFSET: u64 = 0x3FF0_0000_0000_0000 - LOW;
     const SHIFTER: f64 = 4_503_599_627_370_496.0; // 2^52
-    let bits = x.to_bits();
-    let m = f64::from_bits((bits & MANTISSA) | ONE);
+    // Integer-only reduction (no compare, no select: branch-free even where the loop is not vectorised):
+    // `bits + OFFSET` carries into the exponent field exactly when the mantissa is at least that of √2, so
+    // its exponent field is the biased `e` and its mantissa field, rebased on `LOW`, is `m` in [√½, √2).
+    let ix = x.to_bits().wrapping_add(OFFSET);
+    let m = f64::from_bits((ix & MANTISSA).wrapping_add(LOW));
     // The biased exponent (11 bits) in the low mantissa bits of 2^52: exact, no integer-to-float conversion.
-    let biased = f64::from_bits(SHIFTER.to_bits() | (bits >> 52)) - SHIFTER;
-    let big = m > core::f64::consts::SQRT_2;
-    let m = if big { 0.5 * m } else { m };
-    let e = biased - if big { 1022.0 } else { 1023.0 };
+    let e = (f64::from_bits(SHIFTER.to_bits() | (ix >> 52)) - SHIFTER) - 1023.0;
     let s = (m - 1.0) / (m + 1.0);
     let (z, c) = (s * s, &LN_SERIES);
     let (z2, z4) = (z * z, z * z * (z * z));
@@ -199,7 +202,7 @@ pub fn exp_any(x: f64) -> f64 {
 /// underflow; sum; scaling), no allocation, at the CPU's widest vector level ([`crate::simd`]; the result
 /// does not depend on the level). `out` must have the length of `s`.
 pub fn softmax_neg_scaled(s: &[f64], eta: f64, out: &mut [f64]) {
-    crate::simd::dispatch(|| softmax_neg_scaled_kernel(s, eta, out));
+    crate::simd::dispatch(#[inline(always)] || softmax_neg_scaled_kernel(s, eta, out));
 }
 
 /// [`softmax_neg_scaled`] at the level of its caller.

@@ -194,7 +194,7 @@ impl WithSampler for Renew<'_> {
         } = self;
         // One dispatch per push: the row passes below run at the CPU's widest vector level (bit-identical at
         // every level, `crate::simd`); the draws have their own dispatched kernel.
-        crate::with_generator!(rng, g => crate::simd::run_at(level, || {
+        crate::with_generator!(rng, g => crate::simd::run_at(level, #[inline(always)] || {
             while renew != 0 {
                 let j = 63 - renew.leading_zeros();
                 renew &= !(1u64 << j);

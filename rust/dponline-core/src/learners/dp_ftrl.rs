@@ -728,7 +728,7 @@ impl DpFtrl {
         let (params, row) = (&self.params, &mut self.row);
         // One dispatched pass (or two) over the row: at the CPU's widest vector level, bit-identical at every
         // level (`crate::simd`).
-        if crate::simd::dispatch(|| clip_row(params, row)) {
+        if crate::simd::dispatch(#[inline(always)] || clip_row(params, row)) {
             self.clipped += 1;
         }
         self.tree.push(&self.row, &mut self.release)?;
@@ -846,7 +846,7 @@ impl DpFtrl {
                 }
             } else {
                 let (x, out) = (&self.x, &mut self.row);
-                total += crate::simd::dispatch(|| copy_and_dot(row, x, out));
+                total += crate::simd::dispatch(#[inline(always)] || copy_and_dot(row, x, out));
             }
             self.shift_row();
             self.absorb_row()?;
@@ -957,8 +957,8 @@ mod tests {
             for params in &cases {
                 for r in &rows {
                     let mut row = vec![0.0; r.len()];
-                    let dot = run_at(level, || copy_and_dot(r, &weights, &mut row));
-                    let changed = run_at(level, || clip_row(params, &mut row));
+                    let dot = run_at(level, #[inline(always)] || copy_and_dot(r, &weights, &mut row));
+                    let changed = run_at(level, #[inline(always)] || clip_row(params, &mut row));
                     bits.push(dot.to_bits());
                     bits.push(u64::from(changed));
                     bits.extend(row.iter().map(|v| v.to_bits()));
