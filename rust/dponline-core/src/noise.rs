@@ -246,16 +246,6 @@ const BLOCK: usize = 64;
 /// `2⁻⁶⁴`.
 const TWO_POW_M64: f64 = 1.0 / 18_446_744_073_709_551_616.0;
 
-/// The next `words.len() <= BLOCK` raw 64-bit outputs of `g`, in stream order: through the generator's
-/// byte fill (xoshiro256++ writes its successive `next_u64` words little-endian, so the words are exactly
-/// that sequence; ChaCha20 copies them out of its block buffer).
-#[inline(always)]
-fn next_words<R: rand_core::Rng + ?Sized>(g: &mut R, words: &mut [u64]) {
-    for w in words.iter_mut() {
-        *w = g.next_u64();
-    }
-}
-
 /// `U = (w + 1) · 2⁻⁶⁴` in `[2⁻⁶⁴, 1]` (the sum rounded to 53 bits), then `E = −ln U`, an `Exp(1)` draw in
 /// `[0, 64 ln 2]` (module docs, "Bulk draws").
 #[inline(always)]
@@ -265,34 +255,40 @@ fn exp1_from_word(w: u64) -> f64 {
     0.0 - crate::vecops::ln_normal(u)
 }
 
+/// Entries per step of the bulk kernels: the words of a step are drawn just before they are transformed, so
+/// the (scalar) generator and the (vector) transform overlap.
+const STEP: usize = 8;
+
 /// Overwrite (`ADD = false`) or add to (`ADD = true`) every entry of `out` with `Laplace(scale)` draws: the
-/// Laplace bulk kernel, at the level of its caller. Per block of [`BLOCK`] entries: one word of signs, then
-/// one word per entry (a short last block draws only the words it uses).
+/// Laplace bulk kernel, at the level of its caller. Per block of [`BLOCK`] entries one word of signs, then
+/// one word per entry, in order.
 #[inline(always)]
 fn laplace_kernel<R: rand_core::Rng + ?Sized, const ADD: bool>(
     scale: f64,
     g: &mut R,
     out: &mut [f64],
 ) {
-    let mut words = [0u64; BLOCK];
-    let mut draws = [0.0f64; BLOCK];
-    let mut masks = [0u64; BLOCK];
+    // `scale·E >= 0`: flipping its sign bit negates it.
+    let draw = |w: u64, sign: u64| f64::from_bits((scale * exp1_from_word(w)).to_bits() ^ sign << 63);
+    let put = |o: &mut f64, x: f64| if ADD { *o += x } else { *o = x };
     for block in out.chunks_mut(BLOCK) {
         let signs = g.next_u64();
-        next_words(g, &mut words[..block.len()]);
-        // The sign bits spread out first (a loop with a per-lane shift count does not vectorise), then a whole
-        // block at a time, fixed trip count: vectorises (a short block's unused entries are ignored).
-        for (i, m) in masks.iter_mut().enumerate() {
-            *m = (signs >> (i & 63)) << 63;
+        let mut steps = block.chunks_exact_mut(STEP);
+        let mut used = 0u32;
+        for o in &mut steps {
+            // Fixed trip counts and constant shifts: vectorises.
+            let mut words = [0u64; STEP];
+            for w in &mut words {
+                *w = g.next_u64();
+            }
+            let bits = signs >> used;
+            for k in 0..STEP {
+                put(&mut o[k], draw(words[k], bits >> k & 1));
+            }
+            used += STEP as u32;
         }
-        for ((d, &w), &m) in draws.iter_mut().zip(&words).zip(&masks) {
-            // `scale·E >= 0`: flipping its sign bit negates it.
-            *d = f64::from_bits((scale * exp1_from_word(w)).to_bits() ^ m);
-        }
-        if ADD {
-            block.iter_mut().zip(&draws).for_each(|(o, &d)| *o += d);
-        } else {
-            block.copy_from_slice(&draws[..block.len()]);
+        for (k, o) in steps.into_remainder().iter_mut().enumerate() {
+            put(o, draw(g.next_u64(), signs >> (used as usize + k) & 1));
         }
     }
 }
@@ -306,13 +302,18 @@ pub fn fill_exp1(rng: &mut Generator, out: &mut [f64]) {
 /// [`fill_exp1`] at the level of its caller.
 #[inline(always)]
 fn exp1_kernel<R: rand_core::Rng + ?Sized>(g: &mut R, out: &mut [f64]) {
-    let mut words = [0u64; BLOCK];
-    for block in out.chunks_mut(BLOCK) {
-        let words = &mut words[..block.len()];
-        next_words(g, words);
-        for (o, &w) in block.iter_mut().zip(words.iter()) {
-            *o = exp1_from_word(w);
+    let mut steps = out.chunks_exact_mut(STEP);
+    for o in &mut steps {
+        let mut words = [0u64; STEP];
+        for w in &mut words {
+            *w = g.next_u64();
         }
+        for k in 0..STEP {
+            o[k] = exp1_from_word(words[k]);
+        }
+    }
+    for o in steps.into_remainder() {
+        *o = exp1_from_word(g.next_u64());
     }
 }
 
@@ -677,7 +678,6 @@ mod tests {
                 }));
                 time(1, &mut || crate::with_generator!(&mut rng, g => run_at(level, #[inline(always)] || ws.iter_mut().for_each(|w| *w = rand_core::Rng::next_u64(g)))));
                 time(2, &mut || crate::with_generator!(&mut rng, g => run_at(level, #[inline(always)] || laplace_kernel::<_, false>(1.0, g, &mut out))));
-                time(3, &mut || crate::with_generator!(&mut rng, g => run_at(level, #[inline(always)] || for c in ws.chunks_mut(64) { next_words(g, c) })));
                 time(4, &mut || run_at(level, #[inline(always)] || {
                     for (oc, wc) in out.chunks_mut(64).zip(words.chunks(64)) {
                         let signs = wc[0];
@@ -688,7 +688,7 @@ mod tests {
                 }));
             }
             let ns = best.map(|b| b / n as f64 * 1e9);
-            println!("{level:?}: exp1_from_word {:.2} ns, next_u64 {:.2} ns, laplace_kernel {:.2}, next_words {:.2}, signed {:.2}", ns[0], ns[1], ns[2], ns[3], ns[4]);
+            println!("{level:?}: exp1_from_word {:.2} ns, next_u64 {:.2} ns, laplace_kernel {:.2}, signed {:.2}", ns[0], ns[1], ns[2], ns[4]);
         }
     }
 

@@ -450,11 +450,16 @@ impl TreeAggregator {
         }
         // The common case in one branch-free pass: NaN/inf in `x` and a running sum beyond ±MAX_SUM both fail
         // `|p + v| <= MAX_SUM`; the details (which error) only when something is wrong.
-        let fine = self
-            .prefix
-            .iter()
-            .zip(x)
-            .fold(true, |ok, (p, v)| ok & ((p + v).abs() <= MAX_SUM));
+        let prefix = &self.prefix;
+        let fine = crate::simd::dispatch(
+            #[inline(always)]
+            || {
+                prefix
+                    .iter()
+                    .zip(x)
+                    .fold(true, |ok, (p, v)| ok & ((p + v).abs() <= MAX_SUM))
+            },
+        );
         if fine {
             return Ok(());
         }
@@ -685,6 +690,35 @@ mod tests {
             Generator::from_seed([7, 7, 7, 7]),
         )
         .unwrap()
+    }
+
+    /// Per-push time of the padded tree at N = 10⁴ (Laplace, Gaussian, no noise). Timing only:
+    /// `cargo test -p dponline-core --profile dev-release --lib -- --ignored push_speed --nocapture`.
+    #[test]
+    #[ignore = "timing, not a test"]
+    fn push_speed() {
+        use std::time::Instant;
+        let n = 10_000;
+        let x = vec![0.5; n];
+        let mut out = vec![0.0; n];
+        for noise in [
+            NoiseDistribution::laplace(3.0).unwrap(),
+            NoiseDistribution::gaussian(3.0).unwrap(),
+            NoiseDistribution::laplace(0.0).unwrap(),
+        ] {
+            for padded in [true, false] {
+                let mut best = f64::INFINITY;
+                for _ in 0..5 {
+                    let mut t = tree(n, 100_000, noise, padded);
+                    let start = Instant::now();
+                    for _ in 0..1024 {
+                        t.push(&x, &mut out).unwrap();
+                    }
+                    best = best.min(start.elapsed().as_secs_f64() / 1024.0);
+                }
+                println!("{noise:?} padded={padded}: {:.1} us/push", best * 1e6);
+            }
+        }
     }
 
     #[test]
