@@ -214,65 +214,6 @@ impl Sampler for GaussianDraw {
         let z: f64 = StandardNormal.sample(g);
         self.0 * z
     }
-
-    /// The bulk path (module docs, "Bulk draws"): Box-Muller on pairs of words, vectorised, at the CPU's
-    /// widest level.
-    #[inline]
-    fn fill<R: rand_core::Rng + ?Sized>(&self, g: &mut R, out: &mut [f64]) {
-        crate::simd::dispatch(
-            #[inline(always)]
-            || gaussian_kernel::<R, false>(self.0, g, out),
-        );
-    }
-
-    #[inline]
-    fn add_to<R: rand_core::Rng + ?Sized>(&self, g: &mut R, out: &mut [f64]) {
-        crate::simd::dispatch(
-            #[inline(always)]
-            || gaussian_kernel::<R, true>(self.0, g, out),
-        );
-    }
-}
-
-/// `sd·(√(2E)·cos θ, √(2E)·sin θ)` for `E = −ln U` from the word `radius` and `θ = 2π·V` from the word
-/// `angle` ([`crate::vecops::cos_sin_turn`]): two independent `N(0, sd²)` draws (Box-Muller).
-#[inline(always)]
-fn box_muller(sd: f64, radius: u64, angle: u64) -> (f64, f64) {
-    let r = sd * (2.0 * exp1_from_word(radius)).sqrt();
-    let (c, s) = crate::vecops::cos_sin_turn(angle);
-    (r * c, r * s)
-}
-
-/// Overwrite (`ADD = false`) or add to (`ADD = true`) every entry of `out` with `N(0, sd²)` draws: the
-/// Gaussian bulk kernel, at the level of its caller. Per step of `2·STEP` entries, `STEP` (radius, angle)
-/// pairs of words in stream order; pair `k` gives entries `k` (cosine) and `STEP + k` (sine). A last odd
-/// entry uses the cosine of a whole pair.
-#[inline(always)]
-fn gaussian_kernel<R: rand_core::Rng + ?Sized, const ADD: bool>(sd: f64, g: &mut R, out: &mut [f64]) {
-    let put = |o: &mut f64, x: f64| if ADD { *o += x } else { *o = x };
-    let mut steps = out.chunks_exact_mut(2 * STEP);
-    for o in &mut steps {
-        let mut radius = [0u64; STEP];
-        let mut angle = [0u64; STEP];
-        for k in 0..STEP {
-            radius[k] = g.next_u64();
-            angle[k] = g.next_u64();
-        }
-        let (cos_half, sin_half) = o.split_at_mut(STEP);
-        for k in 0..STEP {
-            let (x, y) = box_muller(sd, radius[k], angle[k]);
-            put(&mut cos_half[k], x);
-            put(&mut sin_half[k], y);
-        }
-    }
-    for pair in steps.into_remainder().chunks_mut(2) {
-        let radius = g.next_u64();
-        let (x, y) = box_muller(sd, radius, g.next_u64());
-        put(&mut pair[0], x);
-        if let Some(o) = pair.get_mut(1) {
-            put(o, y);
-        }
-    }
 }
 
 impl Sampler for LaplaceDraw {

@@ -167,70 +167,6 @@ pub fn ln_normal(x: f64) -> f64 {
     e * LN2_HI + ((s + s) + (s * z * tail + e * LN2_LO))
 }
 
-/// `(−1)^i / (2i+1)!` for `i = 0..8`: the Taylor coefficients of `sin x / x` in `x²`.
-const SIN_SERIES: [f64; 8] = [
-    1.0,
-    -1.0 / 6.0,
-    1.0 / 120.0,
-    -1.0 / 5_040.0,
-    1.0 / 362_880.0,
-    -1.0 / 39_916_800.0,
-    1.0 / 6_227_020_800.0,
-    -1.0 / 1_307_674_368_000.0,
-];
-
-/// `(−1)^i / (2i)!` for `i = 0..9`: the Taylor coefficients of `cos x` in `x²`.
-const COS_SERIES: [f64; 9] = [
-    1.0,
-    -0.5,
-    1.0 / 24.0,
-    -1.0 / 720.0,
-    1.0 / 40_320.0,
-    -1.0 / 3_628_800.0,
-    1.0 / 479_001_600.0,
-    -1.0 / 87_178_291_200.0,
-    1.0 / 20_922_789_888_000.0,
-];
-
-/// `(cos 2πu, sin 2πu)` for the uniform angle `u = (o + t)/8` of a 64-bit word `w`, to within a few ulp,
-/// branch-free. The reduction is exact: the top three bits of `w` are the octant `o`, the next 52 the position
-/// `t = (k + ½)·2⁻⁵²` in it (the low 9 bits are ignored; `t` is never 0 or 1); the angle from the nearer
-/// axis is `x = t·π/4` (even octant) or `(1 − t)·π/4` (odd octant, `1 − t` exact), and `sin x`, `cos x` on
-/// `[0, π/4]` come from their Taylor polynomials (degree 15 and 16: remainders below `(π/4)^17/17! < 5·10⁻¹⁷`
-/// relative to `sin x` and `(π/4)^18/18! < 3·10⁻¹⁸`), then swapped and signed by the octant.
-#[inline(always)]
-pub fn cos_sin_turn(w: u64) -> (f64, f64) {
-    const SHIFTER: f64 = 4_503_599_627_370_496.0; // 2^52
-    // The 52 bits below the octant as an exact double k (the 2^52 shifter: no integer conversion), and
-    // t = (k + ½)·2⁻⁵² in (0, 1), exact.
-    let k = f64::from_bits(SHIFTER.to_bits() | ((w << 3) >> 12)) - SHIFTER;
-    let t = (k + 0.5) * (1.0 / SHIFTER);
-    let odd = (w >> 61) & 1 == 1;
-    let x = if odd { 1.0 - t } else { t } * core::f64::consts::FRAC_PI_4;
-    let z = x * x;
-    let (z2, z4) = (z * z, z * z * (z * z));
-    let z8 = z4 * z4;
-    let sc = &SIN_SERIES;
-    let sin_poly = ((sc[0] + sc[1] * z) + (sc[2] + sc[3] * z) * z2)
-        + ((sc[4] + sc[5] * z) + (sc[6] + sc[7] * z) * z2) * z4;
-    let sin = x * sin_poly;
-    let cc = &COS_SERIES;
-    let cos = (((cc[0] + cc[1] * z) + (cc[2] + cc[3] * z) * z2)
-        + ((cc[4] + cc[5] * z) + (cc[6] + cc[7] * z) * z2) * z4)
-        + cc[8] * z8;
-    // Within the quadrant the angle is x (even octant) or π/2 − x (odd); the quadrant q = top two bits turns
-    // (c, s) by q·π/2: (c, s), (−s, c), (−c, −s), (s, −c).
-    let q = w >> 62;
-    let swap = odd ^ (q & 1 == 1);
-    let (c, s) = if swap { (sin, cos) } else { (cos, sin) };
-    let flip_c = ((q ^ (q >> 1)) & 1) << 63;
-    let flip_s = (q >> 1) << 63;
-    (
-        f64::from_bits(c.to_bits() ^ flip_c),
-        f64::from_bits(s.to_bits() ^ flip_s),
-    )
-}
-
 /// The maximum of a non-empty slice of finite values, in a form that vectorises (four running maxima).
 #[inline]
 pub fn max_of(values: &[f64]) -> f64 {
@@ -368,37 +304,6 @@ mod tests {
         assert!(worst <= 2.0, "worst relative error {worst} ulp (of 2^-52)");
         assert_eq!(ln_normal(1.0), 0.0);
         assert_eq!(ln_normal(2.0), core::f64::consts::LN_2);
-    }
-
-    #[test]
-    fn fast_cos_sin_are_accurate() {
-        // Against f64::cos/sin of the same angle 2π(k + ½)·2⁻⁵⁶ (octant bits included), absolute error (the
-        // values are in [−1, 1]) in units of 2^-52: 10^6 random words plus the octant boundaries.
-        let mut rng = crate::rng::Generator::from_seed([8, 6, 4, 2]);
-        let mut words: Vec<u64> = (0..1_000_000).map(|_| rand_core::Rng::next_u64(&mut rng)).collect();
-        for o in 0..8u64 {
-            for d in [0u64, 1 << 11, 3 << 11] {
-                words.push((o << 61).wrapping_add(d));
-                words.push((o << 61).wrapping_sub(d + (1 << 11)));
-            }
-        }
-        let mut worst: f64 = 0.0;
-        for &w in &words {
-            // The reference: f64::cos/sin of the angle within the quadrant (rounded once or twice: up to two
-            // units), turned by the quadrant.
-            let t = (((w << 3) >> 12) as f64 + 0.5) / 4_503_599_627_370_496.0;
-            let a = (((w >> 61) & 1) as f64 + t) * core::f64::consts::FRAC_PI_4;
-            let (rc, rs) = match w >> 62 {
-                0 => (a.cos(), a.sin()),
-                1 => (-a.sin(), a.cos()),
-                2 => (-a.cos(), -a.sin()),
-                _ => (a.sin(), -a.cos()),
-            };
-            let (c, s) = cos_sin_turn(w);
-            worst = worst.max((c - rc).abs().max((s - rs).abs()) / f64::EPSILON);
-            assert!((c * c + s * s - 1.0).abs() < 4.0 * f64::EPSILON);
-        }
-        assert!(worst < 4.0, "worst absolute error {worst} (units of 2^-52)");
     }
 
     #[test]
