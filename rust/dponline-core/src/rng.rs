@@ -286,6 +286,19 @@ mod tests {
     }
 
     #[test]
+    fn states_of_version_3_are_refused() {
+        // Version 4 changed the noise streams (bulk Laplace draws): a version-3 state would not continue its
+        // stream, so it is refused with the clear error.
+        let bytes = postcard::to_stdvec(&(3u32, Generator::from_seed([1, 1, 1, 1]))).unwrap();
+        match from_state_bytes::<Generator>(&bytes) {
+            Err(CoreError::State(msg)) => {
+                assert!(msg.contains("version 3 is not supported"), "{msg}")
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn wrong_version_is_refused() {
         let bytes =
             postcard::to_stdvec(&(STATE_VERSION + 1, Generator::from_seed([1, 1, 1, 1]))).unwrap();

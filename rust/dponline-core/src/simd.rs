@@ -140,9 +140,11 @@ mod tests {
         let s: Vec<f64> = (0..1003).map(|_| 50.0 * rng.open01()).collect();
         let at = |level| {
             let mut out = vec![0.0; s.len()];
-            run_at(level, #[inline(always)] || {
-                crate::vecops::softmax_neg_scaled_kernel(&s, 0.7, &mut out)
-            });
+            run_at(
+                level,
+                #[inline(always)]
+                || crate::vecops::softmax_neg_scaled_kernel(&s, 0.7, &mut out),
+            );
             out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
         };
         let base = at(Level::Baseline);

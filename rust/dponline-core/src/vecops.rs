@@ -202,7 +202,10 @@ pub fn exp_any(x: f64) -> f64 {
 /// underflow; sum; scaling), no allocation, at the CPU's widest vector level ([`crate::simd`]; the result
 /// does not depend on the level). `out` must have the length of `s`.
 pub fn softmax_neg_scaled(s: &[f64], eta: f64, out: &mut [f64]) {
-    crate::simd::dispatch(#[inline(always)] || softmax_neg_scaled_kernel(s, eta, out));
+    crate::simd::dispatch(
+        #[inline(always)]
+        || softmax_neg_scaled_kernel(s, eta, out),
+    );
 }
 
 /// [`softmax_neg_scaled`] at the level of its caller.
@@ -289,9 +292,24 @@ mod tests {
             worst = worst.max(ln_error(y));
         }
         let sqrt2 = core::f64::consts::SQRT_2;
-        let mut special = vec![f64::MIN_POSITIVE, f64::MAX, 1.0, 2.0, 0.5, 2f64.powi(-64), 2f64.powi(-65)];
+        let mut special = vec![
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            1.0,
+            2.0,
+            0.5,
+            2f64.powi(-64),
+            2f64.powi(-65),
+        ];
         for k in -40i64..=40 {
-            for base in [sqrt2, 1.0, 0.5 * sqrt2, 2f64.powi(-64), f64::MIN_POSITIVE, f64::MAX] {
+            for base in [
+                sqrt2,
+                1.0,
+                0.5 * sqrt2,
+                2f64.powi(-64),
+                f64::MIN_POSITIVE,
+                f64::MAX,
+            ] {
                 let v = f64::from_bits(base.to_bits().wrapping_add_signed(k));
                 if v.is_normal() && v > 0.0 {
                     special.push(v);

@@ -728,7 +728,10 @@ impl DpFtrl {
         let (params, row) = (&self.params, &mut self.row);
         // One dispatched pass (or two) over the row: at the CPU's widest vector level, bit-identical at every
         // level (`crate::simd`).
-        if crate::simd::dispatch(#[inline(always)] || clip_row(params, row)) {
+        if crate::simd::dispatch(
+            #[inline(always)]
+            || clip_row(params, row),
+        ) {
             self.clipped += 1;
         }
         self.tree.push(&self.row, &mut self.release)?;
@@ -846,7 +849,10 @@ impl DpFtrl {
                 }
             } else {
                 let (x, out) = (&self.x, &mut self.row);
-                total += crate::simd::dispatch(#[inline(always)] || copy_and_dot(row, x, out));
+                total += crate::simd::dispatch(
+                    #[inline(always)]
+                    || copy_and_dot(row, x, out),
+                );
             }
             self.shift_row();
             self.absorb_row()?;
@@ -935,7 +941,11 @@ mod tests {
         use crate::simd::{Level, run_at};
         let mut rng = crate::rng::Generator::from_seed([4, 4, 4, 4]);
         let rows: Vec<Vec<f64>> = (0..6)
-            .map(|k| (0..203).map(|_| (rng.open01() - 0.3) * f64::from(k + 1)).collect())
+            .map(|k| {
+                (0..203)
+                    .map(|_| (rng.open01() - 0.3) * f64::from(k + 1))
+                    .collect()
+            })
             .collect();
         let weights: Vec<f64> = (0..203).map(|_| rng.open01()).collect();
         let domains = [simplex(203), Domain::L2Ball(L2Ball::new(203, 1.0).unwrap())];
@@ -944,21 +954,35 @@ mod tests {
             for reg in [Regularizer::NegativeEntropy, Regularizer::Euclidean] {
                 for norm in [LossNorm::L1, LossNorm::L2] {
                     for dual in [None, Some(0.5)] {
-                        if let Ok(p) = DpFtrlParams::new(domain, 300, 20.0, norm, reg, None, dual, 4) {
+                        if let Ok(p) =
+                            DpFtrlParams::new(domain, 300, 20.0, norm, reg, None, dual, 4)
+                        {
                             cases.push(p);
                         }
                     }
                 }
             }
         }
-        assert!(cases.iter().any(|p| p.dual_clip && p.regularizer == Regularizer::NegativeEntropy));
+        assert!(
+            cases
+                .iter()
+                .any(|p| p.dual_clip && p.regularizer == Regularizer::NegativeEntropy)
+        );
         let at = |level: Level| {
             let mut bits = Vec::new();
             for params in &cases {
                 for r in &rows {
                     let mut row = vec![0.0; r.len()];
-                    let dot = run_at(level, #[inline(always)] || copy_and_dot(r, &weights, &mut row));
-                    let changed = run_at(level, #[inline(always)] || clip_row(params, &mut row));
+                    let dot = run_at(
+                        level,
+                        #[inline(always)]
+                        || copy_and_dot(r, &weights, &mut row),
+                    );
+                    let changed = run_at(
+                        level,
+                        #[inline(always)]
+                        || clip_row(params, &mut row),
+                    );
                     bits.push(dot.to_bits());
                     bits.push(u64::from(changed));
                     bits.extend(row.iter().map(|v| v.to_bits()));
