@@ -172,6 +172,45 @@ fn l2_from_squares(v: &[f64], squares: f64) -> f64 {
     }
 }
 
+/// Clamp every coordinate of the finite `row` to `[−d, d]`; whether any changed, and `Σ|w_i|` (`L1`) or
+/// `Σ w_i²` of the clamped row, with four partial sums in a fixed order. One branch-free pass (selects, not
+/// `f64::clamp`, whose argument check is a branch), monomorphic in the norm so the loop vectorises.
+#[inline(always)]
+fn clamp_and_norm<const L1: bool>(row: &mut [f64], d: f64) -> (bool, f64) {
+    let mut over = [false; 4];
+    let mut acc = [0.0f64; 4];
+    let clamp = |v: f64| {
+        if v > d {
+            d
+        } else if v < -d {
+            -d
+        } else {
+            v
+        }
+    };
+    let term = |w: f64| if L1 { w.abs() } else { w * w };
+    let mut chunks = row.chunks_exact_mut(4);
+    for c in &mut chunks {
+        for k in 0..4 {
+            let v = c[k];
+            over[k] |= v.abs() > d;
+            let w = clamp(v);
+            c[k] = w;
+            acc[k] += term(w);
+        }
+    }
+    let mut tail = 0.0;
+    for v in chunks.into_remainder() {
+        over[0] |= v.abs() > d;
+        *v = clamp(*v);
+        tail += term(*v);
+    }
+    (
+        over.iter().any(|&o| o),
+        (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail,
+    )
+}
+
 /// Clip `row` to the declared bounds of `params` (the dual bound first, if declared below `G`, then `G`);
 /// whether anything changed. At the level of its caller (dispatched once per round by the learner).
 #[inline(always)]
@@ -183,27 +222,13 @@ fn clip_row(params: &DpFtrlParams, row: &mut [f64]) -> bool {
         if params.regularizer == Regularizer::NegativeEntropy {
             // One branch-free pass (vectorises): the clamp (it leaves the coordinates within ±d unchanged)
             // and the norm of the clamped row, four partial sums.
-            let mut over = [false; 4];
-            let mut acc = [0.0f64; 4];
             let l1 = params.norm == LossNorm::L1;
-            let mut chunks = row.chunks_exact_mut(4);
-            for c in &mut chunks {
-                for k in 0..4 {
-                    let v = c[k];
-                    over[k] |= v.abs() > d;
-                    let w = v.clamp(-d, d);
-                    c[k] = w;
-                    acc[k] += if l1 { w.abs() } else { w * w };
-                }
-            }
-            let mut tail = 0.0;
-            for v in chunks.into_remainder() {
-                over[0] |= v.abs() > d;
-                *v = v.clamp(-d, d);
-                tail += if l1 { v.abs() } else { *v * *v };
-            }
-            changed |= over.iter().any(|&o| o);
-            let total = (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail;
+            let (over, total) = if l1 {
+                clamp_and_norm::<true>(row, d)
+            } else {
+                clamp_and_norm::<false>(row, d)
+            };
+            changed |= over;
             norm = Some(if l1 {
                 total
             } else {
