@@ -338,6 +338,48 @@ mod tests {
     }
 
     #[test]
+    fn softmax_skips_exactly_the_dead_blocks() {
+        // Blocks of 64: block 0 entirely beyond the cut (exponent < −708), block 1 dead except one entry just
+        // inside it, block 2 with its smallest value exactly at the cut, block 3 live (holds the minimum 0),
+        // and a short last block. The block decision must equal the per-entry one, at every level.
+        let eta = 2.0;
+        let mut s = vec![400.0; 64 * 4 + 5];
+        s[64 + 17] = 353.5; // exponent −707
+        for v in &mut s[128..192] {
+            *v = 380.0;
+        }
+        s[128 + 40] = 354.0; // exponent exactly −708: live
+        for (i, v) in s[192..256].iter_mut().enumerate() {
+            *v = i as f64 * 0.5;
+        }
+        let mut out = vec![0.0; s.len()];
+        softmax_neg_scaled(&s, eta, &mut out);
+        let w: Vec<f64> = s.iter().map(|&v| exp_nonpositive(-eta * v)).collect();
+        let total: f64 = w.iter().sum();
+        for (i, (o, wi)) in out.iter().zip(&w).enumerate() {
+            assert!(
+                (o - wi / total).abs() <= 1e-15 * (wi / total),
+                "{i}: {o} vs {}",
+                wi / total
+            );
+            assert_eq!(*o == 0.0, *wi == 0.0, "{i}");
+        }
+        assert!(out[64 + 17] > 0.0 && out[128 + 40] > 0.0 && out[0] == 0.0 && out[128] == 0.0);
+        let at = |level| {
+            let mut o = vec![0.0; s.len()];
+            crate::simd::run_at(
+                level,
+                #[inline(always)]
+                || softmax_neg_scaled_kernel(&s, eta, &mut o),
+            );
+            o.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        };
+        use crate::simd::Level;
+        assert_eq!(at(Level::Baseline), at(Level::Avx2));
+        assert_eq!(at(Level::Baseline), at(Level::Avx512));
+    }
+
+    #[test]
     fn softmax_matches_the_naive_formula() {
         for n in [1usize, 3, 4, 9, 100] {
             let s: Vec<f64> = (0..n).map(|i| 50.0 * (i as f64 * 0.71).sin()).collect();
