@@ -14,8 +14,9 @@ Floors measured in the same run, per round:
   rows, divided by the rows, so Python overhead is amortised);
 * the fresh noise a round needs: the padded tree draws ``1.5N`` single draws per push on average (``N`` for
   the new data node, ``N/2`` for the padding nodes the push opens; see ``aggregation/tree.rs``), timed as
-  ``1.5N`` draws of ``dponline.noise.laplace`` / ``gaussian`` (the core's samplers, one call for 64 rounds,
-  signs not batched); the binary mechanism itself cannot go below ``N`` (one node opens per push);
+  ``1.5N`` draws of ``dponline.noise.laplace`` / ``gaussian`` (the core's samplers, one call for 64 rounds:
+  the bulk Laplace path the tree uses, the Gaussian ziggurat); the binary mechanism itself cannot go below ``N``
+  (one node opens per push);
 * the tree alone, padded and unpadded (``N`` fresh draws per push, the binary mechanism's minimum):
   ``TreeAggregator.push_many`` of 64 rows (the draws plus the passes over the rows; through
   Python, so with the allocation of the output block and the validation of the input);

@@ -8,7 +8,40 @@
 //! * Laplace: `Lap(b) = Exp(b) − Exp(b)` for independent exponentials, so a sum of `r` i.i.d. `Lap(b)` is
 //!   `Gamma(r, b) − Gamma(r, b)` (sum of `r` exponentials of scale `b` is `Gamma(r, b)`).
 //!
-//! Base draws come from `rand_distr`'s ziggurat `StandardNormal` and `Exp1` and its Marsaglia-Tsang `Gamma`.
+//! Single draws ([`Sampler::sample`]) come from `rand_distr`'s ziggurat `StandardNormal` and `Exp1`, sums of
+//! `r >= 2` Laplace draws from its Marsaglia-Tsang `Gamma`. Whole vectors of Laplace draws take the bulk path.
+//!
+//! **Bulk draws** ([`Sampler::fill`] / [`Sampler::add_to`] of a single Laplace draw, [`NoiseDistribution::fill`]
+//! and [`NoiseDistribution::add_to`], [`fill_exp1`]; every node of the tree aggregator). The generator's raw
+//! 64-bit words are drawn in stream order (xoshiro256++ word by word; ChaCha20 serves them from its 64-byte
+//! blocks), eight at a time, and each word `w` becomes one `Exp(1)` draw `E = −ln U`, `U = (w + 1)·2⁻⁶⁴`, by
+//! a branch-free kernel ([`crate::vecops::ln_normal`], within 2 ulp of `f64::ln`) that runs at the CPU's
+//! widest vector level ([`crate::simd`]; the values do not depend on the level). A Laplace draw is `b·E` with
+//! its sign from one bit of a separate word per block of 64 entries (that word first, then one word per
+//! entry). Cost per Laplace draw on the development machine (the `draw_speed` timing test, dev-release
+//! build): 2.27 ns at AVX-512, 3.19 at AVX2, 4.99 at the baseline, against 2.82 ns at every level for the
+//! previous fill (ziggurat `Exp1` per entry, the same batched signs) and 5.6 ns for [`Sampler::sample`] (a
+//! word per sign). The ziggurat is cheap (one word and a table look-up in 99% of draws); the logarithm's
+//! division bounds the bulk path, so it gains only where eight lanes share it: on an AVX2-only CPU it is
+//! about 13% slower than the previous fill. Of one word per draw, the generator itself takes about 0.85 ns
+//! (xoshiro256++'s serial dependency; one stream).
+//!
+//! *Tail and grid.* `U` takes the values `k·2⁻⁶⁴`, `k = 1..=2⁶⁴` (the sum `w + 1` rounded to 53 bits, so
+//! the grid is exact where it matters, at small `U`). The largest `E` is `64 ln 2 ≈ 44.36`: a Laplace draw
+//! never exceeds `44.36·b` in magnitude, and the mass the exact law puts beyond it, `P(|X| > 44.36·b) =
+//! 2⁻⁶⁴ ≈ 5.4·10⁻²⁰`, sits on that largest value instead (the word `w = 0`). Near the top the possible values
+//! are far apart (`64 ln 2`, `63 ln 2`, `ln(2⁶⁴/3)`, … for `w = 0, 1, 2, …`). The ziggurat path reaches about as
+//! far: its tail is `7.70 − ln u` with a 53-bit `u` in `[0, 1)`, so its finite draws stop at `44.4`, and `u =
+//! 0` (probability `2⁻⁵³` per tail draw, about `5·10⁻²⁰` per draw) gives `+∞`, which the bulk path cannot.
+//! Both are the same kind of deviation from the real-valued mechanism as Mironov (2012) describes for every
+//! floating-point sampler (see [`crate::rng`]): the privacy guarantees printed by dponline are those of the
+//! real-valued mechanisms and hold for these samplers only up to such effects. Tested: KS distance to the
+//! exact CDF at `n = 2²²` (level `10⁻⁶`), the variance, and the frequency beyond 10 scale units (`e⁻¹⁰`).
+//!
+//! *Gaussian.* A vectorised Box-Muller on the same words (`√(2E)` and an octant-exact `cos`/`sin` of `2πV`)
+//! was measured at 2.15 ns per draw at AVX-512, 2.71 at AVX2 and 5.5 at the baseline, against 2.4 ns for the
+//! ziggurat at every level; one algorithm must serve every level (a seeded stream may not depend on the
+//! CPU), so Gaussian vectors keep the ziggurat.
 
 use rand_distr::{Distribution, Exp1, Gamma, StandardNormal};
 use serde::{Deserialize, Serialize};
@@ -109,10 +142,9 @@ impl NoiseDistribution {
         self.sum_of(1).add_to(rng, out);
     }
 
-    /// Overwrite every entry of `out` with an i.i.d. draw.
+    /// Overwrite every entry of `out` with an i.i.d. draw (the stream of [`NoiseDistribution::add_to`]).
     pub fn fill(&self, rng: &mut Generator, out: &mut [f64]) {
-        out.fill(0.0);
-        self.add_to(rng, out);
+        self.sum_of(1).fill(rng, out);
     }
 
     /// A sampler for sums of `r` i.i.d. draws of this distribution.
@@ -150,6 +182,12 @@ pub trait Sampler: Copy {
     #[inline]
     fn fill<R: rand_core::Rng + ?Sized>(&self, g: &mut R, out: &mut [f64]) {
         out.iter_mut().for_each(|o| *o = self.sample(g));
+    }
+
+    /// Add an independent draw to every entry of `out`: the law and the stream of [`Sampler::fill`].
+    #[inline]
+    fn add_to<R: rand_core::Rng + ?Sized>(&self, g: &mut R, out: &mut [f64]) {
+        out.iter_mut().for_each(|o| *o += self.sample(g));
     }
 }
 
@@ -198,6 +236,9 @@ impl Sampler for NoDraw {
     fn fill<R: rand_core::Rng + ?Sized>(&self, _: &mut R, out: &mut [f64]) {
         out.fill(0.0);
     }
+
+    #[inline]
+    fn add_to<R: rand_core::Rng + ?Sized>(&self, _: &mut R, _: &mut [f64]) {}
 }
 
 impl Sampler for GaussianDraw {
@@ -219,18 +260,100 @@ impl Sampler for LaplaceDraw {
         }
     }
 
-    /// `b · E_i · S_i` with the 64 signs `S_i` of a block of 64 entries taken from the bits of one 64-bit
-    /// word (one generator call per 64 draws instead of one per draw); each `E_i ~ Exp(1)` is its own draw.
+    /// The bulk path (module docs, "Bulk draws"): per block of 64 entries one word of signs, then one word
+    /// per entry turned into `E = −ln U` by a vectorised kernel at the CPU's widest level.
     #[inline]
     fn fill<R: rand_core::Rng + ?Sized>(&self, g: &mut R, out: &mut [f64]) {
-        for block in out.chunks_mut(64) {
-            let signs = g.next_u64();
-            for (i, o) in (0u32..).zip(block.iter_mut()) {
-                let e: f64 = Exp1.sample(g);
-                // `b·e >= 0`: flipping its sign bit negates it.
-                *o = f64::from_bits((self.0 * e).to_bits() ^ (signs.wrapping_shr(i) & 1) << 63);
+        crate::simd::dispatch(
+            #[inline(always)]
+            || laplace_kernel::<R, false>(self.0, g, out),
+        );
+    }
+
+    #[inline]
+    fn add_to<R: rand_core::Rng + ?Sized>(&self, g: &mut R, out: &mut [f64]) {
+        crate::simd::dispatch(
+            #[inline(always)]
+            || laplace_kernel::<R, true>(self.0, g, out),
+        );
+    }
+}
+
+/// Entries per block of the bulk fills: one 64-bit word of signs covers a block.
+const BLOCK: usize = 64;
+
+/// `2⁻⁶⁴`.
+const TWO_POW_M64: f64 = 1.0 / 18_446_744_073_709_551_616.0;
+
+/// `U = (w + 1) · 2⁻⁶⁴` in `[2⁻⁶⁴, 1]` (the sum rounded to 53 bits), then `E = −ln U`, an `Exp(1)` draw in
+/// `[0, 64 ln 2]` (module docs, "Bulk draws").
+#[inline(always)]
+fn exp1_from_word(w: u64) -> f64 {
+    let u = (w as f64 + 1.0) * TWO_POW_M64;
+    // `0 − ln 1 = +0`, never `−0`.
+    0.0 - crate::vecops::ln_normal(u)
+}
+
+/// Entries per step of the bulk kernels: the words of a step are drawn just before they are transformed, so
+/// the (scalar) generator and the (vector) transform overlap.
+const STEP: usize = 8;
+
+/// Overwrite (`ADD = false`) or add to (`ADD = true`) every entry of `out` with `Laplace(scale)` draws: the
+/// Laplace bulk kernel, at the level of its caller. Per block of [`BLOCK`] entries one word of signs, then
+/// one word per entry, in order.
+#[inline(always)]
+fn laplace_kernel<R: rand_core::Rng + ?Sized, const ADD: bool>(
+    scale: f64,
+    g: &mut R,
+    out: &mut [f64],
+) {
+    // `scale·E >= 0`: flipping its sign bit negates it.
+    let draw =
+        |w: u64, sign: u64| f64::from_bits((scale * exp1_from_word(w)).to_bits() ^ sign << 63);
+    let put = |o: &mut f64, x: f64| if ADD { *o += x } else { *o = x };
+    for block in out.chunks_mut(BLOCK) {
+        let signs = g.next_u64();
+        let mut steps = block.chunks_exact_mut(STEP);
+        let mut used = 0u32;
+        for o in &mut steps {
+            // Fixed trip counts and constant shifts: vectorises.
+            let mut words = [0u64; STEP];
+            for w in &mut words {
+                *w = g.next_u64();
             }
+            let bits = signs >> used;
+            for k in 0..STEP {
+                put(&mut o[k], draw(words[k], bits >> k & 1));
+            }
+            used += STEP as u32;
         }
+        for (k, o) in steps.into_remainder().iter_mut().enumerate() {
+            put(o, draw(g.next_u64(), signs >> (used as usize + k) & 1));
+        }
+    }
+}
+
+/// Overwrite every entry of `out` with an independent `Exp(1)` draw by the bulk path (module docs, "Bulk
+/// draws"): one generator word per entry, at the CPU's widest vector level.
+pub fn fill_exp1(rng: &mut Generator, out: &mut [f64]) {
+    crate::with_generator!(rng, g => crate::simd::dispatch(#[inline(always)] || exp1_kernel(g, out)));
+}
+
+/// [`fill_exp1`] at the level of its caller.
+#[inline(always)]
+fn exp1_kernel<R: rand_core::Rng + ?Sized>(g: &mut R, out: &mut [f64]) {
+    let mut steps = out.chunks_exact_mut(STEP);
+    for o in &mut steps {
+        let mut words = [0u64; STEP];
+        for w in &mut words {
+            *w = g.next_u64();
+        }
+        for k in 0..STEP {
+            o[k] = exp1_from_word(words[k]);
+        }
+    }
+    for o in steps.into_remainder() {
+        *o = exp1_from_word(g.next_u64());
     }
 }
 
@@ -286,23 +409,37 @@ impl SumOf {
         }
     }
 
-    /// Add one draw of the sum to every entry of `out`.
+    /// Add one draw of the sum to every entry of `out` ([`Sampler::add_to`]: the bulk path for single
+    /// Laplace draws).
     pub fn add_to(&self, rng: &mut Generator, out: &mut [f64]) {
-        struct AddTo<'a> {
+        self.vector_op(rng, out, true);
+    }
+
+    /// Overwrite every entry of `out` with one draw of the sum ([`Sampler::fill`]; the stream of
+    /// [`SumOf::add_to`]).
+    pub fn fill(&self, rng: &mut Generator, out: &mut [f64]) {
+        self.vector_op(rng, out, false);
+    }
+
+    fn vector_op(&self, rng: &mut Generator, out: &mut [f64], add: bool) {
+        struct Op<'a> {
             rng: &'a mut Generator,
             out: &'a mut [f64],
+            add: bool,
         }
-        impl WithSampler for AddTo<'_> {
+        impl WithSampler for Op<'_> {
             type Output = ();
             #[inline]
             fn call<S: Sampler>(self, s: S) {
                 let out = self.out;
-                crate::with_generator!(self.rng, g => out.iter_mut().for_each(|o| *o += s.sample(g)));
+                if self.add {
+                    crate::with_generator!(self.rng, g => s.add_to(g, out));
+                } else {
+                    crate::with_generator!(self.rng, g => s.fill(g, out));
+                }
             }
         }
-        if !matches!(self.draw, Draw::Zero) {
-            self.with_sampler(AddTo { rng, out });
-        }
+        self.with_sampler(Op { rng, out, add });
     }
 }
 
@@ -375,6 +512,283 @@ mod tests {
             (m / 1.5 - 1.0).abs() < 6.0 * (1.0 / pos.len() as f64).sqrt(),
             "E[X|X>0] {m}"
         );
+    }
+
+    /// Kolmogorov-Smirnov distance between the sample `xs` (sorted here) and the continuous CDF `cdf`.
+    fn ks_distance(xs: &mut [f64], cdf: impl Fn(f64) -> f64) -> f64 {
+        xs.sort_by(f64::total_cmp);
+        let n = xs.len() as f64;
+        xs.iter()
+            .enumerate()
+            .map(|(i, &x)| {
+                let f = cdf(x);
+                (f - i as f64 / n).max((i + 1) as f64 / n - f)
+            })
+            .fold(0.0, f64::max)
+    }
+
+    /// The KS critical value at level `1e-6` for `n` draws: `sqrt(ln(2/α) / (2n))` (Dvoretzky-Kiefer-Wolfowitz
+    /// with Massart's constant, valid for every `n`).
+    fn ks_critical(n: usize) -> f64 {
+        ((2.0f64 / 1e-6).ln() / (2.0 * n as f64)).sqrt()
+    }
+
+    /// `|count − n·p| <= 5 sd` for a binomial count (two-sided level below `1e-6`).
+    fn binomial_ok(count: usize, n: usize, p: f64) -> bool {
+        let (n, c) = (n as f64, count as f64);
+        (c - n * p).abs() <= 5.0 * (n * p * (1.0 - p)).sqrt()
+    }
+
+    #[test]
+    fn bulk_laplace_has_the_laplace_law() {
+        // 2^22 draws of Lap(1.5) by the bulk path, in blocks of uneven lengths (partial blocks, fill and add_to).
+        let (n, b) = (1usize << 22, 1.5);
+        let mut rng = Generator::from_seed([11, 12, 13, 14]);
+        let mut xs = vec![0.0; n];
+        let dist = NoiseDistribution::laplace(b).unwrap();
+        let mut start = 0;
+        for len in [1usize, 63, 64, 65, 1000, 100_003].iter().cycle() {
+            let end = (start + len).min(n);
+            if start % 2 == 0 {
+                dist.fill(&mut rng, &mut xs[start..end]);
+            } else {
+                dist.add_to(&mut rng, &mut xs[start..end]);
+            }
+            start = end;
+            if start == n {
+                break;
+            }
+        }
+        let nf = n as f64;
+        // Variance 2b² (relative sd of the estimate sqrt((κ − 1)/n), κ = 6); mean 0; P(|X| > 10b) = e^-10.
+        let (mean, var) = moments(&xs);
+        assert!(
+            (var / (2.0 * b * b) - 1.0).abs() < 5.0 * (5.0 / nf).sqrt(),
+            "var {var}"
+        );
+        assert!(mean.abs() < 5.0 * (2.0 * b * b / nf).sqrt(), "mean {mean}");
+        let tail = xs.iter().filter(|x| x.abs() > 10.0 * b).count();
+        assert!(binomial_ok(tail, n, (-10.0f64).exp()), "{tail} beyond 10b");
+        let neg = xs.iter().filter(|&&x| x < 0.0).count();
+        assert!(binomial_ok(neg, n, 0.5), "{neg} negative");
+        // The largest magnitude is 64 ln 2 scale units (module docs).
+        assert!(
+            xs.iter()
+                .all(|x| x.abs() <= 64.0 * core::f64::consts::LN_2 * b)
+        );
+        let cdf = |x: f64| {
+            if x < 0.0 {
+                0.5 * (x / b).exp()
+            } else {
+                1.0 - 0.5 * (-x / b).exp()
+            }
+        };
+        let d = ks_distance(&mut xs, cdf);
+        assert!(d < ks_critical(n), "KS distance {d}");
+    }
+
+    #[test]
+    fn bulk_exp1_has_the_exponential_law() {
+        let n = 1usize << 22;
+        let mut rng = Generator::from_seed([21, 22, 23, 24]);
+        let mut xs = vec![0.0; n];
+        fill_exp1(&mut rng, &mut xs[..1000]);
+        fill_exp1(&mut rng, &mut xs[1000..]);
+        let nf = n as f64;
+        // Mean 1 (sd 1/sqrt n), variance 1 (relative sd sqrt((κ − 1)/n), κ = 9), P(E > 10) = e^-10.
+        let (mean, var) = moments(&xs);
+        assert!((mean - 1.0).abs() < 5.0 / nf.sqrt(), "mean {mean}");
+        assert!((var - 1.0).abs() < 5.0 * (8.0 / nf).sqrt(), "var {var}");
+        let tail = xs.iter().filter(|&&x| x > 10.0).count();
+        assert!(binomial_ok(tail, n, (-10.0f64).exp()), "{tail} beyond 10");
+        assert!(
+            xs.iter()
+                .all(|&x| (0.0..=64.0 * core::f64::consts::LN_2).contains(&x))
+        );
+        let d = ks_distance(&mut xs, |x| 1.0 - (-x).exp());
+        assert!(d < ks_critical(n), "KS distance {d}");
+    }
+
+    #[test]
+    fn exp1_words_cover_the_documented_range() {
+        // Word 0 is U = 2^-64, the largest draw 64 ln 2; the largest word rounds to U = 1, the draw +0.
+        let top = exp1_from_word(0);
+        assert!(
+            (top - 64.0 * core::f64::consts::LN_2).abs() < 1e-13,
+            "{top}"
+        );
+        assert_eq!(exp1_from_word(u64::MAX).to_bits(), 0.0f64.to_bits());
+        assert!((exp1_from_word(1) - 63.0 * core::f64::consts::LN_2).abs() < 1e-13);
+        // The stream is the generator's words in order: one sign word, then one word per entry.
+        let mut a = Generator::from_seed([1, 2, 3, 4]);
+        let mut b = Generator::from_seed([1, 2, 3, 4]);
+        let mut xs = [0.0; 3];
+        NoiseDistribution::laplace(2.0)
+            .unwrap()
+            .fill(&mut a, &mut xs);
+        let signs = rand_core::Rng::next_u64(&mut b);
+        for (i, &x) in xs.iter().enumerate() {
+            let e = exp1_from_word(rand_core::Rng::next_u64(&mut b));
+            let want = if signs >> i & 1 == 1 {
+                -2.0 * e
+            } else {
+                2.0 * e
+            };
+            assert_eq!(x.to_bits(), want.to_bits());
+        }
+    }
+
+    #[test]
+    fn bulk_kernels_agree_bitwise_at_every_level() {
+        use crate::simd::{Level, run_at};
+        let levels = [Level::Baseline, Level::Avx2, Level::Avx512];
+        let draws = |level, add: bool| {
+            let mut rng = Generator::from_seed([5, 6, 7, 8]);
+            let mut out: Vec<f64> = (0..1003).map(|i| f64::from(i) * 0.25).collect();
+            crate::with_generator!(&mut rng, g => if add {
+                run_at(level, #[inline(always)] || laplace_kernel::<_, true>(0.8, g, &mut out));
+            } else {
+                run_at(level, #[inline(always)] || laplace_kernel::<_, false>(0.8, g, &mut out));
+            });
+            let mut exp = vec![0.0; 517];
+            crate::with_generator!(&mut rng, g => run_at(level, #[inline(always)] || exp1_kernel(g, &mut exp)));
+            out.extend(exp);
+            out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        };
+        for add in [false, true] {
+            let base = draws(Level::Baseline, add);
+            for level in levels {
+                assert_eq!(base, draws(level, add), "{level:?}");
+            }
+        }
+        let xs: Vec<f64> = (0..999)
+            .map(|i| (f64::from(i) * 0.731 - 360.0).exp2())
+            .collect();
+        let ln_at = |level| {
+            let mut out = vec![0.0; xs.len()];
+            run_at(
+                level,
+                #[inline(always)]
+                || {
+                    for (o, &x) in out.iter_mut().zip(&xs) {
+                        *o = crate::vecops::ln_normal(x);
+                    }
+                },
+            );
+            out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        };
+        for level in levels {
+            assert_eq!(ln_at(Level::Baseline), ln_at(level));
+        }
+    }
+
+    /// Per-draw time of the scalar (ziggurat) and bulk paths, interleaved, best of repeats. Timing only:
+    /// `cargo test -p dponline-core --profile dev-release --lib -- --ignored draw_speed --nocapture`.
+    #[test]
+    #[ignore = "timing, not a test"]
+    fn draw_speed() {
+        use std::time::Instant;
+        let n = 1 << 16;
+        let mut out = vec![0.0; n];
+        let mut rng = Generator::from_seed([1, 2, 3, 4]);
+        let mut best = [f64::INFINITY; 5];
+        for _ in 0..200 {
+            // The fill of STATE_VERSION 3: ziggurat `Exp1` per entry, signs batched 64 to a word.
+            let t = Instant::now();
+            crate::with_generator!(&mut rng, g => for block in out.chunks_mut(64) {
+                let signs = rand_core::Rng::next_u64(g);
+                for (i, o) in (0u32..).zip(block.iter_mut()) {
+                    let e: f64 = Exp1.sample(g);
+                    *o = f64::from_bits(e.to_bits() ^ (signs.wrapping_shr(i) & 1) << 63);
+                }
+            });
+            best[4] = best[4].min(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            crate::with_generator!(&mut rng, g => out.iter_mut().for_each(|o| *o = LaplaceDraw(1.0).sample(g)));
+            best[0] = best[0].min(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            NoiseDistribution::Laplace { scale: 1.0 }.fill(&mut rng, &mut out);
+            best[1] = best[1].min(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            crate::with_generator!(&mut rng, g => out.iter_mut().for_each(|o| *o = GaussianDraw(1.0).sample(g)));
+            best[2] = best[2].min(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            NoiseDistribution::Gaussian { sigma: 1.0 }.fill(&mut rng, &mut out);
+            best[3] = best[3].min(t.elapsed().as_secs_f64());
+        }
+        let ns = best.map(|b| b / n as f64 * 1e9);
+        println!(
+            "ns/draw at {:?}: Laplace scalar {:.2}, version-3 fill {:.2}, bulk {:.2}; Gaussian scalar {:.2}, \
+             fill {:.2}",
+            crate::simd::detected(),
+            ns[0],
+            ns[4],
+            ns[1],
+            ns[2],
+            ns[3]
+        );
+    }
+
+    #[test]
+    #[ignore = "timing, not a test"]
+    fn kernel_speed() {
+        use crate::simd::{Level, run_at};
+        use std::time::Instant;
+        let n = 1 << 16;
+        let mut rng = Generator::from_seed([1, 2, 3, 4]);
+        let words: Vec<u64> = (0..n).map(|_| rand_core::Rng::next_u64(&mut rng)).collect();
+        let mut out = vec![0.0; n];
+        let mut ws = vec![0u64; n];
+        for level in [Level::Baseline, Level::Avx2, Level::Avx512] {
+            let mut best = [f64::INFINITY; 5];
+            for _ in 0..200 {
+                let mut time = |k: usize, f: &mut dyn FnMut()| {
+                    let t = Instant::now();
+                    f();
+                    best[k] = best[k].min(t.elapsed().as_secs_f64());
+                };
+                time(0, &mut || {
+                    run_at(
+                        level,
+                        #[inline(always)]
+                        || {
+                            for (o, &w) in out.iter_mut().zip(&words) {
+                                *o = exp1_from_word(w);
+                            }
+                        },
+                    )
+                });
+                time(
+                    1,
+                    &mut || crate::with_generator!(&mut rng, g => run_at(level, #[inline(always)] || ws.iter_mut().for_each(|w| *w = rand_core::Rng::next_u64(g)))),
+                );
+                time(
+                    2,
+                    &mut || crate::with_generator!(&mut rng, g => run_at(level, #[inline(always)] || laplace_kernel::<_, false>(1.0, g, &mut out))),
+                );
+                time(4, &mut || {
+                    run_at(
+                        level,
+                        #[inline(always)]
+                        || {
+                            for (oc, wc) in out.chunks_mut(64).zip(words.chunks(64)) {
+                                let signs = wc[0];
+                                for (i, (o, &w)) in oc.iter_mut().zip(wc).enumerate() {
+                                    *o = f64::from_bits(
+                                        exp1_from_word(w).to_bits() ^ (signs >> (i & 63)) << 63,
+                                    );
+                                }
+                            }
+                        },
+                    )
+                });
+            }
+            let ns = best.map(|b| b / n as f64 * 1e9);
+            println!(
+                "{level:?}: exp1_from_word {:.2} ns, next_u64 {:.2} ns, laplace_kernel {:.2}, signed {:.2}",
+                ns[0], ns[1], ns[2], ns[4]
+            );
+        }
     }
 
     #[test]

@@ -155,6 +155,57 @@ fn exp_core(x: f64, y: f64) -> f64 {
     if x < -708.0 { 0.0 } else { p * scale }
 }
 
+/// `2/(2i+3)` for `i = 0..10`: the coefficients of `s²` in `(ln m − 2s)/s³ = Σ_i 2 s^{2i}/(2i+3)`.
+const LN_SERIES: [f64; 10] = [
+    2.0 / 3.0,
+    2.0 / 5.0,
+    2.0 / 7.0,
+    2.0 / 9.0,
+    2.0 / 11.0,
+    2.0 / 13.0,
+    2.0 / 15.0,
+    2.0 / 17.0,
+    2.0 / 19.0,
+    2.0 / 21.0,
+];
+
+/// `ln x` for a positive normal finite `x` (`f64::MIN_POSITIVE <= x <= f64::MAX`), to within a few ulp;
+/// branch-free, so loops over it vectorise (the result is meaningless for zero, subnormal, negative or
+/// non-finite `x`: callers guarantee the range). Write `x = 2^e · m` with `m` in `[√½, √2)` — the exponent
+/// field gives `e` exactly (assembled as a float by the `2⁵²` shifter) after an integer offset that carries
+/// mantissas at or above that of `√2` into the next binade, so the mantissa field gives `m` directly — then `ln x = e·ln 2 + ln m` with `ln m = 2 artanh s =
+/// 2(s + s³/3 + s⁵/5 + …)`, `s = (m − 1)/(m + 1)`, `|s| <= 3 − 2√2 < 0.1716`. The series is cut after
+/// `s²¹/21` (remainder below `2|s|·s²²/23 < 2⁻⁵⁶·|2s|`), its tail `Σ 2 s^{2i}/(2i+3)` evaluated by Estrin's
+/// scheme in `s²`; `e·ln 2` uses the Cody-Waite split of `ln 2` (`e·LN2_HI` is exact). Because `|ln x| >=
+/// |e|·ln 2 / 2` there is no cancellation between the two parts.
+#[inline(always)]
+pub fn ln_normal(x: f64) -> f64 {
+    const LN2_HI: f64 = f64::from_bits(0x3FE6_2E42_FEE0_0000); // fdlibm ln2_hi: 32 significant bits
+    const LN2_LO: f64 = f64::from_bits(0x3DEA_39EF_3579_3C76); // ln 2 − LN2_HI
+    const MANTISSA: u64 = (1 << 52) - 1;
+    // The bits of the largest double below √½ (whose mantissa field starts the reduced range) and the offset
+    // that moves a mantissa field at or above that of √2 into the next binade.
+    const LOW: u64 = 0x3FE6_A09E_667F_3BCC;
+    const OFFSET: u64 = 0x3FF0_0000_0000_0000 - LOW;
+    const SHIFTER: f64 = 4_503_599_627_370_496.0; // 2^52
+    // Integer-only reduction (no compare, no select: branch-free even where the loop is not vectorised):
+    // `bits + OFFSET` carries into the exponent field exactly when the mantissa is at least that of √2, so
+    // its exponent field is the biased `e` and its mantissa field, rebased on `LOW`, is `m` in [√½, √2).
+    let ix = x.to_bits().wrapping_add(OFFSET);
+    let m = f64::from_bits((ix & MANTISSA).wrapping_add(LOW));
+    // The biased exponent (11 bits) in the low mantissa bits of 2^52: exact, no integer-to-float conversion.
+    let e = (f64::from_bits(SHIFTER.to_bits() | (ix >> 52)) - SHIFTER) - 1023.0;
+    let s = (m - 1.0) / (m + 1.0);
+    let (z, c) = (s * s, &LN_SERIES);
+    let (z2, z4) = (z * z, z * z * (z * z));
+    let z8 = z4 * z4;
+    let q0 = (c[0] + c[1] * z) + (c[2] + c[3] * z) * z2;
+    let q1 = (c[4] + c[5] * z) + (c[6] + c[7] * z) * z2;
+    let q2 = c[8] + c[9] * z;
+    let tail = (q0 + q1 * z4) + q2 * z8;
+    e * LN2_HI + ((s + s) + (s * z * tail + e * LN2_LO))
+}
+
 /// The maximum of a non-empty slice of finite values, in a form that vectorises (four running maxima).
 #[inline]
 pub fn max_of(values: &[f64]) -> f64 {
@@ -216,9 +267,22 @@ pub(crate) fn softmax_neg_scaled_kernel(s: &[f64], eta: f64, out: &mut [f64]) {
     // the common case once the leaders separate; they are zero-filled without the polynomial (bit-identical).
     // Live blocks are one plain map, which vectorises better than a loop that also accumulates.
     for (c, o) in s.chunks(64).zip(out.chunks_mut(64)) {
-        let live = c
-            .iter()
-            .fold(false, |any, &v| any | (-eta * (v - m) >= -708.0));
+        // The block's largest exponent is at its smallest value (`−η(v − m)` is non-increasing in `v`, also
+        // after rounding), so the block is live iff that one exponent reaches −708: a minimum with eight lanes
+        // (vectorises), the same decision as testing every entry.
+        let mut lanes = [f64::INFINITY; 8];
+        let eights = c.chunks_exact(8);
+        let rest = eights.remainder();
+        for e in eights {
+            for j in 0..8 {
+                lanes[j] = if e[j] < lanes[j] { e[j] } else { lanes[j] };
+            }
+        }
+        let low = rest.iter().fold(
+            lanes.iter().fold(f64::INFINITY, |a, &b| a.min(b)),
+            |a, &b| a.min(b),
+        );
+        let live = -eta * (low - m) >= -708.0;
         if live {
             for (o, &v) in o.iter_mut().zip(c) {
                 *o = exp_nonpositive(-eta * (v - m));
@@ -254,6 +318,104 @@ mod tests {
         assert_eq!(exp_nonpositive(-800.0), 0.0);
         assert_eq!(exp_nonpositive(f64::NEG_INFINITY), 0.0);
         assert_eq!(max_of(&[1.0, 5.0, -2.0, 3.0, 4.0, 9.0, 0.0]), 9.0);
+    }
+
+    /// Relative error of [`ln_normal`] against `f64::ln` in units of `f64::EPSILON` (`2⁻⁵²`).
+    fn ln_error(x: f64) -> f64 {
+        let (got, want) = (ln_normal(x), x.ln());
+        if want == 0.0 {
+            assert_eq!(got, 0.0, "ln({x})");
+            return 0.0;
+        }
+        ((got - want) / want).abs() / f64::EPSILON
+    }
+
+    #[test]
+    fn fast_ln_is_accurate() {
+        // 10^6 points log-uniform over the whole normal range, 10^6 within a factor 2 of 1 (where ln is small
+        // and the series carries everything), the range endpoints and the points around √2 (the switch of the
+        // reduction) and around powers of two.
+        let mut rng = crate::rng::Generator::from_seed([5, 4, 3, 2]);
+        let mut worst: f64 = 0.0;
+        for _ in 0..1_000_000 {
+            let x = (rng.open01() * 2044.0 - 1021.0).exp2();
+            worst = worst.max(ln_error(x));
+            let y = 0.5 + 1.5 * rng.open01();
+            worst = worst.max(ln_error(y));
+        }
+        let sqrt2 = core::f64::consts::SQRT_2;
+        let mut special = vec![
+            f64::MIN_POSITIVE,
+            f64::MAX,
+            1.0,
+            2.0,
+            0.5,
+            2f64.powi(-64),
+            2f64.powi(-65),
+        ];
+        for k in -40i64..=40 {
+            for base in [
+                sqrt2,
+                1.0,
+                0.5 * sqrt2,
+                2f64.powi(-64),
+                f64::MIN_POSITIVE,
+                f64::MAX,
+            ] {
+                let v = f64::from_bits(base.to_bits().wrapping_add_signed(k));
+                if v.is_normal() && v > 0.0 {
+                    special.push(v);
+                }
+            }
+        }
+        for &x in &special {
+            worst = worst.max(ln_error(x));
+        }
+        assert!(worst <= 2.0, "worst relative error {worst} ulp (of 2^-52)");
+        assert_eq!(ln_normal(1.0), 0.0);
+        assert_eq!(ln_normal(2.0), core::f64::consts::LN_2);
+    }
+
+    #[test]
+    fn softmax_skips_exactly_the_dead_blocks() {
+        // Blocks of 64: block 0 entirely beyond the cut (exponent < −708), block 1 dead except one entry just
+        // inside it, block 2 with its smallest value exactly at the cut, block 3 live (holds the minimum 0),
+        // and a short last block. The block decision must equal the per-entry one, at every level.
+        let eta = 2.0;
+        let mut s = vec![400.0; 64 * 4 + 5];
+        s[64 + 17] = 353.5; // exponent −707
+        for v in &mut s[128..192] {
+            *v = 380.0;
+        }
+        s[128 + 40] = 354.0; // exponent exactly −708: live
+        for (i, v) in s[192..256].iter_mut().enumerate() {
+            *v = i as f64 * 0.5;
+        }
+        let mut out = vec![0.0; s.len()];
+        softmax_neg_scaled(&s, eta, &mut out);
+        let w: Vec<f64> = s.iter().map(|&v| exp_nonpositive(-eta * v)).collect();
+        let total: f64 = w.iter().sum();
+        for (i, (o, wi)) in out.iter().zip(&w).enumerate() {
+            assert!(
+                (o - wi / total).abs() <= 1e-15 * (wi / total),
+                "{i}: {o} vs {}",
+                wi / total
+            );
+            assert_eq!(*o == 0.0, *wi == 0.0, "{i}");
+        }
+        assert!(out[64 + 17] > 0.0 && out[128 + 40] > 0.0 && out[0] == 0.0 && out[128] == 0.0);
+        let at = |level| {
+            let mut o = vec![0.0; s.len()];
+            crate::simd::run_at(
+                level,
+                #[inline(always)]
+                || softmax_neg_scaled_kernel(&s, eta, &mut o),
+            );
+            o.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        };
+        use crate::simd::Level;
+        assert_eq!(at(Level::Baseline), at(Level::Avx2));
+        assert_eq!(at(Level::Baseline), at(Level::Avx512));
     }
 
     #[test]

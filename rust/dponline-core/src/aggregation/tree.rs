@@ -72,6 +72,7 @@ use crate::alloc;
 use crate::error::{CoreError, Result, check_finite};
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
 use crate::rng::{Generator, from_state_bytes, to_state_bytes};
+use crate::simd::Level;
 
 /// `⌈log₂ T⌉` for `T >= 1` (0 for `T = 1`).
 pub fn ceil_log2(horizon: u64) -> u32 {
@@ -168,11 +169,14 @@ struct Renew<'a> {
     prefix: &'a mut [f64],
     x: &'a [f64],
     out: &'a mut [f64],
+    /// The vector level of the row passes: [`Level::Avx512`] (the CPU's widest, [`crate::simd::dispatch`])
+    /// except in the test that compares levels.
+    level: Level,
 }
 
 impl WithSampler for Renew<'_> {
     type Output = ();
-    #[inline]
+    #[inline(always)]
     fn call<N: Sampler>(self, node: N) {
         let Renew {
             dim,
@@ -186,8 +190,11 @@ impl WithSampler for Renew<'_> {
             prefix,
             x,
             out,
+            level,
         } = self;
-        crate::with_generator!(rng, g => {
+        // One dispatch per push: the row passes below run at the CPU's widest vector level (bit-identical at
+        // every level, `crate::simd`); the draws have their own dispatched kernel.
+        crate::with_generator!(rng, g => crate::simd::run_at(level, #[inline(always)] || {
             while renew != 0 {
                 let j = 63 - renew.leading_zeros();
                 renew &= !(1u64 << j);
@@ -270,7 +277,7 @@ impl WithSampler for Renew<'_> {
                 }
                 above = Some(j);
             }
-        });
+        }));
     }
 }
 
@@ -443,11 +450,16 @@ impl TreeAggregator {
         }
         // The common case in one branch-free pass: NaN/inf in `x` and a running sum beyond ±MAX_SUM both fail
         // `|p + v| <= MAX_SUM`; the details (which error) only when something is wrong.
-        let fine = self
-            .prefix
-            .iter()
-            .zip(x)
-            .fold(true, |ok, (p, v)| ok & ((p + v).abs() <= MAX_SUM));
+        let prefix = &self.prefix;
+        let fine = crate::simd::dispatch(
+            #[inline(always)]
+            || {
+                prefix
+                    .iter()
+                    .zip(x)
+                    .fold(true, |ok, (p, v)| ok & ((p + v).abs() <= MAX_SUM))
+            },
+        );
         if fine {
             return Ok(());
         }
@@ -573,6 +585,12 @@ impl TreeAggregator {
     /// positions are unchanged), add `x` to the running sum and write the release into `out`.
     #[inline]
     fn renew(&mut self, t: u64, flipped: u64, x: &[f64], out: &mut [f64]) {
+        self.renew_at(Level::Avx512, t, flipped, x, out);
+    }
+
+    /// [`TreeAggregator::renew`] with the row passes at `level` (or the CPU's, if lower).
+    #[inline]
+    fn renew_at(&mut self, level: Level, t: u64, flipped: u64, x: &[f64], out: &mut [f64]) {
         let levels = padded_draws(self.horizon);
         let mask = node_mask(t, levels, self.padded);
         let renew = mask & flipped;
@@ -594,6 +612,7 @@ impl TreeAggregator {
             prefix: &mut self.prefix,
             x,
             out,
+            level,
         });
     }
 
@@ -671,6 +690,60 @@ mod tests {
             Generator::from_seed([7, 7, 7, 7]),
         )
         .unwrap()
+    }
+
+    /// Per-push time of the padded tree at N = 10⁴ (Laplace, Gaussian, no noise). Timing only:
+    /// `cargo test -p dponline-core --profile dev-release --lib -- --ignored push_speed --nocapture`.
+    #[test]
+    #[ignore = "timing, not a test"]
+    fn push_speed() {
+        use std::time::Instant;
+        let n = 10_000;
+        let x = vec![0.5; n];
+        let mut out = vec![0.0; n];
+        for noise in [
+            NoiseDistribution::laplace(3.0).unwrap(),
+            NoiseDistribution::gaussian(3.0).unwrap(),
+            NoiseDistribution::laplace(0.0).unwrap(),
+        ] {
+            for padded in [true, false] {
+                let mut best = f64::INFINITY;
+                for _ in 0..5 {
+                    let mut t = tree(n, 100_000, noise, padded);
+                    let start = Instant::now();
+                    for _ in 0..1024 {
+                        t.push(&x, &mut out).unwrap();
+                    }
+                    best = best.min(start.elapsed().as_secs_f64() / 1024.0);
+                }
+                println!("{noise:?} padded={padded}: {:.1} us/push", best * 1e6);
+            }
+        }
+    }
+
+    #[test]
+    fn row_passes_agree_bitwise_at_every_level() {
+        // The same seeded tree pushed with its row passes at each level (the draws use their own kernel,
+        // checked in `noise`): every release identical to the bit.
+        let at = |level: Level| {
+            let mut bits = Vec::new();
+            for padded in [false, true] {
+                let mut t = tree(37, 40, NoiseDistribution::laplace(0.9).unwrap(), padded);
+                let mut out = vec![0.0; 37];
+                for i in 0..40u32 {
+                    let x: Vec<f64> = (0..37u32).map(|c| f64::from(c * i % 7) - 2.5).collect();
+                    t.t += 1;
+                    let k = t.t.trailing_zeros();
+                    let flipped = u64::MAX.checked_shr(63 - k).unwrap_or(u64::MAX);
+                    t.renew_at(level, t.t, flipped, &x, &mut out);
+                    bits.extend(out.iter().map(|v| v.to_bits()));
+                }
+            }
+            bits
+        };
+        let base = at(Level::Baseline);
+        assert_eq!(base, at(Level::Avx2));
+        assert_eq!(base, at(Level::Avx512));
     }
 
     #[test]

@@ -118,6 +118,7 @@ impl LossNorm {
     }
 
     /// The norm of `v` (the L2 norm is computed with scaling, so it never overflows for finite `v`).
+    #[inline(always)]
     pub fn of(self, v: &[f64]) -> f64 {
         match self {
             LossNorm::L1 => l1_norm(v),
@@ -127,7 +128,7 @@ impl LossNorm {
 }
 
 /// `Σ f(v_i)` with four partial sums (vectorises; the order is fixed, so the result is deterministic).
-#[inline]
+#[inline(always)]
 fn sum_map(v: &[f64], f: impl Fn(f64) -> f64) -> f64 {
     let mut acc = [0.0f64; 4];
     let chunks = v.chunks_exact(4);
@@ -141,12 +142,13 @@ fn sum_map(v: &[f64], f: impl Fn(f64) -> f64) -> f64 {
 }
 
 /// `‖v‖₁`.
-#[inline]
+#[inline(always)]
 fn l1_norm(v: &[f64]) -> f64 {
     sum_map(v, f64::abs)
 }
 
 /// `‖v‖₂` without overflow or underflow for finite `v` (scaled by `1/max|v_i|`).
+#[inline(always)]
 fn l2_norm(v: &[f64]) -> f64 {
     let m = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     if m == 0.0 || !m.is_finite() {
@@ -161,7 +163,7 @@ fn l2_norm(v: &[f64]) -> f64 {
 }
 
 /// `‖v‖₂` from `Σ v_i²` when that sum is safely inside the normal range, else the scaled [`l2_norm`].
-#[inline]
+#[inline(always)]
 fn l2_from_squares(v: &[f64], squares: f64) -> f64 {
     if (1e-280..=1e280).contains(&squares) {
         squares.sqrt()
@@ -170,8 +172,89 @@ fn l2_from_squares(v: &[f64], squares: f64) -> f64 {
     }
 }
 
+/// Clamp every coordinate of the finite `row` to `[−d, d]`; whether any changed, and `Σ|w_i|` (`L1`) or
+/// `Σ w_i²` of the clamped row, with four partial sums in a fixed order. One branch-free pass (selects, not
+/// `f64::clamp`, whose argument check is a branch), monomorphic in the norm so the loop vectorises.
+#[inline(always)]
+fn clamp_and_norm<const L1: bool>(row: &mut [f64], d: f64) -> (bool, f64) {
+    let mut over = [false; 4];
+    let mut acc = [0.0f64; 4];
+    let clamp = |v: f64| {
+        if v > d {
+            d
+        } else if v < -d {
+            -d
+        } else {
+            v
+        }
+    };
+    let term = |w: f64| if L1 { w.abs() } else { w * w };
+    let mut chunks = row.chunks_exact_mut(4);
+    for c in &mut chunks {
+        for k in 0..4 {
+            let v = c[k];
+            over[k] |= v.abs() > d;
+            let w = clamp(v);
+            c[k] = w;
+            acc[k] += term(w);
+        }
+    }
+    let mut tail = 0.0;
+    for v in chunks.into_remainder() {
+        over[0] |= v.abs() > d;
+        *v = clamp(*v);
+        tail += term(*v);
+    }
+    (
+        over.iter().any(|&o| o),
+        (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail,
+    )
+}
+
+/// Clip `row` to the declared bounds of `params` (the dual bound first, if declared below `G`, then `G`);
+/// whether anything changed. At the level of its caller (dispatched once per round by the learner).
+#[inline(always)]
+fn clip_row(params: &DpFtrlParams, row: &mut [f64]) -> bool {
+    let mut changed = false;
+    let mut norm = None;
+    if params.dual_clip {
+        let d = params.dual_bound;
+        if params.regularizer == Regularizer::NegativeEntropy {
+            // One branch-free pass (vectorises): the clamp (it leaves the coordinates within ±d unchanged)
+            // and the norm of the clamped row, four partial sums.
+            let l1 = params.norm == LossNorm::L1;
+            let (over, total) = if l1 {
+                clamp_and_norm::<true>(row, d)
+            } else {
+                clamp_and_norm::<false>(row, d)
+            };
+            changed |= over;
+            norm = Some(if l1 {
+                total
+            } else {
+                l2_from_squares(row, total)
+            });
+        } else {
+            let n2 = l2_norm(row);
+            if n2 > d {
+                let scale = d / n2;
+                row.iter_mut().for_each(|v| *v *= scale);
+                changed = true;
+            }
+        }
+    }
+    let norm = norm.unwrap_or_else(|| params.norm.of(row));
+    let bound = params.loss_bound;
+    if norm > bound {
+        changed = true;
+        let scale = bound / norm;
+        row.iter_mut().for_each(|v| *v *= scale);
+    }
+    changed
+}
+
 /// `out = a` and `⟨a, b⟩` in one pass (four partial sums, the order of [`crate::vecops::dot`]).
-#[inline]
+#[inline(always)]
 fn copy_and_dot(a: &[f64], b: &[f64], out: &mut [f64]) -> f64 {
     let mut acc = [0.0f64; 4];
     let (ca, cb, mut co) = (
@@ -667,56 +750,13 @@ impl DpFtrl {
     /// Clip `self.row` to the declared bounds, push it into the tree and compute the next action.
     #[inline]
     fn absorb_row(&mut self) -> Result<()> {
-        let mut changed = false;
-        let mut norm = None;
-        if self.params.dual_clip {
-            let d = self.params.dual_bound;
-            if self.params.regularizer == Regularizer::NegativeEntropy {
-                // One branch-free pass (vectorises): the clamp (it leaves the coordinates within ±d unchanged)
-                // and the norm of the clamped row, four partial sums.
-                let mut over = [false; 4];
-                let mut acc = [0.0f64; 4];
-                let l1 = self.params.norm == LossNorm::L1;
-                let mut chunks = self.row.chunks_exact_mut(4);
-                for c in &mut chunks {
-                    for k in 0..4 {
-                        let v = c[k];
-                        over[k] |= v.abs() > d;
-                        let w = v.clamp(-d, d);
-                        c[k] = w;
-                        acc[k] += if l1 { w.abs() } else { w * w };
-                    }
-                }
-                let mut tail = 0.0;
-                for v in chunks.into_remainder() {
-                    over[0] |= v.abs() > d;
-                    *v = v.clamp(-d, d);
-                    tail += if l1 { v.abs() } else { *v * *v };
-                }
-                changed |= over.iter().any(|&o| o);
-                let total = (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail;
-                norm = Some(if l1 {
-                    total
-                } else {
-                    l2_from_squares(&self.row, total)
-                });
-            } else {
-                let n2 = l2_norm(&self.row);
-                if n2 > d {
-                    let scale = d / n2;
-                    self.row.iter_mut().for_each(|v| *v *= scale);
-                    changed = true;
-                }
-            }
-        }
-        let norm = norm.unwrap_or_else(|| self.params.norm.of(&self.row));
-        let bound = self.params.loss_bound;
-        if norm > bound {
-            changed = true;
-            let scale = bound / norm;
-            self.row.iter_mut().for_each(|v| *v *= scale);
-        }
-        if changed {
+        let (params, row) = (&self.params, &mut self.row);
+        // One dispatched pass (or two) over the row: at the CPU's widest vector level, bit-identical at every
+        // level (`crate::simd`).
+        if crate::simd::dispatch(
+            #[inline(always)]
+            || clip_row(params, row),
+        ) {
             self.clipped += 1;
         }
         self.tree.push(&self.row, &mut self.release)?;
@@ -833,7 +873,11 @@ impl DpFtrl {
                     *g = inv * r;
                 }
             } else {
-                total += copy_and_dot(row, &self.x, &mut self.row);
+                let (x, out) = (&self.x, &mut self.row);
+                total += crate::simd::dispatch(
+                    #[inline(always)]
+                    || copy_and_dot(row, x, out),
+                );
             }
             self.shift_row();
             self.absorb_row()?;
@@ -915,6 +959,65 @@ mod tests {
             false,
         )
         .unwrap()
+    }
+
+    #[test]
+    fn dispatched_passes_agree_bitwise_at_every_level() {
+        use crate::simd::{Level, run_at};
+        let mut rng = crate::rng::Generator::from_seed([4, 4, 4, 4]);
+        let rows: Vec<Vec<f64>> = (0..6)
+            .map(|k| {
+                (0..203)
+                    .map(|_| (rng.open01() - 0.3) * f64::from(k + 1))
+                    .collect()
+            })
+            .collect();
+        let weights: Vec<f64> = (0..203).map(|_| rng.open01()).collect();
+        let domains = [simplex(203), Domain::L2Ball(L2Ball::new(203, 1.0).unwrap())];
+        let mut cases = Vec::new();
+        for domain in &domains {
+            for reg in [Regularizer::NegativeEntropy, Regularizer::Euclidean] {
+                for norm in [LossNorm::L1, LossNorm::L2] {
+                    for dual in [None, Some(0.5)] {
+                        if let Ok(p) =
+                            DpFtrlParams::new(domain, 300, 20.0, norm, reg, None, dual, 4)
+                        {
+                            cases.push(p);
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            cases
+                .iter()
+                .any(|p| p.dual_clip && p.regularizer == Regularizer::NegativeEntropy)
+        );
+        let at = |level: Level| {
+            let mut bits = Vec::new();
+            for params in &cases {
+                for r in &rows {
+                    let mut row = vec![0.0; r.len()];
+                    let dot = run_at(
+                        level,
+                        #[inline(always)]
+                        || copy_and_dot(r, &weights, &mut row),
+                    );
+                    let changed = run_at(
+                        level,
+                        #[inline(always)]
+                        || clip_row(params, &mut row),
+                    );
+                    bits.push(dot.to_bits());
+                    bits.push(u64::from(changed));
+                    bits.extend(row.iter().map(|v| v.to_bits()));
+                }
+            }
+            bits
+        };
+        let base = at(Level::Baseline);
+        assert_eq!(base, at(Level::Avx2));
+        assert_eq!(base, at(Level::Avx512));
     }
 
     #[test]
