@@ -20,12 +20,13 @@ See the README for an overview. Public API:
 * :mod:`dponline.privacy` — :class:`PrivacyGuarantee`, noise calibration, composition.
 * :mod:`dponline.noise` — the core's Laplace/Gaussian samplers.
 * :mod:`dponline.errors` — the exception hierarchy rooted at :class:`DPOnlineError`.
+* :func:`simd_level` — the vector instruction set the core's hot loops use here (results never depend on it).
 """
 
 from __future__ import annotations
 
 from . import domains, errors, local_dp, losses, mwu, noise, privacy, regret, submodular
-from ._core import __version__
+from ._core import __version__, simd_level
 from .aggregation import TreeAggregator
 from .errors import (
     ConvergenceError,
@@ -59,6 +60,7 @@ from .privacy import PrivacyGuarantee
 
 __all__ = [
     "__version__",
+    "simd_level",
     "TreeAggregator",
     "PrivateBandit",
     "DPFTRL",

@@ -8,6 +8,8 @@ from typing_extensions import disjoint_base
 
 __version__: str
 STATE_VERSION: int
+
+def simd_level() -> str: ...
 __all__ = [
     "TreeAggregator",
     "Mechanism",
@@ -36,6 +38,7 @@ __all__ = [
     "sample_sphere",
     "__version__",
     "STATE_VERSION",
+    "simd_level",
     "LocalRandomizer",
     "LocalStream",
     "LocalLearner",

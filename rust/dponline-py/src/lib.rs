@@ -60,6 +60,14 @@ mod _core {
 
     use super::*;
 
+    /// The instruction-set level the core's hot loops run at: ``"avx512"``, ``"avx2"`` or ``"baseline"`` (the
+    /// CPU's widest, capped by the environment variable ``DPONLINE_SIMD``, read once per process). Results do
+    /// not depend on it.
+    #[pyfunction]
+    fn simd_level() -> &'static str {
+        dponline_core::simd::detected().name()
+    }
+
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
