@@ -10,6 +10,7 @@ __version__: str
 STATE_VERSION: int
 
 def simd_level() -> str: ...
+
 __all__ = [
     "TreeAggregator",
     "Mechanism",
