@@ -21,6 +21,8 @@
 //! given a prefix `S` cost one `O(|U|)` pass ([`gains_into`]), and greedy over the summed function keeps
 //! one scalar per distinct row ([`SubmodularFamily::lazy_greedy`]).
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result, check_finite};
@@ -157,7 +159,10 @@ pub fn check_row(row: &[f64], strict: bool) -> Result<usize> {
 }
 
 /// A stream of monotone submodular functions over `n` items: `horizon` rounds drawn from `rows` rows.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+///
+/// Not serialisable: a family is pickled through its constructor (weights and covers in the caller's element
+/// ids), never as its internal layout.
+#[derive(Debug, Clone)]
 pub struct SubmodularFamily {
     kind: SubmodularKind,
     n: usize,
@@ -166,29 +171,41 @@ pub struct SubmodularFamily {
     /// Weighted coverage: the elements each item covers (then `kind` is unused).
     cover: Option<Incidence>,
     rows: usize,
+    /// Row-major `(rows, width)`; for weighted coverage the columns are in the incidence's internal element
+    /// order (see [`Incidence`]).
     data: Vec<f64>,
     horizon: u64,
     order: RowOrder,
 }
 
 /// Which elements each item covers (compressed sparse rows: item `a` covers
-/// `indices[indptr[a]..indptr[a + 1]]`, sorted and distinct).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// `indices[indptr[a]..indptr[a + 1]]`, distinct), in **internal element ids**: the caller's elements relabelled
+/// in order of first occurrence in the item-major incidence (elements no item covers last, in the caller's
+/// order), and the weight rows stored with their columns permuted alike. The gains pass reads the incidence
+/// item by item and gathers one weight per entry; relabelled, an element's first read walks the weight row
+/// forwards (the hardware prefetcher follows it) and only its later reads are random, which makes the set
+/// coverage gains about 1.2× faster on random incidences. Each item's entries keep the order of the caller's
+/// sorted ids, so every sum adds the same terms in the same order as without the relabelling (the same bits).
+#[derive(Debug, Clone)]
 struct Incidence {
     indptr: Vec<usize>,
-    /// Element ids as `u32` (ids are checked to fit).
+    /// Internal element ids as `u32` (ids are checked to fit); per item in increasing order of caller's id.
     indices: Vec<u32>,
     /// The transpose, element-major: element `j` is covered by the items `items[item_ptr[j]..item_ptr[j + 1]]`
     /// (increasing ids as `u32`): the items whose gains a prefix changes.
     item_ptr: Vec<usize>,
     items: Vec<u32>,
+    /// `labels[i]`: the caller's id of internal element `i` (a permutation of `0..elements`).
+    labels: Vec<u32>,
 }
 
 impl Incidence {
-    /// The incidence with its element-major transpose (a counting sort of the entries by element).
+    /// The incidence of `indices` (the caller's element ids, each item's sorted and distinct, all below
+    /// `elements <= 2^32`), relabelled by first occurrence, with its element-major transpose (a counting sort of
+    /// the entries by internal id).
     ///
     /// Errors: [`CoreError::InvalidArgument`] for more than `2^32` items; [`CoreError::Allocation`].
-    fn new(indptr: Vec<usize>, indices: Vec<u32>, elements: usize) -> Result<Self> {
+    fn new(indptr: Vec<usize>, mut indices: Vec<u32>, elements: usize) -> Result<Self> {
         let n = indptr.len().saturating_sub(1);
         if u32::try_from(n.saturating_sub(1)).is_err() {
             return Err(CoreError::invalid(
@@ -196,6 +213,26 @@ impl Incidence {
                 "at most 2^32 items (item ids are stored as 32-bit integers)",
                 n,
             ));
+        }
+        // First-occurrence relabelling: `internal[j]` is the internal id of the caller's element `j`.
+        let mut seen = crate::alloc::zeros::<u64>("incidence", elements.div_ceil(64))?;
+        let mut internal = crate::alloc::zeros::<u32>("incidence", elements)?;
+        let mut labels = crate::alloc::reserve::<u32>("incidence", elements)?;
+        let mut label = |j: usize, internal: &mut [u32], seen: &mut [u64]| {
+            if !is_set(seen, j) {
+                set_bit(seen, j, true);
+                internal[j] = labels.len() as u32;
+                labels.push(j as u32);
+            }
+        };
+        for &j in &indices {
+            label(j as usize, &mut internal, &mut seen);
+        }
+        for j in 0..elements {
+            label(j, &mut internal, &mut seen);
+        }
+        for j in indices.iter_mut() {
+            *j = internal[*j as usize];
         }
         let mut item_ptr = crate::alloc::zeros::<usize>("incidence", elements + 1)?;
         for &j in &indices {
@@ -217,12 +254,30 @@ impl Incidence {
             indices,
             item_ptr,
             items,
+            labels,
         })
     }
 
+    /// The internal ids of the elements item `a` covers.
     #[inline]
     fn covers(&self, a: usize) -> &[u32] {
         &self.indices[self.indptr[a]..self.indptr[a + 1]]
+    }
+
+    /// `row` (a weight row in the caller's element order) permuted in place into internal order, with `tmp`
+    /// (length `row.len()`) as scratch.
+    fn to_internal(&self, row: &mut [f64], tmp: &mut [f64]) {
+        tmp.copy_from_slice(row);
+        for (w, &j) in row.iter_mut().zip(&self.labels) {
+            *w = tmp[j as usize];
+        }
+    }
+
+    /// `row` (internal order) into `out` in the caller's element order.
+    fn to_caller(&self, row: &[f64], out: &mut [f64]) {
+        for (&w, &j) in row.iter().zip(&self.labels) {
+            out[j as usize] = w;
+        }
     }
 }
 
@@ -549,11 +604,17 @@ impl SubmodularFamily {
             indptr.push(indices.len());
         }
         let rows = data.len() / elements;
+        let cover = Incidence::new(indptr, indices, elements)?;
+        let mut data = data;
+        let mut tmp = crate::alloc::zeros("weight row", elements)?;
+        for row in data.chunks_exact_mut(elements) {
+            cover.to_internal(row, &mut tmp);
+        }
         Ok(SubmodularFamily {
             kind: SubmodularKind::ProbabilisticCoverage,
             n: covers.len(),
             width: elements,
-            cover: Some(Incidence::new(indptr, indices, elements)?),
+            cover: Some(cover),
             rows,
             data,
             horizon: rows as u64,
@@ -575,11 +636,16 @@ impl SubmodularFamily {
         self.width
     }
 
-    /// For weighted coverage, the (sorted, distinct) elements each item covers.
+    /// For weighted coverage, the (sorted, distinct) elements each item covers, in the caller's element ids.
     pub fn covers(&self) -> Option<Vec<Vec<usize>>> {
         self.cover.as_ref().map(|c| {
             (0..self.n)
-                .map(|a| c.covers(a).iter().map(|&j| j as usize).collect())
+                .map(|a| {
+                    c.covers(a)
+                        .iter()
+                        .map(|&j| c.labels[j as usize] as usize)
+                        .collect()
+                })
                 .collect()
         })
     }
@@ -664,12 +730,26 @@ impl SubmodularFamily {
         self.order
     }
 
-    /// The row-major data.
-    pub fn data(&self) -> &[f64] {
-        &self.data
+    /// The row-major data, as given to the constructor (weighted coverage: a copy with the columns back in the
+    /// caller's element order).
+    ///
+    /// Errors: [`CoreError::Allocation`].
+    pub fn data(&self) -> Result<Cow<'_, [f64]>> {
+        let Some(cover) = &self.cover else {
+            return Ok(Cow::Borrowed(&self.data));
+        };
+        let mut out = crate::alloc::zeros("data", self.data.len())?;
+        for (row, o) in self
+            .data
+            .chunks_exact(self.width)
+            .zip(out.chunks_exact_mut(self.width))
+        {
+            cover.to_caller(row, o);
+        }
+        Ok(Cow::Owned(out))
     }
 
-    /// Row `i` (`i < rows`).
+    /// Row `i` (`i < rows`); for weighted coverage with the columns in the family's internal element order.
     #[inline]
     pub fn row(&self, i: usize) -> &[f64] {
         &self.data[i * self.width..(i + 1) * self.width]
@@ -681,7 +761,7 @@ impl SubmodularFamily {
         crate::losses::row_index(self.order, self.rows, t)
     }
 
-    /// Row of round `t`.
+    /// Row of round `t` (as [`SubmodularFamily::row`]).
     #[inline]
     pub fn row_at(&self, t: u64) -> &[f64] {
         self.row(self.row_index(t))
@@ -1142,6 +1222,109 @@ mod tests {
         assert!(g.values[1] >= (1.0 - (-1f64).exp()) * best_pair);
         assert!(SubmodularFamily::weighted_coverage(vec![0.6, 0.6], 2, &covers).is_err());
         assert!(SubmodularFamily::weighted_coverage(vec![0.1, 0.1], 2, &[vec![2]]).is_err());
+    }
+
+    /// The first-occurrence relabelling of weighted coverage is invisible: `data` and `covers` come back in the
+    /// caller's ids, internal ids number the elements by first occurrence, and values, gains and summed gains
+    /// have the bits of the same sums taken in the caller's ids (each item's elements in increasing caller id,
+    /// grouped as [`cover_sum`] groups them).
+    #[test]
+    fn weighted_coverage_relabelling_is_invisible() {
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let mut rng = crate::rng::Generator::from_seed([9, 1, 4, 7]);
+        let (n, m, rows) = (203, 1500, 3);
+        // Unsorted with duplicates; ids above 1400 never covered.
+        let covers: Vec<Vec<usize>> = (0..n)
+            .map(|a| {
+                (0..1 + a % 17)
+                    .map(|_| (rng.open01() * 1400.0) as usize)
+                    .chain([(a * 7) % 1400, (a * 7) % 1400])
+                    .collect()
+            })
+            .collect();
+        let data: Vec<f64> = (0..rows * m).map(|_| rng.open01() / m as f64).collect();
+        let fam = SubmodularFamily::weighted_coverage(data.clone(), m, &covers).unwrap();
+        assert_eq!(bits(&fam.data().unwrap()), bits(&data));
+        let sorted: Vec<Vec<usize>> = covers
+            .iter()
+            .map(|c| {
+                let mut c = c.clone();
+                c.sort_unstable();
+                c.dedup();
+                c
+            })
+            .collect();
+        assert_eq!(fam.covers().unwrap(), sorted);
+        let cover = fam.cover.as_ref().unwrap();
+        let mut perm = cover.labels.clone();
+        perm.sort_unstable();
+        assert!(perm.iter().enumerate().all(|(i, &j)| i == j as usize));
+        let (mut next, mut internal) = (0u32, vec![u32::MAX; m]);
+        for c in &sorted {
+            for &j in c {
+                if internal[j] == u32::MAX {
+                    internal[j] = next;
+                    next += 1;
+                }
+            }
+        }
+        assert!(next < 1400 && (0..next).all(|i| internal[cover.labels[i as usize] as usize] == i));
+        assert!((next as usize + 1..m).all(|i| cover.labels[i] > cover.labels[i - 1]));
+        for t in 0..rows {
+            assert_eq!(
+                bits(fam.row(t)),
+                bits(
+                    &(0..m)
+                        .map(|i| data[t * m + cover.labels[i] as usize])
+                        .collect::<Vec<_>>()
+                )
+            );
+        }
+        let ids = |c: &[usize]| c.iter().map(|&j| j as u32).collect::<Vec<_>>();
+        let reference = |row: &[f64], prefix: &[usize], cap: f64| {
+            let mut covered = vec![0u64; m.div_ceil(64)];
+            let (mut value, mut seen) = (0.0, vec![false; m]);
+            for &a in prefix {
+                for &j in &sorted[a] {
+                    set_bit(&mut covered, j, true);
+                    if !seen[j] {
+                        seen[j] = true;
+                        value += row[j];
+                    }
+                }
+            }
+            let gains: Vec<f64> = (0..n)
+                .map(|a| {
+                    if prefix.contains(&a) {
+                        0.0
+                    } else {
+                        cover_sum::<true>(&ids(&sorted[a]), row, &covered).min(cap)
+                    }
+                })
+                .collect();
+            (value.min(1.0), gains)
+        };
+        let mut out = vec![0.0; n];
+        for prefix in [vec![], vec![5], vec![0, 17, 99, 202, 17], (0..40).collect()] {
+            for t in 0..rows {
+                let (value, gains) = reference(&data[t * m..(t + 1) * m], &prefix, 1.0);
+                assert_eq!(
+                    fam.value(t as u64, &prefix).unwrap().to_bits(),
+                    value.to_bits()
+                );
+                fam.gains(t as u64, &prefix, &mut out).unwrap();
+                assert_eq!(bits(&out), bits(&gains), "{t} {prefix:?}");
+            }
+            let mut total = vec![0.0; m];
+            for row in data.chunks_exact(m) {
+                total.iter_mut().zip(row).for_each(|(w, &x)| *w += 1.0 * x);
+            }
+            fam.summed_gains(&prefix, &mut out).unwrap();
+            assert_eq!(
+                bits(&out),
+                bits(&reference(&total, &prefix, f64::INFINITY).1)
+            );
+        }
     }
 
     /// Every dispatched gain kernel computes the same bits at the baseline, AVX2 and AVX-512; the coverage

@@ -355,7 +355,7 @@ impl PySubmodularFamily {
     /// The data rows, shape ``(rows, ground_set_size)`` — ``(rows, elements)`` for weighted coverage (a copy).
     #[getter]
     fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        PyArray1::from_slice(py, self.inner.data())
+        PyArray1::from_slice(py, &self.inner.data().or_raise()?)
             .call_method1("reshape", (self.inner.rows(), self.inner.width()))
     }
 
