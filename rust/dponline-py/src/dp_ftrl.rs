@@ -7,7 +7,7 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{RunOutput, exclusive, run_native, seed_words, shared, with_vector};
+use crate::convert::{RunOutput, exclusive, run_learner, seed_words, shared, with_vector};
 use crate::domains::PyDomain;
 use crate::errors::OrRaise;
 use crate::losses::PyLossFamily;
@@ -176,18 +176,7 @@ impl PyDpFtrl {
         let py = slf.py();
         let mut this = exclusive(slf, "DPFTRL")?;
         let fam = &family.get().inner;
-        let check = this.inner.check_run(fam, rounds);
-        let start = this.inner.t();
-        let inner = &mut this.inner;
-        run_native(
-            py,
-            check,
-            start,
-            rounds,
-            &checkpoints,
-            progress,
-            |n, marks, out| inner.run(fam, n, marks, out),
-        )
+        run_learner(py, &mut this.inner, fam, rounds, &checkpoints, progress)
     }
 
     /// Constants, as a dict.

@@ -11,7 +11,7 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{RunOutput, exclusive, run_native, seed_words, shared, with_vector};
+use crate::convert::{RunOutput, exclusive, run_learner, seed_words, shared, with_vector};
 use crate::domains::PyDomain;
 use crate::errors::{OrRaise, invalid_input};
 use crate::submodular::PySubmodularFamily;
@@ -153,18 +153,7 @@ impl PyPrivateDrSubmodular {
         let py = slf.py();
         let mut this = exclusive(slf, "PrivateDRSubmodular")?;
         let fam = &family.get().inner;
-        let check = this.inner.check_run(fam, rounds);
-        let start = this.inner.t();
-        let inner = &mut this.inner;
-        run_native(
-            py,
-            check,
-            start,
-            rounds,
-            &checkpoints,
-            progress,
-            |n, marks, out| inner.run(fam, n, marks, out),
-        )
+        run_learner(py, &mut this.inner, fam, rounds, &checkpoints, progress)
     }
 
     /// The fractional point ``x_t`` of the asked round, shape ``(n,)`` (zeros before the first ``ask``).

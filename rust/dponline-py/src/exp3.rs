@@ -5,7 +5,7 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{RunOutput, detached, exclusive, run_native, seed_words};
+use crate::convert::{RunOutput, detached, exclusive, run_learner, seed_words};
 use crate::errors::{OrRaise, invalid_input};
 use crate::losses::PyLossFamily;
 
@@ -179,18 +179,7 @@ impl PyPrivateExp3 {
                 "losses must be a linear dponline.losses family or dponline.losses.BernoulliArms",
             ));
         };
-        let check = this.inner.check_run(arms, rounds);
-        let start = this.inner.t();
-        let inner = &mut this.inner;
-        run_native(
-            py,
-            check,
-            start,
-            rounds,
-            &checkpoints,
-            progress,
-            |n, marks, out| inner.run(arms, n, marks, out),
-        )
+        run_learner(py, &mut this.inner, arms, rounds, &checkpoints, progress)
     }
 
     /// Sampling distribution of the next round, shape ``(K,)``, computed afresh in log-domain.

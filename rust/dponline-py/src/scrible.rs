@@ -5,7 +5,7 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{RunOutput, exclusive, run_native, seed_words, shared};
+use crate::convert::{RunOutput, exclusive, run_learner, seed_words, shared};
 use crate::domains::PyDomain;
 use crate::errors::OrRaise;
 use crate::losses::PyLossFamily;
@@ -86,18 +86,7 @@ impl PyPrivateScrible {
         let py = slf.py();
         let mut this = exclusive(slf, "PrivateSCRiBLe")?;
         let fam = &family.get().inner;
-        let check = this.inner.check_run(fam, rounds);
-        let start = this.inner.t();
-        let inner = &mut this.inner;
-        run_native(
-            py,
-            check,
-            start,
-            rounds,
-            &checkpoints,
-            progress,
-            |n, marks, out| inner.run(fam, n, marks, out),
-        )
+        run_learner(py, &mut this.inner, fam, rounds, &checkpoints, progress)
     }
 
     /// Constants, as a dict.

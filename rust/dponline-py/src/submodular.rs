@@ -12,7 +12,7 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{RunOutput, exclusive, matrix_owned, run_native, seed_words, with_vector};
+use crate::convert::{RunOutput, exclusive, matrix_owned, run_learner, seed_words, with_vector};
 use crate::errors::{OrRaise, invalid_input};
 
 /// `(items, values after each addition, evaluations)` of greedy.
@@ -553,18 +553,7 @@ impl PyPrivateSubmodular {
         let py = slf.py();
         let mut this = exclusive(slf, "PrivateSubmodular")?;
         let fam = &family.get().inner;
-        let check = this.inner.check_run(fam, rounds);
-        let start = this.inner.t();
-        let inner = &mut this.inner;
-        run_native(
-            py,
-            check,
-            start,
-            rounds,
-            &checkpoints,
-            progress,
-            |n, marks, out| inner.run(fam, n, marks, out),
-        )
+        run_learner(py, &mut this.inner, fam, rounds, &checkpoints, progress)
     }
 
     /// Sampling distribution of expert ``i`` (0-based), shape ``(n,)``.

@@ -33,6 +33,69 @@ pub struct RunSummary {
     pub clipped: u64,
 }
 
+/// The native `run` contract shared by the learners, so that a caller (the Python bindings) drives any of them
+/// the same way: validate with [`NativeRun::check_run`] (mutates nothing), then play blocks with
+/// [`NativeRun::run`] from absolute round [`NativeRun::t`]. Each method delegates to the learner's inherent
+/// method of the same name, which documents its errors.
+pub trait NativeRun {
+    /// What the learner plays against: a reference to a family, or a small `Copy` view of one.
+    type Family<'a>: Copy + Send;
+
+    /// Rounds played so far.
+    fn t(&self) -> u64;
+
+    /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
+    fn check_run(&self, family: Self::Family<'_>, rounds: u64) -> Result<()>;
+
+    /// Play `rounds` rounds; `cumulative[i]` receives the loss summed since the start of this call at the
+    /// absolute round `checkpoints[i]`.
+    fn run(
+        &mut self,
+        family: Self::Family<'_>,
+        rounds: u64,
+        checkpoints: &[u64],
+        cumulative: &mut [f64],
+    ) -> Result<RunSummary>;
+}
+
+/// `impl NativeRun for $learner` by delegation to its inherent `t`, `check_run` and `run`.
+macro_rules! native_run {
+    ($learner:ty, $family:lifetime => $family_ty:ty) => {
+        impl $crate::learners::NativeRun for $learner {
+            type Family<$family> = $family_ty;
+
+            fn t(&self) -> u64 {
+                <$learner>::t(self)
+            }
+
+            fn check_run(
+                &self,
+                family: Self::Family<'_>,
+                rounds: u64,
+            ) -> $crate::error::Result<()> {
+                <$learner>::check_run(self, family, rounds)
+            }
+
+            fn run(
+                &mut self,
+                family: Self::Family<'_>,
+                rounds: u64,
+                checkpoints: &[u64],
+                cumulative: &mut [f64],
+            ) -> $crate::error::Result<$crate::learners::RunSummary> {
+                <$learner>::run(self, family, rounds, checkpoints, cumulative)
+            }
+        }
+    };
+}
+
+native_run!(DpFtrl, 'a => &'a crate::losses::LossFamily);
+native_run!(PrivateBandit, 'a => &'a crate::losses::LossFamily);
+native_run!(PrivateScrible, 'a => &'a crate::losses::LossFamily);
+native_run!(PrivateExp3, 'a => ArmLosses<'a>);
+native_run!(PrivateSubmodular, 'a => &'a crate::submodular::SubmodularFamily);
+native_run!(PrivateDrSubmodular, 'a => &'a crate::submodular::SubmodularFamily);
+
 /// Check that `rounds` more rounds fit after round `t` within `limit` (the smaller of the learner's and the
 /// stream's horizons), without overflow.
 ///
