@@ -8,6 +8,8 @@ import json
 import math
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -160,6 +162,50 @@ def test_process_pool_gives_identical_results(stream, reference, start_method):
     pooled = experiment(stream).run(backend="process", workers=2, progress=False, start_method=start_method)
     assert pooled.execution["backend"] == "process" and pooled.execution["finished"] == 9
     pd.testing.assert_frame_equal(pooled.frame(), reference.frame(), check_exact=True)
+
+
+WORKERS_CANNOT_START = """
+import os
+os.environ["DPONLINE_TEST_PARENT"] = str(os.getpid())
+import dponline
+from dponline import losses
+from dponline.domains import Simplex
+from dponline.experiments import Experiment, LearnerSpec, experiment as module
+
+original = module._mp_context
+def broken_context(start_method):
+    context = original(start_method)
+    context.set_forkserver_preload(["dponline.experiments._worker", "broken_in_workers"])
+    return context
+module._mp_context = broken_context
+
+stream = losses.Linear(__import__("numpy").full((20, 3), 0.5))
+spec = LearnerSpec("ftrl", dponline.DPFTRL, {"domain": Simplex(3), "horizon": 20, "loss_bound": 1.0})
+results = Experiment(stream, [spec], grid={"epsilon": [1.0]}, seeds=3).run(
+    backend="process", workers=2, progress=False, start_method="forkserver"
+)
+print(results.execution["failed"], results.execution["finished"])
+print(results.failures[0]["error"])
+"""
+
+
+def test_workers_that_cannot_start_fail_every_run_with_a_clear_error(tmp_path):
+    """A forkserver that dies importing the worker module (e.g. an inconsistent installation) makes every run
+    a failed record naming the cause; the sweep returns instead of raising EOFError or hanging."""
+    (tmp_path / "broken_in_workers.py").write_text(
+        "import os\n"
+        "if os.getpid() != int(os.environ['DPONLINE_TEST_PARENT']):\n"
+        "    raise RuntimeError('this module cannot be imported in a worker')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run(
+        [sys.executable, "-c", WORKERS_CANNOT_START], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    counts, error = done.stdout.strip().splitlines()
+    assert counts == "3 0"
+    assert error.startswith("RuntimeError: the worker processes could not start (EOFError")
+    assert "this module cannot be imported in a worker" in done.stderr
 
 
 @pytest.mark.filterwarnings("ignore:Port .* is already in use:UserWarning")

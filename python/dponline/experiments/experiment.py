@@ -759,7 +759,19 @@ def _process_pool(tasks: list[RunTask], stream: Any, workers: int, context: Any)
     )
     done = False
     try:
-        futures = {pool.submit(execute, t): t for t in tasks}
+        futures: dict[Any, RunTask] = {}
+        for n, task in enumerate(tasks):
+            try:
+                futures[pool.submit(execute, task)] = task
+            except Exception as exc:  # no worker can start (a dead forkserver, a broken pool): record them all
+                cause = RuntimeError(
+                    f"the worker processes could not start ({type(exc).__name__}: {exc}); the error that stopped "
+                    "them went to standard error. Run with backend='inline' to see it in this process."
+                )
+                cause.__cause__ = exc
+                for unsent in tasks[n:]:
+                    yield failed_record(unsent, cause)
+                break
         for future in as_completed(futures):
             try:
                 yield future.result()
