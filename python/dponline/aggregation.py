@@ -26,6 +26,18 @@ from .privacy import PrivacyGuarantee
 __all__ = ["TreeAggregator", "HonakerTree", "KaryTree", "BLT"]
 
 
+def _checked_state(state: Any) -> tuple[bytes, dict[str, Any]]:
+    """A pickled mechanism's state, ``(core bytes, attributes)``, or :class:`StateError`."""
+    if (
+        not isinstance(state, tuple)
+        or len(state) != 2
+        or not isinstance(state[0], bytes)
+        or not isinstance(state[1], dict)
+    ):
+        raise StateError(f"not the pickled state of a mechanism: {type(state).__name__}")
+    return state
+
+
 class TreeAggregator(_core.TreeAggregator):
     """Private prefix sums of a stream of vectors, released after every push (continual observation).
 
@@ -156,7 +168,7 @@ class TreeAggregator(_core.TreeAggregator):
         return (super().__getstate__(), dict(self.__dict__))
 
     def __setstate__(self, state: tuple[bytes, dict[str, Any]]) -> None:
-        core_state, attributes = state
+        core_state, attributes = _checked_state(state)
         super().__setstate__(core_state)
         self.__dict__.update(attributes)
 
@@ -188,6 +200,7 @@ class _LinearMechanism(_core.Mechanism):
         options: dict[str, Any],
     ) -> Any:
         calibration = _validate.option("calibration", calibration, ("analytic", "zcdp"))
+        delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
         if noise is None:
             noise = "laplace" if delta == 0 else "gaussian"
         # The encoder's column norms depend only on the structure, not on dim, noise or seed.
@@ -232,7 +245,7 @@ class _LinearMechanism(_core.Mechanism):
         return (super().__getstate__(), dict(self.__dict__))
 
     def __setstate__(self, state: tuple[bytes, dict[str, Any]]) -> None:
-        core_state, attributes = state
+        core_state, attributes = _checked_state(state)
         super().__setstate__(core_state)
         if self.kind not in self._KINDS:
             raise StateError(f"state is of a {self.kind!r} mechanism, not {' or '.join(map(repr, self._KINDS))}")
@@ -534,8 +547,8 @@ class BLT(_LinearMechanism):
             noise=noise,
             buffers=buffers,
             objective=objective,
-            theta=None if theta is None else [float(v) for v in theta],
-            omega=None if omega is None else [float(v) for v in omega],
+            theta=None if theta is None else _validate.real_array("theta", theta, (None,)).tolist(),
+            omega=None if omega is None else _validate.real_array("omega", omega, (None,)).tolist(),
             fit=_fit,
             seed=seed,
             secure=secure,

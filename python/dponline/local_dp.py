@@ -71,12 +71,20 @@ Mechanism = Literal["laplace", "l2"]
 Prior = Literal["conjugate", "uniform", "improper"]
 
 
-def _budget_matrix(budgets: Any, rows: int, per: int, name: str = "budgets") -> np.ndarray:
-    """``budgets`` broadcast to a C-contiguous float64 ``(rows, per)`` array (``+inf`` allowed, NaN not)."""
+def _float_array(name: str, value: Any) -> np.ndarray:
+    """``value`` as a float64 array of any shape (NaN/inf kept: the caller checks), or :class:`InvalidInputError`
+    for strings, complex numbers, ragged lists and other objects NumPy cannot convert."""
+    if isinstance(value, (str, bytes)) or _validate._is_complex(value):
+        raise InvalidInputError(f"{name} must be an array of real numbers, got {_validate._shown(value)}")
     try:
-        arr = np.asarray(budgets, dtype=np.float64)
+        return np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"{name} must be convertible to a float64 array: {exc}") from None
+
+
+def _budget_matrix(budgets: Any, rows: int, per: int, name: str = "budgets") -> np.ndarray:
+    """``budgets`` broadcast to a C-contiguous float64 ``(rows, per)`` array (``+inf`` allowed, NaN not)."""
+    arr = _float_array(name, budgets)
     if per == 1 and arr.ndim == 1:
         arr = arr[:, None]
     try:
@@ -163,7 +171,7 @@ class LocalLaplaceRandomizer:
             NonFiniteError: NaN/inf in ``gradients`` or NaN in ``budgets``. In every case nothing is drawn and
                 the randomiser is unchanged.
         """
-        g = np.asarray(gradients, dtype=np.float64)
+        g = _float_array("gradients", gradients)
         single = g.ndim == 1
         g2 = np.ascontiguousarray(g[None, :] if single else g)
         if g2.ndim != 2 or g2.shape[1] != self.dim:
@@ -488,7 +496,7 @@ class LocalStream:
         budgets: Any = np.inf,
         mechanism: Mechanism = "laplace",
     ) -> None:
-        X = np.asarray(features, dtype=np.float64)
+        X = _float_array("features", features)
         if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
             raise InvalidInputError(f"features must be a non-empty 2-D array (n, d), got shape {X.shape}")
         X = _validate.real_array("features", X, X.shape)

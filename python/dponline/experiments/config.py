@@ -109,7 +109,7 @@ def resolve_learner(name: Any, where: str) -> Callable[..., Any]:
         module, _, attr = name.partition(":")
         try:
             factory = getattr(importlib.import_module(module), attr)
-        except (ImportError, AttributeError) as exc:
+        except (ImportError, AttributeError, ValueError) as exc:  # ValueError: an empty module name
             raise InvalidInputError(f"{where}: cannot import {name!r}: {exc}") from exc
     elif name in known:
         factory = getattr(learners, name)
@@ -163,14 +163,14 @@ def _stream(table: dict[str, Any], base: Path) -> tuple[Any, str]:
         source = path.name
     kind = table.get("loss", "portfolio")
     builders = {"portfolio": losses.PortfolioLogLoss, "linear": losses.Linear}
-    if kind not in builders:
+    if not isinstance(kind, str) or kind not in builders:
         raise InvalidInputError(f"stream.loss: must be 'portfolio' or 'linear', got {kind!r}")
     rows = data.shape[0]
     horizon = table.get("horizon", rows)
     if isinstance(horizon, bool) or not isinstance(horizon, int) or horizon < 1:
         raise InvalidInputError(f"stream.horizon: must be an integer >= 1, got {horizon!r}")
     resample = _none(table.get("resample", None))
-    if resample not in (None, "cycle", "bootstrap"):
+    if resample is not None and (not isinstance(resample, str) or resample not in ("cycle", "bootstrap")):
         raise InvalidInputError(f"stream.resample: must be 'none', 'cycle' or 'bootstrap', got {resample!r}")
     seed = table.get("seed")
     try:

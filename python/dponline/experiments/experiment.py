@@ -253,6 +253,19 @@ def _grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     return [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[k] for k in keys))]
 
 
+def _check_spec(i: int, spec: LearnerSpec) -> None:
+    """The types of a :class:`LearnerSpec`'s fields (a frozen dataclass does not check them)."""
+    if not isinstance(spec.name, str) or not spec.name:
+        raise InvalidInputError(f"learners[{i}].name: must be a non-empty string, got {spec.name!r}")
+    if spec.key is not None and not isinstance(spec.key, str):
+        raise InvalidInputError(f"learners[{i}].key: must be a string or None, got {spec.key!r}")
+    where = spec.key or f"learners[{i}]"
+    for field_name in ("params", "grid"):
+        table = getattr(spec, field_name)
+        if not isinstance(table, Mapping) or not all(isinstance(k, str) for k in table):
+            raise InvalidInputError(f"{where}.{field_name}: must be a mapping with string keys, got {table!r}")
+
+
 def _is_count(value: Any, minimum: int) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool) and int(value) >= minimum
 
@@ -321,12 +334,16 @@ class Experiment:
             raise InvalidInputError(f"root_seed: must be a non-negative integer or None, got {root_seed!r}")
         if not _is_count(checkpoints, 1):
             raise InvalidInputError(f"checkpoints: must be an integer >= 1, got {checkpoints!r}")
+        if isinstance(learners, (str, bytes, Mapping)) or not isinstance(learners, Iterable):
+            raise InvalidInputError(f"learners: must be a list of LearnerSpec objects, got {learners!r}")
         specs = list(learners)
         if not specs:
             raise InvalidInputError("learners: must name at least one learner")
         names = [s.name for s in specs if isinstance(s, LearnerSpec)]
         if len(names) != len(specs):
             raise InvalidInputError("learners: must be LearnerSpec objects")
+        for i, s in enumerate(specs):
+            _check_spec(i, s)
         if len(set(names)) != len(names):
             raise InvalidInputError(f"learners: names must be unique, got {names}")
         self.stream = stream
@@ -592,7 +609,7 @@ class Experiment:
 
         if scheduler is not None:
             backend = "dask"
-        if backend not in BACKENDS:
+        if not isinstance(backend, str) or backend not in BACKENDS:
             raise InvalidInputError(f"backend: must be one of {', '.join(BACKENDS)}; got {backend!r}")
         if backend == "dask" and scheduler is None:
             raise InvalidInputError("backend: 'dask' needs scheduler= (a distributed.Client or an address)")

@@ -20,6 +20,37 @@ use crate::convert::{
 const BLOCK_VALUES: usize = 1 << 20;
 use crate::errors::OrRaise;
 
+fn noise_name(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    name_arg(value, "noise")
+}
+
+fn readout_name(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    name_arg(value, "readout")
+}
+
+fn objective_name(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    name_arg(value, "objective")
+}
+
+fn kind_name(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    name_arg(value, "kind")
+}
+
+/// An option name (`noise`, `readout`, ...): a `str`, else `InvalidInputError` naming the argument (PyO3's own
+/// `&str` extraction would raise `TypeError`). The value itself is checked by the core's `from_name`.
+fn name_arg(value: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
+    // (the per-argument wrappers below are for `#[pyo3(from_py_with = ...)]`)
+    value.extract::<String>().map_err(|_| {
+        crate::errors::invalid_input(format!(
+            "{name} must be a string, got {}",
+            value
+                .repr()
+                .map(|r| r.to_string())
+                .unwrap_or_else(|_| "an object".into())
+        ))
+    })
+}
+
 /// Private continual prefix sums by tree-based aggregation (the binary mechanism).
 ///
 /// Source: Ene, Nguyen & Vladu (2021) Appendix A, Algorithms 3-5; Agarwal & Singh (2017) Algorithm 2
@@ -32,13 +63,13 @@ pub struct PyTreeAggregator {
 #[pymethods]
 impl PyTreeAggregator {
     #[new]
-    #[pyo3(signature = (dim, horizon, *, scale, noise = "laplace", padded = true, seed = None, secure = false))]
+    #[pyo3(signature = (dim, horizon, *, scale, noise = String::from("laplace"), padded = true, seed = None, secure = false))]
     fn new(
         py: Python<'_>,
         dim: &Bound<'_, PyAny>,
         horizon: &Bound<'_, PyAny>,
         scale: &Bound<'_, PyAny>,
-        noise: &str,
+        #[pyo3(from_py_with = noise_name)] noise: String,
         #[pyo3(from_py_with = crate::convert::flag)] padded: bool,
         seed: Option<&Bound<'_, PyAny>>,
         #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
@@ -46,7 +77,7 @@ impl PyTreeAggregator {
         let dim = len_arg(dim, "dim", 1)?;
         let horizon = int_arg(horizon, "horizon", 1, None)?;
         let scale = real_arg(scale, "scale", Some(0.0), false)?;
-        let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
+        let dist = NoiseDistribution::from_name(&noise, scale).or_raise()?;
         let rng = Generator::for_stream(&seed_words(py, seed, secure)?, 0, secure).or_raise()?;
         let inner = TreeAggregator::new(dim, horizon, dist, padded, rng).or_raise()?;
         Ok(PyTreeAggregator { inner })
@@ -111,12 +142,14 @@ impl PyTreeAggregator {
     }
 
     /// Exact per-coordinate noise variance of the release after push ``t`` (same as :meth:`noise_variance`).
-    fn variance(slf: &Bound<'_, Self>, t: u64) -> PyResult<f64> {
+    fn variance(slf: &Bound<'_, Self>, t: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let t = int_arg(t, "t", 0, None)?;
         PrefixSumMechanism::variance(&shared(slf, "TreeAggregator")?.inner, t).or_raise()
     }
 
     /// Per-coordinate noise variance of the release after push ``t`` when every draw has variance 1.
-    fn unit_variance(slf: &Bound<'_, Self>, t: u64) -> PyResult<f64> {
+    fn unit_variance(slf: &Bound<'_, Self>, t: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let t = int_arg(t, "t", 0, None)?;
         shared(slf, "TreeAggregator")?
             .inner
             .unit_variance(t)
@@ -252,27 +285,29 @@ pub struct PyMechanism {
 impl PyMechanism {
     #[new]
     #[pyo3(signature = (
-        kind, dim, horizon, *, scale, noise = "laplace", k = None, readout = "honaker", padded = true, buffers = None,
-        objective = "max", theta = None, omega = None, fit = None, seed = None, secure = false
+        kind, dim, horizon, *, scale, noise = String::from("laplace"), k = None, readout = String::from("honaker"),
+        padded = true, buffers = None, objective = String::from("max"), theta = None, omega = None, fit = None,
+        seed = None, secure = false
     ))]
     fn new(
         py: Python<'_>,
-        kind: &str,
+        #[pyo3(from_py_with = kind_name)] kind: String,
         dim: &Bound<'_, PyAny>,
         horizon: &Bound<'_, PyAny>,
         scale: &Bound<'_, PyAny>,
-        noise: &str,
+        #[pyo3(from_py_with = noise_name)] noise: String,
         k: Option<&Bound<'_, PyAny>>,
-        readout: &str,
-        padded: bool,
+        #[pyo3(from_py_with = readout_name)] readout: String,
+        #[pyo3(from_py_with = crate::convert::flag)] padded: bool,
         buffers: Option<&Bound<'_, PyAny>>,
-        objective: &str,
+        #[pyo3(from_py_with = objective_name)] objective: String,
         theta: Option<Vec<f64>>,
         omega: Option<Vec<f64>>,
         fit: Option<(u64, f64)>,
         seed: Option<&Bound<'_, PyAny>>,
-        secure: bool,
+        #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
     ) -> PyResult<Self> {
+        let (kind, noise, readout, objective) = (kind.as_str(), &noise, &readout, &objective);
         let dim = len_arg(dim, "dim", 1)?;
         let horizon = int_arg(horizon, "horizon", 1, None)?;
         let scale = real_arg(scale, "scale", Some(0.0), false)?;
@@ -402,12 +437,14 @@ impl PyMechanism {
     }
 
     /// Exact per-coordinate noise variance of the release after push ``t`` (``0 <= t <= horizon``).
-    fn variance(slf: &Bound<'_, Self>, t: u64) -> PyResult<f64> {
+    fn variance(slf: &Bound<'_, Self>, t: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let t = int_arg(t, "t", 0, None)?;
         shared(slf, MECHANISM)?.inner.variance(t).or_raise()
     }
 
     /// Per-coordinate noise variance of the release after push ``t`` when every draw has variance 1.
-    fn unit_variance(slf: &Bound<'_, Self>, t: u64) -> PyResult<f64> {
+    fn unit_variance(slf: &Bound<'_, Self>, t: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let t = int_arg(t, "t", 0, None)?;
         shared(slf, MECHANISM)?.inner.unit_variance(t).or_raise()
     }
 
