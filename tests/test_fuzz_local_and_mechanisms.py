@@ -59,6 +59,7 @@ from dponline.experiments import (
 JUNK = [None, "1", b"1", 1j, 1.5, [1.0], np.array([1.0, 2.0]), {"a": 1}, object()]
 names = st.one_of(st.sampled_from(JUNK), st.text(max_size=4))
 flags = st.sampled_from([True, False, np.bool_(True), 0, 1, None, "yes"])
+mostly_flags = st.one_of(st.booleans(), st.booleans(), st.booleans(), flags)
 
 
 def option_values(valid: list[str]) -> st.SearchStrategy[Any]:
@@ -306,14 +307,15 @@ budget_values = st.one_of(
 
 
 @given(
-    st.one_of(st.integers(1, 5), ints),
-    st.one_of(st.sampled_from([1.0, 1e-300, 1e300]), reals),
+    st.one_of(st.integers(1, 5), st.integers(1, 5), ints),
+    st.one_of(st.sampled_from([1.0, 1e-300, 1e300]), st.floats(1e-3, 1e3), reals),
     option_values(["laplace", "l2"]),
-    flags,
-    seeds,
-    flags,
+    mostly_flags,
+    st.one_of(st.integers(0, 2**64 - 1), seeds),
+    mostly_flags,
     st.data(),
 )
+@example(2, 1.0, "laplace", False, 0, False, None)  # the pinned regressions below, with or without data
 def test_local_randomizer(
     dim: Any, bound: Any, mechanism: Any, strict: Any, seed: Any, secure: Any, data: st.DataObject
 ) -> None:
@@ -327,6 +329,19 @@ def test_local_randomizer(
     assume(r.dim <= 6)
     d = r.dim
     assert repr(r)
+    if data is None:  # pinned regressions: junk budgets and rounds refused, overflowing sums never warn
+        for call in (
+            lambda: r.epsilons(-1.0),
+            lambda: r.epsilons(math.nan),
+            lambda: r.epsilons("x"),
+            lambda: r.epsilons(1.0, 1.5),
+            lambda: r.privacy([1e308, 1e308]),
+            lambda: r.privacy([math.nan, 1.0]),
+            lambda: r.randomize("abc", 1.0),
+        ):
+            assert not attempt(call)[0]
+        assert r.epsilons([1e308, 1e308]).tolist() == [math.inf]
+        return
     for _ in range(data.draw(st.integers(1, 4), "calls")):
         kind = data.draw(st.sampled_from(["randomize", "epsilons", "privacy", "pickle"]), "kind")
         budgets = data.draw(budget_values, "budgets")
@@ -432,6 +447,8 @@ potential_ops = st.lists(
     st.one_of(st.none(), st.sampled_from([1.0, 1e-300, 1e300]), reals),
     potential_ops,
 )
+@example(1.0, _density_text, None, [("ask", None)])
+@example(1.0, "conjugate", None, [("regret_bound", 2.5e153)])
 def test_potential_learner_1d(G: Any, prior: Any, b: Any, ops: list) -> None:
     ok, learner = attempt(lambda: dponline.PotentialLearner1D(G, prior=prior, b=b))
     if not ok:
@@ -468,9 +485,9 @@ LOCAL_LEARNERS = ["CoordinatewiseLearner", "UnconstrainedLearner", "OnlineGradie
 def local_learner_calls(draw: st.DrawFn) -> tuple[str, Any]:
     name = draw(st.sampled_from(LOCAL_LEARNERS))
     cls = getattr(local_dp, name)
-    dim = draw(st.one_of(st.integers(1, 5), ints), "dim")
+    dim = draw(st.one_of(st.integers(1, 5), st.integers(1, 5), ints), "dim")
     kwargs: dict[str, Any] = {}
-    positive = st.one_of(st.sampled_from([1.0, 1e-300, 1e300]), reals)
+    positive = st.one_of(st.sampled_from([1.0, 1e-300, 1e300]), st.floats(1e-3, 1e3), reals)
     if name in ("CoordinatewiseLearner", "UnconstrainedLearner"):
         args: tuple[Any, ...] = (dim, draw(positive, "G"))
         if draw(st.booleans()):
@@ -482,10 +499,10 @@ def local_learner_calls(draw: st.DrawFn) -> tuple[str, Any]:
         if draw(st.booleans()):
             kwargs["G"] = draw(positive, "G")
     if draw(st.booleans()):
-        kwargs["strict"] = draw(flags, "strict")
-    kwargs["seed"] = draw(seeds, "seed")
+        kwargs["strict"] = draw(mostly_flags, "strict")
+    kwargs["seed"] = draw(st.one_of(st.integers(0, 2**64 - 1), seeds), "seed")
     if draw(st.booleans()):
-        kwargs["secure"] = draw(flags, "secure")
+        kwargs["secure"] = draw(mostly_flags, "secure")
     return f"{name}{args!r} **{kwargs!r}", lambda: cls(*args, **kwargs)
 
 
@@ -548,7 +565,8 @@ def test_local_learners(call: tuple[str, Any], ops: list, data: st.DataObject) -
                 assert math.isfinite(bound), bound
         elif op == "state":
             for key, value in learner.state.items():
-                assert_finite(value), key
+                if key != "algorithm":
+                    assert_finite(value)
         else:
             clone = pickle.loads(pickle.dumps(learner))
             assert state_of(clone) == state_of(learner)

@@ -32,7 +32,7 @@ import numpy as np
 
 from . import _core, _validate
 from ._seed import SeedLike
-from .errors import InvalidInputError
+from .errors import DPOnlineError, InvalidInputError
 from .learners._base import Learner, RunResult, randomness_of
 from .privacy import PrivacyGuarantee
 
@@ -184,13 +184,17 @@ class LocalLaplaceRandomizer:
     def epsilons(self, budgets: Any, rounds: int | None = None) -> np.ndarray:
         """``ε_t`` of each round: ``Σ_j τ_{t,j}`` (Lemma 1) or the ℓ2 budget; ``inf`` when a coordinate is
         released exactly. Shape ``(n,)`` (``rounds`` sets ``n`` for budgets without a round axis)."""
+        arr = _float_array("budgets", budgets)
+        if np.isnan(arr).any() or (arr <= 0).any():
+            raise InvalidInputError("budgets must be > 0 (inf = no noise), without NaN")
+        if rounds is not None:
+            rounds = _validate.integer("rounds", rounds, low=0)
         if self.mechanism == "l2":
-            arr = np.asarray(budgets, dtype=np.float64)
             n = rounds if rounds is not None else (arr.shape[0] if arr.ndim else 1)
-            return _budget_matrix(budgets, n, 1)[:, 0]
-        arr = np.asarray(budgets, dtype=np.float64)
+            return _budget_matrix(arr, n, 1)[:, 0]
         n = rounds if rounds is not None else (arr.shape[0] if arr.ndim == 2 else 1)
-        return _budget_matrix(budgets, n, self.dim).sum(axis=1)
+        with np.errstate(over="ignore"):  # finite budgets whose sum overflows: inf, i.e. no privacy
+            return _budget_matrix(arr, n, self.dim).sum(axis=1)
 
     def privacy(self, budget: Any) -> PrivacyGuarantee | None:
         """The local guarantee of one round released with ``budget`` (``τ`` of shape ``(d,)`` or a scalar for
@@ -200,7 +204,10 @@ class LocalLaplaceRandomizer:
         neighbouring inputs that agree on the exactly released coordinates (stated in ``neighbouring``).
         """
         if self.mechanism == "l2":
-            eps = float(np.asarray(budget, dtype=np.float64))
+            arr = _float_array("budget", budget)
+            if arr.size != 1:
+                raise InvalidInputError(f"budget must be one number for the l2 mechanism, got shape {arr.shape}")
+            eps = float(arr.reshape(()))
             if not eps > 0:
                 raise InvalidInputError(f"budget must be > 0 (inf = no noise), got {eps}")
             if math.isinf(eps):
@@ -215,8 +222,8 @@ class LocalLaplaceRandomizer:
                 notes=f"noise density proportional to exp(-eps ||z||_2 / (2G)), G = {self.bound:g}",
             )
         tau = _budget_matrix(budget, 1, self.dim)[0]
-        if np.any(tau <= 0):
-            raise InvalidInputError("budget entries must be > 0 (inf = no noise)")
+        if np.any(tau <= 0) or np.isnan(tau).any():
+            raise InvalidInputError("budget entries must be > 0 (inf = no noise), without NaN")
         finite = np.isfinite(tau)
         if not finite.any():
             return None
@@ -226,8 +233,12 @@ class LocalLaplaceRandomizer:
             exact = np.flatnonzero(~finite).tolist()
             neighbouring += f"; coordinates {exact} (tau = inf) are released exactly and must agree"
             notes += f"; coordinates {exact} carry no privacy"
+        with np.errstate(over="ignore"):
+            epsilon = float(tau[finite].sum())
+        if not math.isfinite(epsilon):
+            raise InvalidInputError(f"the finite budgets sum beyond the float range: {_validate._shown(tau)}")
         return PrivacyGuarantee(
-            epsilon=float(tau[finite].sum()),
+            epsilon=epsilon,
             delta=0.0,
             source="van der Hoeven 2019, Lemma 1 (local Laplace randomiser)",
             neighbouring=neighbouring,
@@ -288,10 +299,17 @@ def theorem1_bound(u: float, G: float, b: float, sum_sq: float) -> float:
     au = abs(float(u))
     if au == 0.0:
         return 1.0
-    first = 11.0 * G * math.log(au * 11.0 * G) - 1.0 + math.log(5.0 * G * math.sqrt(math.pi) / (4.0 * math.sqrt(b)))
+    # Logarithms of products are sums of logarithms, so no intermediate overflows for huge |u|, G, b or S.
+    ln_au, ln_g, ln_b = math.log(au), math.log(G), math.log(b)
+    first = 11.0 * G * (ln_au + math.log(11.0) + ln_g) - 1.0 + math.log(5.0 * math.sqrt(math.pi) / 4.0) + ln_g - ln_b / 2
     s = b + float(sum_sq)
-    second = math.sqrt(8.0 * s * math.log(16.0 * au * au * s**1.5 * math.sqrt(math.pi) / math.sqrt(b) + 1.0))
-    return 1.0 + au * max(first, second)
+    inner = math.log(16.0 * math.sqrt(math.pi)) + 2.0 * ln_au + 1.5 * math.log(s) - ln_b / 2
+    log_term = inner + math.log1p(math.exp(-inner)) if inner > 0 else math.log1p(math.exp(inner))
+    second = math.sqrt(8.0 * s) * math.sqrt(log_term)
+    bound = 1.0 + au * max(first, second)
+    if not math.isfinite(bound):
+        raise InvalidInputError(f"the Theorem 1 bound at |u| = {au:g}, S = {float(sum_sq):g} exceeds the float range")
+    return bound
 
 
 class PotentialLearner1D:
@@ -550,7 +568,8 @@ class LocalStream:
     def epsilons(self) -> np.ndarray:
         """``ε_t`` spent by each provider: ``Σ_j τ_{t,j}`` (Lemma 1) or the ℓ2 budget; ``inf`` = no privacy for
         at least one coordinate. Shape ``(n,)``."""
-        return self._budgets.sum(axis=1)
+        with np.errstate(over="ignore"):  # finite budgets whose sum overflows: inf, i.e. no privacy
+            return self._budgets.sum(axis=1)
 
     def privacy(self, t: int, G: float) -> PrivacyGuarantee | None:
         """Provider ``t``'s local guarantee when gradients are clipped to ``G`` (the learner's declared bound);
@@ -562,7 +581,12 @@ class LocalStream:
     def cumulative_loss(self, u: Any, checkpoints: Any = None) -> np.ndarray:
         """``Σ_{t<n} ℓ_t(u)`` of a fixed comparator at each checkpoint ``n`` (default: the whole stream)."""
         u = _validate.real_array("u", u, (self.dim,))
-        marks = [self.horizon] if checkpoints is None else [int(c) for c in checkpoints]
+        if checkpoints is None:
+            marks = [self.horizon]
+        elif isinstance(checkpoints, (str, bytes)) or not hasattr(checkpoints, "__iter__"):
+            raise InvalidInputError(f"checkpoints must be a list of round numbers, got {_validate._shown(checkpoints)}")
+        else:
+            marks = [_validate.integer("checkpoints", c, low=0, high=self.horizon) for c in checkpoints]
         return self._core.cumulative_at(np.ascontiguousarray(u), marks)
 
     def subgradient(self, t: int, w: Any) -> tuple[float, np.ndarray]:
@@ -672,10 +696,21 @@ class LocalLearner(Learner):
         Raises:
             ProtocolError: an action is pending. HorizonExhaustedError: beyond the stream.
             InvalidInputError: a stream of another dimension; with ``strict=True`` a feature row beyond ``G``.
+            NonFiniteError: a round's loss or subgradient overflows at the played action (huge labels or
+                features). ConvergenceError: quadrature of the improper prior. In every case the learner is left
+                as it was before the call.
         """
         if not isinstance(stream, LocalStream):
             raise InvalidInputError(f"stream must be a dponline.local_dp.LocalStream, got {type(stream).__name__}")
-        return super().run(stream._core, rounds=rounds, checkpoints=checkpoints, progress=progress)
+        # A round that fails mid-run (a loss that overflows at the played action, a quadrature that does not
+        # converge) stops the native loop after the rounds already played: restore the state from before the
+        # call, so a failed run changes nothing (Ctrl-C still keeps the whole blocks played).
+        before = self._core.to_bytes()
+        try:
+            return super().run(stream._core, rounds=rounds, checkpoints=checkpoints, progress=progress)
+        except DPOnlineError:
+            self._core = self._core_type.from_bytes(before)
+            raise
 
     def _final_point(self) -> np.ndarray:
         return np.array(self._core.current)

@@ -40,6 +40,8 @@ __all__ = [
 ]
 
 BACKENDS = ("inline", "process", "dask")
+MAX_SEEDS = 10**6
+"""Most ``seeds`` per (learner, grid point): every run's seed is spawned when the experiment is built."""
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -291,7 +293,7 @@ class Experiment:
         learners: the learner specifications (:class:`LearnerSpec`).
         grid: ``{parameter: [values]}`` swept for every learner that does not fix the parameter itself
             (e.g. ``{"epsilon": [0.1, 1, 10]}`` with a non-private spec fixing ``epsilon=None``).
-        seeds: runs per (learner, grid point), ``>= 1``.
+        seeds: runs per (learner, grid point), ``1`` to ``MAX_SEEDS`` (10⁶; the seed tree is built up front).
         root_seed: non-negative int, the root of the seed tree (recorded in the metadata: a seeded run is private
             only while its seed is secret), or ``None`` to key the tree from operating-system entropy that is never
             recorded.
@@ -328,8 +330,8 @@ class Experiment:
         for attr in ("kind", "horizon", "dim", "cumulative_at", "data"):
             if not hasattr(stream, attr):
                 raise InvalidInputError(f"stream: must be a dponline.losses family, got {type(stream).__name__}")
-        if not _is_count(seeds, 1):
-            raise InvalidInputError(f"seeds: must be an integer >= 1, got {seeds!r}")
+        if not _is_count(seeds, 1) or int(seeds) > MAX_SEEDS:
+            raise InvalidInputError(f"seeds: must be an integer between 1 and {MAX_SEEDS:,}, got {seeds!r}")
         if root_seed is not None and not _is_count(root_seed, 0):
             raise InvalidInputError(f"root_seed: must be a non-negative integer or None, got {root_seed!r}")
         if not _is_count(checkpoints, 1):

@@ -546,7 +546,8 @@ class DPFTPL(Learner):
         width, _, _ = noise_width(domain, "gaussian", 1.0, 1, 20_000, 0)
         diameter = float(domain.diameter)
         s_star = math.sqrt(horizon * loss_bound**2 * diameter / (math.sqrt(2 * math.pi) * max(width, 1e-300)))
-        sigma_regret = s_star / release_sd
+        # T = 1 with another mechanism: the one release used, L̃_0, carries neither data nor noise (sd 0).
+        sigma_regret = s_star / release_sd if release_sd > 0 else 0.0
         sigma_privacy = 0.0
         guarantee: PrivacyGuarantee | None = None
         if epsilon is not None:

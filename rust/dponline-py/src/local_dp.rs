@@ -146,14 +146,22 @@ pub fn parse_prior(name: &str, b: f64) -> PyResult<Prior> {
 }
 
 /// Run `f` with a core-side density that calls the Python callable `density`; a Python exception inside
-/// is re-raised as is.
+/// is re-raised as is, a value that is not a real number raises `InvalidInputError`.
 fn with_density<T>(
     density: &Bound<'_, PyAny>,
     f: impl FnOnce(&mut dyn FnMut(f64) -> dponline_core::Result<f64>) -> dponline_core::Result<T>,
 ) -> PyResult<T> {
     let raised: RefCell<Option<PyErr>> = RefCell::new(None);
     let mut call = |v: f64| -> dponline_core::Result<f64> {
-        match density.call1((v,)).and_then(|r| r.extract::<f64>()) {
+        let value = density.call1((v,)).and_then(|r| {
+            r.extract::<f64>().map_err(|_| {
+                invalid_input(format!(
+                    "the prior density must return a real number, got {} at v = {v}",
+                    r.repr().map(|t| t.to_string()).unwrap_or_else(|_| "an object".into())
+                ))
+            })
+        });
+        match value {
             Ok(x) => Ok(x),
             Err(e) => {
                 *raised.borrow_mut() = Some(e);
@@ -422,6 +430,12 @@ impl PyLocalStream {
         let w = w.as_array().to_vec();
         let mut g = vec![0.0; self.inner.dim()];
         let value = self.inner.subgradient(t, &w, &mut g);
+        if !value.is_finite() {
+            return Err(invalid_input(format!(
+                "the loss of round {t} at w overflows ({value})"
+            )));
+        }
+        dponline_core::error::check_finite("the subgradient at w (overflow)", &g).or_raise()?;
         Ok((value, g.into_pyarray(py)))
     }
 

@@ -48,7 +48,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{PrefixSumMechanism, check_block, check_push, check_room};
+use super::{PrefixSumMechanism, check_block, check_push, check_room, check_sums};
 use crate::alloc::{checked_len, zeros};
 use crate::error::{CoreError, Result};
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
@@ -671,6 +671,16 @@ impl Blt {
 
     fn derive(&mut self) -> Result<()> {
         let spec = spectrum(&self.theta, &self.omega)?;
+        // The noise generator runs the recurrence of C⁻¹, whose eigenvalues are the `λ_j`: one outside (−1, 1)
+        // makes `ζ_t` grow geometrically, to inf/NaN releases within a few hundred pushes (the optimiser never
+        // proposes such parameters: `log_loss` rejects them the same way).
+        if let Some(l) = spec.lambda.iter().find(|l| !(l.abs() < 1.0)) {
+            return Err(CoreError::invalid(
+                "theta, omega",
+                "a stable noise recurrence (every eigenvalue of C⁻¹'s recurrence in (-1, 1), i.e. Σ ω_j/(1 + θ_j) < 1)",
+                format!("eigenvalue {l}"),
+            ));
+        }
         let (l1, l2sq) = column_norms(&self.theta, &self.omega, self.horizon);
         self.norms = (l1, l2sq.sqrt());
         self.spec = Some(spec);
@@ -747,12 +757,14 @@ impl PrefixSumMechanism for Blt {
     fn push(&mut self, x: &[f64], out: &mut [f64]) -> Result<()> {
         check_push(self.dim, x, out)?;
         check_room("BLT", self.t, self.horizon, 1)?;
+        check_sums(&self.prefix, x)?;
         self.push_unchecked(x, out);
         Ok(())
     }
     fn push_many(&mut self, xs: &[f64], out: &mut [f64]) -> Result<()> {
         let rows = check_block(self.dim, xs, out)?;
         check_room("BLT", self.t, self.horizon, rows)?;
+        check_sums(&self.prefix, xs)?;
         for (x, o) in xs
             .chunks_exact(self.dim)
             .zip(out.chunks_exact_mut(self.dim))

@@ -41,7 +41,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{PrefixSumMechanism, check_block, check_push, check_room};
+use super::{PrefixSumMechanism, check_block, check_push, check_room, check_sums};
 use crate::alloc::{checked_len, zeros};
 use crate::error::{CoreError, Result};
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
@@ -404,12 +404,14 @@ impl PrefixSumMechanism for KaryTree {
     fn push(&mut self, x: &[f64], out: &mut [f64]) -> Result<()> {
         check_push(self.dim, x, out)?;
         check_room("KaryTree", self.t, self.horizon, 1)?;
+        check_sums(&self.prefix, x)?;
         self.push_unchecked(x, out);
         Ok(())
     }
     fn push_many(&mut self, xs: &[f64], out: &mut [f64]) -> Result<()> {
         let rows = check_block(self.dim, xs, out)?;
         check_room("KaryTree", self.t, self.horizon, rows)?;
+        check_sums(&self.prefix, xs)?;
         for (x, o) in xs
             .chunks_exact(self.dim)
             .zip(out.chunks_exact_mut(self.dim))

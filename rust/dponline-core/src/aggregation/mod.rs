@@ -323,6 +323,43 @@ pub(crate) fn check_block(dim: usize, xs: &[f64], out: &[f64]) -> Result<u64> {
     Ok((xs.len() / dim) as u64)
 }
 
+/// Bound on every exact running sum of the [`KaryTree`] and [`Blt`] (as the tree's): with the noise scale capped
+/// at [`crate::noise::MAX_SCALE`], no release can overflow.
+const MAX_RUNNING_SUM: f64 = 1e306;
+
+/// Error unless the running sums `prefix` stay within `±1e306` after adding every row of the row-major `xs`
+/// (rows of `prefix.len()` values, already checked finite and whole).
+///
+/// Errors: [`CoreError::InvalidArgument`] naming `x`.
+pub(crate) fn check_sums(prefix: &[f64], xs: &[f64]) -> Result<()> {
+    let dim = prefix.len();
+    if dim == 0 {
+        return Ok(());
+    }
+    let too_large = |v: f64| CoreError::invalid("x", "such that every running sum stays within ±1e306", v);
+    if xs.len() == dim {
+        return match prefix
+            .iter()
+            .zip(xs)
+            .find(|(p, v)| (**p + **v).abs() > MAX_RUNNING_SUM)
+        {
+            None => Ok(()),
+            Some((_, v)) => Err(too_large(*v)),
+        };
+    }
+    let mut sums = crate::alloc::zeros("running sums", dim)?;
+    sums.copy_from_slice(prefix);
+    for row in xs.chunks_exact(dim) {
+        for (s, v) in sums.iter_mut().zip(row) {
+            *s += v;
+            if s.abs() > MAX_RUNNING_SUM {
+                return Err(too_large(*v));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Error unless `rows` more pushes fit after `t` of `horizon`.
 pub(crate) fn check_room(what: &'static str, t: u64, horizon: u64, rows: u64) -> Result<()> {
     match t.checked_add(rows) {
@@ -416,6 +453,30 @@ mod tests {
             assert!(m.push_many(&[1.0; 20], &mut [0.0; 20]).is_err());
             assert_eq!(m.to_bytes().unwrap(), before, "{}", m.kind());
         }
+    }
+
+    #[test]
+    fn running_sums_beyond_1e306_are_refused_unchanged() {
+        for mut m in all(1, 10, NoiseDistribution::Laplace { scale: 1.0 }) {
+            let mut out = [0.0];
+            m.push(&[8e305], &mut out).unwrap();
+            let before = m.to_bytes().unwrap();
+            assert!(m.push(&[3e305], &mut out).is_err(), "{}", m.kind());
+            assert!(m.push_many(&[1.0, 3e305], &mut [0.0; 2]).is_err());
+            assert_eq!(m.to_bytes().unwrap(), before, "{}", m.kind());
+            let r = m.push_many(&[-8e305, 1.0], &mut [0.0; 2]);
+            assert!(r.is_ok(), "{} {r:?}", m.kind());
+        }
+    }
+
+    #[test]
+    fn blt_parameters_with_an_unstable_noise_recurrence_are_refused() {
+        // Σ ω/(1 + θ) = 5/1.99 > 1: an eigenvalue of C⁻¹'s recurrence below −1 (releases overflowed to NaN).
+        let noise = NoiseDistribution::Gaussian { sigma: 1.0 };
+        let g = || Generator::from_seed([0; 4]);
+        assert!(Blt::with_params(1, 300, &[0.99], &[5.0], noise, g()).is_err());
+        assert!(Blt::with_params(1, 300, &[0.5], &[1e308], noise, g()).is_err());
+        assert!(Blt::with_params(1, 300, &[0.99], &[1.9], noise, g()).is_ok());
     }
 
     #[test]

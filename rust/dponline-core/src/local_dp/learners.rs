@@ -211,7 +211,8 @@ impl LocalStream {
 
     /// `Σ_{t<n} ℓ_t(u)` at each checkpoint `n` (cumulative losses of a fixed comparator).
     ///
-    /// Errors: [`CoreError::Shape`] for `u`; [`CoreError::InvalidArgument`] for bad checkpoints.
+    /// Errors: [`CoreError::Shape`] for `u`; [`CoreError::InvalidArgument`] for bad checkpoints;
+    /// [`CoreError::NonFinite`] when the sum overflows (huge labels, features or `u`).
     pub fn cumulative_at(&self, u: &[f64], checkpoints: &[u64]) -> Result<Vec<f64>> {
         crate::error::check_len("u", u, self.dim)?;
         check_checkpoints(checkpoints, self.rows as u64)?;
@@ -224,6 +225,13 @@ impl LocalStream {
             }
             let p = crate::vecops::dot(u, self.features(t));
             total += self.loss.value_and_derivative(p, self.labels[t]).0;
+            if !total.is_finite() {
+                return Err(CoreError::NonFinite {
+                    name: "the cumulative loss of u (overflow), round",
+                    index: t,
+                    value: total,
+                });
+            }
         }
         while next < checkpoints.len() {
             out[next] = total;
@@ -631,7 +639,9 @@ impl LocalLearner {
     ///
     /// Errors (state unchanged): as [`LocalLearner::check_run`]; [`CoreError::Shape`] for mismatched
     /// checkpoint buffers; [`CoreError::InvalidArgument`] for bad checkpoints. A quadrature failure of the
-    /// improper prior stops the run after the rounds already played (the learner stays consistent).
+    /// improper prior, or a round whose loss or subgradient overflows at the played action
+    /// ([`CoreError::NonFinite`]), stops the run after the rounds already played (the learner stays
+    /// consistent; the Python wrapper restores the state from before the call).
     pub fn run(
         &mut self,
         stream: &LocalStream,
@@ -655,7 +665,18 @@ impl LocalLearner {
             while self.t < end {
                 let t = self.t as usize;
                 self.ask()?;
-                total += stream.subgradient(t, &self.w, &mut grad);
+                let value = stream.subgradient(t, &self.w, &mut grad);
+                // Huge labels or features at a large action overflow the loss or its gradient: an error (the
+                // Python wrapper restores the state from before the call) rather than inf/NaN in the totals.
+                if !(total + value).is_finite() {
+                    return Err(CoreError::NonFinite {
+                        name: "the loss at the played action (overflow), round",
+                        index: t,
+                        value: total + value,
+                    });
+                }
+                crate::error::check_finite("the provider's subgradient (overflow)", &grad)?;
+                total += value;
                 if clip(&mut grad, self.g_bound, l2) {
                     self.clipped += 1;
                 }
