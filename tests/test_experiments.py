@@ -418,6 +418,32 @@ def test_bad_experiment_arguments(stream):
         experiment(stream).run(backend="process", start_method="fork", progress=False)
 
 
+@pytest.mark.parametrize(
+    "learners,key",
+    [
+        (None, "learners"),
+        ([LearnerSpec(["p"], dponline.PrivateBandit, {})], "learners[0].name"),
+        ([LearnerSpec("p", dponline.PrivateBandit, None)], "learners[0].params"),
+        ([LearnerSpec("p", dponline.PrivateBandit, {}, grid=[1.0])], "learners[0].grid"),
+        ([LearnerSpec("p", dponline.PrivateBandit, {}, key=3)], "learners[0].key"),
+    ],
+)
+def test_malformed_learner_specs_name_the_key(stream, learners, key):
+    # Regressions found by tests/test_fuzz_local_and_mechanisms.py (before: TypeError from set() / `in`).
+    with pytest.raises(InvalidInputError) as err:
+        Experiment(stream, learners)
+    assert str(err.value).startswith(key), str(err.value)
+
+
+def test_seeds_and_backend_must_be_sane(stream):
+    # Before: seeds=10**6 + 1 built a million seed sequences per configuration (2**62: memory exhausted), and an
+    # array backend raised ValueError (truth value of an array).
+    with pytest.raises(InvalidInputError, match="^seeds"):
+        Experiment(stream, specs(), seeds=10**6 + 1)
+    with pytest.raises(InvalidInputError, match="^backend"):
+        experiment(stream, seeds=1).run(backend=np.array([1.0, 2.0]), progress=False)
+
+
 CONFIG = """
 name = "tiny"
 [stream]
@@ -472,6 +498,11 @@ def test_config_builds_the_experiment(tmp_path):
         (("seeds = 2", "seedz = 2"), "sweep.seedz"),
         (('domain = "simplex"', 'domain = "sphere"'), "learners[0].domain.kind"),
         (('dataset = "nyse"', 'dataset = "mnist"'), "stream.dataset"),
+        # Regressions found by tests/test_fuzz_local_and_mechanisms.py (before: TypeError, ValueError leaked):
+        (('loss = "portfolio"', 'loss = ["portfolio"]'), "stream.loss"),
+        (("horizon = 300", 'horizon = 300\nresample = ["cycle"]'), "stream.resample"),
+        (('learner = "PrivateBandit"\ndomain', 'learner = ":"\ndomain'), "learners[0].learner"),
+        (("seeds = 2", "seeds = 2000000"), "sweep.seeds"),
     ],
 )
 def test_config_errors_name_the_key(edit, key):

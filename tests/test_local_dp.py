@@ -554,3 +554,57 @@ def test_noise_free_regret_of_d_dim_learners_grows_like_sqrt_T(kind):
         means.append(total / seeds)
     slope = np.polyfit(np.log(horizons), np.log(means), 1)[0]
     assert 0.4 <= slope <= 0.6, (slope, means)
+
+
+# -- regressions found by tests/test_fuzz_local_and_mechanisms.py ------------------------------------------------
+
+
+def test_a_run_whose_loss_overflows_raises_and_leaves_the_learner_unchanged():
+    # Before: AdaGrad at radius 1e300 on the squared loss returned total_loss = inf (and OGD raised mid-run,
+    # after changing the learner).
+    X = np.random.default_rng(0).uniform(-1, 1, (40, 2))
+    stream = LocalStream(X, np.sign(X[:, 0] + 0.1), loss="squared")
+    for learner in (dponline.local_dp.AdaGrad(2, 1e300, G=1e100, seed=0), dponline.local_dp.OnlineGradientDescent(2, 1e300, G=1e100, seed=0)):
+        learner.run(stream, rounds=1)
+        before = pickle.dumps(learner)
+        with pytest.raises(NonFiniteError, match="overflow"):
+            learner.run(stream)
+        assert pickle.dumps(learner) == before
+
+
+def test_stream_evaluations_that_overflow_raise():
+    # Before: subgradient and cumulative_loss returned inf for labels of 1e154 (squared loss).
+    stream = LocalStream(np.zeros((1, 1)), np.array([1.9e154]), loss="squared")
+    with pytest.raises(dponline.DPOnlineError, match="overflow"):
+        stream.subgradient(0, np.zeros(1))
+    with pytest.raises(dponline.DPOnlineError, match="overflow"):
+        stream.cumulative_loss(np.zeros(1))
+
+
+@pytest.mark.parametrize("checkpoints", [[-1], {"a": 1}, 1j, "ab", [0.5], [2]])
+def test_bad_checkpoints_of_cumulative_loss_raise(checkpoints):
+    # Before: OverflowError / ValueError / TypeError.
+    stream = LocalStream(np.zeros((1, 1)), np.zeros(1), loss="logistic")
+    with pytest.raises(InvalidInputError):
+        stream.cumulative_loss(np.zeros(1), checkpoints)
+
+
+def test_junk_arrays_and_densities_raise_invalid_input():
+    # Before: ValueError from numpy, TypeError from PyO3's float extraction.
+    with pytest.raises(InvalidInputError):
+        LocalStream("abc", np.zeros(0), loss="logistic")
+    with pytest.raises(InvalidInputError, match="real number"):
+        dponline.PotentialLearner1D(1.0, prior=_returns_text)
+
+
+def _returns_text(v):
+    return "x"
+
+
+def test_theorem1_bound_of_a_huge_comparator_is_finite():
+    # Before: 16 u² overflowed and the bound was inf for |u| = 1e154 (and for 2.5e153 with the realised sums).
+    bound = dponline.local_dp.theorem1_bound(1e154, 1.0, 1.0, 0.0)
+    assert math.isfinite(bound) and bound > 1e154
+    assert dponline.local_dp.theorem1_bound(2.0, 1.0, 1.0, 10.0) == pytest.approx(
+        1 + 2 * max(11 * math.log(22) - 1 + math.log(5 * math.sqrt(math.pi) / 4), math.sqrt(88 * math.log(64 * 11**1.5 * math.sqrt(math.pi) + 1)))
+    )

@@ -897,3 +897,64 @@ def test_memory_is_bounded_and_constant():
     assert blt.state_nbytes == 8 * (3 * (6 + 3) + 2 * 6)
     blt.push_many(np.ones((10**5, 3)))
     assert blt.state_nbytes == 8 * (3 * (6 + 3) + 2 * 6)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Regressions found by tests/test_fuzz_local_and_mechanisms.py
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: HonakerTree(2, 10, scale=1.0),
+        lambda: KaryTree(2, 10, k=3, scale=1.0, readout="plain"),
+        lambda: BLT(2, 10, scale=1.0, theta=[0.5], omega=[0.5]),
+    ],
+)
+def test_running_sums_beyond_1e306_are_refused_and_change_nothing(make):
+    # Before: the second push overflowed the exact running sum and released inf.
+    mech = make()
+    mech.push(np.array([8e305, 0.0]))
+    before = pickle.dumps(mech)
+    with pytest.raises(dponline.InvalidInputError, match="running sum"):
+        mech.push(np.array([3e305, 0.0]))
+    with pytest.raises(dponline.InvalidInputError, match="running sum"):
+        mech.push_many(np.array([[1.0, 0.0], [3e305, 0.0]]))
+    assert pickle.dumps(mech) == before
+    assert np.isfinite(mech.push(np.array([-8e305, 1.0]))).all()
+
+
+def test_blt_parameters_with_an_unstable_noise_recurrence_are_refused():
+    # Before: accepted; variance(300) was inf and the releases NaN after ~200 pushes.
+    with pytest.raises(dponline.InvalidInputError, match="stable noise recurrence"):
+        BLT(1, 300, scale=1.0, theta=[0.99], omega=[5.0])
+    blt = BLT(1, 300, scale=1.0, theta=[0.99], omega=[1.9], seed=0)  # Σ ω/(1 + θ) < 1: stable
+    assert np.isfinite(blt.variance(300))
+    assert np.isfinite(blt.push_many(np.zeros((300, 1)))).all()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: HonakerTree(2, 10, scale=1.0, noise=None),
+        lambda: HonakerTree(2, 10, scale=1.0, secure=0),
+        lambda: KaryTree(2, 10, k=3, scale=1.0, readout=1),
+        lambda: BLT(2, 10, scale=1.0, objective=None),
+        lambda: BLT(2, 10, scale=1.0, theta=5, omega=[0.5]),
+        lambda: BLT(2, 10, scale=1.0, theta="ab", omega=[0.5]),
+        lambda: BLT(2, 10, scale=1.0, theta=[np.nan], omega=[0.5]),
+        lambda: TreeAggregator(2, 10, scale=1.0, noise=None),
+        lambda: HonakerTree(2, 10, scale=1.0).variance(1.5),
+        lambda: HonakerTree(2, 10, scale=1.0).unit_variance(-1),
+        lambda: TreeAggregator(2, 10, scale=1.0).variance(np.float32(1.0)),
+        lambda: HonakerTree.calibrated(2, 8, epsilon=1.0, sensitivity=1.0, delta=np.array([0.1, 0.2])),
+        lambda: HonakerTree.calibrated(2, 8, epsilon=1.0, sensitivity=1.0, noise=np.array([1.0, 2.0])),
+        lambda: TreeAggregator.calibrated(2, 8, epsilon=1.0, sensitivity=1.0, noise=np.array([1.0, 2.0])),
+        lambda: HonakerTree(2, 10, scale=1.0).__setstate__(None),
+        lambda: BLT(2, 10, scale=1.0).__setstate__(b""),
+    ],
+)
+def test_junk_arguments_raise_the_library_errors(make):
+    # Before: TypeError / ValueError / OverflowError leaked from PyO3's extraction or the wrappers.
+    with pytest.raises(dponline.DPOnlineError):
+        make()

@@ -136,6 +136,7 @@ class TreeAggregator(_core.TreeAggregator):
         delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
         if noise is None:
             noise = "laplace" if delta == 0 else "gaussian"
+        noise = _validate.option("noise", noise, ("laplace", "gaussian"))
         if noise == "laplace":
             if calibration == "zcdp":
                 raise InvalidInputError("calibration='zcdp' needs Gaussian noise (delta > 0)")
@@ -203,6 +204,7 @@ class _LinearMechanism(_core.Mechanism):
         delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
         if noise is None:
             noise = "laplace" if delta == 0 else "gaussian"
+        noise = _validate.option("noise", noise, ("laplace", "gaussian"))
         # The encoder's column norms depend only on the structure, not on dim, noise or seed.
         probe = cls._build(1, horizon, 0.0, "gaussian", 0, False, options)
         options = cls._same_structure(probe, options)
