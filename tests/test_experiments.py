@@ -440,6 +440,8 @@ def test_seeds_and_backend_must_be_sane(stream):
     # array backend raised ValueError (truth value of an array).
     with pytest.raises(InvalidInputError, match="^seeds"):
         Experiment(stream, specs(), seeds=10**6 + 1)
+    with pytest.raises(InvalidInputError, match="^checkpoints"):  # before: accepted, and then every run failed
+        Experiment(stream, specs(), checkpoints=10**4 + 1)
     with pytest.raises(InvalidInputError, match="^backend"):
         experiment(stream, seeds=1).run(backend=np.array([1.0, 2.0]), progress=False)
 

@@ -259,7 +259,9 @@ def test_mechanism_protocol(m: Any, ops: list, data: st.DataObject) -> None:
 
 @given(st.sampled_from(sorted(MECHANISM_CLASSES)), st.sampled_from([b"", b"junk", None, 3, "state"]))
 def test_mechanism_setstate_junk(kind: str, state: Any) -> None:
-    m = MECHANISM_CLASSES[kind].__new__(MECHANISM_CLASSES[kind], 1, 1, scale=0.0, **({"k": 3} if kind == "kary" else {}))
+    m = MECHANISM_CLASSES[kind].__new__(
+        MECHANISM_CLASSES[kind], 1, 1, scale=0.0, **({"k": 3} if kind == "kary" else {})
+    )
     ok, _ = attempt(lambda: m.__setstate__(state))
     if not ok:
         check_mechanism(m)
@@ -356,17 +358,17 @@ def test_local_randomizer(
                 ),
                 "gradients",
             )
-            ok, out = unchanged_if_failed(r, lambda g=g, b=budgets: r.randomize(g, b))
+            ok, out = unchanged_if_failed(r, lambda g=g, b=budgets, r=r: r.randomize(g, b))
             if ok:
                 assert out.shape == np.shape(g)
                 assert_finite(out)
         elif kind == "epsilons":
             rounds = data.draw(st.one_of(st.none(), st.integers(0, 4), ints), "rounds")
-            ok, eps = attempt(lambda b=budgets, n=rounds: r.epsilons(b, n))
+            ok, eps = attempt(lambda b=budgets, n=rounds, r=r: r.epsilons(b, n))
             if ok:
                 assert eps.ndim == 1 and not np.any(np.isnan(eps)) and np.all(eps > 0)
         elif kind == "privacy":
-            ok, g = attempt(lambda b=budgets: r.privacy(b))
+            ok, g = attempt(lambda b=budgets, r=r: r.privacy(b))
             if ok and g is not None:
                 assert math.isfinite(g.epsilon) and g.epsilon > 0
         else:
@@ -465,10 +467,10 @@ def test_potential_learner_1d(G: Any, prior: Any, b: Any, ops: list) -> None:
                 sign, ln_abs = pair
                 assert sign in (-1.0, 0.0, 1.0) and not math.isnan(ln_abs)
         elif op == "tell":
-            unchanged_if_failed(learner, lambda arg=arg: learner.tell(arg))
+            unchanged_if_failed(learner, lambda arg=arg, learner=learner: learner.tell(arg))
             assert math.isfinite(learner.neg_sum) and math.isfinite(learner.sum_sq)
         elif op == "regret_bound":
-            ok, bound = attempt(lambda arg=arg: learner.regret_bound(arg))
+            ok, bound = attempt(lambda arg=arg, learner=learner: learner.regret_bound(arg))
             if ok:
                 assert math.isfinite(bound), bound
         else:
@@ -546,11 +548,11 @@ def test_local_learners(call: tuple[str, Any], ops: list, data: st.DataObject) -
                 assert_finite(w)
         elif op == "tell":
             g = data.draw(st.one_of(finite_vectors(d, moderate), finite_vectors(d), vectors(d), reals), "g")
-            unchanged_if_failed(learner, lambda g=g: learner.tell(g))
+            unchanged_if_failed(learner, lambda g=g, learner=learner: learner.tell(g))
         elif op == "run":
             target = stream if data.draw(st.integers(0, 5), "target") else data.draw(st.sampled_from(JUNK), "junk")
             ok, result = unchanged_if_failed(
-                learner, lambda arg=arg, s=target: learner.run(s, rounds=arg, checkpoints=3)
+                learner, lambda arg=arg, s=target, learner=learner: learner.run(s, rounds=arg, checkpoints=3)
             )
             if ok:
                 assert math.isfinite(result.total_loss)
@@ -560,7 +562,7 @@ def test_local_learners(call: tuple[str, Any], ops: list, data: st.DataObject) -
             if not hasattr(learner, "regret_bound"):
                 continue
             u = data.draw(st.one_of(finite_vectors(d, moderate), vectors(d)), "u")
-            ok, bound = attempt(lambda u=u: learner.regret_bound(u))
+            ok, bound = attempt(lambda u=u, learner=learner: learner.regret_bound(u))
             if ok:
                 assert math.isfinite(bound), bound
         elif op == "state":
@@ -577,7 +579,9 @@ def test_local_learners(call: tuple[str, Any], ops: list, data: st.DataObject) -
 def stream_calls(draw: st.DrawFn) -> tuple[str, Any]:
     n, d = draw(st.integers(0, 5)), draw(st.integers(0, 4))
     features = draw(
-        st.one_of(hnp.arrays(np.float64, (n, d), elements=finite_floats), arrays(st.just((n, d))), arrays(st.just((n,))))
+        st.one_of(
+            hnp.arrays(np.float64, (n, d), elements=finite_floats), arrays(st.just((n, d))), arrays(st.just((n,)))
+        )
     )
     labels = draw(st.one_of(hnp.arrays(np.float64, (n,), elements=finite_floats), arrays(st.just((n,)))))
     kwargs: dict[str, Any] = {"loss": draw(option_values(["logistic", "squared", "absolute"]), "loss")}
@@ -727,7 +731,7 @@ def test_experiment_arguments(
         results = exp.run(backend="inline", progress=False)
         frame = results.frame()
         assert len(results.runs()) == exp.n_runs
-        assert not frame.empty or results.failures()
+        assert not frame.empty or results.failures
 
 
 @given(st.one_of(counts, st.sampled_from(["inline", "process", "dask", "thread", None])), counts)
@@ -749,11 +753,13 @@ toml_scalars = st.one_of(
     st.text(max_size=6),
     st.sampled_from(["none", "nyse", "portfolio", "linear", "cycle", "bootstrap", "simplex", "PrivateBandit"]),
 )
-toml_values = st.recursive(
-    toml_scalars,
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3)),
-    max_leaves=6,
-)
+
+
+def _toml_containers(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=5), inner, max_size=3))
+
+
+toml_values = st.recursive(toml_scalars, _toml_containers, max_leaves=6)
 
 
 def _csv_file() -> str:

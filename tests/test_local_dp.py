@@ -564,7 +564,10 @@ def test_a_run_whose_loss_overflows_raises_and_leaves_the_learner_unchanged():
     # after changing the learner).
     X = np.random.default_rng(0).uniform(-1, 1, (40, 2))
     stream = LocalStream(X, np.sign(X[:, 0] + 0.1), loss="squared")
-    for learner in (dponline.local_dp.AdaGrad(2, 1e300, G=1e100, seed=0), dponline.local_dp.OnlineGradientDescent(2, 1e300, G=1e100, seed=0)):
+    for learner in (
+        dponline.local_dp.AdaGrad(2, 1e300, G=1e100, seed=0),
+        dponline.local_dp.OnlineGradientDescent(2, 1e300, G=1e100, seed=0),
+    ):
         learner.run(stream, rounds=1)
         before = pickle.dumps(learner)
         with pytest.raises(NonFiniteError, match="overflow"):
@@ -579,6 +582,8 @@ def test_stream_evaluations_that_overflow_raise():
         stream.subgradient(0, np.zeros(1))
     with pytest.raises(dponline.DPOnlineError, match="overflow"):
         stream.cumulative_loss(np.zeros(1))
+    with pytest.raises(InvalidInputError, match="t must be"):  # before: OverflowError converting to usize
+        stream.subgradient(2**64, np.zeros(1))
 
 
 @pytest.mark.parametrize("checkpoints", [[-1], {"a": 1}, 1j, "ab", [0.5], [2]])
@@ -606,5 +611,10 @@ def test_theorem1_bound_of_a_huge_comparator_is_finite():
     bound = dponline.local_dp.theorem1_bound(1e154, 1.0, 1.0, 0.0)
     assert math.isfinite(bound) and bound > 1e154
     assert dponline.local_dp.theorem1_bound(2.0, 1.0, 1.0, 10.0) == pytest.approx(
-        1 + 2 * max(11 * math.log(22) - 1 + math.log(5 * math.sqrt(math.pi) / 4), math.sqrt(88 * math.log(64 * 11**1.5 * math.sqrt(math.pi) + 1)))
+        1
+        + 2
+        * max(
+            11 * math.log(22) - 1 + math.log(5 * math.sqrt(math.pi) / 4),
+            math.sqrt(88 * math.log(64 * 11**1.5 * math.sqrt(math.pi) + 1)),
+        )
     )

@@ -301,7 +301,9 @@ def theorem1_bound(u: float, G: float, b: float, sum_sq: float) -> float:
         return 1.0
     # Logarithms of products are sums of logarithms, so no intermediate overflows for huge |u|, G, b or S.
     ln_au, ln_g, ln_b = math.log(au), math.log(G), math.log(b)
-    first = 11.0 * G * (ln_au + math.log(11.0) + ln_g) - 1.0 + math.log(5.0 * math.sqrt(math.pi) / 4.0) + ln_g - ln_b / 2
+    first = (
+        11.0 * G * (ln_au + math.log(11.0) + ln_g) - 1.0 + math.log(5.0 * math.sqrt(math.pi) / 4.0) + ln_g - ln_b / 2
+    )
     s = b + float(sum_sq)
     inner = math.log(16.0 * math.sqrt(math.pi)) + 2.0 * ln_au + 1.5 * math.log(s) - ln_b / 2
     log_term = inner + math.log1p(math.exp(-inner)) if inner > 0 else math.log1p(math.exp(inner))
@@ -592,7 +594,8 @@ class LocalStream:
     def subgradient(self, t: int, w: Any) -> tuple[float, np.ndarray]:
         """``(ℓ_t(w), ℓ'(⟨w, x_t⟩, y_t)·x_t)`` — the provider's exact (unclipped, noise-free) subgradient."""
         w = _validate.real_array("w", w, (self.dim,))
-        return self._core.subgradient(_validate.integer("t", t, low=0), np.ascontiguousarray(w))
+        t = _validate.integer("t", t, low=0, high=self.horizon - 1)
+        return self._core.subgradient(t, np.ascontiguousarray(w))
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

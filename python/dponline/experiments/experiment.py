@@ -40,6 +40,8 @@ __all__ = [
 ]
 
 BACKENDS = ("inline", "process", "dask")
+MAX_CHECKPOINTS = 10_000
+"""Most ``checkpoints`` per run (the limit of :meth:`dponline.learners.Learner.run`)."""
 MAX_SEEDS = 10**6
 """Most ``seeds`` per (learner, grid point): every run's seed is spawned when the experiment is built."""
 
@@ -297,7 +299,8 @@ class Experiment:
         root_seed: non-negative int, the root of the seed tree (recorded in the metadata: a seeded run is private
             only while its seed is secret), or ``None`` to key the tree from operating-system entropy that is never
             recorded.
-        checkpoints: checkpoints per run (passed to ``learner.run``).
+        checkpoints: checkpoints per run (passed to ``learner.run``), 1 to 10⁴ (what every learner's ``run``
+            accepts).
         comparators: ``{name: regret.Comparator}``; default ``{"best": regret.best_fixed(stream, domain)}``
             and, for portfolio losses, ``"uniform"`` (the uniform constant-rebalanced portfolio).
         domain: domain for the default comparator of linear losses (default: the first learner's ``domain``
@@ -334,8 +337,10 @@ class Experiment:
             raise InvalidInputError(f"seeds: must be an integer between 1 and {MAX_SEEDS:,}, got {seeds!r}")
         if root_seed is not None and not _is_count(root_seed, 0):
             raise InvalidInputError(f"root_seed: must be a non-negative integer or None, got {root_seed!r}")
-        if not _is_count(checkpoints, 1):
-            raise InvalidInputError(f"checkpoints: must be an integer >= 1, got {checkpoints!r}")
+        if not _is_count(checkpoints, 1) or int(checkpoints) > MAX_CHECKPOINTS:
+            raise InvalidInputError(
+                f"checkpoints: must be an integer between 1 and {MAX_CHECKPOINTS:,}, got {checkpoints!r}"
+            )
         if isinstance(learners, (str, bytes, Mapping)) or not isinstance(learners, Iterable):
             raise InvalidInputError(f"learners: must be a list of LearnerSpec objects, got {learners!r}")
         specs = list(learners)

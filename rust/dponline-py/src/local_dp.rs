@@ -157,7 +157,9 @@ fn with_density<T>(
             r.extract::<f64>().map_err(|_| {
                 invalid_input(format!(
                     "the prior density must return a real number, got {} at v = {v}",
-                    r.repr().map(|t| t.to_string()).unwrap_or_else(|_| "an object".into())
+                    r.repr()
+                        .map(|t| t.to_string())
+                        .unwrap_or_else(|_| "an object".into())
                 ))
             })
         });

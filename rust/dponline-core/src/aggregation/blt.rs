@@ -674,7 +674,7 @@ impl Blt {
         // The noise generator runs the recurrence of C⁻¹, whose eigenvalues are the `λ_j`: one outside (−1, 1)
         // makes `ζ_t` grow geometrically, to inf/NaN releases within a few hundred pushes (the optimiser never
         // proposes such parameters: `log_loss` rejects them the same way).
-        if let Some(l) = spec.lambda.iter().find(|l| !(l.abs() < 1.0)) {
+        if let Some(l) = spec.lambda.iter().find(|l| l.is_nan() || l.abs() >= 1.0) {
             return Err(CoreError::invalid(
                 "theta, omega",
                 "a stable noise recurrence (every eigenvalue of C⁻¹'s recurrence in (-1, 1), i.e. Σ ω_j/(1 + θ_j) < 1)",

@@ -336,7 +336,8 @@ pub(crate) fn check_sums(prefix: &[f64], xs: &[f64]) -> Result<()> {
     if dim == 0 {
         return Ok(());
     }
-    let too_large = |v: f64| CoreError::invalid("x", "such that every running sum stays within ±1e306", v);
+    let too_large =
+        |v: f64| CoreError::invalid("x", "such that every running sum stays within ±1e306", v);
     if xs.len() == dim {
         return match prefix
             .iter()
