@@ -734,6 +734,49 @@ def test_experiment_arguments(
         assert not frame.empty or results.failures
 
 
+def _seed_fn_junk(i: int, j: int, k: int) -> Any:
+    return "seed"
+
+
+def _seed_fn_ok(i: int, j: int, k: int) -> Any:
+    return 1000 * i + 10 * j + k
+
+
+@given(
+    st.one_of(
+        st.none(), st.just({}), st.sampled_from(JUNK), st.dictionaries(st.text(max_size=3), st.sampled_from(JUNK))
+    ),
+    st.one_of(st.none(), st.sampled_from([Simplex(3), Simplex(4), L2Ball(3)]), st.sampled_from(JUNK)),
+    st.one_of(st.none(), st.sampled_from([_seed_fn_ok, _seed_fn_junk, print, len]), st.sampled_from(JUNK)),
+    st.one_of(st.text(max_size=5), st.sampled_from(JUNK)),
+    st.one_of(st.text(max_size=5), st.sampled_from(JUNK)),
+)
+@example(None, None, 3, "sweep", "")
+@example({"best": 3}, None, None, "sweep", "")
+def test_experiment_optional_arguments(
+    comparators: Any, domain: Any, seed_fn: Any, name: Any, description: Any
+) -> None:
+    def build() -> Experiment:
+        return Experiment(
+            _STREAM,
+            [LearnerSpec("a", dponline.PrivateBandit, _GOOD)],
+            grid={"epsilon": [1.0]},
+            checkpoints=2,
+            comparators=comparators,
+            domain=domain,
+            seed_fn=seed_fn,
+            name=name,
+            description=description,
+        )
+
+    ok, exp = attempt(build)
+    if ok:
+        results = exp.run(backend="inline", progress=False)
+        assert len(results.runs()) == 1
+        results.summary()
+        results.metadata()
+
+
 @given(st.one_of(counts, st.sampled_from(["inline", "process", "dask", "thread", None])), counts)
 def test_experiment_run_arguments(backend: Any, workers: Any) -> None:
     exp = Experiment(_STREAM, [LearnerSpec("a", dponline.PrivateBandit, _GOOD)], grid={"epsilon": [1.0]}, checkpoints=2)

@@ -367,6 +367,11 @@ class Experiment:
         self.description = description
         self.stream_id = stream_identity(stream)
         self.configurations = self._validate()
+        if comparators is not None and (
+            not isinstance(comparators, Mapping)
+            or not all(isinstance(k, str) and isinstance(v, regret.Comparator) for k, v in comparators.items())
+        ):
+            raise InvalidInputError(f"comparators: must map names to regret.Comparator objects, got {comparators!r}")
         self.comparators = dict(comparators) if comparators is not None else self._default_comparators(domain)
         self._seeds = self._seed_tree()
 
@@ -513,14 +518,24 @@ class Experiment:
 
     # -- seeds, keys, tasks --------------------------------------------------------------------------------
     def _seed_tree(self) -> dict[tuple[int, int, int], Any]:
+        from .._seed import seed_words
+
         points: dict[int, int] = {}
         for c in self.configurations:
             points[c.spec] = max(points.get(c.spec, 0), c.point + 1)
         tree: dict[tuple[int, int, int], Any] = {}
         if self.seed_fn is not None:
+            if not callable(self.seed_fn):
+                raise InvalidInputError(f"seed_fn: must be a function (i, j, k) -> seed, got {self.seed_fn!r}")
             for c in self.configurations:
                 for k in range(self.seeds):
-                    tree[(c.spec, c.point, k)] = self.seed_fn(c.spec, c.point, k)
+                    try:
+                        seed = self.seed_fn(c.spec, c.point, k)
+                        if not isinstance(seed, np.random.Generator):
+                            seed_words(seed)  # the seed must be one a learner accepts (and the cache key hashes)
+                    except Exception as exc:
+                        raise InvalidInputError(f"seed_fn: raised {type(exc).__name__}: {exc}") from exc
+                    tree[(c.spec, c.point, k)] = seed
             return tree
         root = np.random.SeedSequence(self._root)
         for i, per_spec in enumerate(root.spawn(len(self.learners))):
