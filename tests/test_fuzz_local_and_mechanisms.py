@@ -712,6 +712,7 @@ counts = st.one_of(st.integers(1, 2), ints, st.sampled_from(JUNK))
     st.data(),
 )
 @example(_STREAM, [LearnerSpec("a", dponline.PrivateBandit, _GOOD)], {"epsilon": 5}, 1, 0, 1, None)
+@example(_STREAM, [LearnerSpec("a", dponline.PrivateBandit, _GOOD)], np.array([1.0, 2.0]), 1, 0, 1, None)
 @example(_STREAM, [LearnerSpec("a", dponline.PrivateBandit, _GOOD, grid={"epsilon": 5})], None, 1, 0, 1, None)
 @example(_STREAM, [LearnerSpec(["a"], dponline.PrivateBandit, _GOOD)], None, 1, 0, 1, None)
 @example(_STREAM, [LearnerSpec("a", dponline.PrivateBandit, None)], None, 1, 0, 1, None)

@@ -606,6 +606,14 @@ def _returns_text(v):
     return "x"
 
 
+def test_lemma6_bound_of_a_huge_comparator_is_finite():
+    # Before: np.linalg.norm overflowed (RuntimeWarning, then inf) for u = 1.34e154.
+    learner = dponline.local_dp.UnconstrainedLearner(1, 1.0, seed=0)
+    assert math.isfinite(learner.regret_bound(np.array([1.34e154])))
+    two = dponline.local_dp.UnconstrainedLearner(2, 1.0, seed=0)  # the bound depends on ||u|| only
+    assert two.regret_bound(np.array([0.6, 0.8])) == pytest.approx(two.regret_bound(np.array([1.0, 0.0])))
+
+
 def test_theorem1_bound_of_a_huge_comparator_is_finite():
     # Before: 16 u² overflowed and the bound was inf for |u| = 1e154 (and for 2.5e153 with the realised sums).
     bound = dponline.local_dp.theorem1_bound(1e154, 1.0, 1.0, 0.0)

@@ -811,8 +811,11 @@ class UnconstrainedLearner(LocalLearner):
         st = self.state
         sv = st["sum_sq"] if sum_sq is None else _validate.real("sum_sq", sum_sq, low=0.0)
         sn = st["sum_sq_norms"] if sum_sq_norms is None else _validate.real("sum_sq_norms", sum_sq_norms, low=0.0)
-        norm = float(np.linalg.norm(u))
-        return theorem1_bound(norm, self.G, self._b, sv) + norm * 2.0 * math.sqrt(2.0) * math.sqrt(sn)
+        norm = math.hypot(*u)  # scaled: no overflow of the squares for |u_j| up to 1e308
+        bound = theorem1_bound(norm, self.G, self._b, sv) + norm * 2.0 * math.sqrt(2.0) * math.sqrt(sn)
+        if not math.isfinite(bound):
+            raise InvalidInputError(f"the Lemma 6 bound at ||u|| = {norm:g} exceeds the float range")
+        return bound
 
 
 class OnlineGradientDescent(LocalLearner):

@@ -355,7 +355,7 @@ class Experiment:
             raise InvalidInputError(f"learners: names must be unique, got {names}")
         self.stream = stream
         self.learners = specs
-        self.grid = self._check_grid(grid or {}, "grid")
+        self.grid = self._check_grid({} if grid is None else grid, "grid")
         self.seeds = int(seeds)
         self.root_seed = None if root_seed is None else int(root_seed)
         # root_seed=None: the seed tree is keyed from OS entropy that is never recorded (private runs stay private

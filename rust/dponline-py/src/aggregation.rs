@@ -20,35 +20,46 @@ use crate::convert::{
 const BLOCK_VALUES: usize = 1 << 20;
 use crate::errors::OrRaise;
 
-fn noise_name(value: &Bound<'_, PyAny>) -> PyResult<String> {
-    name_arg(value, "noise")
-}
-
-fn readout_name(value: &Bound<'_, PyAny>) -> PyResult<String> {
-    name_arg(value, "readout")
-}
-
-fn objective_name(value: &Bound<'_, PyAny>) -> PyResult<String> {
-    name_arg(value, "objective")
-}
-
-fn kind_name(value: &Bound<'_, PyAny>) -> PyResult<String> {
-    name_arg(value, "kind")
-}
-
-/// An option name (`noise`, `readout`, ...): a `str`, else `InvalidInputError` naming the argument (PyO3's own
-/// `&str` extraction would raise `TypeError`). The value itself is checked by the core's `from_name`.
-fn name_arg(value: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
-    // (the per-argument wrappers below are for `#[pyo3(from_py_with = ...)]`)
-    value.extract::<String>().map_err(|_| {
-        crate::errors::invalid_input(format!(
-            "{name} must be a string, got {}",
-            value
-                .repr()
-                .map(|r| r.to_string())
-                .unwrap_or_else(|_| "an object".into())
-        ))
+/// An option argument (`#[pyo3(from_py_with = ...)]`): one of `options`, returned as its `'static` name (so the
+/// signature keeps its literal default); another name or a non-string raises `InvalidInputError` naming the
+/// argument, never PyO3's `TypeError`.
+fn option_arg(
+    value: &Bound<'_, PyAny>,
+    name: &str,
+    options: &[&'static str],
+) -> PyResult<&'static str> {
+    let text = value.extract::<String>().ok();
+    let found = text
+        .as_deref()
+        .and_then(|t| options.iter().find(|o| **o == t).copied());
+    found.ok_or_else(|| {
+        let quoted: Vec<String> = options.iter().map(|o| format!("'{o}'")).collect();
+        let allowed = match quoted.as_slice() {
+            [a, b] => format!("{a} or {b}"),
+            _ => format!("one of {}", quoted.join(", ")),
+        };
+        let shown = value
+            .repr()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|_| "an object".into());
+        crate::errors::invalid_input(format!("{name} must be {allowed}, got {shown}"))
     })
+}
+
+fn noise_name(value: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+    option_arg(value, "noise", &["laplace", "gaussian"])
+}
+
+fn readout_name(value: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+    option_arg(value, "readout", &["honaker", "plain"])
+}
+
+fn objective_name(value: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+    option_arg(value, "objective", &["max", "mean"])
+}
+
+fn kind_name(value: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+    option_arg(value, "kind", &["tree", "honaker", "kary", "blt"])
 }
 
 /// Private continual prefix sums by tree-based aggregation (the binary mechanism).
@@ -63,13 +74,13 @@ pub struct PyTreeAggregator {
 #[pymethods]
 impl PyTreeAggregator {
     #[new]
-    #[pyo3(signature = (dim, horizon, *, scale, noise = String::from("laplace"), padded = true, seed = None, secure = false))]
+    #[pyo3(signature = (dim, horizon, *, scale, noise = "laplace", padded = true, seed = None, secure = false))]
     fn new(
         py: Python<'_>,
         dim: &Bound<'_, PyAny>,
         horizon: &Bound<'_, PyAny>,
         scale: &Bound<'_, PyAny>,
-        #[pyo3(from_py_with = noise_name)] noise: String,
+        #[pyo3(from_py_with = noise_name)] noise: &'static str,
         #[pyo3(from_py_with = crate::convert::flag)] padded: bool,
         seed: Option<&Bound<'_, PyAny>>,
         #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
@@ -77,7 +88,7 @@ impl PyTreeAggregator {
         let dim = len_arg(dim, "dim", 1)?;
         let horizon = int_arg(horizon, "horizon", 1, None)?;
         let scale = real_arg(scale, "scale", Some(0.0), false)?;
-        let dist = NoiseDistribution::from_name(&noise, scale).or_raise()?;
+        let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
         let rng = Generator::for_stream(&seed_words(py, seed, secure)?, 0, secure).or_raise()?;
         let inner = TreeAggregator::new(dim, horizon, dist, padded, rng).or_raise()?;
         Ok(PyTreeAggregator { inner })
@@ -285,29 +296,28 @@ pub struct PyMechanism {
 impl PyMechanism {
     #[new]
     #[pyo3(signature = (
-        kind, dim, horizon, *, scale, noise = String::from("laplace"), k = None, readout = String::from("honaker"),
-        padded = true, buffers = None, objective = String::from("max"), theta = None, omega = None, fit = None,
+        kind, dim, horizon, *, scale, noise = "laplace", k = None, readout = "honaker",
+        padded = true, buffers = None, objective = "max", theta = None, omega = None, fit = None,
         seed = None, secure = false
     ))]
     fn new(
         py: Python<'_>,
-        #[pyo3(from_py_with = kind_name)] kind: String,
+        #[pyo3(from_py_with = kind_name)] kind: &'static str,
         dim: &Bound<'_, PyAny>,
         horizon: &Bound<'_, PyAny>,
         scale: &Bound<'_, PyAny>,
-        #[pyo3(from_py_with = noise_name)] noise: String,
+        #[pyo3(from_py_with = noise_name)] noise: &'static str,
         k: Option<&Bound<'_, PyAny>>,
-        #[pyo3(from_py_with = readout_name)] readout: String,
+        #[pyo3(from_py_with = readout_name)] readout: &'static str,
         #[pyo3(from_py_with = crate::convert::flag)] padded: bool,
         buffers: Option<&Bound<'_, PyAny>>,
-        #[pyo3(from_py_with = objective_name)] objective: String,
+        #[pyo3(from_py_with = objective_name)] objective: &'static str,
         theta: Option<Vec<f64>>,
         omega: Option<Vec<f64>>,
         fit: Option<(u64, f64)>,
         seed: Option<&Bound<'_, PyAny>>,
         #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
     ) -> PyResult<Self> {
-        let (kind, noise, readout, objective) = (kind.as_str(), &noise, &readout, &objective);
         let dim = len_arg(dim, "dim", 1)?;
         let horizon = int_arg(horizon, "horizon", 1, None)?;
         let scale = real_arg(scale, "scale", Some(0.0), false)?;
