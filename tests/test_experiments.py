@@ -443,9 +443,9 @@ def test_seeds_and_backend_must_be_sane(stream):
     with pytest.raises(InvalidInputError, match="^checkpoints"):  # before: accepted, and then every run failed
         Experiment(stream, specs(), checkpoints=10**4 + 1)
     with pytest.raises(InvalidInputError, match="^seed_fn"):  # before: TypeError ('int' is not callable)
-        Experiment(stream, specs(), seed_fn=3)
+        experiment(stream, seed_fn=3)
     with pytest.raises(InvalidInputError, match="^comparators"):  # before: AttributeError in run()
-        Experiment(stream, specs(), comparators={"best": 3})
+        experiment(stream, comparators={"best": 3})
     with pytest.raises(InvalidInputError, match="^backend"):
         experiment(stream, seeds=1).run(backend=np.array([1.0, 2.0]), progress=False)
 
