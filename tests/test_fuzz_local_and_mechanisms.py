@@ -276,6 +276,8 @@ def test_mechanism_setstate_junk(kind: str, state: Any) -> None:
     st.sampled_from([0.0, 1e-6]),
     st.one_of(st.integers(1, 300), st.sampled_from([2**62, 2**63 - 1])),
 )
+@example("DPFTPL", "honaker", "analytic", None, 0.0, 1)  # before: ZeroDivisionError (no release carries noise)
+@example("DPFTPL", "blt", "analytic", 1.0, 1e-6, 1)
 def test_learner_mechanism_option(
     name: str, mechanism: Any, calibration: Any, epsilon: Any, delta: float, horizon: int
 ) -> None:
