@@ -142,8 +142,10 @@ def _release_rms(mechanism: str, horizon: int) -> float:
     probe = _core.Mechanism(
         mechanism, 1, horizon, scale=1.0, noise="gaussian", **({"buffers": 6} if mechanism == "blt" else {})
     )
-    ts = np.unique(np.linspace(0, horizon - 1, min(horizon, _RMS_POINTS)).round().astype(np.int64))
-    return math.sqrt(float(np.mean([probe.unit_variance(int(t)) for t in ts])))
+    # Python ints, capped at T − 1: near 2^63 the float grid rounds past the int64 range.
+    grid = np.linspace(0, horizon - 1, min(horizon, _RMS_POINTS)).round()
+    ts = sorted({min(int(t), horizon - 1) for t in grid})
+    return math.sqrt(float(np.mean([probe.unit_variance(t) for t in ts])))
 
 
 class DPFTRL(Learner):
