@@ -443,6 +443,27 @@ def test_dpftpl_sigma_is_the_larger_of_privacy_and_regret():
         dponline.DPFTPL(Simplex(2), horizon=T, epsilon=1.0, loss_bound=G)
 
 
+def test_dpftpl_on_extreme_but_valid_inputs_is_finite():
+    """Fuzz regressions (tests/test_fuzz_agarwal_singh.py): the regret-optimal σ was ``sqrt(T·G²·D/…)``, whose
+    ``G²`` overflowed (OverflowError leaked for G = 1.34e154; now the samplers' scale cap refuses it) or underflowed (σ = 0, regret_bound divided by 0);
+    a single-point domain (W = 0) gave σ = inf; ``mechanism="honaker"`` at ``horizon=1`` (the only release is
+    exact) divided by zero."""
+    from dponline.domains import PathPolytope
+
+    for G in (1e140, 5.6246976373199514e-294):
+        learner = dponline.DPFTPL(Simplex(2), horizon=1, epsilon=None, loss_bound=G)
+        assert 0 < learner.params["noise_scale"] < math.inf
+        assert 0 <= learner.regret_bound() < math.inf
+    with pytest.raises(dponline.InvalidInputError, match="scale"):  # σ ≈ G beyond the samplers' 1e150 cap
+        dponline.DPFTPL(Simplex(2), horizon=1, epsilon=None, loss_bound=1.3407807929942597e154)
+    point = PathPolytope(2, [(0, 1)], 0, 1)  # one edge, one path: a single point
+    for eps in (None, 1.0):
+        learner = dponline.DPFTPL(point, horizon=1, epsilon=eps, delta=1e-6, loss_bound=1e6)
+        assert learner.regret_bound() == 0.0 and np.array_equal(learner.ask(), point.lmo(np.zeros(point.dim)))
+    learner = dponline.DPFTPL(Simplex(2), horizon=1, epsilon=None, loss_bound=1.0, mechanism="honaker")
+    assert learner.params["sigma_regret"] == 0.0 and Simplex(2).contains(learner.ask(), 1e-12)
+
+
 def test_dpftpl_plays_the_lmo_of_the_previous_release(rng):
     domain = UniformMatroid(9, 3)
     learner = dponline.DPFTPL(domain, horizon=500, epsilon=1.0, delta=1e-6, loss_bound=1.0, seed=4)

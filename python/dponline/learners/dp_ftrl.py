@@ -146,6 +146,18 @@ def _release_rms(mechanism: str, horizon: int) -> float:
     return math.sqrt(float(np.mean([probe.unit_variance(int(t)) for t in ts])))
 
 
+def _finite_multiplier(sigma: float, release_l2: float) -> float:
+    """``σ / Δ₂`` of the whole release, refused when it leaves float64 (σ huge against a tiny sensitivity)."""
+    with np.errstate(over="ignore"):
+        multiplier = float(np.float64(sigma) / np.float64(release_l2))
+    if not (math.isfinite(multiplier) and multiplier > 0.0):
+        raise InvalidInputError(
+            f"DPFTPL: the noise multiplier sigma/sensitivity = {sigma:g}/{release_l2:g} is not a positive float64; "
+            "rescale the losses"
+        )
+    return multiplier
+
+
 class DPFTRL(Learner):
     """Differentially private follow-the-regularised-leader with full information (experts, OLO, OCO).
 
@@ -545,8 +557,19 @@ class DPFTPL(Learner):
         )
         width, _, _ = noise_width(domain, "gaussian", 1.0, 1, 20_000, 0)
         diameter = float(domain.diameter)
-        s_star = math.sqrt(horizon * loss_bound**2 * diameter / (math.sqrt(2 * math.pi) * max(width, 1e-300)))
-        sigma_regret = s_star / release_sd
+        if width > 0.0 and release_sd > 0.0:
+            # G outside the root: G² over- or underflows for |log10 G| > 154.
+            s_star = loss_bound * math.sqrt(horizon * diameter / (math.sqrt(2 * math.pi) * width))
+            sigma_regret = s_star / release_sd
+        else:
+            # W = 0: a single point (every direction has the same minimiser), nothing to perturb. release_sd = 0:
+            # no release carries a perturbation (horizon 1 with a non-tree mechanism: L̃_0 is exact).
+            sigma_regret = 0.0
+        if not math.isfinite(sigma_regret):
+            raise InvalidInputError(
+                f"DPFTPL: the regret-optimal perturbation loss_bound*sqrt(horizon*diameter/W) overflows float64 "
+                f"(loss_bound={loss_bound:g}, horizon={horizon}, diameter={diameter:g}); rescale the losses"
+            )
         sigma_privacy = 0.0
         guarantee: PrivacyGuarantee | None = None
         if epsilon is not None:
@@ -579,7 +602,7 @@ class DPFTPL(Learner):
                 source=source,
                 randomness=guarantee.randomness,
                 notes=f"sigma = max(privacy {sigma_privacy:.6g}, regret {sigma_regret:.6g}), mechanism={mechanism!r}",
-                noise_multiplier=max(sigma_privacy, sigma_regret) / release_l2,
+                noise_multiplier=_finite_multiplier(max(sigma_privacy, sigma_regret), release_l2),
             )
         sigma = max(sigma_privacy, sigma_regret)
         self._core = _core.DPFTRL(
@@ -664,8 +687,16 @@ class DPFTPL(Learner):
             )
         p = self.params
         s = p["noise_scale"] * math.sqrt(p["release_draws"])
-        T, G = p["horizon"], p["loss_bound"]
-        return float(s * p["standard_width"] + T * G**2 * p["diameter"] / (s * math.sqrt(2 * math.pi)))
+        T, G, W, D = p["horizon"], p["loss_bound"], p["standard_width"], p["diameter"]
+        if W == 0.0:  # a single point: every action is the comparator
+            return 0.0
+        if s == 0.0:  # no perturbation (σ = 0): only the trivial bound T·G·D (|<l, x - x*>| <= G·D per round)
+            bound = T * G * D
+        else:  # G·(G/s): G² over- or underflows for |log10 G| > 154
+            bound = s * W + T * G * (G / s) * D / math.sqrt(2 * math.pi)
+        if not math.isfinite(bound):
+            raise DPOnlineError(f"regret_bound: the bound overflows float64 (loss_bound={G:g}, horizon={T})")
+        return float(bound)
 
     def __repr__(self) -> str:
         eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"
