@@ -34,7 +34,7 @@ from _fuzz import (
     valid_domains,
     vectors,
 )
-from hypothesis import assume, given, note
+from hypothesis import assume, example, given, note
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -42,18 +42,20 @@ import dponline
 from dponline.domains import Box, L2Ball, Simplex
 
 # -- strategies ----------------------------------------------------------------------------------------
-RADII = [1.0, 1e-300, 1e149, 5e-324, 0.5, 1e6]
+RADII = [1.0, 1e-300, 1e149, 5e-324, 0.5, 1e6, 1e-150, 1e-100]
+SCRIBLE_MIN_WIDTH = 1e-150  # narrower balls and boxes are refused (the barrier's Hessian ~ 1/width²)
 
 
 @st.composite
-def projection_domains(draw: st.DrawFn) -> Any:
-    """The domains with an exact Euclidean projection (and SCRiBLe's barriers): simplex, L2 ball, box."""
+def projection_domains(draw: st.DrawFn, smallest: float = 0.0) -> Any:
+    """The domains with an exact Euclidean projection (and SCRiBLe's barriers): simplex, L2 ball, box (radii and
+    half-widths ``>= smallest``)."""
     n = draw(st.integers(1, 6))
     kind = draw(st.integers(0, 4))
     if kind == 0:
         return Simplex(max(n, 2))
     if kind == 1:
-        return L2Ball(n, radius=draw(st.sampled_from(RADII)))
+        return L2Ball(n, radius=draw(st.sampled_from([r for r in RADII if r >= smallest])))
     if kind == 2:  # extreme boxes: huge, tiny, far from the origin
         lo, hi = draw(st.sampled_from([(-1e149, 1e149), (0.0, 1e-9), (1e6, 1e6 + 1e-3), (-1e149, -9e148)]))
         return Box(np.full(n, lo), np.full(n, hi))
@@ -171,6 +173,7 @@ def _small_horizon(kwargs: dict[str, Any]) -> bool:
 
 
 @given(domains, dpftrl_kwargs)
+@example(Simplex(2), {"horizon": 2, "epsilon": None, "loss_bound": 7.634099848333374e307})  # ftrl_bound was inf
 def test_dpftrl_constructor(d: Any, kwargs: dict[str, Any]) -> None:
     assume(_small_horizon(kwargs))
     ok, learner = attempt(lambda: dponline.DPFTRL(d, **kwargs))
@@ -192,7 +195,29 @@ def test_dpftrl_constructor(d: Any, kwargs: dict[str, Any]) -> None:
 
 
 def _protocol_ops(extra: list[str]) -> st.SearchStrategy[list[str]]:
-    return st.lists(st.sampled_from(["ask", "tell", "tell", "run", "pickle", "regret_bound", *extra]), max_size=25)
+    ops = ["ask", "tell", "tell", "run", "run_junk", "pickle", "regret_bound", *extra]
+    return st.lists(st.sampled_from(ops), max_size=25)
+
+
+# Objects that are not the learner's loss family, some with an integer ``horizon`` (the wrapper's only check).
+JUNK_FAMILIES = [
+    None,
+    "losses",
+    np.zeros((3, 2)),
+    dponline.losses.BernoulliArms([0.5, 0.5], horizon=50, seed=1),
+    Simplex(2),
+    type("Fake", (), {"horizon": 50, "dim": 2})(),
+]
+
+
+def run_junk(learner: Any, data: st.DataObject, allowed: tuple[type, ...] = ()) -> None:
+    """``run`` with a junk object must raise an allowed error and change nothing (``allowed``: families the learner
+    does accept, skipped)."""
+    junk = data.draw(st.sampled_from(JUNK_FAMILIES), "junk family")
+    if isinstance(junk, allowed):
+        return
+    ok, _ = unchanged_if_failed(learner, lambda: learner.run(junk, checkpoints=2))
+    assert not ok, f"run accepted {junk!r}"
 
 
 @given(
@@ -269,6 +294,8 @@ def _play_vector_learner(learner: Any, d: Any, ops: list[str], data: st.DataObje
                 assert fam.dim == n
                 check_run(learner, result, t0, int(rounds) if rounds is not None else result.rounds, d)
                 assert_finite(learner.noisy_cumulative_loss)
+        elif op == "run_junk":
+            run_junk(learner, data)
         elif op == "pickle":
             clone = pickle.loads(pickle.dumps(learner))
             assert state_of(clone) == state_of(learner)
@@ -384,6 +411,7 @@ def check_probabilities(learner: Any, arms: int) -> np.ndarray:
 
 
 @given(st.one_of(st.integers(-1, 6), ints), exp3_kwargs)
+@example(7, {"horizon": 5, "epsilon": 1.0, "loss_bound": 1e-310})  # regret_bound was inf (B'² underflowed)
 def test_exp3_constructor(arms: Any, kwargs: dict[str, Any]) -> None:
     ok, learner = attempt(lambda: dponline.PrivateEXP3(arms, **kwargs))
     if not ok:
@@ -408,7 +436,7 @@ def test_exp3_constructor(arms: Any, kwargs: dict[str, Any]) -> None:
     st.sampled_from([None, 1.0, 1e-3]),
     st.sampled_from([1.0, 1e-6, 1e6]),
     st.booleans(),
-    _protocol_ops(["run_bernoulli", "probabilities"]),
+    _protocol_ops(["run_bernoulli", "run_portfolio", "probabilities"]),
     st.data(),
 )
 def test_exp3_protocol(
@@ -467,6 +495,12 @@ def test_exp3_protocol(
                 assert pending is None and fam.dim == arms
                 check_run(learner, result, t0, int(rounds) if rounds is not None else result.rounds, None)
                 assert result.final_point.shape == (arms,)
+        elif op == "run_junk":
+            run_junk(learner, data, allowed=(type(JUNK_FAMILIES[3]),) if arms == 2 else ())
+        elif op == "run_portfolio":
+            fam = portfolio_family(data, arms)
+            ok, _ = unchanged_if_failed(learner, lambda fam=fam, learner=learner: learner.run(fam, checkpoints=2))
+            assert not ok, "PrivateEXP3 ran on a portfolio family"
         elif op == "probabilities":
             check_probabilities(learner, arms)
         elif op == "pickle":
@@ -507,12 +541,12 @@ def test_scrible_constructor(d: Any, kwargs: dict[str, Any]) -> None:
 
 
 @given(
-    projection_domains(),
+    projection_domains(SCRIBLE_MIN_WIDTH),
     st.integers(1, 400),
     st.sampled_from([None, 1.0, 1e-3]),
     st.sampled_from([1.0, 1e-6, 1e6]),
     st.booleans(),
-    _protocol_ops([]),
+    _protocol_ops(["run_portfolio"]),
     st.data(),
 )
 def test_scrible_protocol(
@@ -556,8 +590,11 @@ def test_scrible_protocol(
                 assert learner.t == t0 + 1 and learner.clipped - clipped in (0, 1)
                 check_point(d, learner._core.center)
                 pending = None
-        elif op == "run":
-            ok, fam = attempt(lambda: linear_family(data, n))
+        elif op == "run_junk":
+            run_junk(learner, data)
+        elif op in ("run", "run_portfolio"):
+            make = linear_family if op == "run" else portfolio_family
+            ok, fam = attempt(lambda make=make: make(data, n))
             if not ok:
                 continue
             rounds = data.draw(junk_rounds, "rounds")
@@ -565,6 +602,7 @@ def test_scrible_protocol(
                 learner, lambda fam=fam, rounds=rounds, learner=learner: learner.run(fam, rounds=rounds, checkpoints=3)
             )
             if ok:
+                assert op == "run", "PrivateSCRiBLe ran on a portfolio family"
                 assert pending is None and fam.dim == n
                 check_run(learner, result, t0, int(rounds) if rounds is not None else result.rounds, d)
         elif op == "pickle":

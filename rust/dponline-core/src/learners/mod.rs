@@ -21,6 +21,7 @@ pub use private_scrible::{PrivateScrible, ScribleParams};
 pub use private_submodular::{Exploration, Feedback, PrivateSubmodular, SubmodularParams};
 
 use crate::error::{CoreError, Result};
+use crate::losses::{LossFamily, LossKind};
 
 /// Totals of a native run (one call of a learner's `run`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -108,6 +109,83 @@ pub fn check_room(what: &'static str, t: u64, rounds: u64, limit: u64) -> Result
         });
     }
     Ok(())
+}
+
+/// Check, before a native run mutates anything, that every round's loss (and, for portfolio rows, the gradient
+/// `−r/⟨r, x⟩`) and the loss summed over `rounds` rounds stay finite float64 for any point `x` of a domain whose
+/// points satisfy `‖x‖_∞ <= extent` (for a domain: `‖interior point‖_∞ + diameter`). A bound on the data, not on
+/// the stream played (it sets nothing): refusing a family whose sums may overflow keeps NaN and ±inf out of the
+/// learner's state and of the run's outputs.
+///
+/// * Linear rows `c`: `|⟨c, x⟩| <= ‖c‖₁·extent`, so `rounds · max ‖c‖₁ · extent` must be finite (with a factor 2
+///   for rounding); `extent = 1` for arm tables read entry-wise ([`check_table_fits`]).
+/// * Portfolio rows `r > 0` played on the simplex: `min r / n <= ⟨r, x⟩ <= max r`, so `min r / n` must be a
+///   normal float64 and `n · max r / min r` finite (the loss `−ln⟨r, x⟩` is then at most 745 in absolute value).
+///
+/// Errors: [`CoreError::InvalidArgument`] naming the losses.
+pub fn check_family_fits(family: &LossFamily, rounds: u64, extent: f64) -> Result<()> {
+    let fits = match family.kind() {
+        LossKind::Linear => {
+            let widest = (0..family.rows())
+                .map(|i| family.row(i).iter().map(|v| v.abs()).sum::<f64>())
+                .fold(0.0, f64::max);
+            (2.0 * widest * extent * rounds as f64).is_finite()
+        }
+        LossKind::PortfolioLogLoss => {
+            let n = family.dim() as f64;
+            (0..family.rows()).all(|i| {
+                let row = family.row(i);
+                let lo = row.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = row.iter().copied().fold(0.0, f64::max);
+                lo / (2.0 * n) >= f64::MIN_POSITIVE && (2.0 * n * (hi / lo)).is_finite()
+            })
+        }
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(too_large(family, rounds))
+    }
+}
+
+/// [`check_family_fits`] for a table of arm losses (round `t`'s loss of arm `i` is entry `i` of its row):
+/// `rounds · max |entry|` must be finite (with a factor 2).
+///
+/// Errors: [`CoreError::InvalidArgument`] naming the losses.
+pub fn check_table_fits(family: &LossFamily, rounds: u64) -> Result<()> {
+    let largest = (0..family.rows())
+        .flat_map(|i| family.row(i).iter().map(|v| v.abs()))
+        .fold(0.0, f64::max);
+    if (2.0 * largest * rounds as f64).is_finite() {
+        Ok(())
+    } else {
+        Err(too_large(family, rounds))
+    }
+}
+
+fn too_large(family: &LossFamily, rounds: u64) -> CoreError {
+    CoreError::InvalidArgument {
+        name: "losses",
+        allowed: "values whose losses (and gradients) summed over the rounds played stay finite in float64; \
+                  rescale the losses",
+        value: format!(
+            "a {} family too large for {rounds} rounds",
+            match family.kind() {
+                LossKind::Linear => "linear",
+                LossKind::PortfolioLogLoss => "portfolio",
+            }
+        ),
+    }
+}
+
+/// `‖interior point‖_∞ + diameter`: a bound on `‖x‖_∞` over the domain's points.
+pub fn domain_extent(domain: &crate::domains::Domain) -> f64 {
+    use crate::domains::LinearMinimizationOracle;
+    let centre = domain
+        .interior_point()
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    centre + domain.diameter()
 }
 
 /// Check that a run's checkpoint list and output buffer have the same length.

@@ -694,8 +694,8 @@ impl PrivateScrible {
 
     /// Check that `rounds` rounds of a linear `family` can be played, without changing anything.
     ///
-    /// Errors: [`CoreError::Protocol`], [`CoreError::Shape`], [`CoreError::InvalidArgument`] (non-linear family),
-    /// [`CoreError::HorizonExhausted`].
+    /// Errors: [`CoreError::Protocol`], [`CoreError::Shape`], [`CoreError::InvalidArgument`] (non-linear family,
+    /// or losses whose sum may overflow: [`super::check_family_fits`]), [`CoreError::HorizonExhausted`].
     pub fn check_run(&self, family: &LossFamily, rounds: u64) -> Result<()> {
         if self.pending {
             return Err(CoreError::Protocol(
@@ -717,7 +717,8 @@ impl PrivateScrible {
             });
         }
         let limit = self.params.horizon.min(family.horizon());
-        super::check_room("PrivateSCRiBLe", self.t, rounds, limit)
+        super::check_room("PrivateSCRiBLe", self.t, rounds, limit)?;
+        super::check_family_fits(family, rounds, super::domain_extent(&self.domain))
     }
 
     /// Play `rounds` rounds of a linear family natively (bandit feedback `⟨ℓ_t, y_t⟩`).
