@@ -462,6 +462,14 @@ def test_dpftpl_on_extreme_but_valid_inputs_is_finite():
         assert learner.regret_bound() == 0.0 and np.array_equal(learner.ask(), point.lmo(np.zeros(point.dim)))
     learner = dponline.DPFTPL(Simplex(2), horizon=1, epsilon=None, loss_bound=1.0, mechanism="honaker")
     assert learner.params["sigma_regret"] == 0.0 and Simplex(2).contains(learner.ask(), 1e-12)
+    # Horizons beyond 2^53: FTPL's unused step size sqrt(0/T)/G underflowed to 0 and the valid horizon was refused
+    # ("learning_rate must be > 0"); at 2^63 - 1 the honaker release-sd probe overflowed int64 (OverflowError).
+    for horizon, mechanism in ((2**62, "tree"), (2**63 - 1, "tree"), (2**63 - 1, "honaker")):
+        learner = dponline.DPFTPL(
+            Simplex(3), horizon=horizon, epsilon=1.0, delta=1e-6, loss_bound=1.0, mechanism=mechanism,
+            calibration="analytic",
+        )  # fmt: skip
+        assert Simplex(3).contains(learner.ask(), 1e-12) and learner.params["eta"] == 1.0
 
 
 def test_dpftpl_plays_the_lmo_of_the_previous_release(rng):

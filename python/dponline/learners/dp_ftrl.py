@@ -142,8 +142,11 @@ def _release_rms(mechanism: str, horizon: int) -> float:
     probe = _core.Mechanism(
         mechanism, 1, horizon, scale=1.0, noise="gaussian", **({"buffers": 6} if mechanism == "blt" else {})
     )
-    ts = np.unique(np.linspace(0, horizon - 1, min(horizon, _RMS_POINTS)).round().astype(np.int64))
-    return math.sqrt(float(np.mean([probe.unit_variance(int(t)) for t in ts])))
+    k = min(horizon, _RMS_POINTS)
+    # Exact integer spacing: float64 rounding of t near 2^63 overflowed int64 (OverflowError leaked).
+    span = max(k - 1, 1)
+    ts = sorted({(2 * i * (horizon - 1) + span) // (2 * span) for i in range(k)})  # round(i (T − 1) / (k − 1))
+    return math.sqrt(float(np.mean([probe.unit_variance(t) for t in ts])))
 
 
 def _finite_multiplier(sigma: float, release_l2: float) -> float:

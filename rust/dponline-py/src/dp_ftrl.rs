@@ -25,7 +25,9 @@ fn params_dict<'py>(py: Python<'py>, p: &DpFtrlParams) -> PyResult<Bound<'py, Py
     d.set_item("eta", p.eta)?;
     d.set_item(
         "eta_rule",
-        if p.eta_default {
+        if p.regularizer == Regularizer::None {
+            "none (FTPL plays the LMO of the release)"
+        } else if p.eta_default {
             "sqrt(D_R / (T G^2))"
         } else {
             "learning_rate"

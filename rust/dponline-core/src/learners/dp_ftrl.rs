@@ -428,6 +428,9 @@ impl DpFtrlParams {
                 check_positive("learning_rate", eta)?;
                 (eta, false)
             }
+            // FTPL (no regulariser) plays lmo(L̃), which η does not change: 1, not a step size that underflows
+            // to 0 for T > 2^53 and refuses a valid horizon.
+            None if regularizer == Regularizer::None => (1.0, true),
             None => (
                 (range.max(f64::MIN_POSITIVE) / tf).sqrt() / dual_bound,
                 true,
