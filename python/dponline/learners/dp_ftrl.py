@@ -489,7 +489,8 @@ class DPFTPL(Learner):
     ``s = σ·sqrt(draws)``, minimise the FTPL bound below: ``s* = sqrt(T G² D / (√(2π) W))`` with ``D`` the
     domain's diameter and ``W = E_z[max⟨z,x⟩ − min⟨z,x⟩]`` for a standard normal ``z`` (:func:`noise_width`).
     More noise than privacy needs only strengthens the guarantee, so :attr:`privacy` states the requested
-    ``(ε, δ)``.
+    ``(ε, δ)``. ``σ_regret = 0`` on a single point (``W = 0``) and when no release carries noise (``horizon=1``
+    with a mechanism other than the tree).
 
     Regret (expected, oblivious adversary, linear losses with ``‖ℓ_t‖₂ ≤ G``): ``s·W + T·G²·D/(s·√(2π))``. The
     first term is the perturbation's range (as in Theorem 3.1: the identically distributed releases act like
@@ -679,9 +680,12 @@ class DPFTPL(Learner):
         """``s·W + T·G²·D/(s·√(2π))`` with ``s = σ·sqrt(draws)`` (see the class docs; Agarwal-Singh 2017
         Theorem 3.5 with Kalai-Vempala's stability argument).
 
+        On a single point (``W = 0``) the bound is 0; without perturbation (``σ = 0``, when ``G·sqrt(T·D/W)``
+        underflows) it is the trivial ``T·G·D``.
+
         Raises:
             DPOnlineError: the learner uses another mechanism than the padded tree (the argument needs
-                identically distributed perturbations in every release).
+                identically distributed perturbations in every release), or the bound overflows float64.
         """
         if self._mechanism != "tree":
             raise DPOnlineError(

@@ -232,3 +232,23 @@ impl<'a> Checkpoints<'a> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_whose_sums_overflow_are_refused() {
+        let linear = LossFamily::new(LossKind::Linear, vec![1e300, -1e300], 2).unwrap();
+        assert!(check_family_fits(&linear, 10, 1.0).is_ok());
+        assert!(check_family_fits(&linear, 10, 1e10).is_err());
+        assert!(check_table_fits(&linear, 10).is_ok());
+        assert!(check_table_fits(&linear, 1 << 40).is_err());
+        let tiny = LossFamily::new(LossKind::PortfolioLogLoss, vec![5e-324, 5e-324], 2).unwrap();
+        assert!(check_family_fits(&tiny, 1, 1.0).is_err());
+        let spread = LossFamily::new(LossKind::PortfolioLogLoss, vec![1e-300, 1e300], 2).unwrap();
+        assert!(check_family_fits(&spread, 1, 1.0).is_err());
+        let fine = LossFamily::new(LossKind::PortfolioLogLoss, vec![1e-100, 1e100], 2).unwrap();
+        assert!(check_family_fits(&fine, u64::MAX, 1.0).is_ok());
+    }
+}

@@ -423,7 +423,7 @@ impl PrivateScrible {
             Barrier::Ball { radius } => *radius,
             Barrier::Simplex => f64::INFINITY,
         };
-        if !(narrowest >= MIN_WIDTH) {
+        if narrowest.is_nan() || narrowest < MIN_WIDTH {
             return Err(CoreError::InvalidArgument {
                 name: "domain",
                 allowed: "a ball radius and box half-widths >= 1e-150 (the barrier's Hessian scales as \
