@@ -39,7 +39,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import dponline
-from dponline.domains import Box, L2Ball, Simplex
+from dponline.domains import Box, L1Ball, L2Ball, Simplex
 
 # -- strategies ----------------------------------------------------------------------------------------
 RADII = [1.0, 1e-300, 1e149, 5e-324, 0.5, 1e6, 1e-150, 1e-100]
@@ -168,6 +168,7 @@ dpftrl_kwargs = st.fixed_dictionaries(
 
 @given(domains, dpftrl_kwargs)
 @example(Simplex(2), {"horizon": 2, "epsilon": None, "loss_bound": 7.634099848333374e307})  # ftrl_bound was inf
+@example(L1Ball(1, radius=1e149), {"horizon": 1, "epsilon": 1.0, "loss_bound": 1e6})  # overflow in regret_bound
 def test_dpftrl_constructor(d: Any, kwargs: dict[str, Any]) -> None:
     ok, learner = attempt(lambda: dponline.DPFTRL(d, **kwargs))
     if not ok:

@@ -115,21 +115,23 @@ def noise_width(
 
         e_max, _ = integrate.quad(integrand, -12.0, 12.0 + math.sqrt(2 * math.log(n)), limit=200)
         return 2.0 * s * e_max, 0.0, "quadrature"
-    # Monte Carlo with the core's samplers.
+    # Monte Carlo with the core's samplers, at unit scale (the width is linear in it): at scale 1e6 on a domain
+    # of extent 1e149 the widths' squares overflowed in the standard error.
     m = int(max(100, min(samples, 20_000_000 // max(n, 1))))
     if kind not in ("Simplex", "L2Ball"):
         m = min(m, 2000)  # one pair of LMO calls per sample
     if gaussian:
-        Z = noise.gaussian_sum(scale, draws, m * n, seed=seed).reshape(m, n)
+        Z = noise.gaussian_sum(1.0, draws, m * n, seed=seed).reshape(m, n)
     else:
-        Z = noise.laplace_sum(scale, draws, m * n, seed=seed).reshape(m, n)
+        Z = noise.laplace_sum(1.0, draws, m * n, seed=seed).reshape(m, n)
     if kind == "Simplex":
         widths = Z.max(axis=1) - Z.min(axis=1)
     elif kind == "L2Ball":
         widths = domain.diameter * np.linalg.norm(Z, axis=1)
     else:
         widths = np.array([z @ domain.lmo(-z) - z @ domain.lmo(z) for z in Z[:m]])
-    return float(widths.mean()), float(widths.std(ddof=1) / math.sqrt(m)), f"Monte Carlo ({m} samples)"
+    mean, stderr = float(widths.mean()), float(widths.std(ddof=1) / math.sqrt(m))
+    return scale * mean, scale * stderr, f"Monte Carlo ({m} samples)"
 
 
 _RMS_POINTS = 4096
@@ -435,7 +437,7 @@ class DPFTRL(Learner):
         Raises:
             InvalidInputError: bad ``samples`` / ``seed``.
             DPOnlineError: the learner releases its prefix sums with another mechanism than the padded tree
-                (Theorem 3.1 assumes identically distributed noise in every release).
+                (Theorem 3.1 assumes identically distributed noise in every release); the bound overflows float64.
         """
         if getattr(self, "_mechanism", "tree") != "tree":
             raise DPOnlineError(
@@ -450,6 +452,11 @@ class DPFTRL(Learner):
         fw = 0.0
         if p["method"] == "frank-wolfe":
             fw = T * p["dual_bound"] * 2.0 * self._domain.diameter / math.sqrt(p["lmo_calls"] + 2)
+        if not all(math.isfinite(v) for v in (noise_mean, stderr, fw, p["ftrl_bound"] + noise_mean + 4 * stderr + fw)):
+            raise DPOnlineError(
+                f"regret_bound: the bound overflows float64 (noise term {noise_mean:g}, Frank-Wolfe term {fw:g}); "
+                "rescale the domain or the losses"
+            )
         return {
             "ftrl": p["ftrl_bound"],
             "noise": noise_mean,
