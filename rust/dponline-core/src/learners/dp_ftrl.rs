@@ -847,7 +847,7 @@ impl DpFtrl {
         }
         let limit = self.params.horizon.min(family.horizon());
         super::check_room("DPFTRL", self.t, rounds, limit)?;
-        super::check_family_fits(family, rounds, super::domain_extent(&self.domain))
+        super::check_family_fits(family, self.t, rounds, super::domain_extent(&self.domain))
     }
 
     /// Play `rounds` rounds of `family` natively. Linear rows are the loss vectors; portfolio rows `r_t` give

@@ -879,7 +879,7 @@ impl PrivateExp3 {
         let limit = self.params.horizon.min(env.horizon());
         super::check_room("PrivateEXP3", self.t, rounds, limit)?;
         match env {
-            ArmLosses::Table(f) => super::check_table_fits(f, rounds),
+            ArmLosses::Table(f) => super::check_table_fits(f, self.t, rounds),
             ArmLosses::Bernoulli(_) => Ok(()),
         }
     }

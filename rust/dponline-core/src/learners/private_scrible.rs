@@ -718,7 +718,7 @@ impl PrivateScrible {
         }
         let limit = self.params.horizon.min(family.horizon());
         super::check_room("PrivateSCRiBLe", self.t, rounds, limit)?;
-        super::check_family_fits(family, rounds, super::domain_extent(&self.domain))
+        super::check_family_fits(family, self.t, rounds, super::domain_extent(&self.domain))
     }
 
     /// Play `rounds` rounds of a linear family natively (bandit feedback `⟨ℓ_t, y_t⟩`).
