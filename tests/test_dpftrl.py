@@ -443,6 +443,35 @@ def test_dpftpl_sigma_is_the_larger_of_privacy_and_regret():
         dponline.DPFTPL(Simplex(2), horizon=T, epsilon=1.0, loss_bound=G)
 
 
+def test_dpftpl_on_extreme_but_valid_inputs_is_finite():
+    """Fuzz regressions (tests/test_fuzz_agarwal_singh.py): the regret-optimal σ was ``sqrt(T·G²·D/…)``, whose
+    ``G²`` overflowed (OverflowError leaked for G = 1.34e154; now the samplers' scale cap refuses it) or
+    underflowed (σ = 0, regret_bound divided by 0); a single-point domain (W = 0) gave σ = inf;
+    ``mechanism="honaker"`` at ``horizon=1`` (the only release is exact) divided by zero."""
+    from dponline.domains import PathPolytope
+
+    for G in (1e140, 5.6246976373199514e-294):
+        learner = dponline.DPFTPL(Simplex(2), horizon=1, epsilon=None, loss_bound=G)
+        assert 0 < learner.params["noise_scale"] < math.inf
+        assert 0 <= learner.regret_bound() < math.inf
+    with pytest.raises(dponline.InvalidInputError, match="scale"):  # σ ≈ G beyond the samplers' 1e150 cap
+        dponline.DPFTPL(Simplex(2), horizon=1, epsilon=None, loss_bound=1.3407807929942597e154)
+    point = PathPolytope(2, [(0, 1)], 0, 1)  # one edge, one path: a single point
+    for eps in (None, 1.0):
+        learner = dponline.DPFTPL(point, horizon=1, epsilon=eps, delta=1e-6, loss_bound=1e6)
+        assert learner.regret_bound() == 0.0 and np.array_equal(learner.ask(), point.lmo(np.zeros(point.dim)))
+    learner = dponline.DPFTPL(Simplex(2), horizon=1, epsilon=None, loss_bound=1.0, mechanism="honaker")
+    assert learner.params["sigma_regret"] == 0.0 and Simplex(2).contains(learner.ask(), 1e-12)
+    # Horizons beyond 2^53: FTPL's unused step size sqrt(0/T)/G underflowed to 0 and the valid horizon was refused
+    # ("learning_rate must be > 0"); at 2^63 - 1 the honaker release-sd probe overflowed int64 (OverflowError).
+    for horizon, mechanism in ((2**62, "tree"), (2**63 - 1, "tree"), (2**63 - 1, "honaker")):
+        learner = dponline.DPFTPL(
+            Simplex(3), horizon=horizon, epsilon=1.0, delta=1e-6, loss_bound=1.0, mechanism=mechanism,
+            calibration="analytic",
+        )  # fmt: skip
+        assert Simplex(3).contains(learner.ask(), 1e-12) and learner.params["eta"] == 1.0
+
+
 def test_dpftpl_plays_the_lmo_of_the_previous_release(rng):
     domain = UniformMatroid(9, 3)
     learner = dponline.DPFTPL(domain, horizon=500, epsilon=1.0, delta=1e-6, loss_bound=1.0, seed=4)
@@ -599,3 +628,47 @@ def test_black_box_privacy_audit_of_laplace_dpftrl():
     assert honest <= eps
     assert honest > 0.2 * eps  # the event is informative (expected ≈ 0.28ε)
     assert estimate(4 * eps, 4.75, 60_000, 23) > eps
+
+
+def test_families_whose_losses_overflow_are_refused_with_the_learner_unchanged():
+    """Fuzz regressions (tests/test_fuzz_agarwal_singh.py): linear rows whose summed loss overflows gave
+    ``total_loss=inf``; portfolio relatives of 5e-324 gave ``<r, x> = 0``, an infinite loss and a NaN gradient in the
+    tree. Both are refused before the run plays anything."""
+    learner = DPFTRL(Box([-1.0, -1.0], [1.0, 1.0]), horizon=10, epsilon=1.0, loss_bound=1.0, seed=0)
+    before = pickle.dumps(learner)
+    with pytest.raises(dponline.InvalidInputError, match="rescale the losses"):
+        learner.run(Linear(np.full((1, 2), 1e308), horizon=10, resample="cycle"), rounds=2)
+    portfolio = DPFTRL(Simplex(2), horizon=10, epsilon=1.0, loss_bound=2.0, seed=0)
+    before_portfolio = pickle.dumps(portfolio)
+    for R in ([[5e-324, 5e-324]], [[1e-300, 1e300]]):
+        with pytest.raises(dponline.InvalidInputError, match="rescale the losses"):
+            portfolio.run(PortfolioLogLoss(np.array(R), horizon=10, resample="cycle"), rounds=1)
+    assert pickle.dumps(learner) == before and pickle.dumps(portfolio) == before_portfolio
+    result = portfolio.run(PortfolioLogLoss(np.array([[1e-100, 1e100]]), horizon=10, resample="cycle"))
+    assert np.isfinite(result.total_loss) and np.all(np.isfinite(portfolio.noisy_cumulative_loss))
+
+
+@pytest.mark.parametrize("n", [2, 3, 7])
+def test_euclidean_simplex_projection_of_a_huge_release_is_feasible(n):
+    """Fuzz regression (tests/test_fuzz_agarwal_singh.py): with ``η·L̃ ≈ 1e16`` the sort-based projection lost the
+    ``−1`` of its threshold to rounding and returned the zero vector (outside the simplex); a run on a portfolio
+    family then divided by ``<r, x> = 0``. The projection is now taken of the vector shifted to ``max = 0``."""
+    for seed in range(5):
+        learner = DPFTRL(
+            Simplex(n), horizon=1, epsilon=1e-3, delta=1e-6, loss_bound=1e6, regularizer="euclidean",
+            learning_rate=1e6, seed=seed,
+        )  # fmt: skip
+        x = learner.ask()
+        assert Simplex(n).contains(x, 1e-9) and abs(x.sum() - 1) < 1e-12, x
+
+
+def test_run_refuses_objects_that_are_not_loss_families():
+    """Fuzz regression: ``run`` with an object that has an integer ``horizon`` but is not a loss family (e.g.
+    :func:`dponline.losses.BernoulliArms`) leaked pyo3's TypeError."""
+    arms = dponline.losses.BernoulliArms([0.5, 0.5], horizon=5, seed=1)
+    for learner in (
+        DPFTRL(Simplex(2), horizon=5, epsilon=None, loss_bound=1.0),
+        dponline.DPFTPL(Simplex(2), horizon=5, epsilon=None, loss_bound=1.0),
+    ):
+        with pytest.raises(dponline.InvalidInputError, match="losses must be"):
+            learner.run(arms)

@@ -228,3 +228,16 @@ def test_secure_learners_never_replay_noise():
         arms_b.append(b.ask())
         b.tell(0.5)
     assert arms_a != arms_b  # two restores reseed independently (probability of equality ~ 5^-200)
+
+
+def test_a_table_whose_total_loss_overflows_is_refused_with_the_learner_unchanged():
+    """Fuzz regression (tests/test_fuzz_agarwal_singh.py): two rounds of losses 8.99e307 returned
+    ``total_loss=inf``; the run is now refused before it plays anything."""
+    learner = PrivateEXP3(2, horizon=2, epsilon=None, seed=7)
+    before = pickle.dumps(learner)
+    table = Linear(np.full((1, 2), 8.98846567431158e307), horizon=400, resample="cycle")
+    with pytest.raises(dponline.InvalidInputError, match="rescale the losses"):
+        learner.run(table, rounds=2)
+    assert pickle.dumps(learner) == before
+    fits = Linear(np.full((1, 2), 4e307), horizon=400, resample="cycle")
+    assert learner.run(fits, rounds=2).total_loss == 8e307

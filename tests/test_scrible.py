@@ -209,3 +209,35 @@ def test_simplex_ask_tell_equals_run_pickling_and_errors(rng):
         PrivateSCRiBLe(Simplex(N), horizon=T, epsilon=1.0, loss_bound=1.0).run(Linear(C[:, :3]))
     with pytest.raises(dponline.InvalidInputError):
         PrivateSCRiBLe(Simplex(N), horizon=T, epsilon=0.0, loss_bound=1.0)
+
+
+@pytest.mark.parametrize("domain", [L2Ball(1, 1e-300), L2Ball(2, 5e-324), Box([0.0, 0.0], [1e-300, 1.0])])
+def test_domains_too_small_for_the_barrier_are_refused(domain):
+    """Fuzz regression (tests/test_fuzz_agarwal_singh.py): on a ball of radius 1e-300 (or a box that narrow) the
+    barrier's Hessian ``~1/r²`` overflowed and ``ask()`` returned NaN; such domains are now refused. Balls of
+    radius down to 1e-150 work (``ask()`` was NaN below r = 1e-77: ``σ²`` underflowed in the Hessian)."""
+    with pytest.raises(dponline.InvalidInputError, match="rescale the domain"):
+        PrivateSCRiBLe(domain, horizon=5, epsilon=None, loss_bound=1.0, seed=7)
+    for r in (1e-100, 1e-150):
+        learner = PrivateSCRiBLe(L2Ball(2, r), horizon=5, epsilon=1.0, loss_bound=1.0, seed=7)
+        for _ in range(5):
+            y = learner.ask()
+            assert np.all(np.isfinite(y)) and L2Ball(2, r).contains(y, 1e-6 * r)
+            learner.tell(0.5)
+
+
+def test_a_family_whose_total_loss_overflows_is_refused_with_the_learner_unchanged():
+    """Fuzz regression (tests/test_fuzz_agarwal_singh.py): see the same test of DPFTRL."""
+    learner = PrivateSCRiBLe(L2Ball(2, 1.0), horizon=10, epsilon=1.0, loss_bound=1.0, seed=0)
+    before = pickle.dumps(learner)
+    with pytest.raises(dponline.InvalidInputError, match="rescale the losses"):
+        learner.run(Linear(np.full((1, 2), 1e308), horizon=10, resample="cycle"), rounds=2)
+    assert pickle.dumps(learner) == before
+    assert np.isfinite(learner.run(Linear(np.full((1, 2), 1e300), horizon=10, resample="cycle")).total_loss)
+
+
+def test_run_refuses_objects_that_are_not_loss_families():
+    """Fuzz regression: ``run(BernoulliArms(...))`` leaked pyo3's TypeError."""
+    learner = PrivateSCRiBLe(L2Ball(2, 1.0), horizon=5, epsilon=None, loss_bound=1.0)
+    with pytest.raises(dponline.InvalidInputError, match="losses must be"):
+        learner.run(dponline.losses.BernoulliArms([0.5, 0.5], horizon=5, seed=1))

@@ -115,21 +115,23 @@ def noise_width(
 
         e_max, _ = integrate.quad(integrand, -12.0, 12.0 + math.sqrt(2 * math.log(n)), limit=200)
         return 2.0 * s * e_max, 0.0, "quadrature"
-    # Monte Carlo with the core's samplers.
+    # Monte Carlo with the core's samplers, at unit scale (the width is linear in it): at scale 1e6 on a domain
+    # of extent 1e149 the widths' squares overflowed in the standard error.
     m = int(max(100, min(samples, 20_000_000 // max(n, 1))))
     if kind not in ("Simplex", "L2Ball"):
         m = min(m, 2000)  # one pair of LMO calls per sample
     if gaussian:
-        Z = noise.gaussian_sum(scale, draws, m * n, seed=seed).reshape(m, n)
+        Z = noise.gaussian_sum(1.0, draws, m * n, seed=seed).reshape(m, n)
     else:
-        Z = noise.laplace_sum(scale, draws, m * n, seed=seed).reshape(m, n)
+        Z = noise.laplace_sum(1.0, draws, m * n, seed=seed).reshape(m, n)
     if kind == "Simplex":
         widths = Z.max(axis=1) - Z.min(axis=1)
     elif kind == "L2Ball":
         widths = domain.diameter * np.linalg.norm(Z, axis=1)
     else:
         widths = np.array([z @ domain.lmo(-z) - z @ domain.lmo(z) for z in Z[:m]])
-    return float(widths.mean()), float(widths.std(ddof=1) / math.sqrt(m)), f"Monte Carlo ({m} samples)"
+    mean, stderr = float(widths.mean()), float(widths.std(ddof=1) / math.sqrt(m))
+    return scale * mean, scale * stderr, f"Monte Carlo ({m} samples)"
 
 
 _RMS_POINTS = 4096
@@ -142,10 +144,23 @@ def _release_rms(mechanism: str, horizon: int) -> float:
     probe = _core.Mechanism(
         mechanism, 1, horizon, scale=1.0, noise="gaussian", **({"buffers": 6} if mechanism == "blt" else {})
     )
-    # Python ints, capped at T − 1: near 2^63 the float grid rounds past the int64 range.
-    grid = np.linspace(0, horizon - 1, min(horizon, _RMS_POINTS)).round()
-    ts = sorted({min(int(t), horizon - 1) for t in grid})
+    k = min(horizon, _RMS_POINTS)
+    # Exact integer spacing: float64 rounding of t near 2^63 overflowed int64 (OverflowError leaked).
+    span = max(k - 1, 1)
+    ts = sorted({(2 * i * (horizon - 1) + span) // (2 * span) for i in range(k)})  # round(i (T − 1) / (k − 1))
     return math.sqrt(float(np.mean([probe.unit_variance(t) for t in ts])))
+
+
+def _finite_multiplier(sigma: float, release_l2: float) -> float:
+    """``σ / Δ₂`` of the whole release, refused when it leaves float64 (σ huge against a tiny sensitivity)."""
+    with np.errstate(over="ignore"):
+        multiplier = float(np.float64(sigma) / np.float64(release_l2))
+    if not (math.isfinite(multiplier) and multiplier > 0.0):
+        raise InvalidInputError(
+            f"DPFTPL: the noise multiplier sigma/sensitivity = {sigma:g}/{release_l2:g} is not a positive float64; "
+            "rescale the losses"
+        )
+    return multiplier
 
 
 class DPFTRL(Learner):
@@ -422,7 +437,7 @@ class DPFTRL(Learner):
         Raises:
             InvalidInputError: bad ``samples`` / ``seed``.
             DPOnlineError: the learner releases its prefix sums with another mechanism than the padded tree
-                (Theorem 3.1 assumes identically distributed noise in every release).
+                (Theorem 3.1 assumes identically distributed noise in every release); the bound overflows float64.
         """
         if getattr(self, "_mechanism", "tree") != "tree":
             raise DPOnlineError(
@@ -437,6 +452,11 @@ class DPFTRL(Learner):
         fw = 0.0
         if p["method"] == "frank-wolfe":
             fw = T * p["dual_bound"] * 2.0 * self._domain.diameter / math.sqrt(p["lmo_calls"] + 2)
+        if not all(math.isfinite(v) for v in (noise_mean, stderr, fw, p["ftrl_bound"] + noise_mean + 4 * stderr + fw)):
+            raise DPOnlineError(
+                f"regret_bound: the bound overflows float64 (noise term {noise_mean:g}, Frank-Wolfe term {fw:g}); "
+                "rescale the domain or the losses"
+            )
         return {
             "ftrl": p["ftrl_bound"],
             "noise": noise_mean,
@@ -476,7 +496,8 @@ class DPFTPL(Learner):
     ``s = σ·sqrt(draws)``, minimise the FTPL bound below: ``s* = sqrt(T G² D / (√(2π) W))`` with ``D`` the
     domain's diameter and ``W = E_z[max⟨z,x⟩ − min⟨z,x⟩]`` for a standard normal ``z`` (:func:`noise_width`).
     More noise than privacy needs only strengthens the guarantee, so :attr:`privacy` states the requested
-    ``(ε, δ)``.
+    ``(ε, δ)``. ``σ_regret = 0`` on a single point (``W = 0``) and when no release carries noise (``horizon=1``
+    with a mechanism other than the tree).
 
     Regret (expected, oblivious adversary, linear losses with ``‖ℓ_t‖₂ ≤ G``): ``s·W + T·G²·D/(s·√(2π))``. The
     first term is the perturbation's range (as in Theorem 3.1: the identically distributed releases act like
@@ -547,9 +568,19 @@ class DPFTPL(Learner):
         )
         width, _, _ = noise_width(domain, "gaussian", 1.0, 1, 20_000, 0)
         diameter = float(domain.diameter)
-        s_star = math.sqrt(horizon * loss_bound**2 * diameter / (math.sqrt(2 * math.pi) * max(width, 1e-300)))
-        # T = 1 with another mechanism: the one release used, L̃_0, carries neither data nor noise (sd 0).
-        sigma_regret = s_star / release_sd if release_sd > 0 else 0.0
+        if width > 0.0 and release_sd > 0.0:
+            # G outside the root: G² over- or underflows for |log10 G| > 154.
+            s_star = loss_bound * math.sqrt(horizon * diameter / (math.sqrt(2 * math.pi) * width))
+            sigma_regret = s_star / release_sd
+        else:
+            # W = 0: a single point (every direction has the same minimiser), nothing to perturb. release_sd = 0:
+            # no release carries a perturbation (horizon 1 with a non-tree mechanism: L̃_0 is exact).
+            sigma_regret = 0.0
+        if not math.isfinite(sigma_regret):
+            raise InvalidInputError(
+                f"DPFTPL: the regret-optimal perturbation loss_bound*sqrt(horizon*diameter/W) overflows float64 "
+                f"(loss_bound={loss_bound:g}, horizon={horizon}, diameter={diameter:g}); rescale the losses"
+            )
         sigma_privacy = 0.0
         guarantee: PrivacyGuarantee | None = None
         if epsilon is not None:
@@ -582,7 +613,7 @@ class DPFTPL(Learner):
                 source=source,
                 randomness=guarantee.randomness,
                 notes=f"sigma = max(privacy {sigma_privacy:.6g}, regret {sigma_regret:.6g}), mechanism={mechanism!r}",
-                noise_multiplier=max(sigma_privacy, sigma_regret) / release_l2,
+                noise_multiplier=_finite_multiplier(max(sigma_privacy, sigma_regret), release_l2),
             )
         sigma = max(sigma_privacy, sigma_regret)
         self._core = _core.DPFTRL(
@@ -656,9 +687,12 @@ class DPFTPL(Learner):
         """``s·W + T·G²·D/(s·√(2π))`` with ``s = σ·sqrt(draws)`` (see the class docs; Agarwal-Singh 2017
         Theorem 3.5 with Kalai-Vempala's stability argument).
 
+        On a single point (``W = 0``) the bound is 0; without perturbation (``σ = 0``, when ``G·sqrt(T·D/W)``
+        underflows) it is the trivial ``T·G·D``.
+
         Raises:
             DPOnlineError: the learner uses another mechanism than the padded tree (the argument needs
-                identically distributed perturbations in every release).
+                identically distributed perturbations in every release), or the bound overflows float64.
         """
         if self._mechanism != "tree":
             raise DPOnlineError(
@@ -667,8 +701,16 @@ class DPFTPL(Learner):
             )
         p = self.params
         s = p["noise_scale"] * math.sqrt(p["release_draws"])
-        T, G = p["horizon"], p["loss_bound"]
-        return float(s * p["standard_width"] + T * G**2 * p["diameter"] / (s * math.sqrt(2 * math.pi)))
+        T, G, W, D = p["horizon"], p["loss_bound"], p["standard_width"], p["diameter"]
+        if W == 0.0:  # a single point: every action is the comparator
+            return 0.0
+        if s == 0.0:  # no perturbation (σ = 0): only the trivial bound T·G·D (|<l, x - x*>| <= G·D per round)
+            bound = T * G * D
+        else:  # G·(G/s): G² over- or underflows for |log10 G| > 154
+            bound = s * W + T * G * (G / s) * D / math.sqrt(2 * math.pi)
+        if not math.isfinite(bound):
+            raise DPOnlineError(f"regret_bound: the bound overflows float64 (loss_bound={G:g}, horizon={T})")
+        return float(bound)
 
     def __repr__(self) -> str:
         eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"

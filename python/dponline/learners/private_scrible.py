@@ -63,7 +63,8 @@ class PrivateSCRiBLe(Learner):
         seed, secure: as :class:`dponline.PrivateEXP3`.
 
     Raises:
-        InvalidInputError: bad arguments or another domain.
+        InvalidInputError: bad arguments or another domain; a ball radius or box half-width below 1e-150 (the
+            barrier's Hessian, of order ``1/width²``, would leave float64: rescale the domain).
         ConvergenceError: the simplex argmin or eigenvalue iteration reached its cap (not expected); the learner
             is then unchanged (the round's noise draw is consumed, never used).
 

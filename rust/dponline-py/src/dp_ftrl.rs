@@ -9,7 +9,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::convert::{RunOutput, exclusive, run_learner, seed_words, shared, with_vector};
 use crate::domains::PyDomain;
-use crate::errors::OrRaise;
+use crate::errors::{OrRaise, invalid_input};
 use crate::losses::PyLossFamily;
 
 fn params_dict<'py>(py: Python<'py>, p: &DpFtrlParams) -> PyResult<Bound<'py, PyDict>> {
@@ -25,7 +25,9 @@ fn params_dict<'py>(py: Python<'py>, p: &DpFtrlParams) -> PyResult<Bound<'py, Py
     d.set_item("eta", p.eta)?;
     d.set_item(
         "eta_rule",
-        if p.eta_default {
+        if p.regularizer == Regularizer::None {
+            "none (FTPL plays the LMO of the release)"
+        } else if p.eta_default {
             "sqrt(D_R / (T G^2))"
         } else {
             "learning_rate"
@@ -168,13 +170,17 @@ impl PyDpFtrl {
     #[pyo3(signature = (family, rounds, checkpoints, progress = None))]
     fn run<'py>(
         slf: &Bound<'py, Self>,
-        family: &Bound<'py, PyLossFamily>,
+        family: &Bound<'py, PyAny>,
         rounds: u64,
         checkpoints: Vec<u64>,
         progress: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<RunOutput<'py>> {
         let py = slf.py();
         let mut this = exclusive(slf, "DPFTRL")?;
+        // Any object may come in (the wrapper checks only for an integer `horizon`): refuse it as bad input.
+        let family = family.cast::<PyLossFamily>().map_err(|_| {
+            invalid_input("losses must be a dponline.losses family (Linear or PortfolioLogLoss)")
+        })?;
         let fam = &family.get().inner;
         run_learner(py, &mut this.inner, fam, rounds, &checkpoints, progress)
     }

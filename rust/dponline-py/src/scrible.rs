@@ -7,7 +7,7 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::convert::{RunOutput, exclusive, run_learner, seed_words, shared};
 use crate::domains::PyDomain;
-use crate::errors::OrRaise;
+use crate::errors::{OrRaise, invalid_input};
 use crate::losses::PyLossFamily;
 
 fn params_dict<'py>(py: Python<'py>, p: &ScribleParams) -> PyResult<Bound<'py, PyDict>> {
@@ -78,13 +78,17 @@ impl PyPrivateScrible {
     #[pyo3(signature = (family, rounds, checkpoints, progress = None))]
     fn run<'py>(
         slf: &Bound<'py, Self>,
-        family: &Bound<'py, PyLossFamily>,
+        family: &Bound<'py, PyAny>,
         rounds: u64,
         checkpoints: Vec<u64>,
         progress: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<RunOutput<'py>> {
         let py = slf.py();
         let mut this = exclusive(slf, "PrivateSCRiBLe")?;
+        // Any object may come in (the wrapper checks only for an integer `horizon`): refuse it as bad input.
+        let family = family
+            .cast::<PyLossFamily>()
+            .map_err(|_| invalid_input("losses must be a linear dponline.losses family"))?;
         let fam = &family.get().inner;
         run_learner(py, &mut this.inner, fam, rounds, &checkpoints, progress)
     }

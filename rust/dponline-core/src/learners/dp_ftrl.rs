@@ -428,6 +428,9 @@ impl DpFtrlParams {
                 check_positive("learning_rate", eta)?;
                 (eta, false)
             }
+            // FTPL (no regulariser) plays lmo(L̃), which η does not change: 1, not a step size that underflows
+            // to 0 for T > 2^53 and refuses a valid horizon.
+            None if regularizer == Regularizer::None => (1.0, true),
             None => (
                 (range.max(f64::MIN_POSITIVE) / tf).sqrt() / dual_bound,
                 true,
@@ -451,6 +454,7 @@ impl DpFtrlParams {
             ("regularizer range", range),
             ("eta", eta),
             ("eta * horizon * loss_bound", eta * tf * loss_bound * 1e6),
+            ("the FTRL regret bound", params.ftrl_bound()),
         ];
         match derived.iter().find(|(_, v)| !(v.is_finite() && *v >= 0.0)) {
             None if eta > 0.0 => Ok(params),
@@ -492,8 +496,9 @@ impl DpFtrlParams {
         if self.regularizer == Regularizer::None {
             return 0.0;
         }
+        // (η G_*)·T·G_*: G_*² alone overflows for G_* > 1.3e154.
         self.regularizer_range / self.eta
-            + self.eta * self.horizon as f64 * self.dual_bound * self.dual_bound
+            + self.eta * self.dual_bound * self.horizon as f64 * self.dual_bound
     }
 }
 
@@ -753,13 +758,13 @@ impl DpFtrl {
         let (params, row) = (&self.params, &mut self.row);
         // One dispatched pass (or two) over the row: at the CPU's widest vector level, bit-identical at every
         // level (`crate::simd`).
-        if crate::simd::dispatch(
+        let clipped = crate::simd::dispatch(
             #[inline(always)]
             || clip_row(params, row),
-        ) {
-            self.clipped += 1;
-        }
+        );
         self.tree.push(&self.row, &mut self.release)?;
+        // Counted once the push succeeded: an error leaves the learner as it was.
+        self.clipped += u64::from(clipped);
         self.t += 1;
         if self.t < self.params.horizon {
             self.update_action();
@@ -793,6 +798,10 @@ impl DpFtrl {
                 for (xi, &s) in x.iter_mut().zip(release) {
                     *xi = -eta * s;
                 }
+                // Π(v) = Π(v − c·1): shifted so that max v = 0, the threshold's `Σu − 1` keeps the 1 (at
+                // |v| ≈ 1e16 it was rounded away and every coordinate came out 0).
+                let top = x.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                x.iter_mut().for_each(|v| *v -= top);
                 let theta = simplex_threshold(x, sorted);
                 x.iter_mut().for_each(|v| *v = (*v - theta).max(0.0));
             }
@@ -812,8 +821,9 @@ impl DpFtrl {
     /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
     ///
     /// Errors: [`CoreError::Protocol`] if a point is pending; [`CoreError::Shape`] for a family of another
-    /// dimension; [`CoreError::InvalidArgument`] for a portfolio family on a domain other than the simplex;
-    /// [`CoreError::HorizonExhausted`] if `rounds` exceeds the remaining horizon.
+    /// dimension; [`CoreError::InvalidArgument`] for a portfolio family on a domain other than the simplex, or
+    /// losses whose sum (or gradient) may overflow ([`super::check_family_fits`]); [`CoreError::HorizonExhausted`]
+    /// if `rounds` exceeds the remaining horizon.
     pub fn check_run(&self, family: &LossFamily, rounds: u64) -> Result<()> {
         if self.pending {
             return Err(CoreError::Protocol(
@@ -836,7 +846,8 @@ impl DpFtrl {
             ));
         }
         let limit = self.params.horizon.min(family.horizon());
-        super::check_room("DPFTRL", self.t, rounds, limit)
+        super::check_room("DPFTRL", self.t, rounds, limit)?;
+        super::check_family_fits(family, self.t, rounds, super::domain_extent(&self.domain))
     }
 
     /// Play `rounds` rounds of `family` natively. Linear rows are the loss vectors; portfolio rows `r_t` give

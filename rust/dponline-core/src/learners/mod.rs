@@ -21,6 +21,7 @@ pub use private_scrible::{PrivateScrible, ScribleParams};
 pub use private_submodular::{Exploration, Feedback, PrivateSubmodular, SubmodularParams};
 
 use crate::error::{CoreError, Result};
+use crate::losses::{LossFamily, LossKind};
 
 /// Totals of a native run (one call of a learner's `run`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -110,6 +111,97 @@ pub fn check_room(what: &'static str, t: u64, rounds: u64, limit: u64) -> Result
     Ok(())
 }
 
+/// Call `visit` on every row of `family` that rounds `start .. start + rounds` use (each row once when the rounds
+/// cover at least as many rows as there are; otherwise row by row, repeats included): the cost is at most one
+/// pass over what the run itself reads.
+fn visit_played_rows(family: &LossFamily, start: u64, rounds: u64, mut visit: impl FnMut(&[f64])) {
+    if rounds >= family.rows() as u64 {
+        (0..family.rows()).for_each(|i| visit(family.row(i)));
+    } else {
+        (start..start.saturating_add(rounds)).for_each(|t| visit(family.row(family.row_index(t))));
+    }
+}
+
+/// Check, before a native run mutates anything, that every round's loss (and, for portfolio rows, the gradient
+/// `−r/⟨r, x⟩`) and the loss summed over rounds `start .. start + rounds` stay finite float64 for any point `x`
+/// of a domain whose points satisfy `‖x‖_∞ <= extent` (for a domain: [`domain_extent`]). A bound on the data, not
+/// on the stream played (it sets nothing): refusing a family whose sums may overflow keeps NaN and ±inf out of the
+/// learner's state and of the run's outputs. Only the rows those rounds use are read.
+///
+/// * Linear rows `c`: `|⟨c, x⟩| <= ‖c‖₁·extent`, so `rounds · max ‖c‖₁ · extent` must be finite (with a factor 2
+///   for rounding).
+/// * Portfolio rows `r > 0` played on the simplex: `min r / n <= ⟨r, x⟩ <= max r`, so `min r / n` must be a
+///   normal float64 and `n · max r / min r` finite (the loss `−ln⟨r, x⟩` is then at most 745 in absolute value).
+///
+/// Errors: [`CoreError::InvalidArgument`] naming the losses.
+pub fn check_family_fits(family: &LossFamily, start: u64, rounds: u64, extent: f64) -> Result<()> {
+    let fits = match family.kind() {
+        LossKind::Linear => {
+            let mut widest = 0.0f64;
+            visit_played_rows(family, start, rounds, |row| {
+                widest = widest.max(row.iter().map(|v| v.abs()).sum::<f64>());
+            });
+            (2.0 * widest * extent * rounds as f64).is_finite()
+        }
+        LossKind::PortfolioLogLoss => {
+            let n = family.dim() as f64;
+            let mut fits = true;
+            visit_played_rows(family, start, rounds, |row| {
+                let lo = row.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = row.iter().copied().fold(0.0, f64::max);
+                fits &= lo / (2.0 * n) >= f64::MIN_POSITIVE && (2.0 * n * (hi / lo)).is_finite();
+            });
+            fits
+        }
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(too_large(family, rounds))
+    }
+}
+
+/// [`check_family_fits`] for a table of arm losses (round `t`'s loss of arm `i` is entry `i` of its row):
+/// `rounds · max |entry|` over the rows played must be finite (with a factor 2).
+///
+/// Errors: [`CoreError::InvalidArgument`] naming the losses.
+pub fn check_table_fits(family: &LossFamily, start: u64, rounds: u64) -> Result<()> {
+    let mut largest = 0.0f64;
+    visit_played_rows(family, start, rounds, |row| {
+        largest = row.iter().fold(largest, |m, v| m.max(v.abs()));
+    });
+    if (2.0 * largest * rounds as f64).is_finite() {
+        Ok(())
+    } else {
+        Err(too_large(family, rounds))
+    }
+}
+
+fn too_large(family: &LossFamily, rounds: u64) -> CoreError {
+    CoreError::InvalidArgument {
+        name: "losses",
+        allowed: "values whose losses (and gradients) summed over the rounds played stay finite in float64; \
+                  rescale the losses",
+        value: format!(
+            "a {} family too large for {rounds} rounds",
+            match family.kind() {
+                LossKind::Linear => "linear",
+                LossKind::PortfolioLogLoss => "portfolio",
+            }
+        ),
+    }
+}
+
+/// `‖interior point‖_∞ + diameter`: a bound on `‖x‖_∞` over the domain's points.
+pub fn domain_extent(domain: &crate::domains::Domain) -> f64 {
+    use crate::domains::LinearMinimizationOracle;
+    let centre = domain
+        .interior_point()
+        .iter()
+        .fold(0.0f64, |m, v| m.max(v.abs()));
+    centre + domain.diameter()
+}
+
 /// Check that a run's checkpoint list and output buffer have the same length.
 ///
 /// Errors: [`CoreError::Shape`].
@@ -152,5 +244,30 @@ impl<'a> Checkpoints<'a> {
             }
             self.next += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn families_whose_sums_overflow_are_refused() {
+        let linear = LossFamily::new(LossKind::Linear, vec![1e300, -1e300], 2).unwrap();
+        assert!(check_family_fits(&linear, 0, 10, 1.0).is_ok());
+        assert!(check_family_fits(&linear, 0, 10, 1e10).is_err());
+        assert!(check_table_fits(&linear, 0, 10).is_ok());
+        assert!(check_table_fits(&linear, 0, 1 << 40).is_err());
+        let tiny = LossFamily::new(LossKind::PortfolioLogLoss, vec![5e-324, 5e-324], 2).unwrap();
+        assert!(check_family_fits(&tiny, 0, 1, 1.0).is_err());
+        let spread = LossFamily::new(LossKind::PortfolioLogLoss, vec![1e-300, 1e300], 2).unwrap();
+        assert!(check_family_fits(&spread, 0, 1, 1.0).is_err());
+        let fine = LossFamily::new(LossKind::PortfolioLogLoss, vec![1e-100, 1e100], 2).unwrap();
+        assert!(check_family_fits(&fine, 0, u64::MAX, 1.0).is_ok());
+        // Only the rows played are read: row 1 overflows, row 0 does not.
+        let mixed = LossFamily::new(LossKind::Linear, vec![1.0, 1.0, 1e308, 1e308], 2).unwrap();
+        assert!(check_family_fits(&mixed, 0, 1, 1.0).is_ok());
+        assert!(check_family_fits(&mixed, 1, 1, 1.0).is_err());
+        assert!(check_table_fits(&mixed, 0, 1).is_ok() && check_table_fits(&mixed, 1, 1).is_err());
     }
 }

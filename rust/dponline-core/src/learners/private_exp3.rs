@@ -78,7 +78,13 @@ impl Exp3Params {
         crate::error::check_nonnegative("noise scale", noise_scale)?;
         let (k, tf, b) = (arms as f64, horizon as f64, loss_bound);
         let range = b + 2.0 * noise_scale * tf.ln();
-        let mut eta = (k.ln() / (tf * k * range * (range + b))).sqrt();
+        let denominator = tf * k * range * (range + b);
+        let mut eta = if denominator.is_normal() {
+            (k.ln() / denominator).sqrt()
+        } else {
+            // B'(B' + B) under- or overflows (B < 1.5e-154 or B' > 1.3e154): the same value, factored.
+            (k.ln() / (tf * k)).sqrt() / (range.sqrt() * (range + b).sqrt())
+        };
         let mut gamma = eta * k * range;
         if gamma > 0.5 {
             gamma = 0.5;
@@ -97,6 +103,7 @@ impl Exp3Params {
             ("eta", eta),
             ("gamma", gamma),
             ("noisy range", range * k * tf),
+            ("regret bound", p.regret_bound()),
         ];
         match derived.iter().find(|(_, v)| !(v.is_finite() && *v > 0.0)) {
             None => Ok(p),
@@ -116,7 +123,11 @@ impl Exp3Params {
             self.loss_bound,
             self.noisy_range,
         );
-        k.ln() / self.eta + self.eta * tf * k * r * r / (1.0 - self.gamma) + self.gamma * b * tf + b
+        // (η K B')·T·B': B'² alone over- or underflows for |log10 B'| > 154.
+        k.ln() / self.eta
+            + self.eta * (k * r) * tf * r / (1.0 - self.gamma)
+            + self.gamma * b * tf
+            + b
     }
 }
 
@@ -841,7 +852,8 @@ impl PrivateExp3 {
     /// Check that `rounds` rounds of `env` can be played, without changing anything.
     ///
     /// Errors: [`CoreError::Protocol`] if an arm is pending; [`CoreError::Shape`] for another number of arms;
-    /// [`CoreError::InvalidArgument`] for a non-linear loss table; [`CoreError::HorizonExhausted`].
+    /// [`CoreError::InvalidArgument`] for a non-linear loss table or one whose sum may overflow
+    /// ([`super::check_table_fits`]); [`CoreError::HorizonExhausted`].
     pub fn check_run(&self, env: ArmLosses<'_>, rounds: u64) -> Result<()> {
         if self.pending.is_some() {
             return Err(CoreError::Protocol(
@@ -865,7 +877,11 @@ impl PrivateExp3 {
             });
         }
         let limit = self.params.horizon.min(env.horizon());
-        super::check_room("PrivateEXP3", self.t, rounds, limit)
+        super::check_room("PrivateEXP3", self.t, rounds, limit)?;
+        match env {
+            ArmLosses::Table(f) => super::check_table_fits(f, self.t, rounds),
+            ArmLosses::Bernoulli(_) => Ok(()),
+        }
     }
 
     /// Play `rounds` rounds against `env` natively; the cumulative (unclipped) loss of the played arms since

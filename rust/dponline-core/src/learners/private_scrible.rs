@@ -75,6 +75,9 @@ enum Barrier {
 pub const SIMPLEX_NEWTON_CAP: u64 = 200;
 /// Cap on the halvings of the secular-equation bisection (an f64 interval shrinks to one ulp within ~2100).
 pub const SIMPLEX_BISECTION_CAP: u64 = 2200;
+/// Smallest ball radius or box half-width accepted: the barrier's Hessian (`~ 1/width²`) must stay a normal
+/// float64.
+pub const MIN_WIDTH: f64 = 1e-150;
 /// Relative tolerance below which two Hessian diagonal values are treated as equal (deflated).
 const SIMPLEX_GROUP_TOL: f64 = 1e-12;
 
@@ -414,6 +417,20 @@ impl PrivateScrible {
                 });
             }
         };
+        // The barrier's Hessian scales as 1/width²: below MIN_WIDTH it over- or underflows (NaN points).
+        let narrowest = match &barrier {
+            Barrier::Box { half, .. } => half.iter().copied().fold(f64::INFINITY, f64::min),
+            Barrier::Ball { radius } => *radius,
+            Barrier::Simplex => f64::INFINITY,
+        };
+        if narrowest.is_nan() || narrowest < MIN_WIDTH {
+            return Err(CoreError::InvalidArgument {
+                name: "domain",
+                allowed: "a ball radius and box half-widths >= 1e-150 (the barrier's Hessian scales as \
+                          1/width^2); rescale the domain",
+                value: format!("{narrowest:e}"),
+            });
+        }
         let is_simplex = matches!(barrier, Barrier::Simplex);
         let estimator_dim = if is_simplex { n - 1 } else { n };
         let tf = horizon as f64;
@@ -584,12 +601,12 @@ impl PrivateScrible {
                 let sigma = radius * radius - xs;
                 let norm = xs.sqrt();
                 // Orthonormal basis: columns of the Householder reflection H with H e_1 = x̂ (or e_i when x = 0).
-                let lambda = if i == 0 {
-                    2.0 / sigma + 4.0 * xs / (sigma * sigma)
+                // λ = 2/σ + 4‖x‖²/σ² for i = 0, 2/σ otherwise; as a product (σ² underflows for r < 1e-77).
+                let root = if i == 0 {
+                    (2.0 / sigma).sqrt() * (1.0 + 2.0 * (xs / sigma)).sqrt()
                 } else {
-                    2.0 / sigma
+                    (2.0 / sigma).sqrt()
                 };
-                let root = lambda.sqrt();
                 // Column i of H = I − 2 v vᵀ/‖v‖², v = e_1 − x̂ (H = I when x̂ = e_1 or x = 0).
                 let dir = &mut self.played;
                 dir.fill(0.0);
@@ -677,8 +694,8 @@ impl PrivateScrible {
 
     /// Check that `rounds` rounds of a linear `family` can be played, without changing anything.
     ///
-    /// Errors: [`CoreError::Protocol`], [`CoreError::Shape`], [`CoreError::InvalidArgument`] (non-linear family),
-    /// [`CoreError::HorizonExhausted`].
+    /// Errors: [`CoreError::Protocol`], [`CoreError::Shape`], [`CoreError::InvalidArgument`] (non-linear family,
+    /// or losses whose sum may overflow: [`super::check_family_fits`]), [`CoreError::HorizonExhausted`].
     pub fn check_run(&self, family: &LossFamily, rounds: u64) -> Result<()> {
         if self.pending {
             return Err(CoreError::Protocol(
@@ -700,7 +717,8 @@ impl PrivateScrible {
             });
         }
         let limit = self.params.horizon.min(family.horizon());
-        super::check_room("PrivateSCRiBLe", self.t, rounds, limit)
+        super::check_room("PrivateSCRiBLe", self.t, rounds, limit)?;
+        super::check_family_fits(family, self.t, rounds, super::domain_extent(&self.domain))
     }
 
     /// Play `rounds` rounds of a linear family natively (bandit feedback `⟨ℓ_t, y_t⟩`).
