@@ -672,3 +672,16 @@ def test_run_refuses_objects_that_are_not_loss_families():
     ):
         with pytest.raises(dponline.InvalidInputError, match="losses must be"):
             learner.run(arms)
+
+
+def test_relative_range_must_not_be_a_single_point_and_lmo_calls_are_capped():
+    """``relative_range=(1, 1)`` (every loss 0, every noise-setting bound 0) is refused up front with the
+    reason; ``lmo_calls`` beyond 10⁴ (one uninterruptible native round) is refused."""
+    relatives = np.ones((3, 2))
+    with pytest.raises(dponline.InvalidInputError, match="a < b"):
+        PortfolioLogLoss(relatives, relative_range=(1.0, 1.0))
+    with pytest.raises(dponline.InvalidInputError, match="a < b"):
+        dponline.losses.portfolio_gradient_bounds((1.0, 1.0), 2)
+    PortfolioLogLoss(relatives, relative_range=(1.0, 1.5))  # one side degenerate is fine
+    with pytest.raises(dponline.InvalidInputError, match="lmo_calls"):
+        DPFTRL(L2Ball(2), horizon=5, epsilon=None, loss_bound=1.0, lmo_calls=10_001)

@@ -241,3 +241,12 @@ def test_a_table_whose_total_loss_overflows_is_refused_with_the_learner_unchange
     assert pickle.dumps(learner) == before
     fits = Linear(np.full((1, 2), 4e307), horizon=400, resample="cycle")
     assert learner.run(fits, rounds=2).total_loss == 8e307
+
+
+def test_the_per_source_row_guarantee_on_bernoulli_arms_is_the_per_round_one():
+    """BernoulliArms draws every round afresh (no source row is reused): the per-source-row guarantee is the
+    per-round one, not an error."""
+    env = BernoulliArms([0.2, 0.8], horizon=10, seed=0)
+    learner = dponline.PrivateEXP3(2, horizon=10, epsilon=0.5, seed=0)
+    assert learner.privacy_per_source_row(env) == learner.privacy
+    assert dponline.privacy.row_multiplicity(env) == 1

@@ -297,3 +297,13 @@ def test_other_mechanisms_are_calibrated_from_their_column_norms(mechanism):
         assert np.array_equal(x, y) and Simplex(4).contains(x, 1e-12)
         learner.tell(float(x @ fam.data[0]))
         clone.tell(float(y @ fam.data[0]))
+
+
+def test_run_refuses_objects_that_are_not_loss_families():
+    """``run`` with an object that has an integer ``horizon`` but is not a loss family (the EXP3 environment)
+    raises InvalidInputError, not pyo3's TypeError, and changes nothing."""
+    learner = dponline.PrivateBandit(Simplex(2), horizon=5, epsilon=None, lipschitz=1.0, seed=1)
+    before = pickle.dumps(learner)
+    with pytest.raises(dponline.InvalidInputError, match="losses must be a dponline.losses family"):
+        learner.run(losses.BernoulliArms([0.5, 0.5], horizon=5, seed=1))
+    assert pickle.dumps(learner) == before

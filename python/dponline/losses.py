@@ -79,6 +79,17 @@ def Linear(  # noqa: N802 - a family constructor, named like the loss it builds
     return _family("linear", C, horizon, resample, seed, lipschitz=norm_bound)
 
 
+def _relative_range(relative_range: tuple[float, float]) -> tuple[float, float]:
+    """The declared ``(a, b)`` of price relatives, checked: ``0 < a <= 1 <= b`` finite and ``a < b`` (with
+    ``a = b = 1`` every loss is 0 and every bound that sets noise would be 0)."""
+    lo, hi = relative_range
+    a = _validate.real("relative_range[0]", lo, low=0.0, high=1.0, low_open=True)
+    b = _validate.real("relative_range[1]", hi, low=1.0)
+    if a == b:
+        raise InvalidInputError("relative_range must have a < b: with a = b = 1 every loss is 0 (nothing to learn)")
+    return a, b
+
+
 def portfolio_bounds(relative_range: tuple[float, float], n: int) -> tuple[float, float]:
     """The a-priori bounds of the portfolio loss when every price relative lies in ``[a, b]``.
 
@@ -91,11 +102,9 @@ def portfolio_bounds(relative_range: tuple[float, float], n: int) -> tuple[float
         ``(lipschitz, loss_bound)``.
 
     Raises:
-        InvalidInputError: unless ``0 < a <= 1 <= b`` are finite, or ``n < 2``.
+        InvalidInputError: unless ``0 < a <= 1 <= b`` are finite with ``a < b``, or ``n < 2``.
     """
-    lo, hi = relative_range
-    a = _validate.real("relative_range[0]", lo, low=0.0, high=1.0, low_open=True)
-    b = _validate.real("relative_range[1]", hi, low=1.0)
+    a, b = _relative_range(relative_range)
     n = _validate.integer("n", n, low=2)
     return (b - a) * np.sqrt(n) / (2.0 * a), max(abs(np.log(a)), abs(np.log(b)))
 
@@ -118,7 +127,7 @@ def portfolio_gradient_bounds(
     * ``centred=False``: ``c = 0``, ``‖g‖_∞ ≤ b/a``, ``‖g‖₁ ≤ n·b/a``, ``‖g‖₂ ≤ √n·b/a``.
 
     Args:
-        relative_range: the declared ``(a, b)``, ``0 < a <= 1 <= b`` (as :func:`PortfolioLogLoss`).
+        relative_range: the declared ``(a, b)``, ``0 < a <= 1 <= b``, ``a < b`` (as :func:`PortfolioLogLoss`).
         n: number of assets, ``>= 2``.
         norm: ``"l1"`` (Laplace noise, ``delta=0``) or ``"l2"`` (Gaussian).
         centred: subtract the midpoint.
@@ -129,9 +138,7 @@ def portfolio_gradient_bounds(
     Raises:
         InvalidInputError: a bad range, ``n < 2`` or an unknown norm.
     """
-    lo, hi = relative_range
-    a = _validate.real("relative_range[0]", lo, low=0.0, high=1.0, low_open=True)
-    b = _validate.real("relative_range[1]", hi, low=1.0)
+    a, b = _relative_range(relative_range)
     n = _validate.integer("n", n, low=2)
     norm = _validate.option("norm", norm, ("l1", "l2"))
     centred = _validate.flag("centred", centred)
@@ -169,7 +176,7 @@ def PortfolioLogLoss(  # noqa: N802 - a family constructor, named like the loss 
 
     Args:
         R: float array of shape ``(rows, n)``, all entries finite and ``> 0``.
-        relative_range: ``(a, b)`` with ``0 < a <= 1 <= b``, or ``None``.
+        relative_range: ``(a, b)`` with ``0 < a <= 1 <= b`` and ``a < b``, or ``None``.
         horizon, resample, seed: as :func:`Linear`.
 
     Raises:

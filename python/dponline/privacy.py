@@ -26,7 +26,7 @@ from typing import TypeVar
 import numpy as np
 from scipy import optimize, special
 
-from . import _validate
+from . import _core, _validate
 from .errors import ConvergenceError, DPOnlineError, InvalidInputError
 
 __all__ = [
@@ -212,11 +212,14 @@ def row_multiplicity(losses: object) -> int:
     (:meth:`PrivacyGuarantee.group`).
 
     Args:
-        losses: a :mod:`dponline.losses` family (anything with ``row_counts()``).
+        losses: a :mod:`dponline.losses` family (anything with ``row_counts()``), or a
+            :func:`dponline.losses.BernoulliArms` environment (fresh independent draws every round: 1).
 
     Raises:
         InvalidInputError: an object without ``row_counts``.
     """
+    if isinstance(losses, _core.BernoulliArms):
+        return 1
     counts = getattr(losses, "row_counts", None)
     if counts is None:
         raise InvalidInputError(f"losses must be a loss family with row_counts(), got {type(losses).__name__}")

@@ -256,7 +256,9 @@ class DPFTRL(Learner):
         strict: raise on ``‖ℓ_t‖ > G`` instead of clipping.
         seed: ``None``, int, ``SeedSequence`` or ``Generator``.
         secure: tree noise from the OS-keyed ChaCha20 generator (never pickled; a restored copy reseeds).
-        lmo_calls: Frank-Wolfe LMO calls per round on domains without an exact projection (default 4).
+        lmo_calls: Frank-Wolfe LMO calls per round on domains without an exact projection (default 4, at most
+            10⁴: a round is one uninterruptible native step, and the error bound ``2D/√(k+2)`` is below 2% of
+            ``D`` there).
         mechanism: ``"tree"`` (default, the paper's padded tree), ``"honaker"`` or ``"blt"`` (see Mechanisms).
         loss_shift: a constant ``c`` declared before the data (Simplex only; default 0): every loss vector is fed
             as ``ℓ_t − c·1`` (then clipped), and ``loss_bound`` / ``dual_bound`` bound the *centred* vectors. On
@@ -312,7 +314,7 @@ class DPFTRL(Learner):
         loss_bound = _validate.real("loss_bound", loss_bound, low=0.0, low_open=True)
         learning_rate = _validate.optional_real("learning_rate", learning_rate, low=0.0, low_open=True)
         dual_bound = _validate.optional_real("dual_bound", dual_bound, low=0.0, low_open=True)
-        lmo_calls = _validate.integer("lmo_calls", lmo_calls, low=1, high=2**32 - 1)
+        lmo_calls = _validate.integer("lmo_calls", lmo_calls, low=1, high=10_000)
         calibration = _validate.option("calibration", calibration, ("paper", "analytic", "zcdp"))  # type: ignore[assignment]
         strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
         delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)

@@ -9,8 +9,8 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::convert::{RunOutput, exclusive, run_learner, seed_words, shared, with_vector};
 use crate::domains::PyDomain;
-use crate::errors::{OrRaise, invalid_input};
-use crate::losses::PyLossFamily;
+use crate::errors::OrRaise;
+use crate::losses::loss_family;
 
 fn params_dict<'py>(py: Python<'py>, p: &DpFtrlParams) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -177,11 +177,12 @@ impl PyDpFtrl {
     ) -> PyResult<RunOutput<'py>> {
         let py = slf.py();
         let mut this = exclusive(slf, "DPFTRL")?;
-        // Any object may come in (the wrapper checks only for an integer `horizon`): refuse it as bad input.
-        let family = family.cast::<PyLossFamily>().map_err(|_| {
-            invalid_input("losses must be a dponline.losses family (Linear or PortfolioLogLoss)")
-        })?;
-        let fam = &family.get().inner;
+        let fam = &loss_family(
+            family,
+            "a dponline.losses family (Linear or PortfolioLogLoss)",
+        )?
+        .get()
+        .inner;
         run_learner(py, &mut this.inner, fam, rounds, &checkpoints, progress)
     }
 

@@ -11,7 +11,7 @@ use pyo3::types::{PyBytes, PyDict};
 use crate::convert::{RunOutput, exclusive, run_learner, seed_words, shared};
 use crate::domains::PyDomain;
 use crate::errors::OrRaise;
-use crate::losses::PyLossFamily;
+use crate::losses::loss_family;
 
 fn params_dict<'py>(py: Python<'py>, p: &PrivateBanditParams) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -128,14 +128,19 @@ impl PyPrivateBandit {
     #[pyo3(signature = (family, rounds, checkpoints, progress = None))]
     fn run<'py>(
         slf: &Bound<'py, Self>,
-        family: &Bound<'py, PyLossFamily>,
+        family: &Bound<'py, PyAny>,
         rounds: u64,
         checkpoints: Vec<u64>,
         progress: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<RunOutput<'py>> {
         let py = slf.py();
         let mut this = exclusive(slf, "PrivateBandit")?;
-        let fam = &family.get().inner;
+        let fam = &loss_family(
+            family,
+            "a dponline.losses family (Linear or PortfolioLogLoss)",
+        )?
+        .get()
+        .inner;
         run_learner(py, &mut this.inner, fam, rounds, &checkpoints, progress)
     }
 

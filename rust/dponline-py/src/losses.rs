@@ -9,6 +9,16 @@ use dponline_core::alloc;
 use crate::convert::{BLOCK_ROUNDS, int_arg, matrix_owned, slice, vector};
 use crate::errors::{OrRaise, invalid_input};
 
+/// `obj` as a loss family, else `InvalidInputError` saying what `run` accepts (`what`): a learner's `run` takes
+/// any object, since the Python wrappers check only for an integer `horizon`.
+pub fn loss_family<'a, 'py>(
+    obj: &'a Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<&'a Bound<'py, PyLossFamily>> {
+    obj.cast::<PyLossFamily>()
+        .map_err(|_| invalid_input(format!("losses must be {what}")))
+}
+
 /// A stream of losses evaluated natively by learners' ``run`` (see ``dponline.losses``).
 #[pyclass(frozen, module = "dponline._core", name = "LossFamily")]
 pub struct PyLossFamily {

@@ -7,8 +7,8 @@ use pyo3::types::{PyBytes, PyDict};
 
 use crate::convert::{RunOutput, exclusive, run_learner, seed_words, shared};
 use crate::domains::PyDomain;
-use crate::errors::{OrRaise, invalid_input};
-use crate::losses::PyLossFamily;
+use crate::errors::OrRaise;
+use crate::losses::loss_family;
 
 fn params_dict<'py>(py: Python<'py>, p: &ScribleParams) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -85,11 +85,9 @@ impl PyPrivateScrible {
     ) -> PyResult<RunOutput<'py>> {
         let py = slf.py();
         let mut this = exclusive(slf, "PrivateSCRiBLe")?;
-        // Any object may come in (the wrapper checks only for an integer `horizon`): refuse it as bad input.
-        let family = family
-            .cast::<PyLossFamily>()
-            .map_err(|_| invalid_input("losses must be a linear dponline.losses family"))?;
-        let fam = &family.get().inner;
+        let fam = &loss_family(family, "a linear dponline.losses family")?
+            .get()
+            .inner;
         run_learner(py, &mut this.inner, fam, rounds, &checkpoints, progress)
     }
 
