@@ -17,8 +17,8 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(20261122)
 
 
-# Hypothesis profiles for tests/test_fuzz.py (issue 13). "ci" keeps the suite fast and reproducible; "long"
-# (HYPOTHESIS_PROFILE=long) runs 9,000 examples per property (>= 10^5 over the module's 12 properties).
+# Hypothesis profiles for the fuzz suites tests/test_fuzz*.py (issue 13). "ci" keeps them fast and reproducible;
+# "dev" (HYPOTHESIS_PROFILE=dev) runs 500 random examples per property; "long" 9,000.
 try:
     import os
 
