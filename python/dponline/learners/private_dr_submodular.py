@@ -298,8 +298,13 @@ class PrivateDRSubmodular(Learner):
         return self._core.point
 
     def copy_point(self, k: int) -> np.ndarray:
-        """Copy ``k``'s current point ``v^k`` (float64 ``(n,)``)."""
-        return self._core.copy_point(_validate.integer("k", k, low=0))
+        """Copy ``k``'s current point ``v^k`` (float64 ``(n,)``), ``0 <= k < copies``.
+
+        Raises:
+            InvalidInputError: ``k`` not an integer in ``[0, copies)``.
+        """
+        copies = int(self._core.params["copies"])
+        return self._core.copy_point(_validate.integer("k", k, low=0, high=copies - 1))
 
     @property
     def clipped(self) -> int:
@@ -329,7 +334,7 @@ class PrivateDRSubmodular(Learner):
 
         Raises:
             DPOnlineError: ``mechanism`` other than the padded tree (``N`` is the tree's).
-            InvalidInputError: a bad ``smoothness``.
+            InvalidInputError: a bad ``smoothness`` (negative, or so large that the bound overflows).
         """
         p = self.params
         if p["mechanism"] != "tree" and p["noise_scale"] > 0:
@@ -348,6 +353,8 @@ class PrivateDRSubmodular(Learner):
             fw = T * G * 2.0 * p["diameter"] / math.sqrt(p["lmo_calls"] + 2)
         copy = ftrl + noise + fw
         smooth = beta * R2 * T / (2.0 * K)
+        if not math.isfinite(copy + smooth):
+            raise InvalidInputError(f"the regret bound overflows (smoothness={beta:g}): declare a smaller smoothness")
         return {
             "ftrl": ftrl,
             "noise": noise,

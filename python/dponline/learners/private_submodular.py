@@ -119,7 +119,8 @@ class PrivateSubmodular(Learner):
         ground_set_size: ``|U| >= 1``.
         k: cardinality, ``1 <= k <= |U|``.
         horizon: ``T >= 1``.
-        epsilon: ``ε > 0``, or ``None`` for the non-private learner.
+        epsilon: ``ε > 0``, or ``None`` for the non-private learner (an ``ε`` so large that ``η > 1e100`` is
+            refused).
         delta: ``δ ∈ (0, 1)`` (required when private; ignored otherwise).
         feedback: ``"full"`` or ``"bandit"``.
         exploration: ``"online"`` (default) or ``"presampled"`` (bandit only).
@@ -301,8 +302,13 @@ class PrivateSubmodular(Learner):
         return int(self._core.clipped)
 
     def expert_probabilities(self, i: int) -> np.ndarray:
-        """Sampling distribution of expert ``i`` (0-based), float64 ``(|U|,)``."""
-        return self._core.expert_probabilities(_validate.integer("i", i, low=0))
+        """Sampling distribution of expert ``i`` (0-based, ``i < k``), float64 ``(|U|,)``.
+
+        Raises:
+            InvalidInputError: ``i`` not an integer in ``[0, k)``.
+        """
+        k = int(self._core.params["k"])
+        return self._core.expert_probabilities(_validate.integer("i", i, low=0, high=k - 1))
 
     def regret_bound(self) -> float:
         """Explicit bound on the expected ``(1 − 1/e)``-regret from the proofs.

@@ -41,6 +41,18 @@ fn items_arg(items: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<usize>> {
         .collect()
 }
 
+/// A string argument, or `InvalidInputError` naming `name`.
+fn str_arg(value: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
+    value
+        .extract::<String>()
+        .map_err(|_| invalid_input(format!("{name} must be a string, got {value}")))
+}
+
+/// The `order` argument of the family constructors (`#[pyo3(from_py_with = order_arg)]`).
+fn order_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    str_arg(value, "order")
+}
+
 /// Round numbers (non-negative integers), each through the shared validator.
 fn rounds_arg(values: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<u64>> {
     if values.is_instance_of::<pyo3::types::PyString>() {
@@ -113,6 +125,7 @@ impl PyHedge {
 
     /// ``size`` actions drawn i.i.d. from the current distribution.
     #[pyo3(signature = (size = None))]
+    #[pyo3(text_signature = "($self, size=1)")]
     fn sample<'py>(
         slf: &Bound<'py, Self>,
         size: Option<&Bound<'py, PyAny>>,
@@ -231,15 +244,21 @@ impl PySubmodularFamily {
 #[pymethods]
 impl PySubmodularFamily {
     #[new]
-    #[pyo3(signature = (kind, data, *, horizon = None, order = "sequential", seed = None))]
+    #[pyo3(signature = (kind, data, *, horizon = None, order = String::from("sequential"), seed = None))]
+    #[pyo3(text_signature = "(kind, data, *, horizon=None, order='sequential', seed=None)")]
     fn new(
-        kind: &str,
+        kind: &Bound<'_, PyAny>,
         data: &Bound<'_, PyAny>,
-        horizon: Option<u64>,
-        order: &str,
-        seed: Option<u64>,
+        horizon: Option<&Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = order_arg)] order: String,
+        seed: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let kind = SubmodularKind::from_name(kind).or_raise()?;
+        let kind = SubmodularKind::from_name(&str_arg(kind, "kind")?).or_raise()?;
+        let (horizon, seed) = (
+            horizon.map(|h| int_arg(h, "horizon", 1, None)).transpose()?,
+            seed.map(|s| int_arg(s, "seed", 0, None)).transpose()?,
+        );
+        let order = order.as_str();
         let shape: Vec<usize> = data
             .getattr("shape")
             .and_then(|s| s.extract())
@@ -347,14 +366,20 @@ impl PySubmodularFamily {
     /// Weighted coverage ``f_t(S) = Σ_{j ∈ ∪_{a∈S} covers[a]} weights[t, j]`` (see
     /// ``dponline.submodular.WeightedCoverage``).
     #[staticmethod]
-    #[pyo3(signature = (weights, covers, *, horizon = None, order = "sequential", seed = None))]
+    #[pyo3(signature = (weights, covers, *, horizon = None, order = String::from("sequential"), seed = None))]
+    #[pyo3(text_signature = "(weights, covers, *, horizon=None, order='sequential', seed=None)")]
     fn weighted_coverage(
         weights: &Bound<'_, PyAny>,
         #[pyo3(from_py_with = crate::convert::index_lists)] covers: Vec<Vec<usize>>,
-        horizon: Option<u64>,
-        order: &str,
-        seed: Option<u64>,
+        horizon: Option<&Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = order_arg)] order: String,
+        seed: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let (horizon, seed) = (
+            horizon.map(|h| int_arg(h, "horizon", 1, None)).transpose()?,
+            seed.map(|s| int_arg(s, "seed", 0, None)).transpose()?,
+        );
+        let order = order.as_str();
         let shape: Vec<usize> = weights
             .getattr("shape")
             .and_then(|s| s.extract())

@@ -166,10 +166,10 @@ impl SubmodularParams {
             }
             (Feedback::Bandit, None) => (k as f64 * n as f64 * ln_items(n) / (gamma * t)).sqrt(),
         };
-        if !(eta.is_finite() && eta > 0.0) {
+        if !(eta.is_finite() && eta > 0.0 && eta <= crate::mwu::MAX_ETA) {
             return Err(CoreError::invalid(
                 "eta",
-                "finite and > 0 (from the declared arguments)",
+                "finite, > 0 and <= 1e100 (from the declared arguments; a smaller epsilon)",
                 eta,
             ));
         }
