@@ -28,7 +28,6 @@ from _fuzz import (
     arrays,
     assert_finite,
     attempt,
-    finite_floats,
     ints,
     reals,
     seeds,
@@ -36,7 +35,7 @@ from _fuzz import (
     unchanged_if_failed,
     vectors,
 )
-from hypothesis import assume, example, given, note
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -190,9 +189,10 @@ def check_family(fam: Any) -> None:
 
 @given(
     st.sampled_from([*KINDS, "raw"]),
-    st.one_of(hnp.arrays(np.float64, st.tuples(st.integers(0, 3), st.integers(0, 5)), elements=unit), arrays(
-        st.sampled_from([(2, 3), (3,), (1, 0), (0, 2), (2, 2, 2)])
-    )),
+    st.one_of(
+        hnp.arrays(np.float64, st.tuples(st.integers(0, 3), st.integers(0, 5)), elements=unit),
+        arrays(st.sampled_from([(2, 3), (3,), (1, 0), (0, 2), (2, 2, 2)])),
+    ),
     st.one_of(covers_lists, st.sampled_from(["facility_location", "weighted_coverage", "x"])),
     st.one_of(st.none(), st.integers(-1, 300), ints),
     st.sampled_from([None, "cycle", "bootstrap", "other", 1, "sequential", b"cycle"]),

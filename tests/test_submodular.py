@@ -310,6 +310,13 @@ def test_private_submodular_refuses_an_epsilon_whose_eta_overflows_hedge():
     assert np.all(np.isfinite(learner.expert_probabilities(0)))
 
 
+def test_private_submodular_too_large_for_memory_raises_memory_error_up_front():
+    """Each expert's arrays fit, all ``k`` of them do not (2^20 Hedges over 2^24 items, about 400 TB): refused at
+    once with MemoryError, instead of allocating expert by expert until the process is killed."""
+    with pytest.raises(MemoryError):
+        PrivateSubmodular(2**24, 2**20, horizon=10, epsilon=None)
+
+
 def test_family_methods_refuse_junk_with_invalid_input():
     """Found by the fuzz suite: PyO3's conversions leaked TypeError / OverflowError from the family's methods,
     ``row_indices`` of a huge horizon panicked (capacity overflow) or aborted, and ``WeightedCoverage`` truncated

@@ -131,6 +131,7 @@ class PrivateSubmodular(Learner):
 
     Raises:
         InvalidInputError: bad arguments (``k = 0``, ``k > |U|``, ``δ ∉ (0, 1)`` when private, ...).
+        MemoryError: the ``k`` experts' weights (about ``24·k·|U|`` bytes) cannot be allocated.
 
     Example:
         >>> import numpy as np, dponline
@@ -224,6 +225,9 @@ class PrivateSubmodular(Learner):
             InvalidInputError: wrong shape or type, an unknown ``kind``, out-of-range values with ``strict``, a
                 callable that is not monotone submodular on the queried sets.
             NonFiniteError: NaN or inf. In every case the learner is unchanged.
+
+        An exception raised by a callable ``feedback`` itself propagates unchanged, and the learner is unchanged
+        too (it is told nothing until every query has returned).
         """
         if callable(feedback):
             return self._tell_function(feedback)

@@ -762,11 +762,18 @@ mod tests {
         for &eta in &[600.0, 1e6, MAX_ETA] {
             let mut h = Hedge::new(3, eta).unwrap();
             for t in 0..200 {
-                h.update_one(t % 3, if t % 2 == 0 { 1.0 } else { 0.25 }).unwrap();
+                h.update_one(t % 3, if t % 2 == 0 { 1.0 } else { 0.25 })
+                    .unwrap();
                 let mut p = vec![0.0; 3];
                 h.probabilities(&mut p).unwrap();
-                assert!(p.iter().all(|v| v.is_finite() && *v >= 0.0), "{eta} {t} {p:?}");
-                assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-12, "{eta} {t} {p:?}");
+                assert!(
+                    p.iter().all(|v| v.is_finite() && *v >= 0.0),
+                    "{eta} {t} {p:?}"
+                );
+                assert!(
+                    (p.iter().sum::<f64>() - 1.0).abs() < 1e-12,
+                    "{eta} {t} {p:?}"
+                );
                 assert!(h.log_weights().iter().all(|v| v.is_finite()) && h.offset().is_finite());
             }
         }

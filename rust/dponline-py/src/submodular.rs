@@ -13,7 +13,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::convert::{
-    RunOutput, exclusive, int_arg, len_arg, matrix_owned, real_arg, run_learner, seed_words, with_vector,
+    RunOutput, exclusive, int_arg, len_arg, matrix_owned, real_arg, run_learner, seed_words,
+    with_vector,
 };
 use crate::errors::{OrRaise, invalid_input};
 
@@ -21,7 +22,11 @@ use crate::errors::{OrRaise, invalid_input};
 type GreedyTuple<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>, u64);
 
 fn items_arg(items: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<usize>> {
-    let refuse = || invalid_input(format!("item ids must be a sequence of integers, got {items}"));
+    let refuse = || {
+        invalid_input(format!(
+            "item ids must be a sequence of integers, got {items}"
+        ))
+    };
     if items.is_instance_of::<pyo3::types::PyString>()
         || items.is_instance_of::<pyo3::types::PyBytes>()
     {
@@ -56,7 +61,9 @@ fn order_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
 /// Round numbers (non-negative integers), each through the shared validator.
 fn rounds_arg(values: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<u64>> {
     if values.is_instance_of::<pyo3::types::PyString>() {
-        return Err(invalid_input(format!("{name} must be a list of integers, got {values}")));
+        return Err(invalid_input(format!(
+            "{name} must be a list of integers, got {values}"
+        )));
     }
     values
         .try_iter()
@@ -255,7 +262,9 @@ impl PySubmodularFamily {
     ) -> PyResult<Self> {
         let kind = SubmodularKind::from_name(&str_arg(kind, "kind")?).or_raise()?;
         let (horizon, seed) = (
-            horizon.map(|h| int_arg(h, "horizon", 1, None)).transpose()?,
+            horizon
+                .map(|h| int_arg(h, "horizon", 1, None))
+                .transpose()?,
             seed.map(|s| int_arg(s, "seed", 0, None)).transpose()?,
         );
         let order = order.as_str();
@@ -376,7 +385,9 @@ impl PySubmodularFamily {
         seed: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let (horizon, seed) = (
-            horizon.map(|h| int_arg(h, "horizon", 1, None)).transpose()?,
+            horizon
+                .map(|h| int_arg(h, "horizon", 1, None))
+                .transpose()?,
             seed.map(|s| int_arg(s, "seed", 0, None)).transpose()?,
         );
         let order = order.as_str();
