@@ -370,3 +370,11 @@ def test_copy_point_and_regret_bound_refuse_junk() -> None:
     with pytest.raises(InvalidInputError, match="overflow"):
         learner.regret_bound(smoothness=8.98846567431158e307)
     assert math.isfinite(learner.regret_bound(smoothness=1.0))
+
+
+def test_copies_too_large_for_memory_raise_memory_error_up_front() -> None:
+    """4096 padded-tree copies over 10^5 items at T = 2^62 need about 400 GB: refused at once with MemoryError,
+    instead of allocating copy by copy (100 MB each) until the process is killed."""
+    domain = UniformMatroid(10**5, 1, base=False)
+    with pytest.raises(MemoryError):
+        dponline.PrivateDRSubmodular(domain, horizon=2**62, epsilon=1.0, copies=4096, seed=0)

@@ -151,6 +151,8 @@ class PrivateDRSubmodular(Learner):
 
     Raises:
         InvalidInputError: bad arguments; a domain that is not a matroid polytope in independence form.
+        MemoryError: the ``K`` copies' mechanism state (``K·n·(2⌊log₂T⌋ + 5)`` doubles or more for the padded
+            tree) cannot be allocated.
 
     Example:
         >>> import numpy as np, dponline
