@@ -354,6 +354,15 @@ def test_family_methods_refuse_junk_with_invalid_input():
     assert fam.value(np.int64(1), np.array([0, 1])) == pytest.approx(1 - 0.9 * 0.7)
 
 
+@pytest.mark.parametrize("feedback", ["full", "bandit"])
+def test_regret_bound_of_a_tiny_epsilon_raises_instead_of_inf(feedback):
+    """Found by the fuzz suite: at ``epsilon=1e-310`` (``eta = 4.8e-312``) ``regret_bound()`` returned inf."""
+    learner = PrivateSubmodular(2, 1, horizon=1, epsilon=1e-310, delta=1e-6, feedback=feedback)
+    with pytest.raises(dponline.NonFiniteError):
+        learner.regret_bound()
+    assert math.isfinite(PrivateSubmodular(2, 1, horizon=1, epsilon=1.0, delta=1e-6, feedback=feedback).regret_bound())
+
+
 def test_expert_probabilities_refuses_an_index_beyond_k():
     """Found by the fuzz suite: ``expert_probabilities(2**64)`` raised OverflowError."""
     learner = PrivateSubmodular(3, 2, horizon=5, epsilon=None, seed=0)

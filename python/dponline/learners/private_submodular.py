@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _core, _validate
 from .._seed import SeedLike
-from ..errors import InvalidInputError, ProtocolError
+from ..errors import InvalidInputError, NonFiniteError, ProtocolError
 from ..privacy import PrivacyGuarantee
 from ._base import Learner, RunResult, randomness_of
 
@@ -322,17 +322,24 @@ class PrivateSubmodular(Learner):
         * bandit (Lemmas 2 and 3): ``k·(ηT + k|U| ln|U|/(γη) + (k|U|/γ)·T·e^{−8γ²T}) + γT``.
 
         Here ``ln|U|`` is the natural logarithm (``max(ln|U|, ln 2)``, as for ``η``).
+
+        Raises:
+            NonFiniteError: the bound exceeds the float64 range (an ``ε`` so small that ``ln|U|/η`` overflows).
         """
         p = self.params
         T, n, k, eta = float(p["horizon"]), float(p["ground_set_size"]), float(p["k"]), float(p["eta"])
         log_n = max(math.log(n), math.log(2.0))
         if p["feedback"] == "full":
-            return k * (eta * T + log_n / eta)
-        gamma = float(p["gamma"])
-        if gamma <= 0:
-            return 0.0
-        tail = (k * n / gamma) * T * math.exp(-8.0 * gamma * gamma * T)
-        return k * (eta * T + k * n * log_n / (gamma * eta) + tail) + gamma * T
+            bound = k * (eta * T + log_n / eta)
+        else:
+            gamma = float(p["gamma"])
+            if gamma <= 0:
+                return 0.0
+            tail = (k * n / gamma) * T * math.exp(-8.0 * gamma * gamma * T)
+            bound = k * (eta * T + k * n * log_n / (gamma * eta) + tail) + gamma * T
+        if not math.isfinite(bound):
+            raise NonFiniteError(f"the regret bound overflows float64 (eta = {eta:g}): declare a larger epsilon")
+        return bound
 
     def __repr__(self) -> str:
         p = self._core.params
