@@ -36,7 +36,13 @@ fn items_arg(items: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<usize>> {
         .try_iter()
         .map_err(|_| refuse())?
         .map(|a| {
-            let a = crate::convert::validated(&a?, "integer", "item id", &[])?;
+            let a = a?;
+            // Plain ints directly (the per-round path); anything else through the shared validator.
+            let a = if a.is_exact_instance_of::<pyo3::types::PyInt>() {
+                a
+            } else {
+                crate::convert::validated(&a, "integer", "item id", &[])?
+            };
             a.extract::<i64>()
                 .ok()
                 .and_then(|a| usize::try_from(a).ok())
