@@ -254,6 +254,8 @@ def test_family_methods_refuse_junk(fam: Any, data: st.DataObject) -> None:
     if ok:
         assert rows.shape == (T,) and np.all(rows < fam.rows)
     marks = data.draw(st.one_of(st.lists(rounds, max_size=3), st.sampled_from([None, "ab", [[1]]])), "marks")
+    if isinstance(marks, list):  # a legal checkpoint near 2^62 is 2^62 evaluations, not an error
+        marks = [m for m in marks if not (isinstance(m, (int, np.integer)) and 10**4 < m <= T)]
     ok, cum = attempt(lambda: fam.cumulative_at(items, marks))
     if ok:
         assert cum.shape == (len(marks),)
