@@ -358,3 +358,23 @@ def test_other_mechanisms_are_calibrated_exactly_and_refuse_the_paper_bound() ->
         learner.tell(P[t])
     with pytest.raises(dponline.DPOnlineError):
         learner.regret_bound()
+
+
+def test_copy_point_and_regret_bound_refuse_junk() -> None:
+    """Found by tests/test_fuzz_submodular.py: ``copy_point(2**64)`` raised OverflowError and
+    ``regret_bound(smoothness=8.98e307)`` returned inf."""
+    learner = dponline.PrivateDRSubmodular(UniformMatroid(3, 1, base=False), horizon=2, epsilon=None, seed=0)
+    for k in (2**64, learner.params["copies"], -1):
+        with pytest.raises(InvalidInputError):
+            learner.copy_point(k)
+    with pytest.raises(NonFiniteError, match="overflow"):
+        learner.regret_bound(smoothness=8.98846567431158e307)
+    assert math.isfinite(learner.regret_bound(smoothness=1.0))
+
+
+def test_copies_too_large_for_memory_raise_memory_error_up_front() -> None:
+    """4096 padded-tree copies over 10^5 items at T = 2^62 need about 400 GB: refused at once with MemoryError,
+    instead of allocating copy by copy (100 MB each) until the process is killed."""
+    domain = UniformMatroid(10**5, 1, base=False)
+    with pytest.raises(MemoryError):
+        dponline.PrivateDRSubmodular(domain, horizon=2**62, epsilon=1.0, copies=4096, seed=0)

@@ -245,6 +245,133 @@ def test_hedge_bad_input_leaves_state_unchanged():
         Hedge(3, 0.0)
 
 
+# Found by tests/test_fuzz_submodular.py: before the fix each of these raised TypeError / OverflowError (PyO3's
+# argument conversion), or accepted junk, instead of InvalidInputError.
+HEDGE_JUNK = [
+    lambda: Hedge("3", 1.0),
+    lambda: Hedge(-1, 1.0),
+    lambda: Hedge(2**64, 1.0),
+    lambda: Hedge(3, "x"),
+    lambda: Hedge(3, True),
+    lambda: Hedge(3, 1.0, secure="yes"),
+    lambda: Hedge(3, 1.0).update_one("0", 0.5),
+    lambda: Hedge(3, 1.0).update_one(-1, 0.5),
+    lambda: Hedge(3, 1.0).update_one(2**64, 0.5),
+    lambda: Hedge(3, 1.0).update_one(0, "0.5"),
+    lambda: Hedge(3, 1.0).sample(-1),
+    lambda: Hedge(3, 1.0).sample("2"),
+    lambda: Hedge(3, 1.0).sample(1.0),
+]
+
+
+@pytest.mark.parametrize("call", HEDGE_JUNK)
+def test_hedge_refuses_junk_arguments_with_invalid_input(call):
+    with pytest.raises(dponline.InvalidInputError):
+        call()
+
+
+def test_hedge_huge_sample_size_raises_memory_error():
+    """Found by the fuzz suite: ``sample(2**40)`` aborted the interpreter (an infallible 8 TB allocation)."""
+    h = Hedge(3, 1.0, seed=0)
+    before = pickle.dumps(h)
+    with pytest.raises(MemoryError):
+        h.sample(2**40)
+    assert pickle.dumps(h) == before
+    assert h.sample().shape == (1,) and h.sample(0).shape == (0,)
+
+
+@pytest.mark.parametrize("eta", [600.0, 1e6, 1e100, 1e308])
+def test_hedge_at_huge_learning_rates_stays_finite_or_refuses(eta):
+    """Found by the fuzz suite: ``Hedge(1, 1e6).update_one(0, 1.0)`` made the distribution NaN (the leaf
+    ``e^{10^6}`` overflowed); at ``eta = 1e308`` the log-weights and offset overflowed to ±inf after two updates.
+    Learning rates above 1e100 are refused; below, every output stays finite."""
+    try:
+        h = Hedge(3, eta, seed=0)
+    except dponline.InvalidInputError:
+        assert eta > 1e100
+        return
+    for t in range(50):
+        if t % 3 == 2:
+            h.update_full(np.array([1.0, 0.0, 0.5]))
+        else:
+            h.update_one(t % 3, 1.0 if t % 2 else 0.25)
+        p = h.probabilities()
+        assert np.all(np.isfinite(p)) and np.all(p >= 0) and abs(p.sum() - 1) < 1e-12, (t, p)
+        assert np.all(np.isfinite(h.log_weights)) and math.isfinite(h.offset) and math.isfinite(h.total)
+        assert 0 <= h.sample(1)[0] < 3
+
+
+def test_private_submodular_refuses_an_epsilon_whose_eta_overflows_hedge():
+    with pytest.raises(dponline.InvalidInputError, match="eta"):
+        PrivateSubmodular(3, 1, horizon=2, epsilon=1e300, delta=1e-6)
+    learner = PrivateSubmodular(3, 1, horizon=2, epsilon=1e80, delta=1e-6, seed=0)
+    learner.ask()
+    learner.tell(np.array([1.0, 0.0, 0.5]))
+    assert np.all(np.isfinite(learner.expert_probabilities(0)))
+
+
+def test_private_submodular_too_large_for_memory_raises_memory_error_up_front():
+    """Each expert's arrays fit, all ``k`` of them do not (2^20 Hedges over 2^24 items, about 400 TB): refused at
+    once with MemoryError, instead of allocating expert by expert until the process is killed."""
+    with pytest.raises(MemoryError):
+        PrivateSubmodular(2**24, 2**20, horizon=10, epsilon=None)
+
+
+def test_family_methods_refuse_junk_with_invalid_input():
+    """Found by the fuzz suite: PyO3's conversions leaked TypeError / OverflowError from the family's methods,
+    ``row_indices`` of a huge horizon panicked (capacity overflow) or aborted, and ``WeightedCoverage`` truncated
+    float element ids."""
+    fam = ProbabilisticCoverage(np.array([[0.5, 0.2], [0.1, 0.3]]))
+    W = np.array([[0.2, 0.6]])
+    calls = [
+        lambda: fam.value("0", [0]),
+        lambda: fam.value(-1, [0]),
+        lambda: fam.value(0, [2**64]),
+        lambda: fam.value(0, "01"),
+        lambda: fam.value(0, [0.0]),
+        lambda: fam.gains(2**64, [0]),
+        lambda: fam.gains(0, None),
+        lambda: fam.summed_gains([-(2**70)]),
+        lambda: fam.cumulative_at([0], [-1]),
+        lambda: fam.cumulative_at([0], "1"),
+        lambda: fam.lazy_greedy(2**64),
+        lambda: fam.lazy_greedy("1"),
+        lambda: greedy_in_hindsight(fam, 2**64),
+        lambda: WeightedCoverage(W, [[0], [2**70]]),
+        lambda: WeightedCoverage(W, [[0], [1.5]]),
+        lambda: WeightedCoverage(W, [[0], ["1"]]),
+        lambda: dponline.submodular.SubmodularFamily("probabilistic_coverage", W, horizon=-1),
+        lambda: dponline.submodular.SubmodularFamily("probabilistic_coverage", W, order=1),
+        lambda: dponline.submodular.SubmodularFamily(None, W),
+    ]
+    for call in calls:
+        with pytest.raises(dponline.InvalidInputError):
+            call()
+    for resample in ("cycle", "bootstrap"):
+        huge = ProbabilisticCoverage(np.full((2, 3), 0.5), horizon=2**62, resample=resample, seed=1)
+        with pytest.raises(MemoryError):
+            huge.row_indices()
+    assert fam.value(np.int64(1), np.array([0, 1])) == pytest.approx(1 - 0.9 * 0.7)
+
+
+@pytest.mark.parametrize("feedback", ["full", "bandit"])
+def test_regret_bound_of_a_tiny_epsilon_raises_instead_of_inf(feedback):
+    """Found by the fuzz suite: at ``epsilon=1e-310`` (``eta = 4.8e-312``) ``regret_bound()`` returned inf."""
+    learner = PrivateSubmodular(2, 1, horizon=1, epsilon=1e-310, delta=1e-6, feedback=feedback)
+    with pytest.raises(dponline.NonFiniteError):
+        learner.regret_bound()
+    assert math.isfinite(PrivateSubmodular(2, 1, horizon=1, epsilon=1.0, delta=1e-6, feedback=feedback).regret_bound())
+
+
+def test_expert_probabilities_refuses_an_index_beyond_k():
+    """Found by the fuzz suite: ``expert_probabilities(2**64)`` raised OverflowError."""
+    learner = PrivateSubmodular(3, 2, horizon=5, epsilon=None, seed=0)
+    for i in (2, 2**64, -1, 1.0):
+        with pytest.raises(dponline.InvalidInputError):
+            learner.expert_probabilities(i)
+    assert learner.expert_probabilities(1).shape == (3,)
+
+
 def _check_hedge_stays_normalised(n: int, updates: int, rng) -> None:
     eta = 1e-2
     h = Hedge(n, eta, seed=2)

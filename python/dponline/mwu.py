@@ -19,8 +19,10 @@ of rounds with payoffs in ``[0, 1]``. It is the expert used by :class:`dponline.
 * ``log_weights``, ``offset``, ``total``, ``eta``, ``n``; pickles (``to_bytes``/``from_bytes``): a seeded
   Hedge resumes bit-identically, a secure one reseeds from the OS.
 
-Errors: ``InvalidInputError`` for payoffs outside ``[0, 1]``, an action out of range, ``n = 0`` or ``eta <= 0``;
-``NonFiniteError`` for NaN/inf. The state is unchanged when an error is raised.
+Errors: ``InvalidInputError`` for payoffs outside ``[0, 1]``, an action out of range, ``n = 0``, ``eta <= 0`` or
+``eta > 1e100`` (so that log-weights and offset stay finite over any number of updates), a ``size`` or argument
+that is not an integer / real number; ``NonFiniteError`` for NaN/inf; ``MemoryError`` for an ``n`` or ``size``
+too large to allocate. The state is unchanged when an error is raised.
 """
 
 from __future__ import annotations

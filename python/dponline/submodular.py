@@ -22,6 +22,8 @@ distinct rows, each weighted by how often it is played); ``family.lazy_greedy(k)
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from . import _validate
@@ -40,6 +42,13 @@ def _family(
     if seed is not None:
         seed = _validate.integer("seed", seed, low=0, high=2**64 - 1)
     return SubmodularFamily(kind, data, horizon=horizon, order=order, seed=seed)
+
+
+def _element_id(j: object) -> int:
+    """An element id of ``covers``: an integer (NumPy integers included), never a float, string or bool."""
+    if isinstance(j, (bool, np.bool_)):
+        raise TypeError(f"element ids must be integers, got {j!r}")
+    return operator.index(j)  # type: ignore[arg-type]
 
 
 def ProbabilisticCoverage(  # noqa: N802 - a family constructor, named like the function it builds
@@ -134,7 +143,7 @@ def WeightedCoverage(  # noqa: N802 - a family constructor, named like the funct
     """
     W = _validate.real_array("W", W, (None, None))
     try:
-        items = [sorted({int(j) for j in c}) for c in covers]  # type: ignore[attr-defined]
+        items = [sorted({_element_id(j) for j in c}) for c in covers]  # type: ignore[attr-defined]
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"covers must be a sequence of sequences of element ids ({exc})") from None
     if any(j < 0 for c in items for j in c):

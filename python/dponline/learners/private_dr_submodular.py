@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _core, _validate, privacy
 from .._seed import SeedLike
-from ..errors import DPOnlineError, InvalidInputError
+from ..errors import DPOnlineError, InvalidInputError, NonFiniteError
 from ..privacy import PrivacyGuarantee
 from ._base import MECHANISMS, Learner, RunResult, mechanism_noise, randomness_of
 from .dp_ftrl import dp_ftrl_noise
@@ -151,6 +151,8 @@ class PrivateDRSubmodular(Learner):
 
     Raises:
         InvalidInputError: bad arguments; a domain that is not a matroid polytope in independence form.
+        MemoryError: the ``K`` copies' mechanism state (``K·n·(2⌊log₂T⌋ + 5)`` doubles or more for the padded
+            tree) cannot be allocated.
 
     Example:
         >>> import numpy as np, dponline
@@ -298,8 +300,13 @@ class PrivateDRSubmodular(Learner):
         return self._core.point
 
     def copy_point(self, k: int) -> np.ndarray:
-        """Copy ``k``'s current point ``v^k`` (float64 ``(n,)``)."""
-        return self._core.copy_point(_validate.integer("k", k, low=0))
+        """Copy ``k``'s current point ``v^k`` (float64 ``(n,)``), ``0 <= k < copies``.
+
+        Raises:
+            InvalidInputError: ``k`` not an integer in ``[0, copies)``.
+        """
+        copies = int(self._core.params["copies"])
+        return self._core.copy_point(_validate.integer("k", k, low=0, high=copies - 1))
 
     @property
     def clipped(self) -> int:
@@ -330,6 +337,7 @@ class PrivateDRSubmodular(Learner):
         Raises:
             DPOnlineError: ``mechanism`` other than the padded tree (``N`` is the tree's).
             InvalidInputError: a bad ``smoothness``.
+            NonFiniteError: the bound exceeds the float64 range (a huge ``smoothness``).
         """
         p = self.params
         if p["mechanism"] != "tree" and p["noise_scale"] > 0:
@@ -348,6 +356,11 @@ class PrivateDRSubmodular(Learner):
             fw = T * G * 2.0 * p["diameter"] / math.sqrt(p["lmo_calls"] + 2)
         copy = ftrl + noise + fw
         smooth = beta * R2 * T / (2.0 * K)
+        if not math.isfinite(copy + smooth):
+            raise NonFiniteError(
+                f"the regret bound overflows float64 (copy {copy:g}, smoothness term {smooth:g}): declare a smaller "
+                "smoothness"
+            )
         return {
             "ftrl": ftrl,
             "noise": noise,

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _core, _validate
 from .._seed import SeedLike
-from ..errors import InvalidInputError, ProtocolError
+from ..errors import InvalidInputError, NonFiniteError, ProtocolError
 from ..privacy import PrivacyGuarantee
 from ._base import Learner, RunResult, randomness_of
 
@@ -119,7 +119,8 @@ class PrivateSubmodular(Learner):
         ground_set_size: ``|U| >= 1``.
         k: cardinality, ``1 <= k <= |U|``.
         horizon: ``T >= 1``.
-        epsilon: ``ε > 0``, or ``None`` for the non-private learner.
+        epsilon: ``ε > 0``, or ``None`` for the non-private learner (an ``ε`` so large that ``η > 1e100`` is
+            refused).
         delta: ``δ ∈ (0, 1)`` (required when private; ignored otherwise).
         feedback: ``"full"`` or ``"bandit"``.
         exploration: ``"online"`` (default) or ``"presampled"`` (bandit only).
@@ -130,6 +131,7 @@ class PrivateSubmodular(Learner):
 
     Raises:
         InvalidInputError: bad arguments (``k = 0``, ``k > |U|``, ``δ ∉ (0, 1)`` when private, ...).
+        MemoryError: the ``k`` experts' weights (about ``24·k·|U|`` bytes) cannot be allocated.
 
     Example:
         >>> import numpy as np, dponline
@@ -223,6 +225,9 @@ class PrivateSubmodular(Learner):
             InvalidInputError: wrong shape or type, an unknown ``kind``, out-of-range values with ``strict``, a
                 callable that is not monotone submodular on the queried sets.
             NonFiniteError: NaN or inf. In every case the learner is unchanged.
+
+        An exception raised by a callable ``feedback`` itself propagates unchanged, and the learner is unchanged
+        too (it is told nothing until every query has returned).
         """
         if callable(feedback):
             return self._tell_function(feedback)
@@ -301,8 +306,13 @@ class PrivateSubmodular(Learner):
         return int(self._core.clipped)
 
     def expert_probabilities(self, i: int) -> np.ndarray:
-        """Sampling distribution of expert ``i`` (0-based), float64 ``(|U|,)``."""
-        return self._core.expert_probabilities(_validate.integer("i", i, low=0))
+        """Sampling distribution of expert ``i`` (0-based, ``i < k``), float64 ``(|U|,)``.
+
+        Raises:
+            InvalidInputError: ``i`` not an integer in ``[0, k)``.
+        """
+        k = int(self._core.params["k"])
+        return self._core.expert_probabilities(_validate.integer("i", i, low=0, high=k - 1))
 
     def regret_bound(self) -> float:
         """Explicit bound on the expected ``(1 − 1/e)``-regret from the proofs.
@@ -312,17 +322,24 @@ class PrivateSubmodular(Learner):
         * bandit (Lemmas 2 and 3): ``k·(ηT + k|U| ln|U|/(γη) + (k|U|/γ)·T·e^{−8γ²T}) + γT``.
 
         Here ``ln|U|`` is the natural logarithm (``max(ln|U|, ln 2)``, as for ``η``).
+
+        Raises:
+            NonFiniteError: the bound exceeds the float64 range (an ``ε`` so small that ``ln|U|/η`` overflows).
         """
         p = self.params
         T, n, k, eta = float(p["horizon"]), float(p["ground_set_size"]), float(p["k"]), float(p["eta"])
         log_n = max(math.log(n), math.log(2.0))
         if p["feedback"] == "full":
-            return k * (eta * T + log_n / eta)
-        gamma = float(p["gamma"])
-        if gamma <= 0:
-            return 0.0
-        tail = (k * n / gamma) * T * math.exp(-8.0 * gamma * gamma * T)
-        return k * (eta * T + k * n * log_n / (gamma * eta) + tail) + gamma * T
+            bound = k * (eta * T + log_n / eta)
+        else:
+            gamma = float(p["gamma"])
+            if gamma <= 0:
+                return 0.0
+            tail = (k * n / gamma) * T * math.exp(-8.0 * gamma * gamma * T)
+            bound = k * (eta * T + k * n * log_n / (gamma * eta) + tail) + gamma * T
+        if not math.isfinite(bound):
+            raise NonFiniteError(f"the regret bound overflows float64 (eta = {eta:g}): declare a larger epsilon")
+        return bound
 
     def __repr__(self) -> str:
         p = self._core.params

@@ -41,6 +41,12 @@ use crate::rng::Generator;
 use crate::simd::{Level, run_at};
 use crate::vecops::{TAYLOR, exp_any, exp_nonpositive, max_of};
 
+/// Largest learning rate accepted: with payoffs in `[0, 1]` a log-weight moves by at most `η` per update, so
+/// every log-weight and the offset stay finite (below `η·2^64 < 10^120`) over any number of updates.
+pub const MAX_ETA: f64 = 1e100;
+/// A bandit update whose leaf `e^{ℓ − base}` would exceed `e^{700}` (near the overflow at `e^{709.78}`)
+/// renormalises on the exact maximum instead (only for `η` beyond about 400).
+const LEAF_MAX_EXPONENT: f64 = 700.0;
 /// Renormalise the log-weights once the sum of the leaves exceeds `e^300` (bandit updates only; far from the
 /// overflow at `e^709` for any `n`).
 const RENORM_TOTAL: f64 = 1.942_426_395_241_255_8e130;
@@ -332,8 +338,8 @@ impl Hedge {
         if n == 0 {
             return Err(CoreError::invalid("n", ">= 1 (actions)", n));
         }
-        if !(eta.is_finite() && eta > 0.0) {
-            return Err(CoreError::invalid("eta", "finite and > 0", eta));
+        if !(eta.is_finite() && eta > 0.0 && eta <= MAX_ETA) {
+            return Err(CoreError::invalid("eta", "finite, > 0 and <= 1e100", eta));
         }
         let log_w = crate::alloc::zeros("Hedge log-weights", n)?;
         let mut leaves = crate::alloc::zeros("Hedge weights", n)?;
@@ -580,6 +586,11 @@ impl Hedge {
     pub(crate) fn apply_one(&mut self, i: usize, payoff: f64) {
         let v = self.log_w[i] + self.eta * payoff;
         self.log_w[i] = v;
+        if v - self.base > LEAF_MAX_EXPONENT {
+            // `e^{v − base}` would overflow (a learning rate beyond about 400): rebase on the exact maximum.
+            self.rebase_on_max();
+            return;
+        }
         self.leaves[i] = leaf_of(v - self.base);
         let b = i / BLOCK;
         let start = b * BLOCK;
@@ -604,6 +615,20 @@ impl Hedge {
             *leaf = exp_nonpositive(*l);
         }
         self.offset += shift;
+        self.base = 0.0;
+        self.since_refresh = 0;
+        self.rebuild_sums();
+    }
+
+    /// Subtract the largest log-weight from every log-weight (the leader's becomes 0) and rebuild the leaves
+    /// and sums.
+    fn rebase_on_max(&mut self) {
+        let top = max_of(&self.log_w);
+        for (l, leaf) in self.log_w.iter_mut().zip(&mut self.leaves) {
+            *l -= top;
+            *leaf = exp_nonpositive(*l);
+        }
+        self.offset += top;
         self.base = 0.0;
         self.since_refresh = 0;
         self.rebuild_sums();
@@ -728,6 +753,31 @@ mod tests {
         let bytes = crate::rng::to_state_bytes(&h).unwrap();
         let back: Hedge = crate::rng::from_state_bytes(&bytes).unwrap();
         assert_eq!(back, h);
+    }
+
+    #[test]
+    fn bandit_updates_at_huge_learning_rates_stay_finite() {
+        // Found by tests/test_fuzz_submodular.py: `update_one` at η = 10^6 made the leaf e^{10^6} = inf and
+        // the distribution NaN.
+        for &eta in &[600.0, 1e6, MAX_ETA] {
+            let mut h = Hedge::new(3, eta).unwrap();
+            for t in 0..200 {
+                h.update_one(t % 3, if t % 2 == 0 { 1.0 } else { 0.25 })
+                    .unwrap();
+                let mut p = vec![0.0; 3];
+                h.probabilities(&mut p).unwrap();
+                assert!(
+                    p.iter().all(|v| v.is_finite() && *v >= 0.0),
+                    "{eta} {t} {p:?}"
+                );
+                assert!(
+                    (p.iter().sum::<f64>() - 1.0).abs() < 1e-12,
+                    "{eta} {t} {p:?}"
+                );
+                assert!(h.log_weights().iter().all(|v| v.is_finite()) && h.offset().is_finite());
+            }
+        }
+        assert!(Hedge::new(3, MAX_ETA * 2.0).is_err());
     }
 
     #[test]

@@ -12,21 +12,69 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{RunOutput, exclusive, matrix_owned, run_learner, seed_words, with_vector};
+use crate::convert::{
+    RunOutput, exclusive, int_arg, len_arg, matrix_owned, real_arg, run_learner, seed_words,
+    with_vector,
+};
 use crate::errors::{OrRaise, invalid_input};
 
 /// `(items, values after each addition, evaluations)` of greedy.
 type GreedyTuple<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>, u64);
 
-fn items_arg(items: Vec<i64>, n: usize) -> PyResult<Vec<usize>> {
+fn items_arg(items: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<usize>> {
+    let refuse = || {
+        invalid_input(format!(
+            "item ids must be a sequence of integers, got {items}"
+        ))
+    };
+    if items.is_instance_of::<pyo3::types::PyString>()
+        || items.is_instance_of::<pyo3::types::PyBytes>()
+    {
+        return Err(refuse());
+    }
     items
-        .into_iter()
+        .try_iter()
+        .map_err(|_| refuse())?
         .map(|a| {
-            usize::try_from(a)
+            let a = a?;
+            // Plain ints directly (the per-round path); anything else through the shared validator.
+            let a = if a.is_exact_instance_of::<pyo3::types::PyInt>() {
+                a
+            } else {
+                crate::convert::validated(&a, "integer", "item id", &[])?
+            };
+            a.extract::<i64>()
                 .ok()
+                .and_then(|a| usize::try_from(a).ok())
                 .filter(|&a| a < n)
                 .ok_or_else(|| invalid_input(format!("item ids must be in [0, {n}), got {a}")))
         })
+        .collect()
+}
+
+/// A string argument, or `InvalidInputError` naming `name`.
+fn str_arg(value: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
+    value
+        .extract::<String>()
+        .map_err(|_| invalid_input(format!("{name} must be a string, got {value}")))
+}
+
+/// The `order` argument of the family constructors (`#[pyo3(from_py_with = order_arg)]`).
+fn order_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    str_arg(value, "order")
+}
+
+/// Round numbers (non-negative integers), each through the shared validator.
+fn rounds_arg(values: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<u64>> {
+    if values.is_instance_of::<pyo3::types::PyString>() {
+        return Err(invalid_input(format!(
+            "{name} must be a list of integers, got {values}"
+        )));
+    }
+    values
+        .try_iter()
+        .map_err(|_| invalid_input(format!("{name} must be a list of integers, got {values}")))?
+        .map(|c| int_arg(&c?, name, 0, None))
         .collect()
 }
 
@@ -51,11 +99,13 @@ impl PyHedge {
     #[pyo3(signature = (n, eta, *, seed = None, secure = false))]
     fn new(
         py: Python<'_>,
-        n: usize,
-        eta: f64,
+        n: &Bound<'_, PyAny>,
+        eta: &Bound<'_, PyAny>,
         seed: Option<&Bound<'_, PyAny>>,
-        secure: bool,
+        #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
     ) -> PyResult<Self> {
+        let n = len_arg(n, "n", 1)?;
+        let eta = real_arg(eta, "eta", Some(0.0), true)?;
         let words = seed_words(py, seed, secure)?;
         Ok(PyHedge {
             inner: Hedge::new(n, eta).or_raise()?,
@@ -73,7 +123,13 @@ impl PyHedge {
     }
 
     /// Bandit update: ``action`` earns ``payoff`` in ``[0, 1]``.
-    fn update_one(slf: &Bound<'_, Self>, action: usize, payoff: f64) -> PyResult<()> {
+    fn update_one(
+        slf: &Bound<'_, Self>,
+        action: &Bound<'_, PyAny>,
+        payoff: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let action = len_arg(action, "action", 0)?;
+        let payoff = real_arg(payoff, "payoff", None, false)?;
         exclusive(slf, "Hedge")?
             .inner
             .update_one(action, payoff)
@@ -81,14 +137,19 @@ impl PyHedge {
     }
 
     /// ``size`` actions drawn i.i.d. from the current distribution.
-    #[pyo3(signature = (size = 1))]
-    fn sample<'py>(slf: &Bound<'py, Self>, size: usize) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    #[pyo3(signature = (size = None))]
+    #[pyo3(text_signature = "($self, size=1)")]
+    fn sample<'py>(
+        slf: &Bound<'py, Self>,
+        size: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyArray1<i64>>> {
+        let size = size.map_or(Ok(1), |s| len_arg(s, "size", 0))?;
         let mut this = exclusive(slf, "Hedge")?;
         let this = &mut *this;
-        let out: Vec<usize> = (0..size)
-            .map(|_| this.inner.sample(&mut this.rng))
-            .collect();
-        Ok(ids(slf.py(), &out))
+        // Fallible: a huge size raises MemoryError instead of aborting the process.
+        let mut out: Vec<i64> = dponline_core::alloc::reserve("Hedge samples", size).or_raise()?;
+        out.extend((0..size).map(|_| this.inner.sample(&mut this.rng) as i64));
+        Ok(out.into_pyarray(slf.py()))
     }
 
     /// The sampling distribution, shape ``(n,)``.
@@ -196,15 +257,23 @@ impl PySubmodularFamily {
 #[pymethods]
 impl PySubmodularFamily {
     #[new]
-    #[pyo3(signature = (kind, data, *, horizon = None, order = "sequential", seed = None))]
+    #[pyo3(signature = (kind, data, *, horizon = None, order = String::from("sequential"), seed = None))]
+    #[pyo3(text_signature = "(kind, data, *, horizon=None, order='sequential', seed=None)")]
     fn new(
-        kind: &str,
+        kind: &Bound<'_, PyAny>,
         data: &Bound<'_, PyAny>,
-        horizon: Option<u64>,
-        order: &str,
-        seed: Option<u64>,
+        horizon: Option<&Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = order_arg)] order: String,
+        seed: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let kind = SubmodularKind::from_name(kind).or_raise()?;
+        let kind = SubmodularKind::from_name(&str_arg(kind, "kind")?).or_raise()?;
+        let (horizon, seed) = (
+            horizon
+                .map(|h| int_arg(h, "horizon", 1, None))
+                .transpose()?,
+            seed.map(|s| int_arg(s, "seed", 0, None)).transpose()?,
+        );
+        let order = order.as_str();
         let shape: Vec<usize> = data
             .getattr("shape")
             .and_then(|s| s.extract())
@@ -223,7 +292,8 @@ impl PySubmodularFamily {
     }
 
     /// ``f_t(S)`` at round ``t`` (0-based) for item ids ``items`` (duplicates count once).
-    fn value(&self, t: u64, items: Vec<i64>) -> PyResult<f64> {
+    fn value(&self, t: &Bound<'_, PyAny>, items: &Bound<'_, PyAny>) -> PyResult<f64> {
+        let t = int_arg(t, "t", 0, None)?;
         let items = items_arg(items, self.inner.ground_set_size())?;
         self.inner.value(t, &items).or_raise()
     }
@@ -232,9 +302,10 @@ impl PySubmodularFamily {
     fn gains<'py>(
         &self,
         py: Python<'py>,
-        t: u64,
-        prefix: Vec<i64>,
+        t: &Bound<'py, PyAny>,
+        prefix: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let t = int_arg(t, "t", 0, None)?;
         let n = self.inner.ground_set_size();
         let prefix = items_arg(prefix, n)?;
         let mut out = dponline_core::alloc::zeros("gains", n).or_raise()?;
@@ -246,7 +317,7 @@ impl PySubmodularFamily {
     fn summed_gains<'py>(
         &self,
         py: Python<'py>,
-        prefix: Vec<i64>,
+        prefix: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let n = self.inner.ground_set_size();
         let prefix = items_arg(prefix, n)?;
@@ -256,18 +327,24 @@ impl PySubmodularFamily {
     }
 
     /// Greedy with lazy evaluations on ``Σ_t f_t``: ``(items, values after each addition, evaluations)``.
-    fn lazy_greedy<'py>(&self, py: Python<'py>, k: usize) -> PyResult<GreedyTuple<'py>> {
+    fn lazy_greedy<'py>(
+        &self,
+        py: Python<'py>,
+        k: &Bound<'py, PyAny>,
+    ) -> PyResult<GreedyTuple<'py>> {
+        let k = len_arg(k, "k", 1)?;
         let family = &self.inner;
         let g = crate::convert::detached(py, move || family.lazy_greedy(k))?;
         Ok((ids(py, &g.items), g.values.into_pyarray(py), g.evaluations))
     }
 
     /// Index of the data row used at each round, shape ``(horizon,)`` (for small horizons / inspection).
-    fn row_indices<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
-        (0..self.inner.horizon())
-            .map(|t| self.inner.row_index(t) as u64)
-            .collect::<Vec<_>>()
-            .into_pyarray(py)
+    fn row_indices<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
+        let horizon = self.inner.horizon();
+        let len = usize::try_from(horizon).unwrap_or(usize::MAX);
+        let mut out: Vec<u64> = dponline_core::alloc::reserve("row indices", len).or_raise()?;
+        out.extend((0..horizon).map(|t| self.inner.row_index(t) as u64));
+        Ok(out.into_pyarray(py))
     }
 
     /// How many rounds use each data row, shape ``(rows,)``.
@@ -279,10 +356,11 @@ impl PySubmodularFamily {
     fn cumulative_at<'py>(
         &self,
         py: Python<'py>,
-        items: Vec<i64>,
-        checkpoints: Vec<u64>,
+        items: &Bound<'py, PyAny>,
+        checkpoints: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let items = items_arg(items, self.inner.ground_set_size())?;
+        let checkpoints = rounds_arg(checkpoints, "checkpoints")?;
         let family = &self.inner;
         let out = crate::convert::detached(py, move || family.cumulative_at(&items, &checkpoints))?;
         Ok(out.into_pyarray(py))
@@ -303,14 +381,22 @@ impl PySubmodularFamily {
     /// Weighted coverage ``f_t(S) = Σ_{j ∈ ∪_{a∈S} covers[a]} weights[t, j]`` (see
     /// ``dponline.submodular.WeightedCoverage``).
     #[staticmethod]
-    #[pyo3(signature = (weights, covers, *, horizon = None, order = "sequential", seed = None))]
+    #[pyo3(signature = (weights, covers, *, horizon = None, order = String::from("sequential"), seed = None))]
+    #[pyo3(text_signature = "(weights, covers, *, horizon=None, order='sequential', seed=None)")]
     fn weighted_coverage(
         weights: &Bound<'_, PyAny>,
-        covers: Vec<Vec<usize>>,
-        horizon: Option<u64>,
-        order: &str,
-        seed: Option<u64>,
+        #[pyo3(from_py_with = crate::convert::index_lists)] covers: Vec<Vec<usize>>,
+        horizon: Option<&Bound<'_, PyAny>>,
+        #[pyo3(from_py_with = order_arg)] order: String,
+        seed: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let (horizon, seed) = (
+            horizon
+                .map(|h| int_arg(h, "horizon", 1, None))
+                .transpose()?,
+            seed.map(|s| int_arg(s, "seed", 0, None)).transpose()?,
+        );
+        let order = order.as_str();
         let shape: Vec<usize> = weights
             .getattr("shape")
             .and_then(|s| s.extract())

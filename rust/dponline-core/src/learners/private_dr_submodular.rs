@@ -362,6 +362,23 @@ impl PrivateDrSubmodular {
         let (members, start, caps) = matroid_blocks(&domain)?;
         let k = params.copies;
         let total = crate::alloc::checked_len("copies x ground set", k, n)?;
+        // Probe the k copies' state at once — a lower bound per copy and item: its point, and the mechanism's
+        // (1 + padded)·levels noise rows for the tree, at least a prefix and an initial release otherwise — so
+        // that sizes beyond the machine are refused up front (MemoryError) instead of being allocated copy by
+        // copy until the process runs out of memory.
+        let per_item = 1 + match mechanism {
+            MechanismSpec::Tree { padded } => {
+                crate::aggregation::levels_touched(params.horizon) as usize
+                    * (1 + usize::from(padded))
+                    + 2
+            }
+            _ => 2,
+        };
+        let probe = crate::alloc::checked_len("the PFTAL copies' state", total, per_item)?;
+        drop(crate::alloc::reserve::<f64>(
+            "the PFTAL copies' state",
+            probe,
+        )?);
         let mut trees = crate::alloc::reserve("PFTAL copies", k)?;
         let frank_wolfe = params.argmin == Argmin::FrankWolfe;
         let mut solvers = crate::alloc::reserve("PFTAL copies", if frank_wolfe { k } else { 0 })?;

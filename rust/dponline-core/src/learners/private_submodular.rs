@@ -166,10 +166,10 @@ impl SubmodularParams {
             }
             (Feedback::Bandit, None) => (k as f64 * n as f64 * ln_items(n) / (gamma * t)).sqrt(),
         };
-        if !(eta.is_finite() && eta > 0.0) {
+        if !(eta.is_finite() && eta > 0.0 && eta <= crate::mwu::MAX_ETA) {
             return Err(CoreError::invalid(
                 "eta",
-                "finite and > 0 (from the declared arguments)",
+                "finite, > 0 and <= 1e100 (from the declared arguments; a smaller epsilon)",
                 eta,
             ));
         }
@@ -271,6 +271,15 @@ impl PrivateSubmodular {
     ///
     /// Errors: [`CoreError::Allocation`]; entropy failures.
     pub fn new(params: SubmodularParams, seed: Seed, secure: bool, strict: bool) -> Result<Self> {
+        // The k experts hold about 3·|U| doubles each (log-weights, leaves, sum tree). Probe the whole amount at
+        // once, so that sizes beyond the machine are refused up front (MemoryError) instead of being allocated
+        // expert by expert until the process runs out of memory.
+        let total = crate::alloc::checked_len("the experts' weights", params.k, params.n)?;
+        let total = crate::alloc::checked_len("the experts' weights", total, 3)?;
+        drop(crate::alloc::reserve::<f64>(
+            "the experts' weights (k Hedges over |U| items)",
+            total,
+        )?);
         let mut rng = Generator::for_stream(&seed, 1, secure)?;
         let mut experts = crate::alloc::reserve("experts", params.k)?;
         for _ in 0..params.k {
