@@ -437,9 +437,10 @@ class DPFTRL(Learner):
           a worst-case term, linear in ``T``.
 
         Raises:
-            InvalidInputError: bad ``samples`` / ``seed``.
+            InvalidInputError: bad ``samples`` / ``seed``; the bound overflows float64 (the declared constants are
+                too large for it).
             DPOnlineError: the learner releases its prefix sums with another mechanism than the padded tree
-                (Theorem 3.1 assumes identically distributed noise in every release); the bound overflows float64.
+                (Theorem 3.1 assumes identically distributed noise in every release).
         """
         if getattr(self, "_mechanism", "tree") != "tree":
             raise DPOnlineError(
@@ -455,7 +456,7 @@ class DPFTRL(Learner):
         if p["method"] == "frank-wolfe":
             fw = T * p["dual_bound"] * 2.0 * self._domain.diameter / math.sqrt(p["lmo_calls"] + 2)
         if not all(math.isfinite(v) for v in (noise_mean, stderr, fw, p["ftrl_bound"] + noise_mean + 4 * stderr + fw)):
-            raise DPOnlineError(
+            raise InvalidInputError(
                 f"regret_bound: the bound overflows float64 (noise term {noise_mean:g}, Frank-Wolfe term {fw:g}); "
                 "rescale the domain or the losses"
             )
@@ -694,7 +695,8 @@ class DPFTPL(Learner):
 
         Raises:
             DPOnlineError: the learner uses another mechanism than the padded tree (the argument needs
-                identically distributed perturbations in every release), or the bound overflows float64.
+                identically distributed perturbations in every release).
+            InvalidInputError: the bound overflows float64 (the declared constants are too large for it).
         """
         if self._mechanism != "tree":
             raise DPOnlineError(
@@ -711,7 +713,7 @@ class DPFTPL(Learner):
         else:  # G·(G/s): G² over- or underflows for |log10 G| > 154
             bound = s * W + T * G * (G / s) * D / math.sqrt(2 * math.pi)
         if not math.isfinite(bound):
-            raise DPOnlineError(f"regret_bound: the bound overflows float64 (loss_bound={G:g}, horizon={T})")
+            raise InvalidInputError(f"regret_bound: the bound overflows float64 (loss_bound={G:g}, horizon={T})")
         return float(bound)
 
     def __repr__(self) -> str:

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _core, _validate, privacy
 from .._seed import SeedLike
-from ..errors import DPOnlineError, InvalidInputError, NonFiniteError
+from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ._base import MECHANISMS, Learner, RunResult, mechanism_noise, randomness_of
 from .dp_ftrl import dp_ftrl_noise
@@ -337,7 +337,7 @@ class PrivateDRSubmodular(Learner):
         Raises:
             DPOnlineError: ``mechanism`` other than the padded tree (``N`` is the tree's).
             InvalidInputError: a bad ``smoothness``.
-            NonFiniteError: the bound exceeds the float64 range (a huge ``smoothness``).
+            InvalidInputError: the bound exceeds the float64 range (a huge ``smoothness``).
         """
         p = self.params
         if p["mechanism"] != "tree" and p["noise_scale"] > 0:
@@ -357,7 +357,7 @@ class PrivateDRSubmodular(Learner):
         copy = ftrl + noise + fw
         smooth = beta * R2 * T / (2.0 * K)
         if not math.isfinite(copy + smooth):
-            raise NonFiniteError(
+            raise InvalidInputError(
                 f"the regret bound overflows float64 (copy {copy:g}, smoothness term {smooth:g}): declare a smaller "
                 "smoothness"
             )

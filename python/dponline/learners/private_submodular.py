@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _core, _validate
 from .._seed import SeedLike
-from ..errors import InvalidInputError, NonFiniteError, ProtocolError
+from ..errors import InvalidInputError, ProtocolError
 from ..privacy import PrivacyGuarantee
 from ._base import Learner, RunResult, randomness_of
 
@@ -324,7 +324,7 @@ class PrivateSubmodular(Learner):
         Here ``ln|U|`` is the natural logarithm (``max(ln|U|, ln 2)``, as for ``η``).
 
         Raises:
-            NonFiniteError: the bound exceeds the float64 range (an ``ε`` so small that ``ln|U|/η`` overflows).
+            InvalidInputError: the bound exceeds the float64 range (an ``ε`` so small that ``ln|U|/η`` overflows).
         """
         p = self.params
         T, n, k, eta = float(p["horizon"]), float(p["ground_set_size"]), float(p["k"]), float(p["eta"])
@@ -338,7 +338,7 @@ class PrivateSubmodular(Learner):
             tail = (k * n / gamma) * T * math.exp(-8.0 * gamma * gamma * T)
             bound = k * (eta * T + k * n * log_n / (gamma * eta) + tail) + gamma * T
         if not math.isfinite(bound):
-            raise NonFiniteError(f"the regret bound overflows float64 (eta = {eta:g}): declare a larger epsilon")
+            raise InvalidInputError(f"the regret bound overflows float64 (eta = {eta:g}): declare a larger epsilon")
         return bound
 
     def __repr__(self) -> str:
