@@ -16,7 +16,8 @@ set ``U``, every entry in ``[0, 1]`` — and a row order (in sequence, cycling, 
 
 ``family.gains(t, prefix)`` returns the marginal gain of every item given ``prefix`` in one ``O(|U|)`` pass;
 ``family.summed_gains(prefix)`` the gains for the summed function ``F = Σ_{t<horizon} f_t`` (one pass over the
-distinct rows, each weighted by how often it is played); ``family.lazy_greedy(k)`` maximises ``F`` greedily (see
+distinct rows, each weighted by how often it is played; counting the plays of a bootstrap order takes ``O(horizon)``
+per call, in order or cycling it is closed-form); ``family.lazy_greedy(k)`` maximises ``F`` greedily (see
 :func:`dponline.regret.greedy_in_hindsight`).
 """
 
