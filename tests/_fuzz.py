@@ -182,3 +182,25 @@ def valid_domains(draw: st.DrawFn) -> Any:
     if kind == 7:
         return PathPolytope(3, [(0, 1), (1, 2)] + draw(st.sampled_from([[], [(0, 2)], [(0, 1), (0, 2)]])), 0, 2)
     return PathPolytope(2, [(0, 1)], 0, 1)
+
+
+def check_params(params: dict[str, Any]) -> None:
+    """Every float a learner reports among its constants is finite."""
+    for key, value in params.items():
+        if isinstance(value, float):
+            assert math.isfinite(value), (key, value)
+
+
+def check_guarantee(p: Any) -> None:
+    """A reported guarantee is finite: ``ε > 0``, ``0 <= δ < 1``, a positive finite noise multiplier if any."""
+    assert math.isfinite(p.epsilon) and p.epsilon > 0, p
+    assert 0 <= p.delta < 1, p
+    if p.noise_multiplier is not None:
+        assert math.isfinite(p.noise_multiplier) and p.noise_multiplier > 0, p
+
+
+def check_constructed(learner: Any) -> None:
+    """A successfully constructed learner: finite constants and, when private, a finite guarantee."""
+    check_params(learner.params)
+    if learner.privacy is not None:
+        check_guarantee(learner.privacy)

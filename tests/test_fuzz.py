@@ -28,6 +28,7 @@ from _fuzz import (
     arrays,
     assert_finite,
     attempt,
+    check_constructed,
     check_domain,
     finite_floats,
     finite_vectors,
@@ -370,11 +371,7 @@ def test_private_bandit_constructor(d: Any, kwargs: dict[str, Any]) -> None:
     ok, learner = attempt(lambda: dponline.PrivateBandit(d, **kwargs))
     if not ok:
         return
-    for key, value in learner.params.items():
-        if isinstance(value, float):
-            assert math.isfinite(value), (key, value)
-    if learner.privacy is not None:
-        assert math.isfinite(learner.privacy.epsilon) and 0 <= learner.privacy.delta < 1
+    check_constructed(learner)
     x = learner.ask()
     assert x.shape == (d.dim,)
     assert_finite(x)

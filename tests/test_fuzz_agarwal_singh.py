@@ -22,6 +22,8 @@ import numpy as np
 from _fuzz import (
     assert_finite,
     attempt,
+    check_guarantee,
+    check_params,
     finite_floats,
     finite_vectors,
     ints,
@@ -72,22 +74,12 @@ flags = st.sampled_from([True, False, 0, None])
 randomness = st.sampled_from([{"seed": 7}, {"seed": 7}, {"secure": True}])
 
 
-def check_params(params: dict[str, Any]) -> None:
-    for key, value in params.items():
-        if isinstance(value, float):
-            assert math.isfinite(value), (key, value)
-
-
 def check_privacy(learner: Any, epsilon: Any) -> None:
     if epsilon is None:
         assert learner.privacy is None
         return
-    p = learner.privacy
-    assert p is not None
-    assert math.isfinite(p.epsilon) and p.epsilon > 0
-    assert 0 <= p.delta < 1
-    if p.noise_multiplier is not None:
-        assert math.isfinite(p.noise_multiplier) and p.noise_multiplier > 0
+    assert learner.privacy is not None
+    check_guarantee(learner.privacy)
 
 
 def check_point(d: Any, x: Any) -> None:

@@ -28,6 +28,7 @@ from _fuzz import (
     arrays,
     assert_finite,
     attempt,
+    check_constructed,
     ints,
     reals,
     seeds,
@@ -571,11 +572,7 @@ def test_private_dr_submodular_constructor(domain: Any, kwargs: dict[str, Any]) 
     ok, learner = attempt(lambda: dponline.PrivateDRSubmodular(domain, **kwargs))
     if not ok:
         return
-    for key, value in learner.params.items():
-        if isinstance(value, float):
-            assert math.isfinite(value), (key, value)
-    if learner.privacy is not None:
-        assert math.isfinite(learner.privacy.epsilon) and 0 <= learner.privacy.delta < 1
+    check_constructed(learner)
     S = learner.ask()
     check_dr_round(learner, domain, S)
     for j in range(learner.params["copies"]):
