@@ -218,6 +218,34 @@ pub struct PySubmodularFamily {
     seed: Option<u64>,
 }
 
+/// The optional `horizon` (>= 1) and `seed` (>= 0) of a family constructor.
+fn horizon_and_seed(
+    horizon: Option<&Bound<'_, PyAny>>,
+    seed: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(Option<u64>, Option<u64>)> {
+    Ok((
+        horizon
+            .map(|h| int_arg(h, "horizon", 1, None))
+            .transpose()?,
+        seed.map(|s| int_arg(s, "seed", 0, None)).transpose()?,
+    ))
+}
+
+/// A 2-D float array of rows as `(columns, row-major values)`; `axes` names its axes in the error.
+fn rows_arg(data: &Bound<'_, PyAny>, name: &str, axes: &str) -> PyResult<(usize, Vec<f64>)> {
+    let shape: Vec<usize> = data
+        .getattr("shape")
+        .and_then(|s| s.extract())
+        .unwrap_or_default();
+    let [_, cols] = shape.as_slice() else {
+        return Err(invalid_input(format!(
+            "{name} must be a 2-D array ({axes}), got shape {shape:?}"
+        )));
+    };
+    let (_, values) = matrix_owned(data, name, *cols)?;
+    Ok((*cols, values))
+}
+
 impl PySubmodularFamily {
     fn finish(
         family: SubmodularFamily,
@@ -267,28 +295,10 @@ impl PySubmodularFamily {
         seed: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let kind = SubmodularKind::from_name(&str_arg(kind, "kind")?).or_raise()?;
-        let (horizon, seed) = (
-            horizon
-                .map(|h| int_arg(h, "horizon", 1, None))
-                .transpose()?,
-            seed.map(|s| int_arg(s, "seed", 0, None)).transpose()?,
-        );
-        let order = order.as_str();
-        let shape: Vec<usize> = data
-            .getattr("shape")
-            .and_then(|s| s.extract())
-            .unwrap_or_default();
-        let cols = match shape.as_slice() {
-            [_, c] => *c,
-            other => {
-                return Err(invalid_input(format!(
-                    "data must be a 2-D array (rows, ground_set_size), got shape {other:?}"
-                )));
-            }
-        };
-        let (_, values) = matrix_owned(data, "data", cols)?;
+        let (horizon, seed) = horizon_and_seed(horizon, seed)?;
+        let (cols, values) = rows_arg(data, "data", "rows, ground_set_size")?;
         let family = SubmodularFamily::new(kind, values, cols).or_raise()?;
-        Self::finish(family, horizon, order, seed)
+        Self::finish(family, horizon, &order, seed)
     }
 
     /// ``f_t(S)`` at round ``t`` (0-based) for item ids ``items`` (duplicates count once).
@@ -390,28 +400,10 @@ impl PySubmodularFamily {
         #[pyo3(from_py_with = order_arg)] order: String,
         seed: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let (horizon, seed) = (
-            horizon
-                .map(|h| int_arg(h, "horizon", 1, None))
-                .transpose()?,
-            seed.map(|s| int_arg(s, "seed", 0, None)).transpose()?,
-        );
-        let order = order.as_str();
-        let shape: Vec<usize> = weights
-            .getattr("shape")
-            .and_then(|s| s.extract())
-            .unwrap_or_default();
-        let cols = match shape.as_slice() {
-            [_, c] => *c,
-            other => {
-                return Err(invalid_input(format!(
-                    "weights must be a 2-D array (rows, elements), got shape {other:?}"
-                )));
-            }
-        };
-        let (_, values) = matrix_owned(weights, "weights", cols)?;
+        let (horizon, seed) = horizon_and_seed(horizon, seed)?;
+        let (cols, values) = rows_arg(weights, "weights", "rows, elements")?;
         let family = SubmodularFamily::weighted_coverage(values, cols, &covers).or_raise()?;
-        Self::finish(family, horizon, order, seed)
+        Self::finish(family, horizon, &order, seed)
     }
 
     /// ``"sequential"``, ``"cycle"`` or ``"bootstrap"``.
