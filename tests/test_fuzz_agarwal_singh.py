@@ -241,6 +241,31 @@ def test_dpftrl_protocol(
     _play_vector_learner(learner, d, ops, data, samples=200)
 
 
+def play_run(learner: Any, op: str, data: st.DataObject, d: Any, pending: Any) -> Any:
+    """One ``run`` of a full-information learner on a generated linear (``op == "run"``) or portfolio family with
+    junk ``rounds``: a failure leaves the learner unchanged; a success had no pending point and played exactly
+    the rounds asked. Returns the family when the run succeeded, else ``None``."""
+    make = linear_family if op == "run" else portfolio_family
+    ok, fam = attempt(lambda: make(data, d.dim))
+    if not ok:
+        return None
+    t0, rounds = learner.t, data.draw(junk_rounds, "rounds")
+    ok, result = unchanged_if_failed(learner, lambda: learner.run(fam, rounds=rounds, checkpoints=3))
+    if not ok:
+        return None
+    assert pending is None, "run with a pending point succeeded"
+    assert fam.dim == d.dim
+    check_run(learner, result, t0, int(rounds) if rounds is not None else result.rounds, d)
+    return fam
+
+
+def pickled(learner: Any) -> Any:
+    """A pickle round-trip that restores the same bytes."""
+    clone = pickle.loads(pickle.dumps(learner))
+    assert state_of(clone) == state_of(learner)
+    return clone
+
+
 def _play_vector_learner(learner: Any, d: Any, ops: list[str], data: st.DataObject, samples: int | None) -> None:
     """The protocol of the full-information learners (DPFTRL, DPFTPL): loss vectors of the domain's dimension."""
     n = d.dim
@@ -267,27 +292,15 @@ def _play_vector_learner(learner: Any, d: Any, ops: list[str], data: st.DataObje
                 assert_finite(learner.noisy_cumulative_loss)
                 pending = None
         elif op in ("run", "run_portfolio"):
-            make = linear_family if op == "run" else portfolio_family
-            ok, fam = attempt(lambda make=make: make(data, n))
-            if not ok:
-                continue
-            rounds = data.draw(junk_rounds, "rounds")
-            ok, result = unchanged_if_failed(
-                learner, lambda fam=fam, rounds=rounds, learner=learner: learner.run(fam, rounds=rounds, checkpoints=3)
-            )
-            if ok:
-                assert pending is None, "run with a pending point succeeded"
-                assert fam.dim == n
-                check_run(learner, result, t0, int(rounds) if rounds is not None else result.rounds, d)
+            fam = play_run(learner, op, data, d, pending)
+            if fam is not None:
                 assert_finite(learner.noisy_cumulative_loss)
                 group = learner.privacy_per_source_row(fam)
                 assert group is None or (math.isfinite(group.epsilon) and 0 <= group.delta <= 1)
         elif op == "run_junk":
             run_junk(learner, data)
         elif op == "pickle":
-            clone = pickle.loads(pickle.dumps(learner))
-            assert state_of(clone) == state_of(learner)
-            learner = clone
+            learner = pickled(learner)
         else:
             ok, bound = attempt(
                 lambda learner=learner: (
@@ -498,8 +511,7 @@ def test_exp3_protocol(
         elif op == "probabilities":
             check_probabilities(learner, arms)
         elif op == "pickle":
-            clone = pickle.loads(pickle.dumps(learner))
-            assert state_of(clone) == state_of(learner)
+            clone = pickled(learner)
             np.testing.assert_array_equal(clone.probabilities(), learner.probabilities())
             learner = clone
         else:
@@ -589,22 +601,10 @@ def test_scrible_protocol(
         elif op == "run_junk":
             run_junk(learner, data)
         elif op in ("run", "run_portfolio"):
-            make = linear_family if op == "run" else portfolio_family
-            ok, fam = attempt(lambda make=make: make(data, n))
-            if not ok:
-                continue
-            rounds = data.draw(junk_rounds, "rounds")
-            ok, result = unchanged_if_failed(
-                learner, lambda fam=fam, rounds=rounds, learner=learner: learner.run(fam, rounds=rounds, checkpoints=3)
-            )
-            if ok:
-                assert op == "run", "PrivateSCRiBLe ran on a portfolio family"
-                assert pending is None and fam.dim == n
-                check_run(learner, result, t0, int(rounds) if rounds is not None else result.rounds, d)
+            fam = play_run(learner, op, data, d, pending)
+            assert fam is None or op == "run", "PrivateSCRiBLe ran on a portfolio family"
         elif op == "pickle":
-            clone = pickle.loads(pickle.dumps(learner))
-            assert state_of(clone) == state_of(learner)
-            learner = clone
+            learner = pickled(learner)
         else:
             bound = learner.regret_bound()
             assert math.isfinite(bound) and bound >= 0
