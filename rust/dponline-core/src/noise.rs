@@ -242,7 +242,9 @@ impl Sampler for NoDraw {
 }
 
 impl Sampler for GaussianDraw {
-    #[inline]
+    /// `inline(always)`: inlined into a fill loop, the generator's state stays in registers across draws
+    /// (as a call, every draw loads and stores it: about twice the time per draw).
+    #[inline(always)]
     fn sample<R: rand_core::Rng + ?Sized>(&self, g: &mut R) -> f64 {
         let z: f64 = StandardNormal.sample(g);
         self.0 * z
@@ -250,7 +252,8 @@ impl Sampler for GaussianDraw {
 }
 
 impl Sampler for LaplaceDraw {
-    #[inline]
+    /// `inline(always)`, as [`GaussianDraw`]'s.
+    #[inline(always)]
     fn sample<R: rand_core::Rng + ?Sized>(&self, g: &mut R) -> f64 {
         let e: f64 = Exp1.sample(g);
         if g.next_u64() & 1 == 1 {

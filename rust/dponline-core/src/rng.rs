@@ -124,12 +124,6 @@ impl Generator {
         (bits as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
     }
 
-    /// Overwrite `out` with i.i.d. draws of `dist`, dispatching on the generator once per call.
-    #[inline]
-    pub fn fill_from<D: rand_distr::Distribution<f64>>(&mut self, dist: &D, out: &mut [f64]) {
-        crate::with_generator!(self, g => out.iter_mut().for_each(|o| *o = dist.sample(g)));
-    }
-
     #[inline]
     fn next_u64_inner(&mut self) -> u64 {
         match self {

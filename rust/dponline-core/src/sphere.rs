@@ -5,8 +5,7 @@
 //! normalising gives the uniform distribution on the unit sphere of the subspace. A uniform point of the
 //! ball is a uniform direction scaled by `U^{1/d}`.
 
-use rand_distr::StandardNormal;
-
+use crate::noise::NoiseDistribution;
 use crate::rng::Generator;
 
 /// Overwrite `out` with a uniform unit vector of `R^{out.len()}`. Allocation-free.
@@ -50,7 +49,8 @@ pub fn gaussian_in(
     mut project: impl FnMut(&mut [f64]),
 ) -> f64 {
     for _ in 0..MAX_DRAWS {
-        rng.fill_from(&StandardNormal, out);
+        // Standard normal draws (σ = 1: the ziggurat's values unscaled), through the noise module's inlined fill.
+        NoiseDistribution::Gaussian { sigma: 1.0 }.fill(rng, out);
         let raw = crate::vecops::dot(out, out);
         project(out);
         let norm = crate::vecops::dot(out, out).sqrt();
