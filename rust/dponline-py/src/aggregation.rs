@@ -124,7 +124,8 @@ impl PyTreeAggregator {
         let mut this = exclusive(slf, "TreeAggregator")?;
         let dim = this.inner.dim();
         let (rows, data) = matrix_owned(xs, "X", dim)?;
-        this.inner.check_rows(&data).or_raise()?;
+        let inner = &this.inner;
+        detached(py, || inner.check_rows(&data))?;
         let mut out = dponline_core::alloc::zeros("push_many output", data.len()).or_raise()?;
         let block = dim * (BLOCK_VALUES / dim).max(1);
         let inner = &mut this.inner;
