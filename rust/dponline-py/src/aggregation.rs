@@ -15,10 +15,10 @@ use pyo3::types::PyBytes;
 use crate::convert::{
     detached, exclusive, int_arg, len_arg, matrix_owned, real_arg, seed_words, shared, with_vector,
 };
+use crate::errors::OrRaise;
 
 /// Values pushed per native block of `push_many` between two checks for Ctrl-C.
 const BLOCK_VALUES: usize = 1 << 20;
-use crate::errors::OrRaise;
 
 /// An option argument (`#[pyo3(from_py_with = ...)]`): one of `options`, returned as its `'static` name (so the
 /// signature keeps its literal default); another name or a non-string raises `InvalidInputError` naming the
@@ -124,10 +124,14 @@ impl PyTreeAggregator {
         let mut this = exclusive(slf, "TreeAggregator")?;
         let dim = this.inner.dim();
         let (rows, data) = matrix_owned(xs, "X", dim)?;
-        let inner = &this.inner;
-        detached(py, || inner.check_rows(&data))?;
-        let mut out = dponline_core::alloc::zeros("push_many output", data.len()).or_raise()?;
         let block = dim * (BLOCK_VALUES / dim).max(1);
+        if data.len() > block {
+            // Several blocks: all validated before the first is pushed (each block's own check cannot see the
+            // rows after it). A single block is validated by the core's `push_many`.
+            let inner = &this.inner;
+            detached(py, || inner.check_rows(&data))?;
+        }
+        let mut out = dponline_core::alloc::zeros("push_many output", data.len()).or_raise()?;
         let inner = &mut this.inner;
         for (x, o) in data.chunks(block).zip(out.chunks_mut(block)) {
             py.detach(|| inner.push_many(x, o)).or_raise()?;

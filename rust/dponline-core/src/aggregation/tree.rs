@@ -151,27 +151,35 @@ pub struct TreeAggregator {
     node: SumOf,
 }
 
-/// Rewrite the noise rows of the nodes that change at a push and write the release, monomorphic in the node
-/// sampler (module docs, "How it is computed").
+/// Pushes a block of rows: for each, rewrite the noise rows of the nodes that change and write the release,
+/// monomorphic in the node sampler (module docs, "How it is computed"). The sampler, the generator and the
+/// vector level are dispatched once per block, not once per row.
 struct Renew<'a> {
     dim: usize,
-    /// Positions to redraw (bit set), from the highest down; the lowest is the release's row.
-    renew: u64,
-    /// Which of them hold padding nodes (the others hold data nodes).
-    padding: u64,
-    /// The padding position that takes over the node retiring one position above it, if any.
-    recycled: Option<u32>,
-    /// Position of the nearest unchanged node above them, if any.
-    above: Option<u32>,
+    /// [`padded_draws`] of the horizon.
+    levels: u32,
+    padded: bool,
+    /// Pushes so far, advanced by one per row; unchanged by the release `L̃_0` ([`Rows::Initial`]).
+    t: &'a mut u64,
+    rows_in: Rows<'a>,
     rng: &'a mut Generator,
     rows: &'a mut [f64],
     pad: &'a mut [f64],
     prefix: &'a mut [f64],
-    x: &'a [f64],
+    /// The releases, row-major, one per input row.
     out: &'a mut [f64],
     /// The vector level of the row passes: [`Level::Avx512`] (the CPU's widest, [`crate::simd::dispatch`])
     /// except in the test that compares levels.
     level: Level,
+}
+
+/// What a [`Renew`] pushes.
+#[derive(Clone, Copy)]
+enum Rows<'a> {
+    /// The release before any data, `L̃_0`: every position redrawn, nothing added (`t = 0`, one zero row).
+    Initial(&'a [f64]),
+    /// Rows `t + 1, t + 2, …`, row-major.
+    Push(&'a [f64]),
 }
 
 impl WithSampler for Renew<'_> {
@@ -180,102 +188,124 @@ impl WithSampler for Renew<'_> {
     fn call<N: Sampler>(self, node: N) {
         let Renew {
             dim,
-            mut renew,
-            padding,
-            recycled,
-            mut above,
+            levels,
+            padded,
+            t,
+            rows_in,
             rng,
             rows,
             pad,
             prefix,
-            x,
             out,
             level,
         } = self;
-        // One dispatch per push: the row passes below run at the CPU's widest vector level (bit-identical at
+        let (xs, initial) = match rows_in {
+            Rows::Initial(zero) => (zero, true),
+            Rows::Push(xs) => (xs, false),
+        };
+        // One dispatch per block: the row passes below run at the CPU's widest vector level (bit-identical at
         // every level, `crate::simd`); the draws have their own dispatched kernel.
         crate::with_generator!(rng, g => crate::simd::run_at(level, #[inline(always)] || {
-            while renew != 0 {
-                let j = 63 - renew.leading_zeros();
-                renew &= !(1u64 << j);
-                let ju = j as usize;
-                let (low, high) = rows.split_at_mut((ju + 1) * dim);
-                let row = &mut low[ju * dim..];
-                let base = above.map(|a| &high[(a - j - 1) as usize * dim..(a - j) as usize * dim]);
-                // The node's own draw into `row`: a data node's fresh draw; a padding node's draw (fresh, or
-                // the one retiring from position j + 1), kept in `pad` row j for a later hand-down.
-                // A padding node's draw stays in `pad` and is read from there by the pass that writes `row`
-                // (`row = own + base`: the same sums as copying it into `row` first, one pass fewer).
-                let (pad_low, pad_high) = pad.split_at_mut(if padding >> j & 1 == 0 {
-                    0
+            for (x, out) in xs.chunks_exact(dim).zip(out.chunks_exact_mut(dim)) {
+                // Push `t` redraws the positions that flip, 0..=trailing_zeros(t) (every node above is unchanged,
+                // module docs); `L̃_0` draws every position.
+                let (now, flipped) = if initial {
+                    (0, u64::MAX)
                 } else {
-                    (ju + 1) * dim
-                });
-                let own: Option<&[f64]> = if padding >> j & 1 == 0 {
-                    node.fill(g, row);
-                    None
-                } else {
-                    let own = &mut pad_low[ju * dim..];
-                    if recycled == Some(j) {
-                        own.copy_from_slice(&pad_high[..dim]);
-                    } else {
-                        node.fill(g, own);
-                    }
-                    Some(own)
+                    *t += 1;
+                    (*t, u64::MAX.checked_shr(63 - t.trailing_zeros()).unwrap_or(u64::MAX))
                 };
-                let last = renew == 0;
-                match (own, base) {
-                    (None, Some(base)) if !last => row.iter_mut().zip(base).for_each(|(r, &b)| *r += b),
-                    (Some(own), Some(base)) if !last => {
-                        for ((r, &o), &b) in row.iter_mut().zip(own).zip(base) {
-                            *r = o + b;
+                let mask = node_mask(now, levels, padded);
+                let mut renew = mask & flipped;
+                let kept = mask & !flipped;
+                let mut above = (kept != 0).then(|| kept.trailing_zeros());
+                let padding = mask & !now;
+                // At a push (k = trailing_zeros(t) >= 1) the padding node at position k retires (bit k sets) while
+                // position k − 1 needs a padding node: it takes over the retiring one (module docs).
+                let k = now.trailing_zeros();
+                let recycled = (padded && now > 0 && k >= 1 && k < levels).then(|| k - 1);
+                while renew != 0 {
+                    let j = 63 - renew.leading_zeros();
+                    renew &= !(1u64 << j);
+                    let ju = j as usize;
+                    let (low, high) = rows.split_at_mut((ju + 1) * dim);
+                    let row = &mut low[ju * dim..];
+                    let base = above.map(|a| &high[(a - j - 1) as usize * dim..(a - j) as usize * dim]);
+                    // The node's own draw into `row`: a data node's fresh draw; a padding node's draw (fresh, or
+                    // the one retiring from position j + 1), kept in `pad` row j for a later hand-down.
+                    // A padding node's draw stays in `pad` and is read from there by the pass that writes `row`
+                    // (`row = own + base`: the same sums as copying it into `row` first, one pass fewer).
+                    let (pad_low, pad_high) = pad.split_at_mut(if padding >> j & 1 == 0 {
+                        0
+                    } else {
+                        (ju + 1) * dim
+                    });
+                    let own: Option<&[f64]> = if padding >> j & 1 == 0 {
+                        node.fill(g, row);
+                        None
+                    } else {
+                        let own = &mut pad_low[ju * dim..];
+                        if recycled == Some(j) {
+                            own.copy_from_slice(&pad_high[..dim]);
+                        } else {
+                            node.fill(g, own);
+                        }
+                        Some(own)
+                    };
+                    let last = renew == 0;
+                    match (own, base) {
+                        (None, Some(base)) if !last => row.iter_mut().zip(base).for_each(|(r, &b)| *r += b),
+                        (Some(own), Some(base)) if !last => {
+                            for ((r, &o), &b) in row.iter_mut().zip(own).zip(base) {
+                                *r = o + b;
+                            }
+                        }
+                        (None, None) if !last => {}
+                        (Some(own), None) if !last => row.copy_from_slice(own),
+                        // The release's row, fused with the running sum and the output.
+                        (None, Some(base)) => {
+                            for ((((r, &b), p), &xi), o) in
+                                row.iter_mut().zip(base).zip(prefix.iter_mut()).zip(x).zip(out.iter_mut())
+                            {
+                                *r += b;
+                                *p += xi;
+                                *o = *p + *r;
+                            }
+                        }
+                        (Some(own), Some(base)) => {
+                            for (((((r, &w), &b), p), &xi), o) in row
+                                .iter_mut()
+                                .zip(own)
+                                .zip(base)
+                                .zip(prefix.iter_mut())
+                                .zip(x)
+                                .zip(out.iter_mut())
+                            {
+                                *r = w + b;
+                                *p += xi;
+                                *o = *p + *r;
+                            }
+                        }
+                        (None, None) => {
+                            for (((r, p), &xi), o) in
+                                row.iter_mut().zip(prefix.iter_mut()).zip(x).zip(out.iter_mut())
+                            {
+                                *p += xi;
+                                *o = *p + *r;
+                            }
+                        }
+                        (Some(own), None) => {
+                            for ((((r, &w), p), &xi), o) in
+                                row.iter_mut().zip(own).zip(prefix.iter_mut()).zip(x).zip(out.iter_mut())
+                            {
+                                *r = w;
+                                *p += xi;
+                                *o = *p + *r;
+                            }
                         }
                     }
-                    (None, None) if !last => {}
-                    (Some(own), None) if !last => row.copy_from_slice(own),
-                    // The release's row, fused with the running sum and the output.
-                    (None, Some(base)) => {
-                        for ((((r, &b), p), &xi), o) in
-                            row.iter_mut().zip(base).zip(prefix.iter_mut()).zip(x).zip(out.iter_mut())
-                        {
-                            *r += b;
-                            *p += xi;
-                            *o = *p + *r;
-                        }
-                    }
-                    (Some(own), Some(base)) => {
-                        for (((((r, &w), &b), p), &xi), o) in row
-                            .iter_mut()
-                            .zip(own)
-                            .zip(base)
-                            .zip(prefix.iter_mut())
-                            .zip(x)
-                            .zip(out.iter_mut())
-                        {
-                            *r = w + b;
-                            *p += xi;
-                            *o = *p + *r;
-                        }
-                    }
-                    (None, None) => {
-                        for (((r, p), &xi), o) in
-                            row.iter_mut().zip(prefix.iter_mut()).zip(x).zip(out.iter_mut())
-                        {
-                            *p += xi;
-                            *o = *p + *r;
-                        }
-                    }
-                    (Some(own), None) => {
-                        for ((((r, &w), p), &xi), o) in
-                            row.iter_mut().zip(own).zip(prefix.iter_mut()).zip(x).zip(out.iter_mut())
-                        {
-                            *r = w;
-                            *p += xi;
-                            *o = *p + *r;
-                        }
-                    }
+                    above = Some(j);
                 }
-                above = Some(j);
             }
         }));
     }
@@ -374,7 +404,7 @@ impl TreeAggregator {
             // `L̃_0`: the padding nodes at every position below `L` (no data yet).
             let zero = alloc::zeros(what(), dim)?;
             let mut initial = std::mem::take(&mut tree.initial);
-            tree.renew(0, u64::MAX, &zero, &mut initial);
+            tree.renew_at(Level::Avx512, Rows::Initial(&zero), &mut initial);
             tree.initial = initial;
         }
         Ok(tree)
@@ -547,12 +577,7 @@ impl TreeAggregator {
             });
         }
         self.check_rows(xs)?;
-        for (x, o) in xs
-            .chunks_exact(self.dim)
-            .zip(out.chunks_exact_mut(self.dim))
-        {
-            self.push_unchecked(x, o);
-        }
+        self.push_unchecked(xs, out);
         Ok(())
     }
 
@@ -589,44 +614,25 @@ impl TreeAggregator {
         if fine { Ok(()) } else { self.check_sums(xs) }
     }
 
-    fn push_unchecked(&mut self, x: &[f64], out: &mut [f64]) {
-        self.t += 1;
-        let k = self.t.trailing_zeros();
-        // Positions 0..=k flip; every node above k is unchanged (module docs).
-        let flipped = u64::MAX.checked_shr(63 - k).unwrap_or(u64::MAX);
-        self.renew(self.t, flipped, x, out);
+    /// Push the row-major rows `xs` (already checked), writing their releases into `out`.
+    #[inline]
+    fn push_unchecked(&mut self, xs: &[f64], out: &mut [f64]) {
+        self.renew_at(Level::Avx512, Rows::Push(xs), out);
     }
 
-    /// Redraw the nodes of the release after push `t` at the positions in `flipped` (the nodes at the other
-    /// positions are unchanged), add `x` to the running sum and write the release into `out`.
+    /// Push `rows` (or write `L̃_0`) with the row passes at `level` (or the CPU's, if lower).
     #[inline]
-    fn renew(&mut self, t: u64, flipped: u64, x: &[f64], out: &mut [f64]) {
-        self.renew_at(Level::Avx512, t, flipped, x, out);
-    }
-
-    /// [`TreeAggregator::renew`] with the row passes at `level` (or the CPU's, if lower).
-    #[inline]
-    fn renew_at(&mut self, level: Level, t: u64, flipped: u64, x: &[f64], out: &mut [f64]) {
-        let levels = padded_draws(self.horizon);
-        let mask = node_mask(t, levels, self.padded);
-        let renew = mask & flipped;
-        let kept = mask & !flipped;
-        let above = (kept != 0).then(|| kept.trailing_zeros());
-        // At a push (k = trailing_zeros(t) >= 1) the padding node at position k retires (bit k sets) while
-        // position k − 1 needs a padding node: it takes over the retiring one (module docs).
-        let k = t.trailing_zeros();
-        let recycled = (self.padded && t > 0 && k >= 1 && k < levels).then(|| k - 1);
+    fn renew_at(&mut self, level: Level, rows: Rows<'_>, out: &mut [f64]) {
         self.node.with_sampler(Renew {
             dim: self.dim,
-            renew,
-            padding: mask & !t,
-            recycled,
-            above,
+            levels: padded_draws(self.horizon),
+            padded: self.padded,
+            t: &mut self.t,
+            rows_in: rows,
             rng: &mut self.rng,
             rows: &mut self.rows,
             pad: &mut self.pad,
             prefix: &mut self.prefix,
-            x,
             out,
             level,
         });
@@ -748,10 +754,7 @@ mod tests {
                 let mut out = vec![0.0; 37];
                 for i in 0..40u32 {
                     let x: Vec<f64> = (0..37u32).map(|c| f64::from(c * i % 7) - 2.5).collect();
-                    t.t += 1;
-                    let k = t.t.trailing_zeros();
-                    let flipped = u64::MAX.checked_shr(63 - k).unwrap_or(u64::MAX);
-                    t.renew_at(level, t.t, flipped, &x, &mut out);
+                    t.renew_at(level, Rows::Push(&x), &mut out);
                     bits.extend(out.iter().map(|v| v.to_bits()));
                 }
             }
