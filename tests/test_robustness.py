@@ -323,6 +323,51 @@ def test_ctrl_c_stops_a_long_run_and_it_resumes_exactly(tmp_path) -> None:
     assert pickle.dumps(resumed) == pickle.dumps(twin)
 
 
+SCANS = """
+import sys
+import numpy as np
+from dponline.submodular import ProbabilisticCoverage
+family = ProbabilisticCoverage(np.full((5, 4), 0.1), horizon=2**50, resample="bootstrap", seed=1)
+calls = [
+    lambda: family.row_counts(),
+    lambda: family.summed_gains([]),
+    lambda: family.lazy_greedy(2),
+    lambda: family.cumulative_at([0], [2**49]),
+]
+for i, call in enumerate(calls):
+    print("READY", i, flush=True)
+    try:
+        call()
+    except KeyboardInterrupt:
+        print("INTERRUPTED", i, flush=True)
+        continue
+    print("FINISHED", i, flush=True)
+"""
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_stops_the_horizon_long_scans_of_a_bootstrap_family() -> None:
+    # row_counts, summed_gains, lazy_greedy and cumulative_at walk every round of a bootstrap order
+    # (O(horizon), here 2**50): each must stop on SIGINT with KeyboardInterrupt, not run for days.
+    proc = subprocess.Popen([sys.executable, "-c", SCANS], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        for i in range(4):
+            assert proc.stdout.readline().split() == ["READY", str(i)]
+            time.sleep(0.3)  # let the native scan start
+            sent = time.monotonic()
+            os.kill(proc.pid, signal.SIGINT)
+            line = proc.stdout.readline().split()
+            assert line == ["INTERRUPTED", str(i)], line
+            assert time.monotonic() - sent < 2.0
+        proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0
+
+
 def test_interrupted_run_equals_uninterrupted_at_small_horizon() -> None:
     """The in-process version: a KeyboardInterrupt raised from the progress callback (between native blocks)."""
     T = 300_000

@@ -18,7 +18,8 @@ set ``U``, every entry in ``[0, 1]`` — and a row order (in sequence, cycling, 
 ``family.summed_gains(prefix)`` the gains for the summed function ``F = Σ_{t<horizon} f_t`` (one pass over the
 distinct rows, each weighted by how often it is played; counting the plays of a bootstrap order takes ``O(horizon)``
 per call, in order or cycling it is closed-form); ``family.lazy_greedy(k)`` maximises ``F`` greedily (see
-:func:`dponline.regret.greedy_in_hindsight`).
+:func:`dponline.regret.greedy_in_hindsight`). These horizon-long scans (and ``row_counts``, ``cumulative_at``) run
+with the GIL released and stop on Ctrl-C with ``KeyboardInterrupt``.
 """
 
 from __future__ import annotations

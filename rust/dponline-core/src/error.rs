@@ -57,6 +57,10 @@ pub enum CoreError {
     /// A serialized state could not be restored (corrupt bytes or an unknown format version).
     #[error("cannot restore state: {0}")]
     State(String),
+    /// A long native loop was stopped by its caller's [`crate::interrupt::Poll`] (Ctrl-C in Python); nothing
+    /// was changed.
+    #[error("interrupted")]
+    Interrupted,
     /// The operating system's entropy source failed.
     #[error("operating-system entropy source failed: {0}")]
     Entropy(String),

@@ -12,6 +12,7 @@
 //! | [`domains`] | decision sets with linear minimisation oracles |
 //! | [`sphere`] | uniform directions on spheres, in balls and in subspaces |
 //! | [`frank_wolfe`] | conditional gradient for Euclidean projections, with active sets |
+//! | [`interrupt`] | cooperative interruption (Ctrl-C) of long native loops |
 //! | [`losses`] | loss families evaluated natively in `run` loops |
 //! | [`mwu`] | Hedge (multiplicative weights) over large action sets, log-domain with a sum tree |
 //! | [`submodular`] | monotone submodular function streams with batched marginal gains |
@@ -26,6 +27,7 @@ pub mod alloc;
 pub mod domains;
 pub mod error;
 pub mod frank_wolfe;
+pub mod interrupt;
 pub mod learners;
 pub mod local_dp;
 pub mod losses;

@@ -26,6 +26,7 @@ use std::borrow::Cow;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result, check_finite};
+use crate::interrupt::Poll;
 use crate::losses::RowOrder;
 
 /// The kind of set function a row defines.
@@ -813,11 +814,11 @@ impl SubmodularFamily {
     /// incidence with the summed element weights). Items of the prefix gain 0.
     ///
     /// Errors: [`CoreError::InvalidArgument`] for an item id `>= n`; [`CoreError::Shape`] for `out`;
-    /// [`CoreError::Allocation`].
-    pub fn summed_gains(&self, prefix: &[usize], out: &mut [f64]) -> Result<()> {
+    /// [`CoreError::Allocation`]; [`CoreError::Interrupted`] (`out` unchanged) as [`SubmodularFamily::row_counts`].
+    pub fn summed_gains(&self, prefix: &[usize], out: &mut [f64], poll: Poll<'_>) -> Result<()> {
         self.check_items(prefix)?;
         crate::error::check_len("out", out, self.n)?;
-        let counts = self.row_counts()?;
+        let counts = self.row_counts(poll)?;
         out.fill(0.0);
         if let Some(cover) = &self.cover {
             let mut total_w: Vec<f64> = crate::alloc::zeros("summed element weights", self.width)?;
@@ -859,10 +860,11 @@ impl SubmodularFamily {
         Ok(())
     }
 
-    /// How many times each row is used over the horizon (length `rows`).
+    /// How many times each row is used over the horizon (length `rows`): closed-form in order or cycling,
+    /// `O(horizon)` for a bootstrap order, which asks `poll` every [`crate::interrupt::POLL_ROUNDS`] rounds.
     ///
-    /// Errors: [`CoreError::Allocation`].
-    pub fn row_counts(&self) -> Result<Vec<u64>> {
+    /// Errors: [`CoreError::Allocation`]; [`CoreError::Interrupted`] if `poll` says stop.
+    pub fn row_counts(&self, poll: Poll<'_>) -> Result<Vec<u64>> {
         let mut counts = crate::alloc::zeros::<u64>("row counts", self.rows)?;
         match self.order {
             RowOrder::Sequential => counts[..self.horizon as usize].fill(1),
@@ -876,6 +878,7 @@ impl SubmodularFamily {
             }
             RowOrder::Bootstrap { .. } => {
                 for t in 0..self.horizon {
+                    crate::interrupt::check(poll, t)?;
                     counts[self.row_index(t)] += 1;
                 }
             }
@@ -885,8 +888,16 @@ impl SubmodularFamily {
 
     /// `Σ_{s<c} f_s(S)` for the fixed set `items` at each checkpoint `c` (sorted, each `<= horizon`).
     ///
-    /// Errors: [`CoreError::InvalidArgument`] for bad item ids or checkpoints.
-    pub fn cumulative_at(&self, items: &[usize], checkpoints: &[u64]) -> Result<Vec<f64>> {
+    /// `O(last checkpoint)` evaluations, asking `poll` every [`crate::interrupt::POLL_ROUNDS`] rounds.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for bad item ids or checkpoints; [`CoreError::Interrupted`] if
+    /// `poll` says stop.
+    pub fn cumulative_at(
+        &self,
+        items: &[usize],
+        checkpoints: &[u64],
+        poll: Poll<'_>,
+    ) -> Result<Vec<f64>> {
         self.check_items(items)?;
         crate::losses::check_checkpoints(checkpoints, self.horizon)?;
         let mut out = crate::alloc::reserve("cumulative values", checkpoints.len())?;
@@ -894,6 +905,7 @@ impl SubmodularFamily {
         let (mut t, mut total) = (0u64, 0.0);
         for &c in checkpoints {
             while t < c {
+                crate::interrupt::check(poll, t)?;
                 total += self.value_with(t, items, &mut covered);
                 t += 1;
             }
@@ -954,12 +966,13 @@ impl SubmodularFamily {
     /// by their multiplicities. Guarantees `F(S) >= (1 − 1/e) max_{|S|<=k} F(S)`; stops early when no item
     /// has positive gain.
     ///
-    /// Errors: [`CoreError::InvalidArgument`] for `k == 0` or `k > n`; [`CoreError::Allocation`].
-    pub fn lazy_greedy(&self, k: usize) -> Result<GreedyResult> {
+    /// Errors: [`CoreError::InvalidArgument`] for `k == 0` or `k > n`; [`CoreError::Allocation`];
+    /// [`CoreError::Interrupted`] as [`SubmodularFamily::row_counts`].
+    pub fn lazy_greedy(&self, k: usize, poll: Poll<'_>) -> Result<GreedyResult> {
         if k == 0 || k > self.n {
             return Err(CoreError::invalid("k", "in 1..=ground_set_size", k));
         }
-        let counts = self.row_counts()?;
+        let counts = self.row_counts(poll)?;
         if let Some(cover) = &self.cover {
             return Ok(self.coverage_greedy(cover, &counts, k));
         }
@@ -1029,6 +1042,7 @@ impl SubmodularFamily {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::interrupt::NEVER;
 
     fn brute(kind: SubmodularKind, row: &[f64], set: &[usize]) -> f64 {
         match kind {
@@ -1057,7 +1071,7 @@ mod tests {
                 .reordered(12, RowOrder::Cycle)
                 .unwrap();
             let mut got = vec![0.0; n];
-            fam.summed_gains(&prefix, &mut got).unwrap();
+            fam.summed_gains(&prefix, &mut got, NEVER).unwrap();
             let mut want = vec![0.0; n];
             let mut one = vec![0.0; n];
             for t in 0..12 {
@@ -1069,7 +1083,7 @@ mod tests {
             }
             // Unit multiplicities (sequential order): the facility-location fast path.
             let seq = SubmodularFamily::new(kind, data.clone(), n).unwrap();
-            seq.summed_gains(&prefix, &mut got).unwrap();
+            seq.summed_gains(&prefix, &mut got, NEVER).unwrap();
             let mut want = vec![0.0; n];
             for t in 0..rows as u64 {
                 seq.gains(t, &prefix, &mut one).unwrap();
@@ -1089,7 +1103,7 @@ mod tests {
         let w: Vec<f64> = (0..rows * 7).map(|_| rng.open01() / 7.0).collect();
         let fam = SubmodularFamily::weighted_coverage(w, 7, &covers).unwrap();
         let (mut got, mut want, mut one) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
-        fam.summed_gains(&prefix, &mut got).unwrap();
+        fam.summed_gains(&prefix, &mut got, NEVER).unwrap();
         for t in 0..rows as u64 {
             fam.gains(t, &prefix, &mut one).unwrap();
             want.iter_mut().zip(&one).for_each(|(w, g)| *w += g);
@@ -1097,8 +1111,8 @@ mod tests {
         for (g, w) in got.iter().zip(&want) {
             assert!((g - w).abs() < 1e-12);
         }
-        assert!(fam.summed_gains(&[n], &mut got).is_err());
-        assert!(fam.summed_gains(&[], &mut got[..3]).is_err());
+        assert!(fam.summed_gains(&[n], &mut got, NEVER).is_err());
+        assert!(fam.summed_gains(&[], &mut got[..3], NEVER).is_err());
     }
 
     #[test]
@@ -1137,6 +1151,40 @@ mod tests {
     }
 
     #[test]
+    fn bootstrap_scans_stop_when_polled_and_change_nothing() {
+        let data: Vec<f64> = (0..40).map(|i| f64::from(i % 7) / 10.0).collect();
+        let fam = SubmodularFamily::new(SubmodularKind::ProbabilisticCoverage, data, 4)
+            .unwrap()
+            .reordered(1 << 40, RowOrder::Bootstrap { seed: 3 })
+            .unwrap();
+        // Stop at the third poll: each O(horizon) scan returns `Interrupted` after 2·POLL_ROUNDS rounds.
+        let stop_third = || {
+            let calls = std::sync::atomic::AtomicU32::new(0);
+            move || calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 2
+        };
+        assert_eq!(fam.row_counts(&stop_third()), Err(CoreError::Interrupted));
+        assert_eq!(
+            fam.lazy_greedy(2, &stop_third()).err(),
+            Some(CoreError::Interrupted)
+        );
+        let mut out = vec![7.0; 4];
+        assert_eq!(
+            fam.summed_gains(&[], &mut out, &stop_third()),
+            Err(CoreError::Interrupted)
+        );
+        assert_eq!(out, vec![7.0; 4]);
+        assert_eq!(
+            fam.cumulative_at(&[1], &[1 << 30], &stop_third()),
+            Err(CoreError::Interrupted)
+        );
+        // Unpolled, a scan of a small horizon runs to the end.
+        let small = fam
+            .reordered(1000, RowOrder::Bootstrap { seed: 3 })
+            .unwrap();
+        assert_eq!(small.row_counts(NEVER).unwrap().iter().sum::<u64>(), 1000);
+    }
+
+    #[test]
     fn lazy_greedy_matches_plain_greedy_and_brute_force_bound() {
         let mut rng = crate::rng::Generator::from_seed([2, 7, 1, 8]);
         let (rows, n) = (30, 9);
@@ -1152,7 +1200,7 @@ mod tests {
                     .sum::<f64>()
             };
             for k in 1..=3 {
-                let g = fam.lazy_greedy(k).unwrap();
+                let g = fam.lazy_greedy(k, NEVER).unwrap();
                 // plain greedy
                 let mut set = Vec::new();
                 for _ in 0..k {
@@ -1212,7 +1260,7 @@ mod tests {
                 }
             }
         }
-        let g = fam.lazy_greedy(2).unwrap();
+        let g = fam.lazy_greedy(2, NEVER).unwrap();
         let total = |set: &[usize]| brute(0, set) + brute(1, set);
         let best_pair = (0..4)
             .flat_map(|a| (0..4).map(move |b| (a, b)))
@@ -1319,7 +1367,7 @@ mod tests {
             for row in data.chunks_exact(m) {
                 total.iter_mut().zip(row).for_each(|(w, &x)| *w += 1.0 * x);
             }
-            fam.summed_gains(&prefix, &mut out).unwrap();
+            fam.summed_gains(&prefix, &mut out, NEVER).unwrap();
             assert_eq!(
                 bits(&out),
                 bits(&reference(&total, &prefix, f64::INFINITY).1)
@@ -1434,8 +1482,8 @@ mod tests {
             SubmodularFamily::new(SubmodularKind::FacilityLocation, vec![0.5, 0.2], 2).unwrap();
         assert!(fam.value(0, &[2]).is_err());
         assert!(fam.value(1, &[0]).is_err());
-        assert!(fam.lazy_greedy(0).is_err());
-        assert!(fam.lazy_greedy(3).is_err());
+        assert!(fam.lazy_greedy(0, NEVER).is_err());
+        assert!(fam.lazy_greedy(3, NEVER).is_err());
         assert_eq!(check_row(&[0.2, 1.2, -0.1], false).unwrap(), 2);
         assert!(check_row(&[0.2, 1.2], true).is_err());
         assert!(check_row(&[0.2, f64::NAN], false).is_err());

@@ -1,5 +1,9 @@
 //! Conversions at the Python boundary: seeds, numpy arrays, and the one helper that releases the GIL.
 
+use std::sync::Mutex;
+
+use dponline_core::CoreError;
+use dponline_core::interrupt::Poll;
 use dponline_core::learners::NativeRun;
 use dponline_core::rng::Seed;
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
@@ -157,6 +161,36 @@ where
     F: Send + FnOnce() -> dponline_core::Result<T>,
 {
     py.detach(f).or_raise()
+}
+
+/// Run the core call `f` with the GIL released, giving it a [`Poll`] that checks for Python signals (Ctrl-C)
+/// each time the core asks (every [`dponline_core::interrupt::POLL_ROUNDS`] rounds of a long loop).
+///
+/// Raises what the signal handler raised (`KeyboardInterrupt`) when the poll stopped the call, else as
+/// [`detached`].
+pub fn detached_polled<T, F>(py: Python<'_>, f: F) -> PyResult<T>
+where
+    T: Send,
+    F: Send + FnOnce(Poll<'_>) -> dponline_core::Result<T>,
+{
+    let raised: Mutex<Option<PyErr>> = Mutex::new(None);
+    let poll = || match Python::attach(|py| py.check_signals()) {
+        Ok(()) => false,
+        Err(err) => {
+            if let Ok(mut slot) = raised.lock() {
+                *slot = Some(err);
+            }
+            true
+        }
+    };
+    match py.detach(|| f(&poll)) {
+        Err(CoreError::Interrupted) => Err(raised
+            .into_inner()
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| crate::errors::to_py(CoreError::Interrupted))),
+        other => other.or_raise(),
+    }
 }
 
 /// Read-only slice of a contiguous array (contiguity is guaranteed by the constructors above).

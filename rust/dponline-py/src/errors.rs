@@ -12,6 +12,7 @@
 //! | `Allocation` | `MemoryError` (builtin) |
 //! | `IterationLimit` | `ConvergenceError` (a `RuntimeError`) |
 //! | `Busy` | `StateError` (a `ValueError`) |
+//! | `Interrupted` | `DPOnlineError` (not expected: `convert::detached_polled` raises the signal's exception) |
 
 use dponline_core::CoreError;
 use pyo3::prelude::*;
@@ -26,7 +27,7 @@ pub fn class_name(err: &CoreError) -> &'static str {
         CoreError::State(_) | CoreError::Busy(_) => "StateError",
         CoreError::HorizonExhausted { .. } => "HorizonExhaustedError",
         CoreError::Protocol(_) => "ProtocolError",
-        CoreError::Entropy(_) => "DPOnlineError",
+        CoreError::Entropy(_) | CoreError::Interrupted => "DPOnlineError",
         CoreError::Allocation { .. } => "MemoryError",
         CoreError::IterationLimit { .. } => "ConvergenceError",
     }

@@ -331,8 +331,12 @@ impl PySubmodularFamily {
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let n = self.inner.ground_set_size();
         let prefix = items_arg(prefix, n)?;
-        let mut out = dponline_core::alloc::zeros("gains", n).or_raise()?;
-        self.inner.summed_gains(&prefix, &mut out).or_raise()?;
+        let family = &self.inner;
+        let out = crate::convert::detached_polled(py, move |poll| {
+            let mut out = dponline_core::alloc::zeros("gains", n)?;
+            family.summed_gains(&prefix, &mut out, poll)?;
+            Ok(out)
+        })?;
         Ok(out.into_pyarray(py))
     }
 
@@ -344,7 +348,7 @@ impl PySubmodularFamily {
     ) -> PyResult<GreedyTuple<'py>> {
         let k = len_arg(k, "k", 1)?;
         let family = &self.inner;
-        let g = crate::convert::detached(py, move || family.lazy_greedy(k))?;
+        let g = crate::convert::detached_polled(py, move |poll| family.lazy_greedy(k, poll))?;
         Ok((ids(py, &g.items), g.values.into_pyarray(py), g.evaluations))
     }
 
@@ -359,7 +363,11 @@ impl PySubmodularFamily {
 
     /// How many rounds use each data row, shape ``(rows,)``.
     fn row_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
-        Ok(self.inner.row_counts().or_raise()?.into_pyarray(py))
+        let family = &self.inner;
+        Ok(
+            crate::convert::detached_polled(py, move |poll| family.row_counts(poll))?
+                .into_pyarray(py),
+        )
     }
 
     /// ``Σ_{s<c} f_s(S)`` of a fixed set after each checkpoint round ``c``, shape ``(len(checkpoints),)``.
@@ -372,7 +380,9 @@ impl PySubmodularFamily {
         let items = items_arg(items, self.inner.ground_set_size())?;
         let checkpoints = rounds_arg(checkpoints, "checkpoints")?;
         let family = &self.inner;
-        let out = crate::convert::detached(py, move || family.cumulative_at(&items, &checkpoints))?;
+        let out = crate::convert::detached_polled(py, move |poll| {
+            family.cumulative_at(&items, &checkpoints, poll)
+        })?;
         Ok(out.into_pyarray(py))
     }
 
