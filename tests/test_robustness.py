@@ -326,13 +326,17 @@ def test_ctrl_c_stops_a_long_run_and_it_resumes_exactly(tmp_path) -> None:
 SCANS = """
 import sys
 import numpy as np
+from dponline.losses import Linear
 from dponline.submodular import ProbabilisticCoverage
 family = ProbabilisticCoverage(np.full((5, 4), 0.1), horizon=2**50, resample="bootstrap", seed=1)
+losses = Linear(np.full((5, 4), 0.1), horizon=2**50, resample="bootstrap", seed=1)
 calls = [
     lambda: family.row_counts(),
     lambda: family.summed_gains([]),
     lambda: family.lazy_greedy(2),
     lambda: family.cumulative_at([0], [2**49]),
+    lambda: losses.row_counts(),
+    lambda: losses.cumulative_at(np.full(4, 0.25), [2**49]),
 ]
 for i, call in enumerate(calls):
     print("READY", i, flush=True)
@@ -348,11 +352,12 @@ for i, call in enumerate(calls):
 @pytest.mark.timeout(120)
 def test_ctrl_c_stops_the_horizon_long_scans_of_a_bootstrap_family() -> None:
     # row_counts, summed_gains, lazy_greedy and cumulative_at walk every round of a bootstrap order
-    # (O(horizon), here 2**50): each must stop on SIGINT with KeyboardInterrupt, not run for days.
+    # (O(horizon), here 2**50), for submodular and loss families: each must stop on SIGINT with
+    # KeyboardInterrupt, not run for days.
     proc = subprocess.Popen([sys.executable, "-c", SCANS], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
-        for i in range(4):
+        for i in range(6):
             assert proc.stdout.readline().split() == ["READY", str(i)]
             time.sleep(0.3)  # let the native scan start
             sent = time.monotonic()

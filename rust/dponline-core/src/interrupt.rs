@@ -15,13 +15,25 @@ pub const NEVER: Poll<'static> = &|| false;
 /// Iterations between two polls.
 pub const POLL_ROUNDS: u64 = 1 << 16;
 
-/// Poll at iteration `i` (every [`POLL_ROUNDS`] iterations, from `i = 0`).
+/// Ask `poll` now (a loop that works in blocks of [`POLL_ROUNDS`] rounds asks before each block).
+///
+/// Errors: [`CoreError::Interrupted`] if the poll says stop.
+#[inline]
+pub fn ask(poll: Poll<'_>) -> Result<()> {
+    if poll() {
+        Err(CoreError::Interrupted)
+    } else {
+        Ok(())
+    }
+}
+
+/// Ask `poll` at iteration `i` if `i` is a multiple of [`POLL_ROUNDS`] (so every block, from `i = 0`).
 ///
 /// Errors: [`CoreError::Interrupted`] if the poll says stop.
 #[inline]
 pub fn check(poll: Poll<'_>, i: u64) -> Result<()> {
-    if i % POLL_ROUNDS == 0 && poll() {
-        Err(CoreError::Interrupted)
+    if i % POLL_ROUNDS == 0 {
+        ask(poll)
     } else {
         Ok(())
     }
@@ -45,5 +57,6 @@ mod tests {
         assert_eq!(check(&|| true, POLL_ROUNDS), Err(CoreError::Interrupted));
         assert_eq!(check(&|| true, 1), Ok(()));
         assert_eq!(check(NEVER, 0), Ok(()));
+        assert_eq!(ask(&|| true), Err(CoreError::Interrupted));
     }
 }

@@ -12,6 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result, check_finite};
+use crate::interrupt::Poll;
 
 /// How round `t` picks a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -173,29 +174,54 @@ impl LossFamily {
         }
     }
 
-    /// How many times each row is used over the horizon (length `rows`).
-    pub fn row_counts(&self) -> Vec<u64> {
-        let mut counts = vec![0u64; self.rows];
-        for t in 0..self.horizon {
-            counts[self.row_index(t)] += 1;
+    /// How many times each row is used over the horizon (length `rows`): closed-form in order or cycling,
+    /// `O(horizon)` for a bootstrap order, which asks `poll` every [`crate::interrupt::POLL_ROUNDS`] rounds.
+    ///
+    /// Errors: [`CoreError::Allocation`]; [`CoreError::Interrupted`] if `poll` says stop.
+    pub fn row_counts(&self, poll: Poll<'_>) -> Result<Vec<u64>> {
+        let mut counts: Vec<u64> = crate::alloc::zeros("row counts", self.rows)?;
+        match self.order {
+            RowOrder::Sequential | RowOrder::Cycle => {
+                let (full, rest) = (
+                    self.horizon / self.rows as u64,
+                    self.horizon % self.rows as u64,
+                );
+                for (i, c) in counts.iter_mut().enumerate() {
+                    *c = full + u64::from((i as u64) < rest);
+                }
+            }
+            RowOrder::Bootstrap { .. } => {
+                for t in 0..self.horizon {
+                    crate::interrupt::check(poll, t)?;
+                    counts[self.row_index(t)] += 1;
+                }
+            }
         }
-        counts
+        Ok(counts)
     }
 
     /// Cumulative loss of the fixed point `x` after each round in `checkpoints` (sorted, each `<= horizon`):
-    /// `Σ_{s < t} f_s(x)`.
+    /// `Σ_{s < t} f_s(x)`, summed in blocks of [`crate::interrupt::POLL_ROUNDS`] rounds (cut at the
+    /// checkpoints), asking `poll` before each block.
     ///
     /// Errors: [`CoreError::Shape`] for `x`; [`CoreError::InvalidArgument`] for unsorted or out-of-range
-    /// checkpoints.
-    pub fn cumulative_at(&self, x: &[f64], checkpoints: &[u64]) -> Result<Vec<f64>> {
+    /// checkpoints; [`CoreError::Interrupted`] if `poll` says stop.
+    pub fn cumulative_at(
+        &self,
+        x: &[f64],
+        checkpoints: &[u64],
+        poll: Poll<'_>,
+    ) -> Result<Vec<f64>> {
         crate::error::check_len("x", x, self.dim)?;
         check_checkpoints(checkpoints, self.horizon)?;
-        let mut out = Vec::with_capacity(checkpoints.len());
+        let mut out = crate::alloc::reserve("cumulative values", checkpoints.len())?;
         let (mut t, mut total) = (0u64, 0.0);
         for &c in checkpoints {
             while t < c {
-                total += self.value(t, x);
-                t += 1;
+                crate::interrupt::ask(poll)?;
+                let end = c.min(t.saturating_add(crate::interrupt::POLL_ROUNDS));
+                total += (t..end).map(|s| self.value(s, x)).sum::<f64>();
+                t = end;
             }
             out.push(total);
         }
@@ -265,7 +291,7 @@ mod tests {
             .unwrap()
             .reordered(100_000, RowOrder::Bootstrap { seed: 5 })
             .unwrap();
-        let counts = fam.row_counts();
+        let counts = fam.row_counts(crate::interrupt::NEVER).unwrap();
         assert_eq!(counts.iter().sum::<u64>(), 100_000);
         // Binomial(1e5, 0.1): sd ≈ 95; 6 sd.
         assert!(
@@ -279,7 +305,9 @@ mod tests {
     fn portfolio_values_and_errors() {
         let fam = LossFamily::new(LossKind::PortfolioLogLoss, vec![1.0, 2.0, 0.5, 1.0], 2).unwrap();
         assert!((fam.value(0, &[0.5, 0.5]) + 1.5f64.ln()).abs() < 1e-15);
-        let cum = fam.cumulative_at(&[1.0, 0.0], &[0, 1, 2]).unwrap();
+        let cum = fam
+            .cumulative_at(&[1.0, 0.0], &[0, 1, 2], crate::interrupt::NEVER)
+            .unwrap();
         assert_eq!(cum, vec![0.0, 0.0, -(0.5f64.ln())]);
         assert!(LossFamily::new(LossKind::PortfolioLogLoss, vec![1.0, 0.0], 2).is_err());
         assert!(LossFamily::new(LossKind::Linear, vec![1.0, f64::NAN], 2).is_err());

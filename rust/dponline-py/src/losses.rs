@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 
 use dponline_core::alloc;
 
-use crate::convert::{BLOCK_ROUNDS, int_arg, matrix_owned, slice, vector};
+use crate::convert::{detached_polled, int_arg, matrix_owned, slice, vector};
 use crate::errors::{OrRaise, invalid_input};
 
 /// `obj` as a loss family, else `InvalidInputError` saying what `run` accepts (`what`): a learner's `run` takes
@@ -123,35 +123,16 @@ impl PyLossFamily {
 
     /// How many rounds use each data row, shape ``(rows,)``.
     ///
-    /// Closed form for sequential and cyclic order; a bootstrap family is counted natively in blocks (GIL
-    /// released, Ctrl-C checked between blocks).
+    /// Closed form for sequential and cyclic order; a bootstrap family is counted natively (GIL released,
+    /// Ctrl-C checked every 2¹⁶ rounds).
     fn row_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
         let family = &self.inner;
-        let (rows, horizon) = (family.rows(), family.horizon());
-        let mut counts: Vec<u64> = alloc::zeros("row_counts", rows).or_raise()?;
-        match family.order() {
-            RowOrder::Sequential | RowOrder::Cycle => {
-                let (full, rest) = (horizon / rows as u64, horizon % rows as u64);
-                for (i, c) in counts.iter_mut().enumerate() {
-                    *c = full + u64::from((i as u64) < rest);
-                }
-            }
-            RowOrder::Bootstrap { .. } => {
-                let mut t = 0;
-                while t < horizon {
-                    let end = horizon.min(t.saturating_add(BLOCK_ROUNDS));
-                    py.detach(|| (t..end).for_each(|s| counts[family.row_index(s)] += 1));
-                    t = end;
-                    py.check_signals()?;
-                }
-            }
-        }
-        Ok(counts.into_pyarray(py))
+        Ok(detached_polled(py, move |poll| family.row_counts(poll))?.into_pyarray(py))
     }
 
     /// Cumulative loss ``Σ_{s<t} f_s(x)`` of a fixed point after each checkpoint round, shape ``(k,)``.
     ///
-    /// Evaluated natively in blocks (GIL released, Ctrl-C checked between blocks).
+    /// Evaluated natively (GIL released, Ctrl-C checked every 2¹⁶ rounds).
     fn cumulative_at<'py>(
         &self,
         py: Python<'py>,
@@ -164,17 +145,9 @@ impl PyLossFamily {
             .unwrap_or_default();
         dponline_core::error::check_finite("x", &x).or_raise()?;
         let family = &self.inner;
-        dponline_core::losses::check_checkpoints(&checkpoints, family.horizon()).or_raise()?;
-        let mut out: Vec<f64> = alloc::reserve("cumulative_at", checkpoints.len()).or_raise()?;
-        let (mut t, mut total) = (0u64, 0.0);
-        for &c in &checkpoints {
-            while t < c {
-                let end = c.min(t.saturating_add(BLOCK_ROUNDS));
-                total += py.detach(|| (t..end).map(|s| family.value(s, &x)).sum::<f64>());
-                t = end;
-                py.check_signals()?;
-            }
-            out.push(finite_loss(total)?);
+        let out = detached_polled(py, move |poll| family.cumulative_at(&x, &checkpoints, poll))?;
+        for &total in &out {
+            finite_loss(total)?;
         }
         Ok(out.into_pyarray(py))
     }
