@@ -70,6 +70,30 @@ pub fn row_index(order: RowOrder, rows: usize, t: u64) -> usize {
     }
 }
 
+/// How many of the rounds `0..horizon` use each of the `rows` rows in `order` (shared by every family):
+/// closed-form in order or cycling, `O(horizon)` for a bootstrap order, which asks `poll` every
+/// [`crate::interrupt::POLL_ROUNDS`] rounds.
+///
+/// Errors: [`CoreError::Allocation`]; [`CoreError::Interrupted`] if `poll` says stop.
+pub fn row_counts(order: RowOrder, rows: usize, horizon: u64, poll: Poll<'_>) -> Result<Vec<u64>> {
+    let mut counts: Vec<u64> = crate::alloc::zeros("row counts", rows)?;
+    match order {
+        RowOrder::Sequential | RowOrder::Cycle => {
+            let (full, rest) = (horizon / rows as u64, horizon % rows as u64);
+            for (i, c) in counts.iter_mut().enumerate() {
+                *c = full + u64::from((i as u64) < rest);
+            }
+        }
+        RowOrder::Bootstrap { .. } => {
+            for t in 0..horizon {
+                crate::interrupt::check(poll, t)?;
+                counts[row_index(order, rows, t)] += 1;
+            }
+        }
+    }
+    Ok(counts)
+}
+
 impl LossFamily {
     /// A family over the row-major `(rows, dim)` matrix `data`, played in sequence (`horizon = rows`).
     ///
@@ -174,30 +198,11 @@ impl LossFamily {
         }
     }
 
-    /// How many times each row is used over the horizon (length `rows`): closed-form in order or cycling,
-    /// `O(horizon)` for a bootstrap order, which asks `poll` every [`crate::interrupt::POLL_ROUNDS`] rounds.
+    /// How many times each row is used over the horizon (length `rows`; see [`row_counts`]).
     ///
     /// Errors: [`CoreError::Allocation`]; [`CoreError::Interrupted`] if `poll` says stop.
     pub fn row_counts(&self, poll: Poll<'_>) -> Result<Vec<u64>> {
-        let mut counts: Vec<u64> = crate::alloc::zeros("row counts", self.rows)?;
-        match self.order {
-            RowOrder::Sequential | RowOrder::Cycle => {
-                let (full, rest) = (
-                    self.horizon / self.rows as u64,
-                    self.horizon % self.rows as u64,
-                );
-                for (i, c) in counts.iter_mut().enumerate() {
-                    *c = full + u64::from((i as u64) < rest);
-                }
-            }
-            RowOrder::Bootstrap { .. } => {
-                for t in 0..self.horizon {
-                    crate::interrupt::check(poll, t)?;
-                    counts[self.row_index(t)] += 1;
-                }
-            }
-        }
-        Ok(counts)
+        row_counts(self.order, self.rows, self.horizon, poll)
     }
 
     /// Cumulative loss of the fixed point `x` after each round in `checkpoints` (sorted, each `<= horizon`):

@@ -860,30 +860,11 @@ impl SubmodularFamily {
         Ok(())
     }
 
-    /// How many times each row is used over the horizon (length `rows`): closed-form in order or cycling,
-    /// `O(horizon)` for a bootstrap order, which asks `poll` every [`crate::interrupt::POLL_ROUNDS`] rounds.
+    /// How many times each row is used over the horizon (length `rows`; see [`crate::losses::row_counts`]).
     ///
     /// Errors: [`CoreError::Allocation`]; [`CoreError::Interrupted`] if `poll` says stop.
     pub fn row_counts(&self, poll: Poll<'_>) -> Result<Vec<u64>> {
-        let mut counts = crate::alloc::zeros::<u64>("row counts", self.rows)?;
-        match self.order {
-            RowOrder::Sequential => counts[..self.horizon as usize].fill(1),
-            RowOrder::Cycle => {
-                let (q, r) = (
-                    self.horizon / self.rows as u64,
-                    (self.horizon % self.rows as u64) as usize,
-                );
-                counts.fill(q);
-                counts[..r].iter_mut().for_each(|c| *c += 1);
-            }
-            RowOrder::Bootstrap { .. } => {
-                for t in 0..self.horizon {
-                    crate::interrupt::check(poll, t)?;
-                    counts[self.row_index(t)] += 1;
-                }
-            }
-        }
-        Ok(counts)
+        crate::losses::row_counts(self.order, self.rows, self.horizon, poll)
     }
 
     /// `Σ_{s<c} f_s(S)` for the fixed set `items` at each checkpoint `c` (sorted, each `<= horizon`).
