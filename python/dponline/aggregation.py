@@ -220,7 +220,7 @@ class _LinearMechanism(_core.Mechanism):
             guarantee = PrivacyGuarantee(
                 epsilon=float(epsilon),
                 delta=float(delta),
-                source=f"{privacy._LINEAR_GAUSSIAN_SOURCE}, calibration={calibration!r}",
+                source=f"{privacy.linear._LINEAR_GAUSSIAN_SOURCE}, calibration={calibration!r}",
                 notes=f"gaussian sigma={scale:g}, encoder column norm={probe.sensitivity_l2:g}",
                 noise_multiplier=scale / (sensitivity * probe.sensitivity_l2),
             )
