@@ -11,7 +11,9 @@ import dponline.learners.private_bandit
 import dponline.learners.private_exp3
 import dponline.learners.private_scrible
 import dponline.learners.private_submodular
-import dponline.local_dp
+import dponline.local_dp.learners
+import dponline.local_dp.potential
+import dponline.local_dp.randomizer
 import dponline.submodular
 
 
@@ -24,7 +26,9 @@ import dponline.submodular
         dponline.learners.private_exp3,
         dponline.learners.private_scrible,
         dponline.experiments,
-        dponline.local_dp,
+        dponline.local_dp.randomizer,
+        dponline.local_dp.potential,
+        dponline.local_dp.learners,
         dponline.learners.private_submodular,
         dponline.submodular,
     ],
