@@ -41,7 +41,7 @@ import dponline
 from dponline.datasets import load_nyse
 from dponline.domains import Simplex
 from dponline.experiments import Experiment, LearnerSpec
-from dponline.experiments.experiment import _cpu_count
+from dponline.experiments.backends import _cpu_count
 
 EPSILONS = [0.3, 1.0, 3.0, 10.0]
 LIPSCHITZ, LOSS_BOUND = 10.0, 0.7  # declared constants

@@ -170,7 +170,7 @@ os.environ["DPONLINE_TEST_PARENT"] = str(os.getpid())
 import dponline
 from dponline import losses
 from dponline.domains import Simplex
-from dponline.experiments import Experiment, LearnerSpec, experiment as module
+from dponline.experiments import Experiment, LearnerSpec, backends as module
 
 original = module._mp_context
 def broken_context(start_method):

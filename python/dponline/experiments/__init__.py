@@ -28,10 +28,12 @@ Example:
 
 from __future__ import annotations
 
+from .cache import RunCache, stream_identity
 from .config import OutputOptions, build_domain, experiment_from_config, load_config, resolve_learner
-from .experiment import Configuration, Experiment, LearnerSpec, RunCache, SweepInterrupted, stream_identity
+from .experiment import Experiment, SweepInterrupted
 from .job import float_list, format_summary, run_job
 from .results import Results
+from .spec import Configuration, LearnerSpec
 
 __all__ = [
     "Experiment",

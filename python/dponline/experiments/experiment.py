@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import hashlib
 import inspect
 import itertools
 import json
-import math
-import multiprocessing
 import numbers
 import os
 import pickle
@@ -17,29 +14,22 @@ import platform
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from .. import __version__, _core, regret
+from .._seed import seed_words
 from ..errors import InvalidInputError
-from ._worker import PackedStream, RunTask, execute, failed_record, init_worker
+from ._worker import RunTask
+from .backends import BACKENDS, _cpu_count, _describe, execute_tasks
+from .cache import RunCache, _canonical, _qualname, jsonable, stream_identity
+from .results import Results
+from .spec import Configuration, LearnerSpec, _check_spec
 
-__all__ = [
-    "LearnerSpec",
-    "Experiment",
-    "Configuration",
-    "SweepInterrupted",
-    "RunCache",
-    "stream_identity",
-    "jsonable",
-]
+__all__ = ["Experiment", "SweepInterrupted"]
 
-BACKENDS = ("inline", "process", "dask")
 MAX_CHECKPOINTS = 10_000
 """Most ``checkpoints`` per run (the limit of :meth:`dponline.learners.Learner.run`)."""
 MAX_SEEDS = 10**6
@@ -49,225 +39,14 @@ MAX_SEEDS = 10**6
 class SweepInterrupted(KeyboardInterrupt):
     """Ctrl-C stopped a sweep. ``results`` holds every run that finished (also kept in the cache, if any)."""
 
-    def __init__(self, results: Any) -> None:
+    def __init__(self, results: Results) -> None:
         super().__init__("sweep interrupted")
         self.results = results
-
-
-@dataclass(frozen=True)
-class LearnerSpec:
-    """A learner of a sweep.
-
-    Attributes:
-        name: label of the learner in tables and plots (unique within an experiment).
-        factory: a learner class (e.g. :class:`dponline.PrivateBandit`) or a module-level function returning
-            a learner; called as ``factory(**params, **grid_point, seed=seed)``. It must pickle (by reference)
-            for the process-pool and Dask backends.
-        params: fixed keyword arguments (e.g. ``domain``, ``horizon``, ``lipschitz``, ``epsilon=None`` for a
-            non-private baseline). Constants that set noise, clipping or step sizes must be declared, never
-            computed from the stream.
-        grid: per-learner grid, ``{parameter: [values]}``; its Cartesian product (in the order given) is
-            swept. Merged with the experiment's grid, whose keys apply to every learner that neither fixes
-            them in ``params`` nor sweeps them in its own ``grid``.
-        key: prefix naming this learner's parameters in error messages (default ``learners[i].params``).
-    """
-
-    name: str
-    factory: Callable[..., Any]
-    params: Mapping[str, Any] = field(default_factory=dict)
-    grid: Mapping[str, Sequence[Any]] = field(default_factory=dict)
-    key: str | None = None
-
-
-@dataclass(frozen=True)
-class Configuration:
-    """One (learner spec, grid point) of an experiment, validated by building its learner once.
-
-    Attributes:
-        spec, point: indices of the learner spec and of the grid point within that spec's grid.
-        name: the learner's name.
-        values: the grid point, ``{parameter: value}`` (empty without a grid).
-        kwargs: every keyword argument of the learner except ``seed``.
-        privacy: ``dataclasses.asdict(learner.privacy)`` (``None`` for a non-private learner).
-        privacy_per_source_row: the learner's ``privacy_per_source_row(stream)`` when it has that method.
-        learner_params: the learner's ``params`` (schedule, noise scale, ...) when it has that attribute.
-    """
-
-    spec: int
-    point: int
-    name: str
-    values: dict[str, Any]
-    kwargs: dict[str, Any]
-    privacy: dict[str, Any] | None
-    privacy_per_source_row: Any = None
-    learner_params: dict[str, Any] | None = None
-
-    @property
-    def label(self) -> str:
-        """``name (ε=1, δ=1e-06)``: the name and the grid point, for legends and tables."""
-        if not self.values:
-            return self.name
-        return f"{self.name} ({', '.join(f'{_symbol(k)}={_fmt(v)}' for k, v in self.values.items())})"
-
-
-def _symbol(name: str) -> str:
-    return {"epsilon": "ε", "delta": "δ", "horizon": "T"}.get(name, name)
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Canonical, JSON-able descriptions (for cache keys and metadata)
-
-
-def jsonable(obj: Any) -> Any:
-    """``obj`` as JSON-serialisable data: dataclasses through ``asdict``, numpy scalars and arrays as Python
-    numbers and lists, non-finite floats as strings, other objects as their ``repr``."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return jsonable(dataclasses.asdict(obj))
-    if isinstance(obj, Mapping):
-        return {str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        if obj.dtype.kind in "iub" or (obj.dtype.kind == "f" and np.isfinite(obj).all()):
-            return obj.tolist()
-        return jsonable(obj.tolist())
-    if isinstance(obj, np.generic):
-        return jsonable(obj.item())
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else repr(obj)
-    if obj is None or isinstance(obj, (bool, int, str)):
-        return obj
-    if isinstance(obj, type) or callable(obj) and hasattr(obj, "__qualname__"):
-        return _qualname(obj)
-    return repr(obj)
-
-
-def _qualname(obj: Any) -> str:
-    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
-
-
-def _canonical(obj: Any) -> Any:
-    """A deterministic description of a parameter value for hashing: exact floats, arrays by content,
-    classes and functions by qualified name, other objects by the digest of their pickle."""
-    if obj is None or isinstance(obj, (bool, int, str)):
-        return obj
-    if isinstance(obj, float):
-        return ["float", obj.hex()]
-    if isinstance(obj, np.generic):
-        return _canonical(obj.item())
-    if isinstance(obj, np.ndarray):
-        arr = np.ascontiguousarray(obj)
-        return ["ndarray", str(arr.dtype), list(arr.shape), hashlib.sha256(arr.tobytes()).hexdigest()]
-    if isinstance(obj, Mapping):
-        return ["dict", sorted([str(k), _canonical(v)] for k, v in obj.items())]
-    if isinstance(obj, (list, tuple)):
-        return [type(obj).__name__, [_canonical(v) for v in obj]]
-    if isinstance(obj, type) or inspect.isfunction(obj) or inspect.isbuiltin(obj):
-        return ["callable", _qualname(obj)]
-    return ["pickle", _qualname(type(obj)), hashlib.sha256(pickle.dumps(obj, protocol=4)).hexdigest()]
-
-
-def stream_identity(stream: Any) -> dict[str, Any]:
-    """What identifies a loss family's rounds: kind, horizon, order, resampling seed, shape and a SHA-256
-    of its data (the rows in its row order follow from these)."""
-    data = np.ascontiguousarray(np.asarray(stream.data, dtype=np.float64))
-    seed = None
-    reduce = getattr(stream, "__reduce__", None)
-    if reduce is not None:
-        try:
-            ctor, _ = reduce()
-            seed = getattr(ctor, "keywords", {}).get("seed")
-        except Exception:  # a family without the usual reduce: the data digest still identifies it
-            seed = None
-    return {
-        "kind": str(stream.kind),
-        "horizon": int(stream.horizon),
-        "order": str(stream.order),
-        "resample_seed": seed,
-        "rows": int(data.shape[0]),
-        "dim": int(data.shape[1]) if data.ndim == 2 else 1,
-        "data_sha256": hashlib.sha256(data.tobytes()).hexdigest(),
-    }
-
-
-# ----------------------------------------------------------------------------------------------------------
-# On-disk cache of finished runs
-
-
-class RunCache:
-    """Finished runs stored as one ``.npz`` file each under ``directory``, keyed by the run's hash.
-
-    Each entry holds the checkpoints and cumulative losses (exact binary float64) and a JSON string of the
-    run's scalars and a human-readable description. Writes are atomic (temporary file + rename), so an
-    interrupted sweep never leaves a half-written entry; an unreadable entry counts as missing. Failed runs
-    are not cached: a rerun retries them.
-    """
-
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
-        self.directory = Path(directory)
-
-    def _path(self, key: str) -> Path:
-        return self.directory / key[:2] / f"{key}.npz"
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        """The stored record of run ``key``, or ``None``."""
-        try:
-            with np.load(self._path(key), allow_pickle=False) as entry:
-                record = json.loads(str(entry["record"]))
-                record["checkpoints"] = np.asarray(entry["checkpoints"], dtype=np.int64)
-                record["cumulative_loss"] = np.asarray(entry["cumulative_loss"], dtype=np.float64)
-        except (OSError, ValueError, KeyError):
-            return None
-        if record.get("status") != "ok" or record.get("key") != key:
-            return None
-        return record
-
-    def put(self, key: str, record: dict[str, Any], about: dict[str, Any] | None = None) -> None:
-        """Store a finished run (``about``: human-readable context saved alongside)."""
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        arrays = ("checkpoints", "cumulative_loss")
-        scalars = {k: v for k, v in record.items() if k not in (*arrays, "index", "cached", "regret")}
-        scalars["about"] = about or {}
-        tmp = path.with_name(f"{path.stem}.tmp{os.getpid()}.npz")
-        np.savez(
-            tmp,
-            checkpoints=np.asarray(record["checkpoints"], dtype=np.int64),
-            cumulative_loss=np.asarray(record["cumulative_loss"], dtype=np.float64),
-            record=np.asarray(json.dumps(jsonable(scalars))),
-        )
-        os.replace(tmp, path)
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self.directory.glob("*/*.npz")) if self.directory.exists() else 0
-
-
-# ----------------------------------------------------------------------------------------------------------
-# The experiment
 
 
 def _grid_points(grid: Mapping[str, Sequence[Any]]) -> list[dict[str, Any]]:
     keys = list(grid)
     return [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[k] for k in keys))]
-
-
-def _check_spec(i: int, spec: LearnerSpec) -> None:
-    """The types of a :class:`LearnerSpec`'s fields (a frozen dataclass does not check them)."""
-    if not isinstance(spec.name, str) or not spec.name:
-        raise InvalidInputError(f"learners[{i}].name: must be a non-empty string, got {spec.name!r}")
-    if spec.key is not None and not isinstance(spec.key, str):
-        raise InvalidInputError(f"learners[{i}].key: must be a string or None, got {spec.key!r}")
-    where = spec.key or f"learners[{i}]"
-    for field_name in ("params", "grid"):
-        table = getattr(spec, field_name)
-        if not isinstance(table, Mapping) or not all(isinstance(k, str) for k in table):
-            raise InvalidInputError(f"{where}.{field_name}: must be a mapping with string keys, got {table!r}")
 
 
 def _is_count(value: Any, minimum: int) -> bool:
@@ -518,8 +297,6 @@ class Experiment:
 
     # -- seeds, keys, tasks --------------------------------------------------------------------------------
     def _seed_tree(self) -> dict[tuple[int, int, int], Any]:
-        from .._seed import seed_words
-
         points: dict[int, int] = {}
         for c in self.configurations:
             points[c.spec] = max(points.get(c.spec, 0), c.point + 1)
@@ -552,8 +329,6 @@ class Experiment:
         """Cache key of a run: SHA-256 over the stream's identity, the learner factory, its arguments, the
         run's seed material, the checkpoint count, the dponline version and the core's ``STATE_VERSION`` (which
         changes whenever a seed starts giving other noise)."""
-        from .._seed import seed_words
-
         seed = self.seed(config.spec, config.point, seed_index)
         spec = self.learners[config.spec]
         payload = {
@@ -603,7 +378,7 @@ class Experiment:
         cache_dir: str | os.PathLike[str] | None = None,
         progress: bool = True,
         start_method: str | None = None,
-    ) -> Any:
+    ) -> Results:
         """Run every run of the sweep not already in the cache and return the :class:`Results`.
 
         Args:
@@ -626,8 +401,6 @@ class Experiment:
         (workers re-import the main module to unpickle what it defines).
         """
         from tqdm.auto import tqdm
-
-        from .results import Results
 
         if scheduler is not None:
             backend = "dask"
@@ -652,7 +425,7 @@ class Experiment:
         n_workers = workers or _cpu_count()
         interrupted = False
         bar = tqdm(total=len(tasks), initial=len(records), unit="run", desc=self.name, disable=not progress)
-        stream = self._execute(pending, backend, n_workers, scheduler, start_method)
+        stream = execute_tasks(pending, self.stream, backend, n_workers, scheduler, start_method)
         try:
             for record in stream:
                 record["cached"] = False
@@ -676,10 +449,53 @@ class Experiment:
             "wall_seconds": time.perf_counter() - began,
             "interrupted": interrupted,
         }
-        results = Results._from_experiment(self, tasks, records, execution)
+        results = self._results(tasks, records, execution)
         if interrupted:
             raise SweepInterrupted(results)
         return results
+
+    def _results(self, tasks: list[RunTask], records: dict[int, dict[str, Any]], execution: dict[str, Any]) -> Results:
+        """The :class:`Results` of the finished ``records`` among ``tasks``, with their regret against every
+        comparator."""
+        curves: dict[tuple[str, bytes], np.ndarray] = {}
+        out: list[dict[str, Any]] = []
+        for task in tasks:
+            record = records.get(task.index)
+            if record is None:
+                continue  # not run (interrupted)
+            record = dict(record)
+            record.update(spec=task.spec, point=task.point, seed_index=task.seed_index)
+            if record["status"] == "ok":
+                marks = record["checkpoints"]
+                record["regret"] = {}
+                for name, comp in self.comparators.items():
+                    at = (name, marks.tobytes())
+                    if at not in curves:
+                        curves[at] = np.asarray(self.stream.cumulative_at(comp.x, marks.tolist()))
+                    record["regret"][name] = record["cumulative_loss"] - curves[at]
+            out.append(record)
+        parameters: list[str] = []
+        for c in self.configurations:
+            for k in c.values:
+                if k not in parameters:
+                    parameters.append(k)
+        counts = {
+            "runs": len(tasks),
+            "finished": sum(r["status"] == "ok" for r in out),
+            "failed": sum(r["status"] != "ok" for r in out),
+            "cached": sum(bool(r.get("cached")) for r in out),
+            "not_run": len(tasks) - len(out),
+        }
+        # Each comparator's own cumulative loss at the first finished run's checkpoints: drawn as reference lines.
+        reference: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        first = next((r for r in out if r["status"] == "ok"), None)
+        if first is not None:
+            marks = first["checkpoints"]
+            for name in self.comparators:
+                reference[name] = (marks, curves[(name, marks.tobytes())])
+        return Results(
+            out, self.configurations, list(self.comparators), parameters, self.metadata(), execution | counts, reference
+        )
 
     def _about(self, task: RunTask) -> dict[str, Any]:
         config = self._config(task.spec, task.point)
@@ -690,17 +506,6 @@ class Experiment:
             if c.spec == spec and c.point == point:
                 return c
         raise KeyError((spec, point))
-
-    def _execute(
-        self, tasks: list[RunTask], backend: str, workers: int, scheduler: Any, start_method: str | None
-    ) -> Iterator[dict[str, Any]]:
-        if not tasks:
-            return iter(())
-        if backend == "inline":
-            return (execute(t, self.stream) for t in tasks)
-        if backend == "process":
-            return _process_pool(tasks, self.stream, min(workers, len(tasks)), _mp_context(start_method))
-        return _dask(tasks, self.stream, scheduler)
 
     def metadata(self) -> dict[str, Any]:
         """The experiment's description as JSON-able data (versions, stream, comparators, learners, privacy)."""
@@ -757,100 +562,3 @@ def _versions() -> dict[str, str | None]:
         except im.PackageNotFoundError:
             versions[pkg] = None
     return versions
-
-
-def _describe(scheduler: Any) -> str | None:
-    if scheduler is None or isinstance(scheduler, str):
-        return scheduler
-    address = getattr(getattr(scheduler, "scheduler", None), "address", None)
-    return str(address) if address else repr(scheduler)
-
-
-def _cpu_count() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def _mp_context(start_method: str | None) -> Any:
-    """``forkserver`` where available (workers fork from a server that imported dponline once, so a second
-    sweep in the same session starts its workers at once), else ``spawn``; both pickle everything a worker
-    gets, and neither forks a process that may be running threads."""
-    methods = multiprocessing.get_all_start_methods()
-    if start_method is None:
-        start_method = "forkserver" if "forkserver" in methods else "spawn"
-    if start_method not in ("spawn", "forkserver") or start_method not in methods:
-        allowed = [m for m in ("spawn", "forkserver") if m in methods]
-        raise InvalidInputError(f"start_method: must be one of {', '.join(allowed)}; got {start_method!r}")
-    context = multiprocessing.get_context(start_method)
-    if start_method == "forkserver":
-        context.set_forkserver_preload(["dponline.experiments._worker"])
-    return context
-
-
-def _process_pool(tasks: list[RunTask], stream: Any, workers: int, context: Any) -> Iterator[dict[str, Any]]:
-    pool = ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=context,
-        initializer=init_worker,
-        initargs=(stream,),
-    )
-    done = False
-    try:
-        futures: dict[Any, RunTask] = {}
-        for n, task in enumerate(tasks):
-            try:
-                futures[pool.submit(execute, task)] = task
-            except Exception as exc:  # no worker can start (a dead forkserver, a broken pool): record them all
-                cause = RuntimeError(
-                    f"the worker processes could not start ({type(exc).__name__}: {exc}); the error that stopped "
-                    "them went to standard error. Run with backend='inline' to see it in this process."
-                )
-                cause.__cause__ = exc
-                for unsent in tasks[n:]:
-                    yield failed_record(unsent, cause)
-                break
-        for future in as_completed(futures):
-            try:
-                yield future.result()
-            except Exception as exc:  # the worker died (BrokenProcessPool, ...): record, go on
-                yield failed_record(futures[future], exc)
-        done = True
-    finally:
-        if done:
-            pool.shutdown(wait=False)  # every result is in: let the idle workers exit on their own
-        else:  # Ctrl-C or the consumer stopped: drop queued runs and stop the running ones now
-            pool.shutdown(wait=False, cancel_futures=True)
-            terminate = getattr(pool, "terminate_workers", None)
-            if callable(terminate):
-                terminate()
-            else:
-                for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                    proc.terminate()
-
-
-def _dask(tasks: list[RunTask], stream: Any, scheduler: Any) -> Iterator[dict[str, Any]]:
-    try:
-        from distributed import Client
-        from distributed import as_completed as dask_completed
-    except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise InvalidInputError("the Dask backend needs the 'dask' extra: pip install 'dponline[dask]'") from exc
-    own = not isinstance(scheduler, Client)
-    client = Client(scheduler) if own else scheduler
-    futures: dict[Any, RunTask] = {}
-    done = False
-    try:
-        [remote] = client.scatter([PackedStream(stream)], broadcast=True, hash=False)
-        futures = {client.submit(execute, t, remote, pure=False): t for t in tasks}
-        for future in dask_completed(list(futures)):
-            try:
-                yield future.result()
-            except Exception as exc:  # a lost worker, ...: record, go on
-                yield failed_record(futures[future], exc)
-        done = True
-    finally:
-        if not done and futures:
-            client.cancel(list(futures))
-        if own:
-            client.close()

@@ -12,14 +12,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import InvalidInputError
-from .experiment import Configuration, jsonable
+from .cache import jsonable
+from .spec import Configuration
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from matplotlib.figure import Figure
-
-    from ._worker import RunTask
-    from .experiment import Experiment
 
 __all__ = ["Results"]
 
@@ -81,50 +79,6 @@ class Results:
         self.parameters = parameters
         self._metadata = metadata
         self.execution = execution
-
-    @classmethod
-    def _from_experiment(
-        cls, exp: Experiment, tasks: list[RunTask], records: dict[int, dict[str, Any]], execution: dict[str, Any]
-    ) -> Results:
-        curves: dict[tuple[str, bytes], np.ndarray] = {}
-        out: list[dict[str, Any]] = []
-        for task in tasks:
-            record = records.get(task.index)
-            if record is None:
-                continue  # not run (interrupted)
-            record = dict(record)
-            record.update(spec=task.spec, point=task.point, seed_index=task.seed_index)
-            if record["status"] == "ok":
-                marks = record["checkpoints"]
-                record["regret"] = {}
-                for name, comp in exp.comparators.items():
-                    at = (name, marks.tobytes())
-                    if at not in curves:
-                        curves[at] = np.asarray(exp.stream.cumulative_at(comp.x, marks.tolist()))
-                    record["regret"][name] = record["cumulative_loss"] - curves[at]
-            out.append(record)
-        parameters: list[str] = []
-        for c in exp.configurations:
-            for k in c.values:
-                if k not in parameters:
-                    parameters.append(k)
-        counts = {
-            "runs": len(tasks),
-            "finished": sum(r["status"] == "ok" for r in out),
-            "failed": sum(r["status"] != "ok" for r in out),
-            "cached": sum(bool(r.get("cached")) for r in out),
-            "not_run": len(tasks) - len(out),
-        }
-        # Each comparator's own cumulative loss at the first finished run's checkpoints: drawn as reference lines.
-        reference: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-        first = next((r for r in out if r["status"] == "ok"), None)
-        if first is not None:
-            marks = first["checkpoints"]
-            for name in exp.comparators:
-                reference[name] = (marks, curves[(name, marks.tobytes())])
-        return cls(
-            out, exp.configurations, list(exp.comparators), parameters, exp.metadata(), execution | counts, reference
-        )
 
     # -- tables --------------------------------------------------------------------------------------------
     def _config(self, spec: int, point: int) -> Configuration:

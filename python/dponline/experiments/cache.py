@@ -1,0 +1,145 @@
+"""The on-disk cache of finished runs, and the canonical JSON-able descriptions its keys and the metadata use."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import json
+import math
+import os
+import pickle
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["RunCache", "stream_identity", "jsonable"]
+
+# ----------------------------------------------------------------------------------------------------------
+# Canonical, JSON-able descriptions (for cache keys and metadata)
+
+
+def jsonable(obj: Any) -> Any:
+    """``obj`` as JSON-serialisable data: dataclasses through ``asdict``, numpy scalars and arrays as Python
+    numbers and lists, non-finite floats as strings, other objects as their ``repr``."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return jsonable(dataclasses.asdict(obj))
+    if isinstance(obj, Mapping):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        if obj.dtype.kind in "iub" or (obj.dtype.kind == "f" and np.isfinite(obj).all()):
+            return obj.tolist()
+        return jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        return jsonable(obj.item())
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else repr(obj)
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    if isinstance(obj, type) or callable(obj) and hasattr(obj, "__qualname__"):
+        return _qualname(obj)
+    return repr(obj)
+
+
+def _qualname(obj: Any) -> str:
+    return f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"
+
+
+def _canonical(obj: Any) -> Any:
+    """A deterministic description of a parameter value for hashing: exact floats, arrays by content,
+    classes and functions by qualified name, other objects by the digest of their pickle."""
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    if isinstance(obj, float):
+        return ["float", obj.hex()]
+    if isinstance(obj, np.generic):
+        return _canonical(obj.item())
+    if isinstance(obj, np.ndarray):
+        arr = np.ascontiguousarray(obj)
+        return ["ndarray", str(arr.dtype), list(arr.shape), hashlib.sha256(arr.tobytes()).hexdigest()]
+    if isinstance(obj, Mapping):
+        return ["dict", sorted([str(k), _canonical(v)] for k, v in obj.items())]
+    if isinstance(obj, (list, tuple)):
+        return [type(obj).__name__, [_canonical(v) for v in obj]]
+    if isinstance(obj, type) or inspect.isfunction(obj) or inspect.isbuiltin(obj):
+        return ["callable", _qualname(obj)]
+    return ["pickle", _qualname(type(obj)), hashlib.sha256(pickle.dumps(obj, protocol=4)).hexdigest()]
+
+
+def stream_identity(stream: Any) -> dict[str, Any]:
+    """What identifies a loss family's rounds: kind, horizon, order, resampling seed, shape and a SHA-256
+    of its data (the rows in its row order follow from these)."""
+    data = np.ascontiguousarray(np.asarray(stream.data, dtype=np.float64))
+    seed = None
+    reduce = getattr(stream, "__reduce__", None)
+    if reduce is not None:
+        try:
+            ctor, _ = reduce()
+            seed = getattr(ctor, "keywords", {}).get("seed")
+        except Exception:  # a family without the usual reduce: the data digest still identifies it
+            seed = None
+    return {
+        "kind": str(stream.kind),
+        "horizon": int(stream.horizon),
+        "order": str(stream.order),
+        "resample_seed": seed,
+        "rows": int(data.shape[0]),
+        "dim": int(data.shape[1]) if data.ndim == 2 else 1,
+        "data_sha256": hashlib.sha256(data.tobytes()).hexdigest(),
+    }
+
+
+# ----------------------------------------------------------------------------------------------------------
+# On-disk cache of finished runs
+
+
+class RunCache:
+    """Finished runs stored as one ``.npz`` file each under ``directory``, keyed by the run's hash.
+
+    Each entry holds the checkpoints and cumulative losses (exact binary float64) and a JSON string of the
+    run's scalars and a human-readable description. Writes are atomic (temporary file + rename), so an
+    interrupted sweep never leaves a half-written entry; an unreadable entry counts as missing. Failed runs
+    are not cached: a rerun retries them.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.directory = Path(directory)
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.npz"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored record of run ``key``, or ``None``."""
+        try:
+            with np.load(self._path(key), allow_pickle=False) as entry:
+                record = json.loads(str(entry["record"]))
+                record["checkpoints"] = np.asarray(entry["checkpoints"], dtype=np.int64)
+                record["cumulative_loss"] = np.asarray(entry["cumulative_loss"], dtype=np.float64)
+        except (OSError, ValueError, KeyError):
+            return None
+        if record.get("status") != "ok" or record.get("key") != key:
+            return None
+        return record
+
+    def put(self, key: str, record: dict[str, Any], about: dict[str, Any] | None = None) -> None:
+        """Store a finished run (``about``: human-readable context saved alongside)."""
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        arrays = ("checkpoints", "cumulative_loss")
+        scalars = {k: v for k, v in record.items() if k not in (*arrays, "index", "cached", "regret")}
+        scalars["about"] = about or {}
+        tmp = path.with_name(f"{path.stem}.tmp{os.getpid()}.npz")
+        np.savez(
+            tmp,
+            checkpoints=np.asarray(record["checkpoints"], dtype=np.int64),
+            cumulative_loss=np.asarray(record["cumulative_loss"], dtype=np.float64),
+            record=np.asarray(json.dumps(jsonable(scalars))),
+        )
+        os.replace(tmp, path)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self.directory.glob("*/*.npz")) if self.directory.exists() else 0
