@@ -24,12 +24,15 @@ import math
 import numbers
 import operator
 from collections.abc import Sequence
+from typing import TypeVar, cast
 
 import numpy as np
 
 from .errors import InvalidInputError, NonFiniteError
 
 __all__ = ["real", "integer", "option", "flag", "real_array", "optional_real"]
+
+_Option = TypeVar("_Option", bound=str)
 
 
 def _shown(value: object) -> str:
@@ -101,15 +104,15 @@ def integer(name: str, value: object, *, low: int | None = None, high: int | Non
     return n
 
 
-def option(name: str, value: object, options: Sequence[str]) -> str:
-    """``value`` if it is one of ``options``.
+def option(name: str, value: object, options: Sequence[_Option]) -> _Option:
+    """``value`` if it is one of ``options`` (typed as their ``Literal``, e.g. :data:`dponline._options.NOISES`).
 
     Raises:
         InvalidInputError: any other value.
     """
     if not isinstance(value, str) or value not in options:
         raise InvalidInputError(f"{name} must be one of {', '.join(map(repr, options))}; got {_shown(value)}")
-    return value
+    return cast(_Option, value)
 
 
 def flag(name: str, value: object) -> bool:

@@ -19,6 +19,7 @@ import math
 from typing import Any
 
 from . import _core, _validate, privacy
+from ._options import CALIBRATIONS, LINEAR_CALIBRATIONS, NOISES, Calibration, LinearCalibration, Noise
 from ._seed import SeedLike
 from .errors import InvalidInputError, StateError
 from .privacy import PrivacyGuarantee
@@ -102,8 +103,8 @@ class TreeAggregator(_core.TreeAggregator):
         epsilon: float,
         sensitivity: float,
         delta: float = 0.0,
-        noise: str | None = None,
-        calibration: str = "paper",
+        noise: Noise | None = None,
+        calibration: Calibration = "paper",
         padded: bool = True,
         seed: SeedLike = None,
         secure: bool = False,
@@ -132,11 +133,11 @@ class TreeAggregator(_core.TreeAggregator):
             InvalidInputError: ε ≤ 0, δ ∉ [0, 1), δ = 0 with Gaussian noise, a non-positive sensitivity, or an
                 unknown ``noise``/``calibration``.
         """
-        calibration = _validate.option("calibration", calibration, ("paper", "analytic", "zcdp"))
+        calibration = _validate.option("calibration", calibration, CALIBRATIONS)
         delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
         if noise is None:
             noise = "laplace" if delta == 0 else "gaussian"
-        noise = _validate.option("noise", noise, ("laplace", "gaussian"))
+        noise = _validate.option("noise", noise, NOISES)
         if noise == "laplace":
             if calibration == "zcdp":
                 raise InvalidInputError("calibration='zcdp' needs Gaussian noise (delta > 0)")
@@ -181,7 +182,7 @@ class _LinearMechanism(_core.Mechanism):
 
     @classmethod
     def _build(
-        cls, dim: int, horizon: int, scale: float, noise: str, seed: SeedLike, secure: bool, options: dict[str, Any]
+        cls, dim: int, horizon: int, scale: float, noise: Noise, seed: SeedLike, secure: bool, options: dict[str, Any]
     ) -> Any:
         return cls(dim, horizon, scale=scale, noise=noise, seed=seed, secure=secure, **options)
 
@@ -194,17 +195,17 @@ class _LinearMechanism(_core.Mechanism):
         epsilon: float,
         sensitivity: float,
         delta: float,
-        noise: str | None,
-        calibration: str,
+        noise: Noise | None,
+        calibration: LinearCalibration,
         seed: SeedLike,
         secure: bool,
         options: dict[str, Any],
     ) -> Any:
-        calibration = _validate.option("calibration", calibration, ("analytic", "zcdp"))
+        calibration = _validate.option("calibration", calibration, LINEAR_CALIBRATIONS)
         delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
         if noise is None:
             noise = "laplace" if delta == 0 else "gaussian"
-        noise = _validate.option("noise", noise, ("laplace", "gaussian"))
+        noise = _validate.option("noise", noise, NOISES)
         # The encoder's column norms depend only on the structure, not on dim, noise or seed.
         probe = cls._build(1, horizon, 0.0, "gaussian", 0, False, options)
         options = cls._same_structure(probe, options)
@@ -327,7 +328,7 @@ class HonakerTree(_LinearMechanism):
         horizon: int,
         *,
         scale: float,
-        noise: str = "laplace",
+        noise: Noise = "laplace",
         seed: SeedLike = None,
         secure: bool = False,
     ) -> HonakerTree:
@@ -345,8 +346,8 @@ class HonakerTree(_LinearMechanism):
         epsilon: float,
         sensitivity: float,
         delta: float = 0.0,
-        noise: str | None = None,
-        calibration: str = "analytic",
+        noise: Noise | None = None,
+        calibration: LinearCalibration = "analytic",
         seed: SeedLike = None,
         secure: bool = False,
     ) -> HonakerTree:
@@ -423,7 +424,7 @@ class KaryTree(_LinearMechanism):
         *,
         k: int,
         scale: float,
-        noise: str = "laplace",
+        noise: Noise = "laplace",
         readout: str = "honaker",
         seed: SeedLike = None,
         secure: bool = False,
@@ -445,8 +446,8 @@ class KaryTree(_LinearMechanism):
         epsilon: float,
         sensitivity: float,
         delta: float = 0.0,
-        noise: str | None = None,
-        calibration: str = "analytic",
+        noise: Noise | None = None,
+        calibration: LinearCalibration = "analytic",
         readout: str = "honaker",
         seed: SeedLike = None,
         secure: bool = False,
@@ -533,7 +534,7 @@ class BLT(_LinearMechanism):
         scale: float,
         buffers: int = 4,
         objective: str = "max",
-        noise: str = "gaussian",
+        noise: Noise = "gaussian",
         theta: Any = None,
         omega: Any = None,
         seed: SeedLike = None,
@@ -572,8 +573,8 @@ class BLT(_LinearMechanism):
         epsilon: float,
         sensitivity: float,
         delta: float = 0.0,
-        noise: str | None = None,
-        calibration: str = "analytic",
+        noise: Noise | None = None,
+        calibration: LinearCalibration = "analytic",
         buffers: int = 4,
         objective: str = "max",
         seed: SeedLike = None,

@@ -15,13 +15,11 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import _validate, privacy
+from .._options import Calibration, Mechanism
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee, randomness_of, row_multiplicity
 
-__all__ = ["Learner", "RunResult", "randomness_of", "mechanism_noise", "MECHANISMS"]
-
-MECHANISMS = ("tree", "honaker", "blt")
-"""Names a learner's ``mechanism=`` accepts (see :mod:`dponline.aggregation`)."""
+__all__ = ["Learner", "RunResult", "randomness_of", "mechanism_noise"]
 
 _MAX_CHECKPOINTS = 10_000
 
@@ -36,11 +34,11 @@ def _column_norms(mechanism: str, releases: int) -> tuple[float, float]:
 
 
 def mechanism_noise(
-    mechanism: str,
+    mechanism: Mechanism,
     epsilon: float,
     delta: float,
     noise: str,
-    calibration: str,
+    calibration: Calibration,
     *,
     sensitivity_l1: float,
     sensitivity_l2: float,

@@ -10,14 +10,14 @@ import numpy as np
 from scipy import integrate, special, stats
 
 from .. import _core, _validate, noise, privacy
+from .._options import CALIBRATIONS, MECHANISMS, Calibration, Mechanism
 from .._seed import SeedLike
 from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
-from ._base import MECHANISMS, Learner, mechanism_noise, randomness_of
+from ._base import Learner, mechanism_noise, randomness_of
 
 __all__ = ["DPFTPL", "DPFTRL", "dp_ftrl_noise", "noise_width"]
 
-Calibration = Literal["paper", "analytic", "zcdp"]
 
 _SOURCE_LAPLACE = (
     "Agarwal-Singh 2017 Lemma 3.3 (padded tree-based aggregation, Laplace) with the exact level count floor(log2 T) + 1"
@@ -30,7 +30,7 @@ def dp_ftrl_noise(
     delta: float,
     loss_bound: float,
     horizon: int,
-    calibration: str = "paper",
+    calibration: Calibration = "paper",
     *,
     randomness: str = "",
 ) -> tuple[str, float, PrivacyGuarantee]:
@@ -50,7 +50,7 @@ def dp_ftrl_noise(
     Raises:
         InvalidInputError: ``"zcdp"`` with ``δ = 0``, an unknown calibration, arguments out of range.
     """
-    calibration = _validate.option("calibration", calibration, ("paper", "analytic", "zcdp"))
+    calibration = _validate.option("calibration", calibration, CALIBRATIONS)
     sensitivity = 2.0 * loss_bound
     levels = privacy.levels_touched(horizon)
     if delta == 0.0:
@@ -299,10 +299,10 @@ class DPFTRL(Learner):
         seed: SeedLike = None,
         secure: bool = False,
         lmo_calls: int = 4,
-        mechanism: Literal["tree", "honaker", "blt"] = "tree",
+        mechanism: Mechanism = "tree",
         loss_shift: float = 0.0,
     ) -> None:
-        mechanism = _validate.option("mechanism", mechanism, MECHANISMS)  # type: ignore[assignment]
+        mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
         if not isinstance(domain, _core.Domain):
             raise InvalidInputError(f"domain must be a dponline.domains domain, got {type(domain).__name__}")
         loss_shift = _validate.real("loss_shift", loss_shift)
@@ -315,7 +315,7 @@ class DPFTRL(Learner):
         learning_rate = _validate.optional_real("learning_rate", learning_rate, low=0.0, low_open=True)
         dual_bound = _validate.optional_real("dual_bound", dual_bound, low=0.0, low_open=True)
         lmo_calls = _validate.integer("lmo_calls", lmo_calls, low=1, high=10_000)
-        calibration = _validate.option("calibration", calibration, ("paper", "analytic", "zcdp"))  # type: ignore[assignment]
+        calibration = _validate.option("calibration", calibration, CALIBRATIONS)
         strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
         delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
         if regularizer is None:
@@ -554,14 +554,14 @@ class DPFTPL(Learner):
         strict: bool = False,
         seed: SeedLike = None,
         secure: bool = False,
-        mechanism: Literal["tree", "honaker", "blt"] = "tree",
+        mechanism: Mechanism = "tree",
     ) -> None:
-        mechanism = _validate.option("mechanism", mechanism, MECHANISMS)  # type: ignore[assignment]
+        mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
         if not isinstance(domain, _core.Domain):
             raise InvalidInputError(f"domain must be a dponline.domains domain, got {type(domain).__name__}")
         horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
         loss_bound = _validate.real("loss_bound", loss_bound, low=0.0, low_open=True)
-        calibration = _validate.option("calibration", calibration, ("paper", "analytic", "zcdp"))  # type: ignore[assignment]
+        calibration = _validate.option("calibration", calibration, CALIBRATIONS)
         strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
         delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
         # Standard deviation of one release's perturbation per unit of σ: sqrt(draws) for the padded tree, the

@@ -8,6 +8,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .. import _core, _validate, privacy
+from .._options import CALIBRATIONS, MECHANISMS, NOISES, Calibration, Mechanism, Noise
 from .._seed import SeedLike
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
@@ -15,7 +16,6 @@ from ._base import Learner, RunResult, mechanism_noise, randomness_of
 
 __all__ = ["PrivateBandit", "RunResult", "private_bandit_noise"]
 
-Calibration = Literal["paper", "analytic", "zcdp"]
 Feasibility = Literal["fkm", "appendix-d"]
 
 
@@ -23,11 +23,11 @@ def private_bandit_noise(
     params: dict[str, Any],
     epsilon: float,
     delta: float,
-    noise: str,
-    calibration: str,
+    noise: Noise,
+    calibration: Calibration,
     *,
     randomness: str = "",
-    mechanism: str = "tree",
+    mechanism: Mechanism = "tree",
 ) -> tuple[float, PrivacyGuarantee, dict[str, float]]:
     """Noise scale of PrivateBandit's tree for a privacy target, following the paper's lemmas.
 
@@ -64,9 +64,9 @@ def private_bandit_noise(
         InvalidInputError: an unknown noise or calibration, ``"zcdp"`` with Laplace noise, Gaussian noise with
             ``δ = 0``, ``calibration="paper"`` with a mechanism other than the tree.
     """
-    calibration = _validate.option("calibration", calibration, ("paper", "analytic", "zcdp"))
-    noise = _validate.option("noise", noise, ("laplace", "gaussian"))
-    mechanism = _validate.option("mechanism", mechanism, ("tree", "honaker", "blt"))
+    calibration = _validate.option("calibration", calibration, CALIBRATIONS)
+    noise = _validate.option("noise", noise, NOISES)
+    mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
     if mechanism != "tree":
         scale, guarantee = mechanism_noise(
             mechanism,
@@ -220,11 +220,11 @@ class PrivateBandit(Learner):
         lipschitz: float,
         delta: float = 0.0,
         loss_bound: float | None = None,
-        noise: Literal["laplace", "gaussian"] | None = None,
+        noise: Noise | None = None,
         calibration: Calibration = "paper",
         smoothing_radius: float | None = None,
         feasibility: Feasibility = "fkm",
-        mechanism: Literal["tree", "honaker", "blt"] = "tree",
+        mechanism: Mechanism = "tree",
         strict: bool = False,
         seed: SeedLike = None,
         secure: bool = False,
@@ -236,8 +236,8 @@ class PrivateBandit(Learner):
         loss_bound = _validate.optional_real("loss_bound", loss_bound, low=0.0, low_open=True)
         smoothing_radius = _validate.optional_real("smoothing_radius", smoothing_radius, low=0.0, low_open=True)
         feasibility = _validate.option("feasibility", feasibility, ("fkm", "appendix-d"))  # type: ignore[assignment]
-        mechanism = _validate.option("mechanism", mechanism, ("tree", "honaker", "blt"))  # type: ignore[assignment]
-        calibration = _validate.option("calibration", calibration, ("paper", "analytic", "zcdp"))  # type: ignore[assignment]
+        mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
+        calibration = _validate.option("calibration", calibration, CALIBRATIONS)
         strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
         if epsilon is None:
             delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
@@ -245,7 +245,7 @@ class PrivateBandit(Learner):
             epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
             delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
         noise = _validate.option(  # type: ignore[assignment]
-            "noise", ("laplace" if delta == 0 else "gaussian") if noise is None else noise, ("laplace", "gaussian")
+            "noise", ("laplace" if delta == 0 else "gaussian") if noise is None else noise, NOISES
         )
         params = _core.private_bandit_params(
             domain,

@@ -8,10 +8,11 @@ from typing import Any, Literal
 import numpy as np
 
 from .. import _core, _validate, privacy
+from .._options import CALIBRATIONS, MECHANISMS, Calibration, Mechanism
 from .._seed import SeedLike
 from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
-from ._base import MECHANISMS, Learner, RunResult, mechanism_noise, randomness_of
+from ._base import Learner, RunResult, mechanism_noise, randomness_of
 from .dp_ftrl import dp_ftrl_noise
 from .private_submodular import _NEIGHBOURING, _UNIT
 
@@ -26,8 +27,8 @@ def dr_submodular_privacy(
     copies: int,
     gradient_bound: float,
     horizon: int,
-    calibration: str = "paper",
-    mechanism: str = "tree",
+    calibration: Calibration = "paper",
+    mechanism: Mechanism = "tree",
     *,
     randomness: str = "",
 ) -> tuple[str, float, PrivacyGuarantee]:
@@ -177,8 +178,8 @@ class PrivateDRSubmodular(Learner):
         gradient_bound: float | None = None,
         copies: int | None = None,
         regularization: float | None = None,
-        calibration: Literal["paper", "analytic", "zcdp"] = "paper",
-        mechanism: Literal["tree", "honaker", "blt"] = "tree",
+        calibration: Calibration = "paper",
+        mechanism: Mechanism = "tree",
         argmin: Literal["projection", "frank-wolfe"] = "projection",
         lmo_calls: int = 4,
         strict: bool = False,
@@ -198,8 +199,8 @@ class PrivateDRSubmodular(Learner):
         copies = None if copies is None else _validate.integer("copies", copies, low=1, high=4096)
         k = _core.dr_submodular_copies(horizon) if copies is None else copies
         regularization = _validate.optional_real("regularization", regularization, low=0.0, low_open=True)
-        calibration = _validate.option("calibration", calibration, ("paper", "analytic", "zcdp"))  # type: ignore[assignment]
-        mechanism = _validate.option("mechanism", mechanism, MECHANISMS)  # type: ignore[assignment]
+        calibration = _validate.option("calibration", calibration, CALIBRATIONS)
+        mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
         argmin = _validate.option("argmin", argmin, ("projection", "frank-wolfe"))  # type: ignore[assignment]
         lmo_calls = _validate.integer("lmo_calls", lmo_calls, low=1, high=2**32 - 1)
         strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)

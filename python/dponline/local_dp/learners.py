@@ -12,7 +12,7 @@ from .. import _core, _validate
 from .._seed import SeedLike
 from ..errors import DPOnlineError, InvalidInputError
 from ..learners._base import Learner, RunResult
-from .potential import Prior, theorem1_bound
+from .potential import _PRIORS, Prior, theorem1_bound
 from .stream import LocalStream
 
 __all__ = ["LocalLearner", "CoordinatewiseLearner", "UnconstrainedLearner", "OnlineGradientDescent", "AdaGrad"]
@@ -148,7 +148,7 @@ class _ParameterFreeLearner(LocalLearner):
     ) -> None:
         G = _validate.real("G", G, low=0.0, low_open=True)
         b = G * G if b is None else _validate.real("b", b, low=0.0, low_open=True)
-        prior = _validate.option("prior", prior, ("conjugate", "uniform", "improper"))  # type: ignore[assignment]
+        prior = _validate.option("prior", prior, _PRIORS)
         self._b = b
         self._setup(dim, G, self._algorithm, prior=prior, b=b, strict=strict, seed=seed, secure=secure)
 

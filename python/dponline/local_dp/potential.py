@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import pickle
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from .. import _core, _validate
 from ..errors import InvalidInputError
@@ -17,6 +17,7 @@ ACTION_LIMIT = 1e100
 """Largest ``|w|`` a potential learner plays; beyond it the action saturates (counted as ``saturated``)."""
 
 Prior = Literal["conjugate", "uniform", "improper"]
+_PRIORS: tuple[Prior, ...] = get_args(Prior)
 
 
 def theorem1_bound(u: float, G: float, b: float, sum_sq: float) -> float:
@@ -105,7 +106,7 @@ class PotentialLearner1D:
             self._core = _core.PotentialLearner1D(G, prior="external", b=b)
             self._ln_z = _core.potential_log_normaliser(G, prior)
         else:
-            prior = _validate.option("prior", prior, ("conjugate", "uniform", "improper"))  # type: ignore[assignment]
+            prior = _validate.option("prior", prior, _PRIORS)
             self._core = _core.PotentialLearner1D(G, prior=prior, b=b)
         self._G = G
         self._b = b

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -27,6 +27,7 @@ NEIGHBOURING_LOCAL_L2 = (
 )
 
 Mechanism = Literal["laplace", "l2"]
+_MECHANISMS: tuple[Mechanism, ...] = get_args(Mechanism)
 
 
 def _float_array(name: str, value: Any) -> np.ndarray:
@@ -103,7 +104,7 @@ class LocalLaplaceRandomizer:
     ) -> None:
         dim = _validate.integer("dim", dim, low=1)
         bound = _validate.real("bound", bound, low=0.0, low_open=True)
-        mechanism = _validate.option("mechanism", mechanism, ("laplace", "l2"))  # type: ignore[assignment]
+        mechanism = _validate.option("mechanism", mechanism, _MECHANISMS)
         strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
         self._core = _core.LocalRandomizer(
             dim, bound=bound, mechanism=mechanism, strict=strict, seed=seed, secure=secure

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from .. import _core, _validate
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
-from .randomizer import LocalLaplaceRandomizer, Mechanism, _budget_matrix, _float_array
+from .randomizer import _MECHANISMS, LocalLaplaceRandomizer, Mechanism, _budget_matrix, _float_array
 
 __all__ = ["LocalStream"]
 
 Loss = Literal["logistic", "squared", "absolute"]
+_LOSSES: tuple[Loss, ...] = get_args(Loss)
 
 
 class LocalStream:
@@ -52,8 +53,8 @@ class LocalStream:
             raise InvalidInputError(f"features must be a non-empty 2-D array (n, d), got shape {X.shape}")
         X = _validate.real_array("features", X, X.shape)
         y = _validate.real_array("labels", labels, (X.shape[0],))
-        loss = _validate.option("loss", loss, ("logistic", "squared", "absolute"))  # type: ignore[assignment]
-        mechanism = _validate.option("mechanism", mechanism, ("laplace", "l2"))  # type: ignore[assignment]
+        loss = _validate.option("loss", loss, _LOSSES)
+        mechanism = _validate.option("mechanism", mechanism, _MECHANISMS)
         per = X.shape[1] if mechanism == "laplace" else 1
         taus = _budget_matrix(budgets, X.shape[0], per)
         self._core = _core.LocalStream(

@@ -4,6 +4,7 @@ participation."""
 from __future__ import annotations
 
 from .. import _validate
+from .._options import LINEAR_CALIBRATIONS, NOISES, LinearCalibration, Noise
 from ..errors import InvalidInputError
 from ._numerics import _delta_half_open, _delta_open, _positive
 from .gaussian import gaussian_epsilon_analytic, gaussian_sigma_analytic
@@ -11,9 +12,6 @@ from .guarantee import PrivacyGuarantee
 from .zcdp import zcdp_gaussian_sigma
 
 __all__ = ["linear_laplace_scale", "linear_gaussian_sigma", "linear_privacy"]
-
-_NOISES = ("laplace", "gaussian")
-_LINEAR_CALIBRATIONS = ("analytic", "zcdp")
 
 _LINEAR_LAPLACE_SOURCE = (
     "Laplace mechanism on the encoded stream A·x (Dwork-McSherry-Nissim-Smith 2006), L1 sensitivity "
@@ -50,7 +48,7 @@ def linear_laplace_scale(epsilon: float, sensitivity: float, column_l1: float) -
 
 
 def linear_gaussian_sigma(
-    epsilon: float, delta: float, sensitivity: float, column_l2: float, calibration: str = "analytic"
+    epsilon: float, delta: float, sensitivity: float, column_l2: float, calibration: LinearCalibration = "analytic"
 ) -> float:
     """Gaussian σ per noise draw making a linear prefix-sum mechanism (ε, δ)-DP under single participation.
 
@@ -76,7 +74,7 @@ def linear_gaussian_sigma(
     Source: Balle & Wang 2018 Theorem 8; Bun & Steinke 2016 Proposition 1.6 with Canonne, Kamath & Steinke
     2020 Corollary 13 (``"zcdp"``).
     """
-    calibration = _validate.option("calibration", calibration, _LINEAR_CALIBRATIONS)
+    calibration = _validate.option("calibration", calibration, LINEAR_CALIBRATIONS)
     release_sensitivity = _positive("sensitivity", sensitivity) * _positive("column_l2", column_l2)
     if calibration == "zcdp":
         return zcdp_gaussian_sigma(epsilon, delta, release_sensitivity)
@@ -84,7 +82,7 @@ def linear_gaussian_sigma(
 
 
 def linear_privacy(
-    noise: str, scale: float, sensitivity: float, column_norm: float, *, delta: float = 0.0
+    noise: Noise, scale: float, sensitivity: float, column_norm: float, *, delta: float = 0.0
 ) -> PrivacyGuarantee:
     """The guarantee a linear prefix-sum mechanism with the given per-draw noise delivers.
 
@@ -107,7 +105,7 @@ def linear_privacy(
 
     Source: as :func:`linear_laplace_scale` and :func:`linear_gaussian_sigma`.
     """
-    noise = _validate.option("noise", noise, _NOISES)
+    noise = _validate.option("noise", noise, NOISES)
     sc = _positive("scale", scale)
     sens = _positive("sensitivity", sensitivity)
     norm = _positive("column_norm", column_norm)

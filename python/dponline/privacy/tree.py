@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from .. import _validate
+from .._options import CALIBRATIONS, NOISES, Calibration, Noise
 from ..errors import InvalidInputError
 from ._numerics import _count, _delta_half_open, _delta_open, _numeric, _positive
 from .gaussian import gaussian_epsilon_analytic, gaussian_sigma_analytic
@@ -12,9 +13,6 @@ from .guarantee import PrivacyGuarantee
 from .zcdp import zcdp_gaussian_sigma
 
 __all__ = ["levels_touched", "tree_laplace_scale", "tree_gaussian_sigma", "tree_privacy"]
-
-_TREE_CALIBRATIONS = ("paper", "analytic", "zcdp")
-_NOISES = ("laplace", "gaussian")
 
 _TREE_SOURCE = (
     "Ene-Nguyen-Vladu 2021 Theorem 2.3 (Jain-Kothari-Thakurta 2012 Thm 9; Agarwal-Singh 2017 Lemma 3.3) "
@@ -72,7 +70,7 @@ def tree_laplace_scale(epsilon: float, sensitivity: float, horizon: int) -> floa
 
 @_numeric
 def tree_gaussian_sigma(
-    epsilon: float, delta: float, sensitivity: float, horizon: int, calibration: str = "paper"
+    epsilon: float, delta: float, sensitivity: float, horizon: int, calibration: Calibration = "paper"
 ) -> float:
     """Per-node Gaussian σ making the whole tree release (ε, δ)-DP. With B = ``levels_touched(T)``:
 
@@ -107,7 +105,7 @@ def tree_gaussian_sigma(
     d = _delta_open(delta)
     sens = _positive("sensitivity", sensitivity)
     levels = levels_touched(horizon)
-    calibration = _validate.option("calibration", calibration, _TREE_CALIBRATIONS)
+    calibration = _validate.option("calibration", calibration, CALIBRATIONS)
     release_sensitivity = sens * math.sqrt(levels)
     if calibration == "zcdp":
         return zcdp_gaussian_sigma(eps, d, release_sensitivity)
@@ -118,7 +116,9 @@ def tree_gaussian_sigma(
 
 
 @_numeric
-def tree_privacy(noise: str, scale: float, sensitivity: float, horizon: int, *, delta: float = 0.0) -> PrivacyGuarantee:
+def tree_privacy(
+    noise: Noise, scale: float, sensitivity: float, horizon: int, *, delta: float = 0.0
+) -> PrivacyGuarantee:
     """The guarantee a tree with the given per-node noise actually delivers. With B = ``levels_touched(T)``:
 
     * Laplace: ``ε = Δ₁ · B / scale``, δ = 0 (the inverse of :func:`tree_laplace_scale`).
@@ -140,7 +140,7 @@ def tree_privacy(noise: str, scale: float, sensitivity: float, horizon: int, *, 
 
     Source: as :func:`tree_laplace_scale` and :func:`tree_gaussian_sigma` (``"analytic"``).
     """
-    noise = _validate.option("noise", noise, _NOISES)
+    noise = _validate.option("noise", noise, NOISES)
     if _validate.real("scale", scale) == 0.0:
         raise InvalidInputError("scale 0 gives no privacy: scale must be finite and > 0")
     sc = _positive("scale", scale)
