@@ -21,7 +21,9 @@ import argparse
 import time
 
 from . import __version__
+from .experiments import load_config
 from .jobs import display, experts, local, portfolio
+from .jobs._args import add_execution_flags, built, run_sweep
 
 __all__ = ["main"]
 
@@ -31,10 +33,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dponline", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=f"dponline {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    portfolio.add_parser(sub, _positive_int)
-    experts.add_parsers(sub, _positive_int)
-    local.add_parser(sub, _positive_int)
-    display.add_parser(sub, _positive_int)
+    portfolio.add_parser(sub)
+    experts.add_parsers(sub)
+    local.add_parser(sub)
+    display.add_parser(sub)
 
     s = sub.add_parser(
         "sweep",
@@ -45,51 +47,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument("config", help="the sweep's TOML file")
     s.add_argument("--out", default="dponline-sweep", help="output directory (default ./dponline-sweep)")
-    s.add_argument("--scheduler", default=None, help="address of a Dask scheduler (tcp://host:8786)")
-    s.add_argument(
-        "--workers",
-        type=_positive_int,
-        default=None,
-        help="local worker processes (default: the CPUs available; 1 runs in this process)",
-    )
-    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_execution_flags(s)
     s.set_defaults(func=_sweep, parser=s)
     return parser
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
-    return value
-
-
 def _sweep(args: argparse.Namespace) -> int:
-    from .errors import InvalidInputError
-    from .experiments import SweepInterrupted, load_config, run_job
-
-    try:
-        experiment, options = load_config(args.config)
-    except InvalidInputError as exc:
-        args.parser.error(str(exc))  # usage message, exit code 2
-    try:
-        results = run_job(
-            experiment,
-            args.out,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            format=options.format,
-            svg=options.svg,
-            quiet=args.quiet,
-        )
-    except SweepInterrupted:
-        return 130
-    except (InvalidInputError, OSError) as exc:  # e.g. an unreachable --scheduler, an unwritable --out
-        args.parser.error(str(exc))
-    return 0 if results.execution["failed"] == 0 else 1
+    experiment, options = built(args, lambda a: load_config(a.config))
+    return run_sweep(args, experiment, args.out, format=options.format, svg=options.svg)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,10 +26,11 @@ from scipy import stats
 from .. import privacy
 from ..datasets import open_bandit_item_blocks, open_bandit_round_probabilities
 from ..domains import PartitionMatroid
+from ..errors import InvalidInputError
 from ..learners import PrivateDRSubmodular, PrivateSubmodular
 from ..regret import APPROXIMATION, greedy_in_hindsight, matroid_greedy_in_hindsight, submodular_regret_curve
 from ..submodular import ProbabilisticCoverage
-from .portfolio import _delta, _epsilons, _horizon, _nonnegative_int
+from ._args import add_seed_flags, delta, epsilons, positive_int, randomness_text
 
 __all__ = ["add_parser", "run"]
 
@@ -39,22 +40,15 @@ DR_CAPACITY = 1
 """Items per block (category) the DR-submodular learner may show."""
 
 
-def add_parser(sub: Any, positive_int: Any) -> argparse.ArgumentParser:
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``dponline display``."""
     p = sub.add_parser("display", help="private choice of k display slots of 80 items on Open Bandit clicks")
     p.add_argument("--k", type=positive_int, default=3, help="slots per round (default 3)")
-    p.add_argument("--horizon", type=_horizon, default=10**6, help="rounds (default 10^6, bootstrapped)")
-    p.add_argument("--epsilon", type=_epsilons, default=[1.0], help="privacy ε, or a list such as 1,10")
-    p.add_argument("--delta", type=_delta, default=1e-6, help="privacy δ (default 1e-6; must be > 0)")
+    p.add_argument("--horizon", type=positive_int, default=10**6, help="rounds (default 10^6, bootstrapped)")
+    p.add_argument("--epsilon", type=epsilons, default=[1.0], help="privacy ε, or a list such as 1,10")
+    p.add_argument("--delta", type=delta, default=1e-6, help="privacy δ (default 1e-6; must be > 0)")
     p.add_argument("--seeds", type=positive_int, default=3, help="runs per learner (default 3)")
-    p.add_argument("--stream-seed", type=_nonnegative_int, default=0, help="seed of the bootstrap (default 0)")
-    p.add_argument(
-        "--seed",
-        type=_nonnegative_int,
-        default=None,
-        help="root seed of the learners (default: OS entropy, not recorded; a seeded run is private only while "
-        "its seed is secret)",
-    )
+    add_seed_flags(p, stream="bootstrap", learners="learners")
     p.add_argument("--out", default="dponline-display", help="output directory (default ./dponline-display)")
     p.set_defaults(func=run, parser=p)
     return p
@@ -69,8 +63,6 @@ def _interval(x: np.ndarray) -> tuple[float, float]:
 
 def run(args: argparse.Namespace) -> int:
     """Run every learner for every seed; print the table, write ``display.csv`` and ``display.png``."""
-    from ..errors import InvalidInputError
-
     if args.delta <= 0:
         args.parser.error("--delta must be > 0: the submodular learners are (ε, δ)-DP (Theorems 5, 7)")
     P = open_bandit_round_probabilities()
@@ -150,14 +142,7 @@ def run(args: argparse.Namespace) -> int:
             f"    per logged round (used in up to {privacy.row_multiplicity(stream)} rounds): "
             f"(ε={per_row.epsilon:.4g}, δ={per_row.delta:.3g})"
         )
-    lines.append(
-        "  randomness: "
-        + (
-            "keyed from operating-system entropy, not recorded"
-            if args.seed is None
-            else f"root seed {args.seed} — private only while that seed is secret"
-        )
-    )
+    lines.append(f"  randomness: {randomness_text(args.seed)}")
     lines.append("  not private: clicks, regrets and the greedy comparator are evaluations computed from the data")
     print("\n".join(lines))
     out = Path(args.out)

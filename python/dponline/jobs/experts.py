@@ -23,45 +23,42 @@ from typing import Any
 import numpy as np
 
 from .. import datasets, losses
+from .._options import CALIBRATIONS
 from ..domains import Simplex
-from ..experiments import Experiment, LearnerSpec, SweepInterrupted, run_job
+from ..experiments import Experiment, LearnerSpec
 from ..learners import DPFTPL, DPFTRL, PrivateEXP3
-from .portfolio import _delta, _epsilons, _horizon, _nonnegative_int
+from . import _args
 
 __all__ = ["add_parsers", "experts_experiment", "bandit_experiment"]
 
 _BANDIT_TABLE_ROWS = 20_000
 
 
-def _common(p: argparse.ArgumentParser, positive_int: Any, *, delta: float) -> None:
-    p.add_argument("--epsilon", type=_epsilons, default=[1.0], help="privacy ε, or a list such as 0.1,1,10")
-    p.add_argument("--horizon", type=_horizon, default=None, help="rounds T (default: the data's length)")
-    p.add_argument("--seeds", type=positive_int, default=4, help="runs per learner (default 4)")
-    p.add_argument("--stream-seed", type=_nonnegative_int, default=0, help="seed of the resampling (default 0)")
-    p.add_argument(
-        "--seed",
-        type=_nonnegative_int,
-        default=None,
-        help="root seed of the learners' noise (default: OS entropy, not recorded; a seeded run is private only "
-        "while its seed is secret)",
-    )
+def _common(p: argparse.ArgumentParser, *, delta_default: float) -> None:
+    p.add_argument("--epsilon", type=_args.epsilons, default=[1.0], help="privacy ε, or a list such as 0.1,1,10")
+    p.add_argument("--horizon", type=_args.positive_int, default=None, help="rounds T (default: the data's length)")
+    p.add_argument("--seeds", type=_args.positive_int, default=4, help="runs per learner (default 4)")
+    _args.add_seed_flags(p, stream="resampling", learners="learners' noise")
     p.add_argument("--out", default=None, help="output directory (default ./dponline-<job>)")
-    p.add_argument("--workers", type=positive_int, default=None, help="worker processes (default: the CPUs)")
-    p.add_argument("--scheduler", default=None, help="address of a Dask scheduler (tcp://host:8786)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    if delta >= 0:
-        p.add_argument("--delta", type=_delta, default=delta, help=f"privacy δ (default {delta:g}; 0: Laplace)")
+    _args.add_execution_flags(p)
+    if delta_default >= 0:
+        p.add_argument(
+            "--delta",
+            type=_args.delta,
+            default=delta_default,
+            help=f"privacy δ (default {delta_default:g}; 0: Laplace)",
+        )
 
 
-def add_parsers(sub: Any, positive_int: Any) -> None:
+def add_parsers(sub: Any) -> None:
     """Register ``dponline experts`` and ``dponline bandit``."""
     e = sub.add_parser("experts", help="private prediction with expert advice on real data (DP-FTRL, DP-FTPL)")
     e.add_argument("--data", choices=["trump", "nyse"], default="trump", help="the experts' losses (default trump)")
-    e.add_argument("--calibration", choices=["paper", "analytic", "zcdp"], default="paper")
-    _common(e, positive_int, delta=0.0)
+    e.add_argument("--calibration", choices=CALIBRATIONS, default="paper")
+    _common(e, delta_default=0.0)
     e.set_defaults(func=_run, build=experts_experiment, parser=e, job="experts")
     b = sub.add_parser("bandit", help="private multi-armed bandit on Open Bandit click rates (PrivateEXP3)")
-    _common(b, positive_int, delta=-1.0)
+    _common(b, delta_default=-1.0)
     b.set_defaults(func=_run, build=bandit_experiment, parser=b, job="bandit")
 
 
@@ -72,12 +69,6 @@ def _resampled(matrix: np.ndarray, horizon: int | None, seed: int) -> tuple[Any,
         return losses.Linear(matrix[:T]), f"the first {T} rounds in order"
     stream = losses.Linear(matrix, horizon=horizon, resample="bootstrap", seed=seed)
     return stream, f"{horizon} rounds bootstrapped from {rows} (stream seed {seed})"
-
-
-def _seed_fn(seed: int | None) -> Any:
-    # Common random numbers: run k of every learner uses seed k.
-    root = np.random.SeedSequence().entropy if seed is None else seed
-    return lambda i, j, k: np.random.SeedSequence(root, spawn_key=(k,))
 
 
 def experts_experiment(args: argparse.Namespace) -> Experiment:
@@ -118,7 +109,7 @@ def experts_experiment(args: argparse.Namespace) -> Experiment:
         grid={"epsilon": args.epsilon},
         seeds=args.seeds,
         root_seed=args.seed,
-        seed_fn=_seed_fn(args.seed),
+        seed_fn=_args.common_random_numbers(args.seed),
         checkpoints=min(500, T),
         domain=Simplex(n),
         name="dponline experts",
@@ -144,7 +135,7 @@ def bandit_experiment(args: argparse.Namespace) -> Experiment:
         grid={"epsilon": args.epsilon},
         seeds=args.seeds,
         root_seed=args.seed,
-        seed_fn=_seed_fn(args.seed),
+        seed_fn=_args.common_random_numbers(args.seed),
         checkpoints=500,
         domain=Simplex(clicks.size),
         name="dponline bandit",
@@ -154,28 +145,11 @@ def bandit_experiment(args: argparse.Namespace) -> Experiment:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from ..errors import InvalidInputError
-
-    try:
-        experiment = args.build(args)
-    except InvalidInputError as exc:
-        args.parser.error(str(exc))
+    experiment = _args.built(args, args.build)
     plots = ["regret", "price_of_privacy"] if len(args.epsilon) > 1 else ["regret"]
-    try:
-        results = run_job(
-            experiment,
-            args.out or f"dponline-{args.job}",
-            workers=args.workers,
-            scheduler=args.scheduler,
-            quiet=args.quiet,
-            plots=plots,
-        )
-    except SweepInterrupted:
-        return 130
-    except (InvalidInputError, OSError) as exc:
-        args.parser.error(str(exc))
-    print(_privacy_lines(results, args))
-    return 0 if results.execution["failed"] == 0 else 1
+    return _args.run_sweep(
+        args, experiment, args.out or f"dponline-{args.job}", plots=plots, then=lambda r: print(_privacy_lines(r, args))
+    )
 
 
 def _privacy_lines(results: Any, args: argparse.Namespace) -> str:
@@ -184,13 +158,6 @@ def _privacy_lines(results: Any, args: argparse.Namespace) -> str:
         if c.privacy:
             g = c.privacy
             lines.append(f"  {c.label}: (ε={g['epsilon']:g}, δ={g['delta']:g}) — {g['source']}")
-    lines.append(
-        "  randomness: "
-        + (
-            "keyed from operating-system entropy, not recorded"
-            if args.seed is None
-            else f"root seed {args.seed} — private only while that seed is secret"
-        )
-    )
+    lines.append(f"  randomness: {_args.randomness_text(args.seed)}")
     lines.append("  not private: losses and regrets are evaluations computed from the data")
     return "\n".join(lines)

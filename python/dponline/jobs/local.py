@@ -38,6 +38,7 @@ from ..local_dp import (
     OnlineGradientDescent,
     UnconstrainedLearner,
 )
+from ._args import positive_float, positive_int
 
 
 def best_fixed(X: np.ndarray, y: np.ndarray, loss: str) -> float:
@@ -80,25 +81,15 @@ def describe(stream: LocalStream) -> str:
     return text
 
 
-def add_parser(sub: Any, positive_int: Any) -> argparse.ArgumentParser:
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``dponline local``."""
     p = sub.add_parser("local", help="user-specified local DP on real streams (van der Hoeven 2019, scenarios a, b)")
     p.add_argument("--seeds", type=positive_int, default=3, help="seeds per learner (default 3)")
     p.add_argument("--rounds", type=positive_int, default=20_000, help="rounds of Shuttle used (default 20000)")
-    p.add_argument("--heavy-eps", type=_positive_float, default=1.0, help="budget of the privacy-conscious providers")
+    p.add_argument("--heavy-eps", type=positive_float, default=1.0, help="budget of the privacy-conscious providers")
     p.add_argument("--out", default="dponline-local", help="output directory (default ./dponline-local)")
     p.set_defaults(func=run, parser=p)
     return p
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number > 0, got {text!r}") from None
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

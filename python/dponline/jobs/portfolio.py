@@ -7,7 +7,7 @@ the same ``(ε, δ)`` and on common random numbers (run ``k`` of every learner s
 
 * PrivateBandit (Ene-Nguyen-Vladu, bandit feedback) and its non-private version;
 * DP-FTRL on the linearised log-loss with the entropy regulariser (Agarwal-Singh, full information) and its
-  non-private version, when that learner is available in this build.
+  non-private version.
 
 Comparators in hindsight: the best constant-rebalanced portfolio (BCRP), the uniform one (UCRP) and the best
 single stock. The table reports log-wealth and regrets in nats with 95% intervals over seeds, the noise
@@ -25,11 +25,13 @@ from typing import Any
 import numpy as np
 
 from .. import losses, privacy, regret
+from .._options import CALIBRATIONS
 from ..datasets import load_nyse
 from ..domains import Simplex
-from ..experiments import Experiment, LearnerSpec, Results, SweepInterrupted, run_job
+from ..experiments import Experiment, LearnerSpec, Results
 from ..experiments.job import float_list
-from ..learners import PrivateBandit
+from ..learners import DPFTRL, PrivateBandit
+from . import _args
 
 __all__ = ["add_parser", "build_experiment", "report", "run"]
 
@@ -43,64 +45,32 @@ def _range(text: str) -> tuple[float, float]:
     return values[0], values[1]
 
 
-def _epsilons(text: str) -> list[float]:
-    values = float_list(text)
-    if any(v <= 0 for v in values):
-        raise argparse.ArgumentTypeError(f"every epsilon must be > 0, got {text!r}")
-    return values
-
-
-def _horizon(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {text!r}")
-    return value
-
-
-def _nonnegative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}")
-    return value
-
-
-def _delta(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number in [0, 1), got {text!r}") from None
-    if not 0.0 <= value < 1.0:
-        raise argparse.ArgumentTypeError(f"must be in [0, 1), got {text!r}")
-    return value
-
-
-def add_parser(sub: Any, positive_int: Any) -> argparse.ArgumentParser:
+def add_parser(sub: Any) -> argparse.ArgumentParser:
     """Register ``dponline portfolio`` on the CLI's sub-parsers."""
     p = sub.add_parser(
         "portfolio",
         help="private online portfolio selection on the NYSE data (main job)",
         description=__doc__.split("\n\n")[1],
     )
-    p.add_argument("--epsilon", type=_epsilons, default=[1.0], help="privacy ε, or a list such as 0.1,1,10 (default 1)")
+    p.add_argument(
+        "--epsilon", type=_args.epsilons, default=[1.0], help="privacy ε, or a list such as 0.1,1,10 (default 1)"
+    )
     p.add_argument(
         "--delta",
-        type=_delta,
+        type=_args.delta,
         default=1e-6,
         help="privacy δ (default 1e-6: Gaussian noise, Lemma 5.4; 0: Laplace noise, Lemma 5.1)",
     )
     p.add_argument(
-        "--horizon", type=_horizon, default=None, help="rounds T (default: the 5651 real days; larger T bootstraps)"
+        "--horizon",
+        type=_args.positive_int,
+        default=None,
+        help="rounds T (default: the 5651 real days; larger T bootstraps)",
     )
-    p.add_argument("--seeds", type=positive_int, default=4, help="runs per learner (default 4)")
+    p.add_argument("--seeds", type=_args.positive_int, default=4, help="runs per learner (default 4)")
     p.add_argument(
         "--calibration",
-        choices=["paper", "analytic", "zcdp"],
+        choices=CALIBRATIONS,
         default="paper",
         help="noise calibration (default: the paper's lemmas; both scales are printed)",
     )
@@ -117,28 +87,17 @@ def add_parser(sub: Any, positive_int: Any) -> argparse.ArgumentParser:
         help="feed DP-FTRL the raw gradients -r/<r,x> (default: centred at the midpoint of their declared range: "
         "on the simplex the same FTRL problem, but the declared bounds, hence the noise, shrink by (1 - a^2/b^2)/2)",
     )
-    p.add_argument("--stream-seed", type=_nonnegative_int, default=0, help="seed of the bootstrap (default 0)")
-    p.add_argument(
-        "--seed",
-        type=_nonnegative_int,
-        default=None,
-        help="root seed of the learners' noise (default: operating-system entropy, never recorded; a seeded "
-        "run is private only while its seed is secret)",
-    )
+    _args.add_seed_flags(p, stream="bootstrap", learners="learners' noise")
     p.add_argument("--out", default="dponline-results", help="output directory (default ./dponline-results)")
-    p.add_argument("--workers", type=positive_int, default=None, help="worker processes (default: the CPUs)")
-    p.add_argument("--scheduler", default=None, help="address of a Dask scheduler (tcp://host:8786)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _args.add_execution_flags(p)
     p.set_defaults(func=run, parser=p)
     return p
 
 
-def _full_information_learners(domain: Simplex, horizon: int, stream: Any, args: argparse.Namespace) -> list:
-    """DP-FTRL on the linearised log-loss (Agarwal-Singh), when this build has it."""
-    try:
-        from ..learners import DPFTRL  # type: ignore[attr-defined]
-    except ImportError:
-        return []
+def _full_information_learners(
+    domain: Simplex, horizon: int, stream: Any, args: argparse.Namespace
+) -> list[LearnerSpec]:
+    """DP-FTRL on the linearised log-loss (Agarwal-Singh) and its non-private version."""
     # The gradient of −ln⟨r, x⟩ is −r/⟨r, x⟩; with relatives in [a, b] every coordinate lies in [−b/a, −a/b].
     # By default DP-FTRL is fed g − c·1 with c the midpoint (declared, not measured): on the simplex this changes
     # no action and no regret, and the centred coordinates lie in ±(b/a − a/b)/2, which bounds the L∞ norm (the
@@ -149,7 +108,7 @@ def _full_information_learners(domain: Simplex, horizon: int, stream: Any, args:
         args.relative_range,
         stream.dim,
         norm="l1" if args.delta == 0 else "l2",
-        centred=not getattr(args, "uncentred", False),
+        centred=not args.uncentred,
     )
     fixed = {
         "domain": domain,
@@ -213,16 +172,14 @@ def build_experiment(args: argparse.Namespace) -> Experiment:
             method=f"best single stock in hindsight (column {best_stock})",
         ),
     }
-    # Common random numbers: run k of every learner uses seed k (same sphere directions for the private and
-    # the non-private bandit learner), so differences between learners are not seed noise.
-    root = np.random.SeedSequence().entropy if args.seed is None else args.seed
+    # Common random numbers: the same sphere directions for the private and the non-private bandit learner.
     return Experiment(
         stream,
         specs,
         grid={"epsilon": args.epsilon},
         seeds=args.seeds,
         root_seed=args.seed,
-        seed_fn=lambda i, j, k: np.random.SeedSequence(root, spawn_key=(k,)),
+        seed_fn=_args.common_random_numbers(args.seed),
         checkpoints=min(1000, horizon),
         comparators=comparators,
         name="dponline portfolio",
@@ -305,10 +262,7 @@ def report(results: Results, args: argparse.Namespace, multiplicity: int) -> str
                     f"(ε={row_g['epsilon']:.4g}, δ={row_g['delta']:.3g})"
                 )
         lines.append(f"  neighbouring: {guarantee['neighbouring']}")
-    if args.seed is None:
-        lines.append("  randomness: keyed from operating-system entropy, not recorded")
-    else:
-        lines.append(f"  randomness: root seed {args.seed} — private only while that seed is secret")
+    lines.append(f"  randomness: {_args.randomness_text(args.seed)}")
     lines.append("  not private: the log-wealths, regrets and comparators above are evaluations computed from the data")
     lines.append("")
     lines.extend(f"verdict — {v}" for v in verdicts)
@@ -317,26 +271,7 @@ def report(results: Results, args: argparse.Namespace, multiplicity: int) -> str
 
 def run(args: argparse.Namespace) -> int:
     """Run the job: build, sweep (cached, resumable), write outputs, print the report."""
-    from ..errors import InvalidInputError
-
-    try:
-        experiment = build_experiment(args)
-    except InvalidInputError as exc:
-        args.parser.error(str(exc))
+    experiment = _args.built(args, build_experiment)
     multiplicity = privacy.row_multiplicity(experiment.stream)
     plots = ["regret", "price_of_privacy"] if len(args.epsilon) > 1 else ["regret"]
-    try:
-        results = run_job(
-            experiment,
-            args.out,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            quiet=args.quiet,
-            plots=plots,
-            report=lambda r: report(r, args, multiplicity),
-        )
-    except SweepInterrupted:
-        return 130
-    except (InvalidInputError, OSError) as exc:
-        args.parser.error(str(exc))
-    return 0 if results.execution["failed"] == 0 else 1
+    return _args.run_sweep(args, experiment, args.out, plots=plots, report=lambda r: report(r, args, multiplicity))
