@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..experiments import Experiment, Results, SweepInterrupted, run_job
+from ..experiments import Experiment, LearnerSpec, Results, SweepInterrupted, run_job
 from ..experiments.job import float_list
 
 __all__ = [
@@ -25,7 +25,7 @@ __all__ = [
     "epsilons",
     "add_seed_flags",
     "add_execution_flags",
-    "common_random_numbers",
+    "preset_experiment",
     "randomness_text",
     "built",
     "run_sweep",
@@ -109,12 +109,21 @@ def add_execution_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
-def common_random_numbers(seed: int | None) -> Callable[[int, int, int], np.random.SeedSequence]:
-    """A sweep's ``seed_fn`` giving run ``k`` of every learner and grid point the same seed,
-    ``SeedSequence(seed, spawn_key=(k,))`` (OS entropy, never recorded, for ``seed=None``): differences between
-    learners are then not seed noise."""
-    root = np.random.SeedSequence().entropy if seed is None else seed
-    return lambda i, j, k: np.random.SeedSequence(root, spawn_key=(k,))
+def preset_experiment(args: argparse.Namespace, stream: Any, specs: list[LearnerSpec], **options: Any) -> Experiment:
+    """A preset's sweep: ``specs`` on ``stream`` over the ``--epsilon`` grid, ``--seeds`` runs each, on common
+    random numbers — run ``k`` of every learner and grid point gets ``SeedSequence(root, spawn_key=(k,))`` with
+    ``root`` the ``--seed`` (OS entropy, never recorded, without it), so differences between learners are not
+    seed noise. ``options`` go to :class:`~dponline.experiments.Experiment` (checkpoints, comparators, name ...)."""
+    root = np.random.SeedSequence().entropy if args.seed is None else args.seed
+    return Experiment(
+        stream,
+        specs,
+        grid={"epsilon": args.epsilon},
+        seeds=args.seeds,
+        root_seed=args.seed,
+        seed_fn=lambda i, j, k: np.random.SeedSequence(root, spawn_key=(k,)),
+        **options,
+    )
 
 
 def randomness_text(seed: int | None) -> str:

@@ -103,13 +103,10 @@ def experts_experiment(args: argparse.Namespace) -> Experiment:
                 {"domain": Simplex(n), "horizon": T, "delta": args.delta, "loss_bound": math.sqrt(n)},
             )
         )
-    return Experiment(
+    return _args.preset_experiment(
+        args,
         stream,
         specs,
-        grid={"epsilon": args.epsilon},
-        seeds=args.seeds,
-        root_seed=args.seed,
-        seed_fn=_args.common_random_numbers(args.seed),
         checkpoints=min(500, T),
         domain=Simplex(n),
         name="dponline experts",
@@ -129,13 +126,10 @@ def bandit_experiment(args: argparse.Namespace) -> Experiment:
         LearnerSpec("PrivateEXP3", PrivateEXP3, fixed),
         LearnerSpec("EXP3, non-private", PrivateEXP3, {**fixed, "epsilon": None}),
     ]
-    return Experiment(
+    return _args.preset_experiment(
+        args,
         stream,
         specs,
-        grid={"epsilon": args.epsilon},
-        seeds=args.seeds,
-        root_seed=args.seed,
-        seed_fn=_args.common_random_numbers(args.seed),
         checkpoints=500,
         domain=Simplex(clicks.size),
         name="dponline bandit",

@@ -173,13 +173,10 @@ def build_experiment(args: argparse.Namespace) -> Experiment:
         ),
     }
     # Common random numbers: the same sphere directions for the private and the non-private bandit learner.
-    return Experiment(
+    return _args.preset_experiment(
+        args,
         stream,
         specs,
-        grid={"epsilon": args.epsilon},
-        seeds=args.seeds,
-        root_seed=args.seed,
-        seed_fn=_args.common_random_numbers(args.seed),
         checkpoints=min(1000, horizon),
         comparators=comparators,
         name="dponline portfolio",
