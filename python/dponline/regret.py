@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _core
+from . import _core, _validate
 from .errors import InvalidInputError
 
 __all__ = [
@@ -176,8 +176,6 @@ def greedy_in_hindsight(family: _core.SubmodularFamily, k: int) -> SubmodularCom
     Raises:
         InvalidInputError: ``k`` outside ``1..|U|``.
     """
-    from . import _validate
-
     k = _validate.integer("k", k, low=1)
     items, values, evaluations = family.lazy_greedy(k)
     total = float(values[-1]) if len(values) else 0.0

@@ -50,7 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import domains, losses
+from .. import domains, learners, losses
+from ..datasets import load_nyse
 from ..errors import InvalidInputError
 from .experiment import Experiment, LearnerSpec
 
@@ -100,8 +101,6 @@ def _table(config: Mapping[str, Any], key: str) -> dict[str, Any]:
 def resolve_learner(name: Any, where: str) -> Callable[..., Any]:
     """A learner factory from its name: a class exported by :mod:`dponline.learners` (``"PrivateBandit"``)
     or ``"package.module:attribute"``."""
-    from .. import learners
-
     if not isinstance(name, str) or not name:
         raise InvalidInputError(f"{where}: must name a learner, got {name!r}")
     known = sorted(n for n in learners.__all__ if isinstance(getattr(learners, n), type) and n != "RunResult")
@@ -148,8 +147,6 @@ def _stream(table: dict[str, Any], base: Path) -> tuple[Any, str]:
     if "dataset" in table:
         if table["dataset"] != "nyse":
             raise InvalidInputError(f"stream.dataset: unknown dataset {table['dataset']!r} (known: nyse)")
-        from ..datasets import load_nyse
-
         data = np.asarray(load_nyse().relatives, dtype=np.float64)
         source = "NYSE daily price relatives"
     else:
