@@ -6,11 +6,11 @@ import pickle
 
 import numpy as np
 import pytest
-from _audit import audit_epsilon
 from conftest import Z
 
 import dponline
 from dponline import DPFTRL, datasets, privacy
+from dponline.audit import epsilon_lower_bound
 from dponline.domains import Box, L1Ball, L2Ball, Simplex, UniformMatroid
 from dponline.losses import Linear, PortfolioLogLoss
 
@@ -622,7 +622,7 @@ def test_black_box_privacy_audit_of_laplace_dpftrl():
         d_b = _released_differences(built_for, np.array([0.0, 1.0]), trials, seed + 7)
         hits_a = int(np.count_nonzero((d_a >= tau).all(axis=1)))
         hits_b = int(np.count_nonzero((d_b >= tau).all(axis=1)))
-        return audit_epsilon(hits_a, hits_b, trials)
+        return epsilon_lower_bound(hits_a, hits_b, trials)
 
     honest = estimate(eps, 3.0, 200_000, 11)
     assert honest <= eps

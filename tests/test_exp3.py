@@ -6,10 +6,10 @@ import pickle
 
 import numpy as np
 import pytest
-from _audit import audit_epsilon
 
 import dponline
 from dponline import PrivateEXP3, datasets
+from dponline.audit import epsilon_lower_bound
 from dponline.losses import BernoulliArms, Linear
 
 
@@ -69,11 +69,11 @@ def test_privacy_audit_of_the_released_feedback():
         return out
 
     a, b = releases(1.0, eps, 1), releases(0.0, eps, 2)
-    estimate = audit_epsilon(int((a >= 1).sum()), int((b >= 1).sum()), trials)
+    estimate = epsilon_lower_bound(int((a >= 1).sum()), int((b >= 1).sum()), trials)
     assert estimate <= eps
     assert estimate > 0.9
     weak_a, weak_b = releases(1.0, 1.5 * eps, 3), releases(0.0, 1.5 * eps, 4)
-    assert audit_epsilon(int((weak_a >= 1).sum()), int((weak_b >= 1).sum()), trials) > eps
+    assert epsilon_lower_bound(int((weak_a >= 1).sum()), int((weak_b >= 1).sum()), trials) > eps
 
 
 @pytest.mark.parametrize("K", [2, pytest.param(10_000, marks=pytest.mark.slow)])

@@ -360,6 +360,24 @@ def test_save_writes_plots_metadata_and_tables(reference, tmp_path):
     assert meta["stream"]["horizon"] == T and len(meta["stream"]["data_sha256"]) == 64
 
 
+def test_an_os_keyed_sweep_never_writes_its_root(stream, tmp_path):
+    """root_seed=None keys the seed tree from OS entropy: the metadata says "os (not recorded)", the guarantees
+    say randomness "os" (not "seed"), and the entropy appears in none of the files written; a seeded sweep
+    records its root and says "seed". The outputs list the clipped counts among what is not private."""
+    exp = Experiment(stream, specs(), grid={"epsilon": [1.0]}, seeds=1, checkpoints=4, root_seed=None)
+    written = exp.run(backend="inline", progress=False, cache_dir=tmp_path / "cache").save(tmp_path / "out")
+    meta = json.loads((tmp_path / "out" / "metadata.json").read_text())
+    assert meta["root_seed"] == "os (not recorded)"
+    assert [c["privacy"]["randomness"] for c in meta["configurations"] if c["privacy"]] == ["os"]
+    assert "clipped counts" in meta["not_private"]
+    root = str(exp._root)
+    files = [*written, *(tmp_path / "cache").glob("*/*.npz")]
+    assert len(root) > 20 and all(root.encode() not in Path(f).read_bytes() for f in files)
+    seeded = Experiment(stream, specs(), grid={"epsilon": [1.0]}, seeds=1, checkpoints=4, root_seed=5).metadata()
+    assert seeded["root_seed"] == 5
+    assert [c["privacy"]["randomness"] for c in seeded["configurations"] if c["privacy"]] == ["seed"]
+
+
 def test_price_of_privacy_plot_has_the_non_private_reference_line(reference):
     fig, written = reference.plot("price_of_privacy")
     ax = fig.axes[0]

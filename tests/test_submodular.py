@@ -8,10 +8,10 @@ import pickle
 
 import numpy as np
 import pytest
-from _audit import audit_epsilon
 
 import dponline
 from dponline import PrivateSubmodular
+from dponline.audit import epsilon_lower_bound
 from dponline.mwu import Hedge
 from dponline.regret import APPROXIMATION, greedy_in_hindsight, submodular_regret_curve
 from dponline.submodular import FacilityLocation, ProbabilisticCoverage, WeightedCoverage
@@ -717,6 +717,6 @@ def test_privacy_audit_of_fi_dp_on_neighbouring_streams(k):
 
     a = hits(np.array([0.0, 1.0]), 0)
     b = hits(np.array([1.0, 0.0]), 10**7)
-    estimate = audit_epsilon(a, b, trials)
+    estimate = epsilon_lower_bound(a, b, trials)
     assert estimate <= exact <= eps
     assert estimate > exact - 0.1

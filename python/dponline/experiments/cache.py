@@ -101,9 +101,11 @@ class RunCache:
     """Finished runs stored as one ``.npz`` file each under ``directory``, keyed by the run's hash.
 
     Each entry holds the checkpoints and cumulative losses (exact binary float64) and a JSON string of the
-    run's scalars and a human-readable description. Writes are atomic (temporary file + rename), so an
-    interrupted sweep never leaves a half-written entry; an unreadable entry counts as missing. Failed runs
-    are not cached: a rerun retries them.
+    run's scalars (total loss, rounds, the ``clipped`` count, timings) and a human-readable description. None of
+    it is a private release: the losses and the clipped count are exact functions of the raw data (see
+    :meth:`dponline.experiments.Experiment.metadata`, ``not_private``), so keep a cache as confidential as the
+    data. Writes are atomic (temporary file + rename), so an interrupted sweep never leaves a half-written entry;
+    an unreadable entry counts as missing. Failed runs are not cached: a rerun retries them.
     """
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:

@@ -34,6 +34,8 @@ MAX_CHECKPOINTS = 10_000
 """Most ``checkpoints`` per run (the limit of :meth:`dponline.learners.Learner.run`)."""
 MAX_SEEDS = 10**6
 """Most ``seeds`` per (learner, grid point): every run's seed is spawned when the experiment is built."""
+OS_ROOT = "os (not recorded)"
+"""What the metadata says for ``root_seed`` when the seed tree was keyed from operating-system entropy."""
 
 
 class SweepInterrupted(KeyboardInterrupt):
@@ -77,7 +79,9 @@ class Experiment:
         seeds: runs per (learner, grid point), ``1`` to ``MAX_SEEDS`` (10⁶; the seed tree is built up front).
         root_seed: non-negative int, the root of the seed tree (recorded in the metadata: a seeded run is private
             only while its seed is secret), or ``None`` to key the tree from operating-system entropy that is never
-            recorded.
+            recorded: the metadata then says ``"os (not recorded)"`` and the guarantees say ``randomness="os"``. With
+            ``seed_fn``, ``None`` declares that ``seed_fn`` derives its seeds from such unrecorded entropy too (as
+            the CLI presets do).
         checkpoints: checkpoints per run (passed to ``learner.run``), 1 to 10⁴ (what every learner's ``run``
             accepts).
         comparators: ``{name: regret.Comparator}``; default ``{"best": regret.best_fixed(stream, domain)}``
@@ -243,7 +247,9 @@ class Experiment:
         where: str,
     ) -> Configuration:
         try:
-            learner = spec.factory(**kwargs, seed=np.random.SeedSequence(self._root))
+            # The probe's guarantee is the runs': OS-keyed (seed=None) when the root is unrecorded OS entropy.
+            probe_seed = None if self.root_seed is None else np.random.SeedSequence(self._root)
+            learner = spec.factory(**kwargs, seed=probe_seed)
         except Exception as exc:
             message = str(exc)
             named = [k for k in kwargs if re.search(rf"\b{re.escape(k)}\b", message)]
@@ -508,7 +514,11 @@ class Experiment:
         raise KeyError((spec, point))
 
     def metadata(self) -> dict[str, Any]:
-        """The experiment's description as JSON-able data (versions, stream, comparators, learners, privacy)."""
+        """The experiment's description as JSON-able data (versions, stream, comparators, learners, privacy).
+
+        ``not_private`` lists what is computed from the raw data and is not a private release (losses, regrets,
+        the clipped counts, timings); ``root_seed`` is the recorded root, or ``"os (not recorded)"``
+        (:data:`OS_ROOT`) when the seed tree was keyed from operating-system entropy, which is never written."""
         return {
             "name": self.name,
             "description": self.description,
@@ -517,14 +527,15 @@ class Experiment:
             "argv": list(sys.argv),
             "stream": self.stream_id,
             "seeds": self.seeds,
-            "root_seed": self.root_seed,
+            "root_seed": OS_ROOT if self.root_seed is None else self.root_seed,
             "seed_layout": "custom seed_fn(i, j, k)"
             if self.seed_fn is not None
             else "SeedSequence(root_seed, spawn_key=(learner spec, grid point, seed index))",
             "checkpoints": self.checkpoints,
             "grid": jsonable(self.grid),
-            "not_private": "the stream identity (a hash of the data), the comparators and every loss, wealth and "
-            "regret are evaluations computed from the raw data: they are not differentially private releases",
+            "not_private": "the stream identity (a hash of the data), the comparators, every loss, wealth and regret, "
+            "the clipped counts (rounds whose loss exceeded the declared bound) and the run times are computed from "
+            "the raw data: they are not differentially private releases",
             "comparators": {
                 name: {"method": c.method, "total_loss": c.total_loss, "gap": jsonable(c.gap), "x": jsonable(c.x)}
                 for name, c in self.comparators.items()

@@ -122,9 +122,13 @@ class Results:
         return pd.DataFrame(rows)
 
     def runs(self) -> pd.DataFrame:
-        """One row per run (finished or failed): learner, parameters, seed, status, error, final loss and
-        regrets, rounds, clipped losses, seconds (of the native run and of the whole task, wall-clock), CPU seconds
-        of the task (the stable measure on a shared machine), cached, key."""
+        """One row per run (finished or failed): learner, parameters, seed (the seed index), status, error, final
+        loss and regrets, rounds, clipped losses, seconds (of the native run and of the whole task, wall-clock), CPU
+        seconds of the task (the stable measure on a shared machine), cached, key.
+
+        Not private: the losses, regrets and ``clipped`` (how many rounds exceeded the declared bound) are exact
+        functions of the raw data, and the timings may depend on it; ``runs_index.csv`` (:meth:`save`) holds
+        this table. Only the learners' actions are covered by their guarantees."""
         import pandas as pd
 
         configs = [self._config(r["spec"], r["point"]) for r in self._records]

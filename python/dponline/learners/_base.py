@@ -98,7 +98,9 @@ class RunResult:
             float64 ``(k,)``.
         total_loss: loss summed over all rounds of this run.
         rounds: rounds played.
-        clipped: rounds whose feedback exceeded the declared bound and was clipped before use.
+        clipped: rounds whose feedback exceeded the declared bound and was clipped before use. Not private: an
+            exact count over the raw losses (like ``cumulative_loss`` and ``total_loss``, which evaluate the
+            played points on them); only the actions and ``final_point`` are covered by the learner's guarantee.
         seconds: wall-clock duration of the native loop.
         final_point: the learner's current iterate at the end, shape ``(dim,)``.
     """

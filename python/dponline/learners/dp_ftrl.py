@@ -413,7 +413,9 @@ class DPFTRL(Learner):
 
     @property
     def clipped(self) -> int:
-        """Number of loss vectors clipped to the declared bound so far."""
+        """Number of loss vectors clipped to the declared bound so far.
+
+        Not private: an exact count over the raw data (do not publish it beside the actions)."""
         return self._core.clipped
 
     @property
@@ -673,7 +675,9 @@ class DPFTPL(Learner):
 
     @property
     def clipped(self) -> int:
-        """Number of loss vectors clipped to the declared bound so far."""
+        """Number of loss vectors clipped to the declared bound so far.
+
+        Not private: an exact count over the raw data (do not publish it beside the actions)."""
         return self._core.clipped
 
     @property

@@ -327,7 +327,9 @@ class PrivateBandit(Learner):
 
     @property
     def clipped(self) -> int:
-        """Number of losses clipped to ``±loss_bound`` so far."""
+        """Number of losses clipped to ``±loss_bound`` so far.
+
+        Not private: an exact count over the raw data (do not publish it beside the actions)."""
         return self._core.clipped
 
     def regret_bound(self) -> float:

@@ -311,7 +311,9 @@ class PrivateDRSubmodular(Learner):
 
     @property
     def clipped(self) -> int:
-        """Rounds whose probability row (outside ``[0, 1]``) or gradient (beyond ``G``) was clipped."""
+        """Rounds whose probability row (outside ``[0, 1]``) or gradient (beyond ``G``) was clipped.
+
+        Not private: an exact count over the raw data (do not publish it beside the actions)."""
         return int(self._core.clipped)
 
     def regret_bound_terms(self, *, smoothness: float | None = None) -> dict[str, Any]:

@@ -131,7 +131,9 @@ class PrivateEXP3(Learner):
 
     @property
     def clipped(self) -> int:
-        """Feedback values clipped to ``[0, loss_bound]`` so far."""
+        """Feedback values clipped to ``[0, loss_bound]`` so far.
+
+        Not private: an exact count over the raw data (do not publish it beside the actions)."""
         return self._core.clipped
 
     def regret_bound(self) -> float:

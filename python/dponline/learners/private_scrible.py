@@ -147,7 +147,9 @@ class PrivateSCRiBLe(Learner):
 
     @property
     def clipped(self) -> int:
-        """Feedback values clipped to ``[−B, B]`` so far."""
+        """Feedback values clipped to ``[−B, B]`` so far.
+
+        Not private: an exact count over the raw data (do not publish it beside the actions)."""
         return self._core.clipped
 
     def regret_bound(self) -> float:

@@ -302,7 +302,9 @@ class PrivateSubmodular(Learner):
 
     @property
     def clipped(self) -> int:
-        """Feedback values clipped into ``[0, 1]`` so far."""
+        """Feedback values clipped into ``[0, 1]`` so far.
+
+        Not private: an exact count over the raw data (do not publish it beside the actions)."""
         return int(self._core.clipped)
 
     def expert_probabilities(self, i: int) -> np.ndarray:

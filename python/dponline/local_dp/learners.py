@@ -65,7 +65,9 @@ class LocalLearner(Learner):
 
     @property
     def clipped(self) -> int:
-        """Rounds of :meth:`run` whose gradient was clipped to ``G``."""
+        """Rounds of :meth:`run` whose gradient was clipped to ``G``.
+
+        Not private: an exact count over the raw data (do not publish it beside the actions)."""
         return int(self._core.clipped)
 
     @property

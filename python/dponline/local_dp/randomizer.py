@@ -229,7 +229,9 @@ class LocalLaplaceRandomizer:
 
     @property
     def clipped(self) -> int:
-        """Rows clipped to the bound so far."""
+        """Rows clipped to the bound so far.
+
+        Not private: an exact count over the raw gradients (do not publish it beside the releases)."""
         return int(self._core.clipped)
 
     # -- pickling (as dponline.learners._base.Learner: the core's state as bytes) ---------------------------
