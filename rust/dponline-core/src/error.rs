@@ -103,6 +103,17 @@ impl CoreError {
             value: value.to_string(),
         }
     }
+
+    /// A value beyond a declared bound under `strict`: the message names the bound (in `allowed`) and the
+    /// round (1-based), never the value — it is private data, and an error message is published like any other
+    /// output.
+    pub fn strict_bound(name: &'static str, allowed: &'static str, round: u64) -> Self {
+        CoreError::InvalidArgument {
+            name,
+            allowed,
+            value: format!("a value outside it in round {round} (not shown: it is private data)"),
+        }
+    }
 }
 
 /// Check that every entry of `values` is finite.

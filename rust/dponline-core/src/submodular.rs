@@ -140,11 +140,12 @@ pub fn gain(kind: SubmodularKind, row: &[f64], prefix: &[usize], a: usize) -> f6
     }
 }
 
-/// Validate one row: finite, and every entry in `[0, 1]` (clipped into it unless `strict`). Returns the
-/// number of entries clipped. Nothing is written when an error is returned.
+/// Validate round `round`'s row (1-based, for the error message): finite, and every entry in `[0, 1]` (clipped
+/// into it unless `strict`). Returns the number of entries clipped. Nothing is written when an error is returned.
 ///
-/// Errors: [`CoreError::NonFinite`]; with `strict`, [`CoreError::InvalidArgument`].
-pub fn check_row(row: &[f64], strict: bool) -> Result<usize> {
+/// Errors: [`CoreError::NonFinite`]; with `strict`, [`CoreError::InvalidArgument`] naming the round, not the
+/// value.
+pub fn check_row(row: &[f64], strict: bool, round: u64) -> Result<usize> {
     // One branch-free vectorised pass counting entries outside [0, 1] (NaN included); the finiteness check
     // only then.
     let outside = crate::vecops::count_outside_unit(row);
@@ -152,9 +153,11 @@ pub fn check_row(row: &[f64], strict: bool) -> Result<usize> {
         check_finite("row", row)?;
     }
     if strict && outside > 0 {
-        if let Some(&v) = row.iter().find(|v| !(0.0..=1.0).contains(*v)) {
-            return Err(CoreError::invalid("row", "in [0, 1] (strict=True)", v));
-        }
+        return Err(CoreError::strict_bound(
+            "row",
+            "in [0, 1] (strict=True)",
+            round,
+        ));
     }
     Ok(outside)
 }
@@ -1465,8 +1468,14 @@ mod tests {
         assert!(fam.value(1, &[0]).is_err());
         assert!(fam.lazy_greedy(0, NEVER).is_err());
         assert!(fam.lazy_greedy(3, NEVER).is_err());
-        assert_eq!(check_row(&[0.2, 1.2, -0.1], false).unwrap(), 2);
-        assert!(check_row(&[0.2, 1.2], true).is_err());
-        assert!(check_row(&[0.2, f64::NAN], false).is_err());
+        assert_eq!(check_row(&[0.2, 1.2, -0.1], false, 1).unwrap(), 2);
+        let message = check_row(&[0.2, 1.234567], true, 7)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            message.contains("round 7") && !message.contains("1.234567"),
+            "{message}"
+        );
+        assert!(check_row(&[0.2, f64::NAN], false, 1).is_err());
     }
 }

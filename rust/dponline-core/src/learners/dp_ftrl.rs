@@ -687,17 +687,17 @@ impl DpFtrl {
         if self.strict {
             let (norm, dual) = self.fed_norms(loss);
             if norm > self.params.loss_bound {
-                return Err(CoreError::invalid(
+                return Err(CoreError::strict_bound(
                     "loss",
                     "a vector with norm <= loss_bound (strict=True; after subtracting loss_shift)",
-                    norm,
+                    self.t + 1,
                 ));
             }
             if self.params.dual_clip && dual > self.params.dual_bound {
-                return Err(CoreError::invalid(
+                return Err(CoreError::strict_bound(
                     "loss",
                     "a vector with dual norm <= dual_bound (strict=True; after subtracting loss_shift)",
-                    dual,
+                    self.t + 1,
                 ));
             }
         }

@@ -536,10 +536,10 @@ impl PrivateBandit {
             });
         }
         if self.strict && loss.abs() > self.params.loss_bound {
-            return Err(CoreError::invalid(
+            return Err(CoreError::strict_bound(
                 "loss",
                 "within [-loss_bound, loss_bound] (strict=True)",
-                loss,
+                self.t + 1,
             ));
         }
         self.step(loss)

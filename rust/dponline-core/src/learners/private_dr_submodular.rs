@@ -576,7 +576,7 @@ impl PrivateDrSubmodular {
             ));
         }
         crate::error::check_len("p", p, self.params.n)?;
-        let outside = crate::submodular::check_row(p, self.strict)?;
+        let outside = crate::submodular::check_row(p, self.strict, self.t + 1)?;
         let mut row = core::mem::take(&mut self.row);
         for (r, &v) in row.iter_mut().zip(p) {
             *r = v.clamp(0.0, 1.0);

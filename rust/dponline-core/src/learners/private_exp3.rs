@@ -796,10 +796,10 @@ impl PrivateExp3 {
             });
         }
         if self.strict && !(0.0..=self.params.loss_bound).contains(&loss) {
-            return Err(CoreError::invalid(
+            return Err(CoreError::strict_bound(
                 "loss",
                 "within [0, loss_bound] (strict=True)",
-                loss,
+                self.t + 1,
             ));
         }
         crate::simd::dispatch(

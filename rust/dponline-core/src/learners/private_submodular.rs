@@ -435,7 +435,7 @@ impl PrivateSubmodular {
             ));
         }
         crate::error::check_len("row", row, self.params.n)?;
-        let outside = check_row(row, self.strict)?;
+        let outside = check_row(row, self.strict, self.t + 1)?;
         if outside > 0 {
             let clipped: Vec<f64> = row.iter().map(|v| v.clamp(0.0, 1.0)).collect();
             self.clipped += outside as u64;
@@ -474,13 +474,13 @@ impl PrivateSubmodular {
                 value: payoff,
             });
         }
-        let outside = check_row(gains, self.strict)?;
+        let outside = check_row(gains, self.strict, self.t + 1)?;
         let payoff_outside = !(0.0..=1.0).contains(&payoff);
         if payoff_outside && self.strict {
-            return Err(CoreError::invalid(
+            return Err(CoreError::strict_bound(
                 "payoff",
                 "in [0, 1] (strict=True)",
-                payoff,
+                self.t + 1,
             ));
         }
         self.clipped += outside as u64 + u64::from(payoff_outside);
@@ -532,10 +532,10 @@ impl PrivateSubmodular {
         }
         let inside = (0.0..=1.0).contains(&payoff);
         if !inside && self.strict {
-            return Err(CoreError::invalid(
+            return Err(CoreError::strict_bound(
                 "payoff",
                 "in [0, 1] (strict=True)",
-                payoff,
+                self.t + 1,
             ));
         }
         if !inside {
