@@ -5,6 +5,7 @@ import doctest
 import pytest
 
 import dponline.aggregation
+import dponline.audit
 import dponline.experiments
 import dponline.learners.dp_ftrl
 import dponline.learners.private_bandit
@@ -21,6 +22,7 @@ import dponline.submodular
     "module",
     [
         dponline.aggregation,
+        dponline.audit,
         dponline.learners.private_bandit,
         dponline.learners.dp_ftrl,
         dponline.learners.private_exp3,

@@ -18,6 +18,7 @@ See the README for an overview. Public API:
 * :mod:`dponline.losses` — native loss families; :mod:`dponline.regret` — comparators and regret curves.
 * :func:`frank_wolfe`, :func:`sample_sphere` — the primitives, stand-alone.
 * :mod:`dponline.privacy` — :class:`PrivacyGuarantee`, noise calibration, composition.
+* :mod:`dponline.audit` — black-box empirical privacy audits: ε lower bounds with Clopper-Pearson confidence.
 * :mod:`dponline.noise` — the core's Laplace/Gaussian samplers.
 * :mod:`dponline.errors` — the exception hierarchy rooted at :class:`DPOnlineError`.
 * :func:`simd_level` — the vector instruction set the core's hot loops use here (results never depend on it).
@@ -25,7 +26,7 @@ See the README for an overview. Public API:
 
 from __future__ import annotations
 
-from . import domains, errors, local_dp, losses, mwu, noise, privacy, regret, submodular
+from . import audit, domains, errors, local_dp, losses, mwu, noise, privacy, regret, submodular
 from ._core import __version__, simd_level
 from .aggregation import TreeAggregator
 from .errors import (
@@ -87,6 +88,7 @@ __all__ = [
     "ConvergenceError",
     "ProtocolError",
     "HorizonExhaustedError",
+    "audit",
     "domains",
     "errors",
     "local_dp",
