@@ -28,12 +28,15 @@ The power-of-two lattice. Floating-point noise ``x + Z`` does not have the distr
 model: the set of floats an output can take depends on ``x`` (Mironov 2012, "On significance of the least
 significant bits for differential privacy"). :class:`LatticeGrid` maps every output to the finest power-of-two
 grid it lies on; an output on a grid that only one input can produce is a certain distinguisher, and the audit
-then reports an ε limited only by the number of trials (about ``ln(trials / 15)`` at ``alpha = 1e-6``).
+then reports an ε limited only by the number of trials: about ``ln(P·n/15)`` at ``alpha = 1e-6`` for an event of
+probability ``P`` under one input and 0 under the other, over ``n`` estimation trials.
 
 What an audit cannot show. A bound at or below the claim is not a proof of privacy: it only says that this
 statistic, on these two inputs, with this many trials, found no violation. Reaching a tight ε needs the worst-case
-inputs and an event close to the likelihood-ratio test, and a number of trials of order ``e^ε/(P_b·...)``: audits
-of large ε are weak. Only the outputs are observed: timing and other side channels (Jin, McMurtry, Rubinstein &
+inputs, an event close to the likelihood-ratio test, and enough hits: the bound comes within about ``Δ`` of the
+event's log-ratio only with some ``(5/Δ)²`` hits under each input (at ``alpha = 1e-6``), i.e. ``(5/Δ)²/P``
+trials for an event of probability ``P`` — and the events that attain a large ε are rare, so audits of large ε
+are weak. Only the outputs are observed: timing and other side channels (Jin, McMurtry, Rubinstein &
 Ohrimenko 2022, "Are we there yet? Timing and floating-point attacks on differential privacy systems") are out
 of scope, as are the internal states and anything a mechanism does not release.
 
