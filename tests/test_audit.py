@@ -163,7 +163,7 @@ def test_audit_is_reproducible_and_each_trial_gets_its_own_seed():
 
     first = audit(factory, release, 1.0, 0.0, trials=200, statistic=Threshold(), seed=11)
     assert len(seen) == len(set(seen)) == 400
-    again = audit(factory, release, 1.0, 0.0, trials=200, statistic=Threshold(), seed=11)
+    again = audit(factory, release, 1.0, 0.0, trials=200, statistic=Threshold(), seed=11, progress=True)
     assert first == again
     assert first.claimed is None and first.passed is None
 
