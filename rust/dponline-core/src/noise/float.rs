@@ -1,4 +1,5 @@
-//! Noise samplers for private mechanisms: Laplace and Gaussian, and exact sums of `r` i.i.d. draws.
+//! Floating-point noise samplers (the fast path for simulations): Laplace and Gaussian, and exact sums of `r`
+//! i.i.d. draws.
 //!
 //! The sums are what the padded tree of Agarwal & Singh (2017, Algorithm 2; Ene-Nguyen-Vladu 2021,
 //! Appendix A, Algorithm 4 line 3) needs: `r` fresh draws added to one release. Drawing them one by one costs
