@@ -329,13 +329,12 @@ fn below_exp_neg_refined<R: Rng + ?Sized>(g: &mut R, v: u64, w: u64) -> Result<b
     ))
 }
 
-/// Exact Bernoulli(`a/b`) for big integers `0 <= a < b` (one division per word; the slow path).
+/// Exact Bernoulli(`a/b`) for big integers `0 <= a < b` (one division per word; the slow path). Reads the
+/// words [`bernoulli_ratio`] reads for the same `a, b`.
 fn bernoulli_ratio_big<R: Rng + ?Sized>(g: &mut R, a: &BigUint, b: &BigUint) -> Result<bool> {
     let mut a = a.clone();
     for _ in 0..MAX_REFINEMENTS {
-        if a.is_zero() {
-            return Ok(false);
-        }
+        // U < a/b ⇔ w + R < q + rem/b with q = ⌊a·2^64/b⌋ (< 2^64): decided unless w = q.
         let shifted = &a << 64u32;
         let q = (&shifted / b).to_u64().unwrap_or(u64::MAX);
         let w = g.next_u64();
@@ -343,6 +342,9 @@ fn bernoulli_ratio_big<R: Rng + ?Sized>(g: &mut R, a: &BigUint, b: &BigUint) -> 
             return Ok(w < q);
         }
         a = shifted - BigUint::from(q) * b;
+        if a.is_zero() {
+            return Ok(false);
+        }
     }
     Err(limit(
         "exact Bernoulli of a big ratio",
@@ -746,5 +748,466 @@ pub fn discrete_gaussian_variance(sigma_sq: f64) -> f64 {
             den += 2.0 * p;
         }
         sigma_sq * (1.0 - 8.0 * pi2 * sigma_sq * num / den)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::rng::Generator;
+    use core::convert::Infallible;
+
+    /// A generator that returns the given words, then those of `rest`.
+    pub(crate) struct Scripted<'a> {
+        pub words: Vec<u64>,
+        pub rest: &'a mut Generator,
+    }
+
+    impl rand_core::TryRng for Scripted<'_> {
+        type Error = Infallible;
+        fn try_next_u32(&mut self) -> core::result::Result<u32, Infallible> {
+            Ok((self.try_next_u64()? >> 32) as u32)
+        }
+        fn try_next_u64(&mut self) -> core::result::Result<u64, Infallible> {
+            Ok(if self.words.is_empty() {
+                self.rest.next_u64()
+            } else {
+                self.words.remove(0)
+            })
+        }
+        fn try_fill_bytes(&mut self, dst: &mut [u8]) -> core::result::Result<(), Infallible> {
+            self.rest.try_fill_bytes(dst)
+        }
+    }
+
+    fn seeded(k: u64) -> Generator {
+        Generator::from_seed([k, 0x5eed, 7, 11])
+    }
+
+    #[test]
+    fn exp_table_is_certified() {
+        // T_v <= e^{-v}·2^64 < T_v + 1 from rigorous bounds at 2^84, and e^{-45}·2^64 < 1.
+        for v in 1..=TABLE_LEN {
+            let (lo, hi) = exp_neg_bounds(v, 84);
+            let t = BigUint::from(EXP_NEG_2_64[(v - 1) as usize]);
+            assert!(lo >= &t << 20u32, "v = {v}: lower bound below T_v");
+            assert!(hi <= (&t + 1u32) << 20u32, "v = {v}: upper bound above T_v + 1");
+        }
+        let (_, hi) = exp_neg_bounds(TABLE_LEN + 1, 84);
+        assert!(hi <= BigUint::one() << 84u32);
+        // The bounds bracket e^{-v} as the float sees it.
+        for v in [1u64, 5, 20] {
+            let (lo, hi) = exp_neg_bounds(v, 60);
+            let x = (-(v as f64)).exp() * 2f64.powi(60);
+            assert!(lo.to_f64().unwrap() <= x * (1.0 + 1e-15) && hi.to_f64().unwrap() >= x * (1.0 - 1e-15));
+        }
+    }
+
+    #[test]
+    fn bernoulli_ratio_matches_the_big_integer_path_word_for_word() {
+        let mut pick = seeded(1);
+        let mut a_gen = seeded(2);
+        let mut b_gen = seeded(2);
+        for i in 0..20_000u64 {
+            let b = match i % 3 {
+                0 => pick.next_u64() >> (pick.next_u64() % 64),
+                1 => pick.next_u64() % 1000,
+                _ => u64::MAX - pick.next_u64() % 7,
+            }
+            .max(1);
+            let a = (u128::from(pick.next_u64()) % (u128::from(b) + 1)) as u64;
+            let fast = bernoulli_ratio(&mut a_gen, a, b);
+            let slow = if a == b {
+                // The big-integer path takes a < b; a = b is always 1 and draws one word.
+                let _ = b_gen.next_u64();
+                true
+            } else {
+                bernoulli_ratio_big(&mut b_gen, &BigUint::from(a), &BigUint::from(b)).unwrap()
+            };
+            assert_eq!(fast, slow, "a = {a}, b = {b}");
+        }
+        assert_eq!(a_gen, b_gen, "both read the same number of words");
+        // The ambiguous word q = ⌊a·2^64/b⌋ needs the next word: R < (a·2^64 − q·b)/b.
+        let mut rest = seeded(3);
+        for (a, b) in [(1u64, 3u64), (2, 3), (5, 7), (1, u64::MAX)] {
+            let q = ((u128::from(a) << 64) / u128::from(b)) as u64;
+            let rem = ((u128::from(a) << 64) % u128::from(b)) as u64;
+            for next in [0u64, u64::MAX, ((u128::from(rem) << 64) / u128::from(b)) as u64] {
+                let mut s1 = Scripted { words: vec![q, next, 0], rest: &mut rest };
+                let fast = bernoulli_ratio(&mut s1, a, b);
+                let mut s2 = Scripted { words: vec![q, next, 0], rest: &mut rest };
+                let slow = bernoulli_ratio_big(&mut s2, &BigUint::from(a), &BigUint::from(b)).unwrap();
+                assert_eq!(fast, slow, "a = {a}, b = {b}, next = {next}");
+            }
+            let mut s = Scripted { words: vec![q, 0, 0], rest: &mut rest };
+            assert!(bernoulli_ratio(&mut s, a, b), "R ≈ 0 is below rem/b > 0");
+            let mut s = Scripted { words: vec![q, u64::MAX, u64::MAX], rest: &mut rest };
+            assert!(!bernoulli_ratio(&mut s, a, b));
+        }
+    }
+
+    /// `U < e^{−v}` decided from the first word by the exact bounds alone (no table).
+    fn below_by_bounds<R: Rng + ?Sized>(g: &mut R, v: u64) -> bool {
+        let w = g.next_u64();
+        below_exp_neg_refined(g, v, w).unwrap()
+    }
+
+    #[test]
+    fn table_decisions_match_the_exact_bounds_word_for_word() {
+        let mut a = seeded(4);
+        let mut b = seeded(4);
+        for i in 0..5_000u64 {
+            let v = 1 + i % TABLE_LEN;
+            assert_eq!(below_exp_neg(&mut a, v).unwrap(), below_by_bounds(&mut b, v), "v = {v}");
+        }
+        assert_eq!(a, b);
+        // Words at and around every threshold, followed by words that make U just above or below T_v·2^-64.
+        let mut rest = seeded(5);
+        for v in 1..=TABLE_LEN {
+            let t = EXP_NEG_2_64[(v - 1) as usize];
+            for (w, next) in [(t.wrapping_sub(1), 0), (t, 0), (t, u64::MAX), (t + 1, 0), (t, 1 << 63)] {
+                let mut s1 = Scripted { words: vec![w, next, 5], rest: &mut rest };
+                let fast = below_exp_neg(&mut s1, v).unwrap();
+                let mut s2 = Scripted { words: vec![w, next, 5], rest: &mut rest };
+                assert_eq!(fast, below_by_bounds(&mut s2, v), "v = {v}, w = {w}, next = {next}");
+            }
+            // U = T_v·2^-64 + tiny is below e^{-v} (its fractional part is positive); U just under
+            // (T_v + 1)·2^-64 is not.
+            let mut s = Scripted { words: vec![t, 0, 0], rest: &mut rest };
+            assert!(below_exp_neg(&mut s, v).unwrap());
+            let mut s = Scripted { words: vec![t, u64::MAX, u64::MAX], rest: &mut rest };
+            assert!(!below_exp_neg(&mut s, v).unwrap());
+        }
+    }
+
+    #[test]
+    fn one_word_geometric_matches_the_exact_count() {
+        // V = #{v >= 1 : U < e^{-v}} with each comparison by the exact bounds, on the same words.
+        let mut a = seeded(6);
+        let mut words = seeded(6);
+        for _ in 0..20_000 {
+            let v = geometric_exp1(&mut a).unwrap();
+            let w = words.next_u64();
+            let want = (1..=TABLE_LEN)
+                .take_while(|&k| below_exp_neg_refined(&mut words, k, w).unwrap())
+                .count() as u64;
+            assert_eq!(v, want);
+        }
+        // Crafted: w = 0 is U < 2^-64 <= e^{-44}, so V >= 44 and V − 44 comes from the next word.
+        let mut rest = seeded(7);
+        let mut s = Scripted { words: vec![0, u64::MAX], rest: &mut rest };
+        assert_eq!(geometric_exp1(&mut s).unwrap(), 44);
+        for v in 1..TABLE_LEN {
+            let t = EXP_NEG_2_64[(v - 1) as usize];
+            let mut s = Scripted { words: vec![t, 0], rest: &mut rest };
+            assert_eq!(geometric_exp1(&mut s).unwrap(), v, "U just above T_v·2^-64");
+            let mut s = Scripted { words: vec![t, u64::MAX, u64::MAX], rest: &mut rest };
+            assert_eq!(geometric_exp1(&mut s).unwrap(), v - 1);
+        }
+    }
+
+    #[test]
+    fn integer_gaussian_matches_the_big_integer_path_word_for_word() {
+        // The same algorithm (t = σ) on native integers and on big integers reads the same words.
+        for sigma in [1u64, 3, 17, 1000, 1 << 20] {
+            let fast = DiscreteGaussian::integer(sigma).unwrap();
+            let s = BigUint::from(sigma);
+            let slow = DiscreteGaussian::rational(&s * &s, BigUint::one()).unwrap();
+            assert!(matches!(slow.kind, GaussianKind::Rational(_)));
+            let (mut a, mut b) = (seeded(8), seeded(8));
+            for _ in 0..5_000 {
+                assert_eq!(fast.sample(&mut a).unwrap(), slow.sample(&mut b).unwrap(), "sigma = {sigma}");
+            }
+            assert_eq!(a, b);
+        }
+    }
+
+    /// `|count − n·p| <= 5.3 sd` (two-sided level about `1e-7`).
+    fn binomial_ok(count: u64, n: u64, p: f64) -> bool {
+        let (n, c) = (n as f64, count as f64);
+        (c - n * p).abs() <= 5.3 * (n * p * (1.0 - p)).sqrt().max(1e-300)
+    }
+
+    #[test]
+    fn bernoulli_exp_neg_has_the_stated_frequencies() {
+        let n = 1u64 << 20;
+        let mut g = seeded(9);
+        for (num, den) in [(0u128, 1u64), (1, 1000), (1, 2), (1, 1), (5, 2), (40, 1), (1 << 100, 3)] {
+            let p = (-(num as f64) / den as f64).exp();
+            let hits = (0..n).filter(|_| bernoulli_exp_neg(&mut g, num, den).unwrap()).count() as u64;
+            if p < 1e-12 {
+                assert_eq!(hits, 0, "gamma = {num}/{den}");
+            } else {
+                assert!(binomial_ok(hits, n, p), "gamma = {num}/{den}: {hits} of {n}, p = {p}");
+            }
+        }
+        assert!(bernoulli_exp_neg(&mut g, 1, 0).is_err());
+    }
+
+    /// Chi-square goodness of fit of integer `xs` against `cdf(x) = P(X <= x)`, on bins cut at `cuts` and
+    /// merged until each expects at least 20 draws; the critical value at level `1e-6` by Wilson-Hilferty
+    /// (conservative at these degrees of freedom).
+    pub(crate) fn chi_square_ok(xs: &[i64], cuts: &[i64], cdf: &dyn Fn(i64) -> f64) -> (f64, f64) {
+        let n = xs.len() as f64;
+        let mut cuts: Vec<i64> = cuts.to_vec();
+        cuts.sort_unstable();
+        cuts.dedup();
+        // Bin j is (cuts[j-1], cuts[j]] with cuts[-1] = -inf, and a last bin (cuts[last], inf).
+        let mut probs = Vec::new();
+        let mut prev = 0.0;
+        for &c in &cuts {
+            let f = cdf(c);
+            probs.push(f - prev);
+            prev = f;
+        }
+        probs.push(1.0 - prev);
+        let mut counts = vec![0u64; probs.len()];
+        for &x in xs {
+            counts[cuts.partition_point(|&c| c < x)] += 1;
+        }
+        // Merge sparse bins into their neighbour.
+        let (mut ps, mut cs) = (Vec::new(), Vec::new());
+        let (mut p_acc, mut c_acc) = (0.0, 0u64);
+        for (p, c) in probs.into_iter().zip(counts) {
+            p_acc += p;
+            c_acc += c;
+            if p_acc * n >= 20.0 {
+                ps.push(p_acc);
+                cs.push(c_acc);
+                p_acc = 0.0;
+                c_acc = 0;
+            }
+        }
+        if let (Some(lp), Some(lc)) = (ps.last_mut(), cs.last_mut()) {
+            *lp += p_acc;
+            *lc += c_acc;
+        }
+        let stat: f64 = ps
+            .iter()
+            .zip(&cs)
+            .map(|(&p, &c)| (c as f64 - n * p).powi(2) / (n * p))
+            .sum();
+        let k = (ps.len() - 1).max(1) as f64;
+        let z = 4.753_424_308_822_899;
+        let crit = k * (1.0 - 2.0 / (9.0 * k) + z * (2.0 / (9.0 * k)).sqrt()).powi(3);
+        assert!(ps.len() >= 2, "too few bins");
+        (stat, crit)
+    }
+
+    pub(crate) fn laplace_cdf(scale: f64) -> impl Fn(i64) -> f64 {
+        let p = (-1.0 / scale).exp();
+        move |x: i64| {
+            if x < 0 {
+                p.powf(-(x as f64)) / (1.0 + p)
+            } else {
+                1.0 - p.powf(x as f64 + 1.0) / (1.0 + p)
+            }
+        }
+    }
+
+    pub(crate) fn gaussian_cdf(sigma_sq: f64) -> Box<dyn Fn(i64) -> f64> {
+        let sigma = sigma_sq.sqrt();
+        if sigma <= 100.0 {
+            let k = (40.0 * sigma).ceil() as i64 + 2;
+            let w: Vec<f64> = (-k..=k).map(|x| (-((x * x) as f64) / (2.0 * sigma_sq)).exp()).collect();
+            let z: f64 = w.iter().sum();
+            let mut acc = 0.0;
+            let cum: Vec<f64> = w.iter().map(|p| { acc += p / z; acc }).collect();
+            Box::new(move |x: i64| if x < -k { 0.0 } else if x >= k { 1.0 } else { cum[(x + k) as usize] })
+        } else {
+            // Midpoint rule: P(X <= x) = Φ((x + 1/2)/σ) up to O(1/σ²) (Euler-Maclaurin), below 1e-5 here.
+            Box::new(move |x: i64| 0.5 * libm::erfc(-((x as f64) + 0.5) / (sigma * core::f64::consts::SQRT_2)))
+        }
+    }
+
+    fn cuts_for(scale: f64) -> Vec<i64> {
+        [-6.0, -4.0, -3.0, -2.0, -1.5, -1.0, -0.7, -0.4, -0.2, -0.1, 0.0, 0.1, 0.2, 0.4, 0.7, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
+            .iter()
+            .map(|z| (z * scale).round() as i64)
+            .chain(-3..=3)
+            .collect()
+    }
+
+    /// Mean 0 (5.3 sd), sample variance within 5.3 sd of `var` (kurtosis at most 6 for these laws), and as
+    /// many positive as negative draws (binomial, 5.3 sd).
+    pub(crate) fn moments_ok(xs: &[i64], var: f64, what: &str) {
+        let n = xs.len() as f64;
+        let mean = xs.iter().map(|&x| x as f64).sum::<f64>() / n;
+        let m2 = xs.iter().map(|&x| (x as f64).powi(2)).sum::<f64>() / n;
+        assert!(mean.abs() <= 5.3 * (var / n).sqrt() + 1e-12, "{what}: mean {mean}");
+        assert!((m2 - var).abs() <= 5.3 * var * (5.0 / n).sqrt(), "{what}: variance {m2} vs {var}");
+        let pos = xs.iter().filter(|&&x| x > 0).count() as u64;
+        let nonzero = xs.iter().filter(|&&x| x != 0).count() as u64;
+        assert!(binomial_ok(pos, nonzero, 0.5), "{what}: {pos} positive of {nonzero}");
+    }
+
+    #[test]
+    fn discrete_laplace_fits_its_pmf() {
+        let n = 1 << 20;
+        let cases: Vec<(DiscreteLaplace, f64)> = vec![
+            (DiscreteLaplace::from_scale(0.3).unwrap(), 0.3),
+            (DiscreteLaplace::integer(1).unwrap(), 1.0),
+            (DiscreteLaplace::from_scale(2.5).unwrap(), 2.5),
+            (DiscreteLaplace::new(7, 3).unwrap(), 7.0 / 3.0),
+            (DiscreteLaplace::integer(7).unwrap(), 7.0),
+            (DiscreteLaplace::from_scale(1000.3).unwrap(), 1000.3),
+            (DiscreteLaplace::integer(1 << 30).unwrap(), (1u64 << 30) as f64),
+            (DiscreteLaplace::integer((1 << 31) - 1).unwrap(), ((1u64 << 31) - 1) as f64),
+        ];
+        for (i, (d, scale)) in cases.into_iter().enumerate() {
+            assert_eq!(d.scale(), scale);
+            let mut g = seeded(100 + i as u64);
+            let mut xs = vec![0i64; n];
+            d.fill(&mut g, &mut xs[..1000]).unwrap();
+            d.fill(&mut g, &mut xs[1000..]).unwrap();
+            let (stat, crit) = chi_square_ok(&xs, &cuts_for(scale), &laplace_cdf(scale));
+            assert!(stat < crit, "scale {scale}: chi-square {stat} >= {crit}");
+            moments_ok(&xs, d.variance(), &format!("DLap({scale})"));
+            // Tail: P(|X| >= k) = 2p^k/(1+p) at k = ⌈5·scale⌉.
+            let k = (5.0 * scale).ceil() as i64;
+            let p = (-1.0 / scale).exp();
+            let tail = xs.iter().filter(|x| x.abs() >= k).count() as u64;
+            assert!(binomial_ok(tail, n as u64, 2.0 * p.powf(k as f64) / (1.0 + p)), "scale {scale}: tail {tail}");
+        }
+    }
+
+    #[test]
+    fn discrete_gaussian_fits_its_pmf() {
+        let cases: Vec<(DiscreteGaussian, f64, usize)> = vec![
+            (DiscreteGaussian::from_sigma(0.5).unwrap(), 0.25, 1 << 20),
+            (DiscreteGaussian::integer(1).unwrap(), 1.0, 1 << 20),
+            (DiscreteGaussian::from_sigma(1.7).unwrap(), 1.7 * 1.7, 1 << 20),
+            (DiscreteGaussian::integer(3).unwrap(), 9.0, 1 << 20),
+            (DiscreteGaussian::from_sigma(10.25).unwrap(), 10.25 * 10.25, 1 << 20),
+            (DiscreteGaussian::from_sigma(0.3).unwrap(), 0.3 * 0.3, 1 << 18),
+            (DiscreteGaussian::integer(1 << 30).unwrap(), 2f64.powi(60), 1 << 20),
+            (DiscreteGaussian::integer(1 << 31).unwrap(), 2f64.powi(62), 1 << 20),
+            (DiscreteGaussian::from_sigma(3e9 + 0.5).unwrap(), (3e9 + 0.5f64).powi(2), 1 << 16),
+        ];
+        for (i, (d, sigma_sq, n)) in cases.into_iter().enumerate() {
+            assert!((d.sigma_sq() / sigma_sq - 1.0).abs() < 1e-15);
+            let mut g = seeded(200 + i as u64);
+            let mut xs = vec![0i64; n];
+            d.fill(&mut g, &mut xs).unwrap();
+            let (stat, crit) = chi_square_ok(&xs, &cuts_for(sigma_sq.sqrt()), &*gaussian_cdf(sigma_sq));
+            assert!(stat < crit, "sigma^2 = {sigma_sq}: chi-square {stat} >= {crit}");
+            moments_ok(&xs, d.variance(), &format!("N_Z(0, {sigma_sq})"));
+        }
+    }
+
+    #[test]
+    fn variances_follow_their_formulas() {
+        // Direct sums and Poisson-summation forms agree where both are accurate, and never exceed σ².
+        for s2 in [0.01, 0.25, 1.0, 2.89, 50.0, 100.0] {
+            let v = discrete_gaussian_variance(s2);
+            assert!(v <= s2 * (1.0 + 1e-14) && v > 0.0, "{s2}: {v}");
+        }
+        let pi2 = core::f64::consts::PI.powi(2);
+        let s2 = 0.25f64;
+        // Var = σ²(1 − 8π²σ²Σk²e^{−2π²σ²k²}/(1 + 2Σe^{−2π²σ²k²})) at σ² = 1/4 by many terms of the dual sum.
+        let (mut num, mut den) = (0.0, 1.0);
+        for k in 1..50 {
+            let k2 = f64::from(k * k);
+            num += k2 * (-2.0 * pi2 * s2 * k2).exp();
+            den += 2.0 * (-2.0 * pi2 * s2 * k2).exp();
+        }
+        let dual = s2 * (1.0 - 8.0 * pi2 * s2 * num / den);
+        assert!((discrete_gaussian_variance(s2) / dual - 1.0).abs() < 1e-12);
+        assert_eq!(discrete_gaussian_variance(1e6), 1e6);
+        // DLap: 2e^{-1/τ}/(1 − e^{-1/τ})² by the direct series at τ = 0.7.
+        let p = (-1.0f64 / 0.7).exp();
+        let direct: f64 = (1..200).map(|x| 2.0 * f64::from(x * x) * p.powi(x)).sum::<f64>() * (1.0 - p) / (1.0 + p);
+        assert!((discrete_laplace_variance(0.7) / direct - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn seeded_streams_repeat_and_secure_streams_have_the_law() {
+        let d = DiscreteGaussian::integer(5).unwrap();
+        let l = DiscreteLaplace::from_scale(2.5).unwrap();
+        let draw = |seed| {
+            let mut g = seeded(seed);
+            let mut xs = vec![0i64; 500];
+            d.fill(&mut g, &mut xs[..250]).unwrap();
+            l.add_to(&mut g, &mut xs[200..]).unwrap();
+            xs
+        };
+        assert_eq!(draw(1), draw(1));
+        assert_ne!(draw(1), draw(2));
+        // The secure generator: ChaCha20 from the OS (not reproducible); the laws at level about 1e-7.
+        let mut g = Generator::secure().unwrap();
+        let n = 1 << 18;
+        let mut xs = vec![0i64; n];
+        crate::with_generator!(&mut g, r => d.fill(r, &mut xs)).unwrap();
+        moments_ok(&xs, d.variance(), "secure N_Z(0, 25)");
+        crate::with_generator!(&mut g, r => l.fill(r, &mut xs)).unwrap();
+        moments_ok(&xs, l.variance(), "secure DLap(2.5)");
+    }
+
+    #[test]
+    fn bad_scales_are_refused_by_name() {
+        let bad = [0.0, -0.0, -1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1e308, 5e-324, 1e-310, 1e-19, 2f64.powi(53)];
+        for x in bad {
+            match DiscreteLaplace::from_scale(x) {
+                Err(CoreError::InvalidArgument { name: "scale", .. }) => {}
+                other => panic!("scale {x}: {other:?}"),
+            }
+            match DiscreteGaussian::from_sigma(x) {
+                Err(CoreError::InvalidArgument { name: "sigma", .. }) => {}
+                other => panic!("sigma {x}: {other:?}"),
+            }
+        }
+        assert!(DiscreteLaplace::new(0, 1).is_err());
+        assert!(DiscreteLaplace::new(5, 0).is_err());
+        assert!(DiscreteLaplace::new(1 << 63, 1).is_err());
+        assert!(DiscreteLaplace::new(1 << 60, 2).is_err());
+        assert!(DiscreteLaplace::integer(0).is_err());
+        assert!(DiscreteGaussian::integer(0).is_err());
+        assert!(DiscreteGaussian::integer((1 << 52) + 1).is_err());
+        assert!(DiscreteGaussian::rational(BigUint::zero(), BigUint::one()).is_err());
+        assert!(DiscreteGaussian::rational(BigUint::one(), BigUint::one() << 300u32).is_err());
+        assert!(DiscreteGaussian::rational(BigUint::one(), BigUint::one() << 121u32).is_err());
+        // The extremes accepted.
+        for x in [MIN_EXACT_SCALE, MAX_EXACT_SCALE] {
+            let mut g = seeded(10);
+            DiscreteLaplace::from_scale(x).unwrap().sample(&mut g).unwrap();
+            DiscreteGaussian::from_sigma(x).unwrap().sample(&mut g).unwrap();
+        }
+    }
+
+    /// Draw time per sampler: `cargo test -p dponline-core --profile dev-release --lib -- --ignored
+    /// exact_draw_speed --nocapture`.
+    #[test]
+    #[ignore = "timing, not a test"]
+    fn exact_draw_speed() {
+        use std::time::Instant;
+        let n = 1 << 16;
+        let mut out = vec![0i64; n];
+        let samplers: Vec<(&str, Box<dyn Fn(&mut Generator, &mut [i64])>)> = vec![
+            ("DLap(1)", Box::new(|g, o| crate::with_generator!(g, r => DiscreteLaplace::integer(1).unwrap().fill(r, o)).unwrap())),
+            ("DLap(2^30)", Box::new(|g, o| crate::with_generator!(g, r => DiscreteLaplace::integer(1 << 30).unwrap().fill(r, o)).unwrap())),
+            ("DLap(2.5)", Box::new(|g, o| crate::with_generator!(g, r => DiscreteLaplace::from_scale(2.5).unwrap().fill(r, o)).unwrap())),
+            ("N_Z(1)", Box::new(|g, o| crate::with_generator!(g, r => DiscreteGaussian::integer(1).unwrap().fill(r, o)).unwrap())),
+            ("N_Z(2^30)", Box::new(|g, o| crate::with_generator!(g, r => DiscreteGaussian::integer(1 << 30).unwrap().fill(r, o)).unwrap())),
+            ("N_Z(1.7)", Box::new(|g, o| crate::with_generator!(g, r => DiscreteGaussian::from_sigma(1.7).unwrap().fill(r, o)).unwrap())),
+        ];
+        for secure in [false, true] {
+            let mut g = if secure { Generator::secure().unwrap() } else { seeded(1) };
+            let t = Instant::now();
+            let mut sink = 0u64;
+            for _ in 0..20 {
+                crate::with_generator!(&mut g, r => for _ in 0..n { sink ^= r.next_u64(); });
+            }
+            let word = t.elapsed().as_secs_f64() / (20 * n) as f64 * 1e9;
+            println!("secure={secure}: generator word {word:.2} ns ({sink})");
+            for (name, f) in &samplers {
+                let mut best = f64::INFINITY;
+                for _ in 0..10 {
+                    let t = Instant::now();
+                    f(&mut g, &mut out);
+                    best = best.min(t.elapsed().as_secs_f64());
+                }
+                println!("secure={secure}: {name} {:.1} ns/draw", best / n as f64 * 1e9);
+            }
+        }
     }
 }
