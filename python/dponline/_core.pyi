@@ -35,6 +35,7 @@ __all__ = [
     "PrivateSCRiBLe",
     "LossFamily",
     "sample_noise",
+    "sample_discrete",
     "frank_wolfe",
     "sample_sphere",
     "__version__",
@@ -318,6 +319,9 @@ def private_bandit_params(
 def sample_noise(
     noise: str, scale: float, size: int, *, count: int | None = None, seed: _Seed = None, secure: bool = False
 ) -> _F64: ...
+def sample_discrete(
+    noise: str, scale: float, size: int, *, seed: _Seed = None
+) -> npt.NDArray[np.int64]: ...
 def frank_wolfe(domain: Domain, v: npt.ArrayLike, iterations: int) -> tuple[_F64, float, _F64, _F64]: ...
 def sample_sphere(
     dim: int, size: int, *, ball: bool = False, domain: Domain | None = None, seed: _Seed = None

@@ -50,7 +50,7 @@ mod _core {
     #[pymodule_export]
     use super::losses::PyLossFamily;
     #[pymodule_export]
-    use super::noise::sample_noise;
+    use super::noise::{sample_discrete, sample_noise};
     #[pymodule_export]
     use super::optimization::{frank_wolfe, sample_sphere};
     #[pymodule_export]

@@ -1,6 +1,7 @@
 //! Sampler entry points used by `dponline.noise` (for testing and auditing the core's samplers).
 
 use dponline_core::noise::NoiseDistribution;
+use dponline_core::noise::exact::{DiscreteGaussian, DiscreteLaplace, IntegerSampler};
 use dponline_core::rng::Generator;
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
@@ -32,5 +33,60 @@ pub fn sample_noise<'py>(
         dist.sum_of(count).add_to(&mut rng, &mut out);
         Ok(out)
     })?;
+    Ok(out.into_pyarray(py))
+}
+
+/// Draws below this many are made with the GIL held (releasing it costs more than they do).
+const DETACH_DRAWS: usize = 1 << 12;
+
+/// ``size`` i.i.d. exact draws on the integers: ``noise = "laplace"`` is ``DLap(scale)``, ``"gaussian"`` is
+/// ``N_Z(0, scale²)`` (the core's `noise::exact`, Canonne-Kamath-Steinke 2020). ``seed=None`` draws from the
+/// OS-keyed ChaCha20 generator; a seed from the reproducible xoshiro256++ one.
+#[pyfunction]
+#[pyo3(signature = (noise, scale, size, *, seed = None))]
+pub fn sample_discrete<'py>(
+    py: Python<'py>,
+    noise: &str,
+    scale: &Bound<'py, PyAny>,
+    size: &Bound<'py, PyAny>,
+    seed: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    enum Exact {
+        Laplace(DiscreteLaplace),
+        Gaussian(DiscreteGaussian),
+    }
+    let (name, exact) = match noise {
+        "laplace" => ("scale", true),
+        "gaussian" => ("sigma", false),
+        other => {
+            return Err(crate::errors::invalid_input(format!(
+                "noise must be 'laplace' or 'gaussian', got {other:?}"
+            )));
+        }
+    };
+    let scale = real_arg(scale, name, Some(0.0), true)?;
+    let size = len_arg(size, "size", 0)?;
+    let sampler = if exact {
+        Exact::Laplace(DiscreteLaplace::from_scale(scale).or_raise()?)
+    } else {
+        Exact::Gaussian(DiscreteGaussian::from_sigma(scale).or_raise()?)
+    };
+    let mut rng = match seed {
+        None => Generator::secure().or_raise()?,
+        Some(_) => Generator::from_seed(seed_words(py, seed, false)?),
+    };
+    let mut draw = move || {
+        let mut out: Vec<i64> = dponline_core::alloc::zeros(format!("{size} noise draws"), size)?;
+        dponline_core::with_generator!(&mut rng, g => match &sampler {
+            Exact::Laplace(s) => s.fill(g, &mut out),
+            Exact::Gaussian(s) => s.fill(g, &mut out),
+        })?;
+        Ok(out)
+    };
+    let out = if size >= DETACH_DRAWS {
+        detached(py, draw)?
+    } else {
+        draw().or_raise()?
+    };
     Ok(out.into_pyarray(py))
 }
