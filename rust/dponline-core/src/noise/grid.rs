@@ -149,7 +149,10 @@ impl Grid {
         }
         crate::error::check_finite("x", xs)?;
         let scale = 2f64.powi(-self.exponent);
-        if xs.iter().any(|&x| (x * scale).round_ties_even().abs() >= MAX_UNITS) {
+        if xs
+            .iter()
+            .any(|&x| (x * scale).round_ties_even().abs() >= MAX_UNITS)
+        {
             return Err(CoreError::invalid(
                 "x",
                 "below 2^62 grid units in magnitude",
