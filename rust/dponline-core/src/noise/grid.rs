@@ -343,3 +343,202 @@ impl ExactNoise {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::noise::exact::tests::{chi_square_ok, gaussian_cdf, laplace_cdf, moments_ok};
+
+    #[test]
+    fn the_grid_puts_the_scale_in_two_to_the_thirty_units() {
+        for scale in [1e-150, 3e-7, 0.1, 1.0, 1.5, 2.0, 1234.5, 1e150] {
+            let g = Grid::for_scale(scale).unwrap();
+            let units = scale / g.gamma();
+            assert!(
+                (2f64.powi(30)..2f64.powi(31)).contains(&units),
+                "{scale}: {units}"
+            );
+            for noise in [
+                ExactNoise::laplace(scale).unwrap(),
+                ExactNoise::gaussian(scale).unwrap(),
+            ] {
+                // Rounded up onto the grid, by less than one unit in 2^30.
+                assert!(noise.scale() >= scale && noise.scale() <= scale * (1.0 + 2f64.powi(-30)));
+                assert!((1u64 << 30..=1u64 << 31).contains(&noise.units_scale()));
+            }
+        }
+        for bad in [
+            0.0,
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            1e308,
+            5e-324,
+            1e-200,
+            1e151,
+        ] {
+            assert!(
+                matches!(
+                    Grid::for_scale(bad),
+                    Err(CoreError::InvalidArgument { name: "scale", .. })
+                ),
+                "{bad}"
+            );
+            assert!(ExactNoise::laplace(bad).is_err() && ExactNoise::gaussian(bad).is_err());
+        }
+        assert!(Grid::new(-1023).is_err() && Grid::new(897).is_err());
+    }
+
+    #[test]
+    fn quantisation_is_exact_rounding_and_values_are_exact() {
+        let g = Grid::new(-10).unwrap();
+        let gamma = g.gamma();
+        let mut rng = Generator::from_seed([1, 2, 3, 4]);
+        for _ in 0..10_000 {
+            let x = (rand_core::Rng::next_u64(&mut rng) as f64 / 2f64.powi(40) - 8e6) * 1.37;
+            let n = g.quantize(x).unwrap();
+            // x/γ is exact, and so is its distance to n (Sterbenz): at most 1/2.
+            let y = x / gamma;
+            assert!((y - n as f64).abs() <= 0.5, "{x}");
+            assert_eq!(g.value(i128::from(n)), n as f64 * gamma);
+            assert_eq!(g.value(i128::from(n)) / gamma, n as f64);
+        }
+        // Ties to even, and the range.
+        assert_eq!(g.quantize(0.5 * gamma).unwrap(), 0);
+        assert_eq!(g.quantize(1.5 * gamma).unwrap(), 2);
+        assert_eq!(g.quantize(-2.5 * gamma).unwrap(), -2);
+        assert!(g.quantize(2f64.powi(62) * gamma).is_err());
+        assert_eq!(
+            g.quantize((2f64.powi(62) - 512.0) * gamma).unwrap(),
+            (1i64 << 62) - 512
+        );
+        assert!(matches!(
+            g.quantize(f64::NAN),
+            Err(CoreError::NonFinite { .. })
+        ));
+        // The refusal does not repeat the value.
+        let msg = g.quantize(1e300).unwrap_err().to_string();
+        assert!(!msg.contains("1e300") && !msg.contains("1000000"), "{msg}");
+        // Bulk: all checked before anything is written.
+        let mut out = [7i64; 3];
+        assert!(
+            g.quantize_into(&[1.0, f64::INFINITY, 2.0], &mut out)
+                .is_err()
+        );
+        assert!(g.quantize_into(&[1.0, 1e300, 2.0], &mut out).is_err());
+        assert_eq!(out, [7, 7, 7]);
+        g.quantize_into(&[1.0, -0.25, 3.0 * gamma], &mut out)
+            .unwrap();
+        assert_eq!(out, [1024, -256, 3]);
+        // Beyond 2^53 the value is the correctly rounded float of the integer, times γ.
+        let big = (1i128 << 60) + 1;
+        assert_eq!(g.value(big), 2f64.powi(60) * gamma);
+    }
+
+    #[test]
+    fn integer_sensitivities_bound_every_pair_of_quantised_neighbours() {
+        // The Lemma on random neighbours at the sensitivity bound, including points near rounding ties.
+        let g = Grid::new(-3).unwrap();
+        let mut rng = Generator::from_seed([5, 6, 7, 8]);
+        let mut unit = || rand_core::Rng::next_u64(&mut rng) as f64 / 2f64.powi(64);
+        for dim in [1usize, 2, 5, 40] {
+            let (d1, d2) = (0.9, 0.9);
+            let s1 = g.integer_sensitivity_l1(d1, dim).unwrap();
+            let s2 = g.integer_sensitivity_l2(d2, dim).unwrap();
+            assert_eq!(s1, (d1 * 8.0f64).ceil() as u64 + dim as u64);
+            assert!(s2 >= d2 * 8.0 + (dim as f64).sqrt());
+            for _ in 0..2_000 {
+                let x: Vec<f64> = (0..dim).map(|_| (unit() - 0.5) * 100.0).collect();
+                let dir: Vec<f64> = (0..dim).map(|_| unit() - 0.5).collect();
+                let n1: f64 = dir.iter().map(|v| v.abs()).sum();
+                let n2: f64 = dir.iter().map(|v| v * v).sum::<f64>().sqrt();
+                for (norm, bound) in [(n1, d1), (n2, d2)] {
+                    let y: Vec<f64> = x
+                        .iter()
+                        .zip(&dir)
+                        .map(|(a, v)| a + v / norm * bound)
+                        .collect();
+                    let (mut nx, mut ny) = (vec![0i64; dim], vec![0i64; dim]);
+                    g.quantize_into(&x, &mut nx).unwrap();
+                    g.quantize_into(&y, &mut ny).unwrap();
+                    let l1: i64 = nx.iter().zip(&ny).map(|(a, b)| (a - b).abs()).sum();
+                    let l2 = (nx
+                        .iter()
+                        .zip(&ny)
+                        .map(|(a, b)| ((a - b) * (a - b)) as f64)
+                        .sum::<f64>())
+                    .sqrt();
+                    if bound == d1 && norm == n1 {
+                        assert!(l1 as u64 <= s1, "dim {dim}: l1 {l1} > {s1}");
+                    } else {
+                        assert!(l2 <= s2, "dim {dim}: l2 {l2} > {s2}");
+                    }
+                }
+            }
+        }
+        assert!(g.integer_sensitivity_l1(-1.0, 3).is_err());
+        assert!(g.integer_sensitivity_l1(f64::NAN, 3).is_err());
+        assert!(g.integer_sensitivity_l2(1e300, 3).is_err());
+        assert!(g.integer_sensitivity_l1(2f64.powi(46), 1 << 10).is_err());
+    }
+
+    #[test]
+    fn exact_noise_has_its_law_in_grid_units() {
+        let n = 1 << 18;
+        for (i, noise) in [
+            ExactNoise::laplace(0.37).unwrap(),
+            ExactNoise::gaussian(2.5).unwrap(),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut rng = Generator::from_seed([i as u64, 9, 9, 9]);
+            let mut xs = vec![0i64; n];
+            noise.fill(&mut rng, &mut xs[..100]).unwrap();
+            let mut rest = vec![5i64; n - 100];
+            noise.add_to(&mut rng, &mut rest).unwrap();
+            for (x, r) in xs[100..].iter_mut().zip(&rest) {
+                *x = r - 5;
+            }
+            let units = noise.units_scale() as f64;
+            let (stat, crit) = match noise.dist {
+                ExactDistribution::DiscreteLaplace { .. } => {
+                    let cuts: Vec<i64> = (-30..=30)
+                        .map(|k| (f64::from(k) * 0.2 * units) as i64)
+                        .collect();
+                    chi_square_ok(&xs, &cuts, &laplace_cdf(units))
+                }
+                ExactDistribution::DiscreteGaussian { .. } => {
+                    let cuts: Vec<i64> = (-30..=30)
+                        .map(|k| (f64::from(k) * 0.15 * units) as i64)
+                        .collect();
+                    chi_square_ok(&xs, &cuts, &*gaussian_cdf(units * units))
+                }
+            };
+            assert!(stat < crit, "{noise:?}: {stat} >= {crit}");
+            let gamma = noise.grid.gamma();
+            moments_ok(&xs, noise.variance() / (gamma * gamma), noise.name());
+            let expected = match noise.dist {
+                ExactDistribution::DiscreteLaplace { .. } => 2.0 * noise.scale() * noise.scale(),
+                ExactDistribution::DiscreteGaussian { .. } => noise.scale() * noise.scale(),
+            };
+            assert!((noise.variance() / expected - 1.0).abs() < 1e-8);
+        }
+        // A hand-made distribution out of range is refused before drawing.
+        let bad = ExactNoise {
+            grid: Grid::new(0).unwrap(),
+            dist: ExactDistribution::DiscreteLaplace { t: 0 },
+        };
+        let mut rng = Generator::from_seed([1, 1, 1, 1]);
+        let before = rng.try_clone().unwrap();
+        assert!(bad.fill(&mut rng, &mut [0i64; 4]).is_err());
+        assert_eq!(rng, before);
+        // Secure generator: runs, and two fills differ.
+        let noise = ExactNoise::gaussian(1.0).unwrap();
+        let mut s = Generator::secure().unwrap();
+        let (mut a, mut b) = ([0i64; 16], [0i64; 16]);
+        noise.fill(&mut s, &mut a).unwrap();
+        noise.fill(&mut s, &mut b).unwrap();
+        assert_ne!(a, b);
+    }
+}
