@@ -57,7 +57,9 @@ def main() -> None:
     }
     for label, seed in (("seeded", 1), ("secure", None)):
         for scale in (1.0, 2.0**30, 2.5):
-            rows[f"discrete_laplace({scale:g}) {label}"] = lambda s=scale, sd=seed: noise.discrete_laplace(s, n, seed=sd)
+            rows[f"discrete_laplace({scale:g}) {label}"] = lambda s=scale, sd=seed: noise.discrete_laplace(
+                s, n, seed=sd
+            )
         for sigma in (1.0, 2.0**30, 1.7):
             rows[f"discrete_gaussian({sigma:g}) {label}"] = lambda s=sigma, sd=seed: noise.discrete_gaussian(
                 s, n, seed=sd
@@ -71,7 +73,9 @@ def main() -> None:
     print(f"{'sampler':38s} {'ns/draw':>9s} {'throughput vs numpy':>20s}")
     for name, ns in times.items():
         ref = lap if "laplace" in name else nor
-        target = "" if name.startswith("numpy") else ("  (target >= 0.25)" if "laplace" in name else "  (target >= 0.10)")
+        target = (
+            "" if name.startswith("numpy") else ("  (target >= 0.25)" if "laplace" in name else "  (target >= 0.10)")
+        )
         print(f"{name:38s} {ns:9.1f} {ref / ns:19.3f}x{target}")
     try:
         import opendp.prelude as dp

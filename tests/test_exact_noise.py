@@ -55,7 +55,7 @@ def _chi_square_pvalue(x: np.ndarray, scale: float, cdf) -> float:
     counts = np.bincount(np.searchsorted(cuts, x, side="left"), minlength=len(probs))
     n = len(x)
     merged_p, merged_c, acc_p, acc_c = [], [], 0.0, 0
-    for p, c in zip(probs, counts):
+    for p, c in zip(probs, counts, strict=True):
         acc_p, acc_c = acc_p + p, acc_c + c
         if acc_p * n >= 20:
             merged_p.append(acc_p)

@@ -334,9 +334,9 @@ fn geometric_exp1<R: Rng + ?Sized>(bits: &mut Bits<'_, R>) -> Result<u64> {
 }
 
 /// Rigorous bounds `lo <= e^{−v}·2^bits <= hi` (`hi − lo <= 3`), from the Taylor series of `e^v` in exact
-/// integer arithmetic: with `A_N = Σ_{n<=N} v^n N!/n!`, `A_N/N! <= e^v <= A_N/N! + 2v^{N+1}/(N+1)!` once `N + 2
-/// >= 2v` (the tail is a geometric series of ratio at most `1/2`), `N` grown until the tail times `2^{bits+2}`
-/// is below 1.
+/// integer arithmetic: with `A_N = Σ_{n<=N} v^n N!/n!`, `A_N/N! <= e^v <= A_N/N! + 2v^{N+1}/(N+1)!` once
+/// `N + 2 >= 2v` (the tail is a geometric series of ratio at most `1/2`), `N` grown until the tail times
+/// `2^{bits+2}` is below 1.
 fn exp_neg_bounds(v: u64, bits: u64) -> (BigUint, BigUint) {
     let vb = BigUint::from(v);
     // a = A_n, fact = n!, pow = v^n.
@@ -370,7 +370,7 @@ fn below_exp_neg_refined<R: Rng + ?Sized>(bits: &mut Bits<'_, R>, v: u64, w: u64
     let mut digits: u64 = 64;
     for _ in 0..MAX_REFINEMENTS {
         let (lo, hi) = exp_neg_bounds(v, digits);
-        if &prefix + 1u32 <= lo {
+        if prefix < lo {
             return Ok(true);
         }
         if prefix >= hi {
@@ -930,7 +930,7 @@ pub(crate) mod tests {
             };
             assert_eq!(fast, slow, "a = {a}, b = {b}");
         }
-        drop((a_gen, b_gen));
+        let _ = (a_gen, b_gen);
         assert_eq!(a_rng, b_rng, "both read the same number of words");
         // The ambiguous half q = ⌊a·2^32/b⌋ needs the next half: R < (a·2^32 − q·b)/b.
         let mut rest = seeded(3);
@@ -1460,7 +1460,8 @@ pub(crate) mod tests {
         use std::time::Instant;
         let n = 1 << 16;
         let mut out = vec![0i64; n];
-        let samplers: Vec<(&str, Box<dyn Fn(&mut Generator, &mut [i64])>)> = vec![
+        type Fill = Box<dyn Fn(&mut Generator, &mut [i64])>;
+        let samplers: Vec<(&str, Fill)> = vec![
             (
                 "DLap(1)",
                 Box::new(|g, o| {

@@ -178,7 +178,7 @@ impl Grid {
         crate::error::check_nonnegative(name, delta)?;
         let units = delta * 2f64.powi(-self.exponent);
         let err = units * (dim as f64 + 16.0) * f64::EPSILON;
-        if !(err < 1.0) {
+        if err.is_nan() || err >= 1.0 {
             return Err(CoreError::invalid(
                 name,
                 "below 2^52/(dim + 16) grid units (the grid is too fine for this sensitivity)",
