@@ -59,9 +59,19 @@
 //!   `e^{−|y|/t − (|y| − σ²/t)²/(2σ²)} = e^{−y²/(2σ²)} · e^{−σ²/(2t²)}`, proportional to the target, so the
 //!   accepted `Y` is exact for every `t > 0` (CKS take `t = ⌊σ⌋ + 1`). Here `t = max(1, ⌊σ⌋)`: **for an integer
 //!   `σ` it is `t = σ`, and `γ = (|Y| − σ)²/(2σ²)` is a ratio of integers below `2¹²⁸` and `2⁶⁴`** (the fast
-//!   path, `σ <= 2³¹`); a general rational `σ²` (e.g. the exact value of a float `σ`, whose square has a
-//!   106-bit numerator) takes the same steps on big integers ([`num_bigint`]), slower. About `1.3` proposals per
-//!   draw for large `σ` (acceptance `→ √(π/2)·e^{−1/2} ≈ 0.76`).
+//!   path, `σ <= 2³¹`). About `1.3` proposals per draw for large `σ` (acceptance `→ √(π/2)·e^{−1/2} ≈ 0.76`).
+//! * **Non-integer `σ`** (e.g. the exact value of a float `σ`, whose square is a ratio of big integers with a
+//!   106-bit numerator), `σ' = ⌈σ⌉ <= 2³¹`: propose `Y ~ N_ℤ(0, σ'²)` by the integer path and accept with
+//!   Bernoulli(`e^{−Y²κ}`), `κ = 1/(2σ²) − 1/(2σ'²) >= 0`. Weight times acceptance is `e^{−y²/(2σ'²) − y²κ} =
+//!   e^{−y²/(2σ²)}`, so the accepted `Y` is exact; the acceptance rate is `Σe^{−y²/2σ²}/Σe^{−y²/2σ'²}`, about
+//!   `σ/σ'` (at least about 0.4). `κ = P/Q` is a ratio of big integers, so `γ = Y²κ` is first bracketed from a
+//!   64-bit `k` with `κ ∈ [k, k+1]·2^{−s}` (computed exactly once): `γ·2³² ∈ [L, H]`, `H − L` about `γ·2⁻³¹ + 2`
+//!   units, by two `128×64`-bit products. `⌊γ⌋` is certain when `L` and `H` share it, and each Bernoulli(`f/K`)
+//!   of von Neumann's loop (`f` the fractional part, known within `[L, H]` mod `2³²`) is certain from a half `w`
+//!   unless `K·w` falls within the bracket; only then (probability about `K(H − L)·2⁻³²`) `γ` is computed
+//!   exactly on big integers ([`num_bigint`]) and the same decision finished exactly with the same `w`. A `σ
+//!   > 2³¹` that is not an integer `<= 2³¹` takes CKS's steps (proposal `DLap(⌊σ⌋)`) entirely on big integers,
+//!   much slower.
 //!
 //! # Limits and refusals
 //!
@@ -601,8 +611,23 @@ enum GaussianKind {
         sigma: u64,
         laplace: DiscreteLaplace,
     },
-    /// `σ² = num/den` in big integers.
+    /// A non-integer `σ` with `⌈σ⌉ <= 2³¹`: the integer sampler of `⌈σ⌉`, thinned.
+    Thinned(Box<ThinnedGaussian>),
+    /// `σ² = num/den` in big integers, proposal `DLap(⌊σ⌋)` (`σ > 2³¹`).
     Rational(Box<RationalGaussian>),
+}
+
+/// `N_ℤ(0, σ²)` from `Y ~ N_ℤ(0, σ'²)`, `σ' = ⌈σ⌉`, accepted with Bernoulli(`e^{−Y²κ}`), `κ = 1/(2σ²) −
+/// 1/(2σ'²) = (σ'²·den − num)/(2·num·σ'²)` (module docs, "Non-integer σ").
+#[derive(Debug, Clone, PartialEq)]
+struct ThinnedGaussian {
+    proposal: DiscreteGaussian,
+    kappa_num: BigUint,
+    kappa_den: BigUint,
+    /// `κ ∈ [k_lo, k_lo + 1]·2^{−shift}`, `k_lo < 2⁶⁴`; the interval shortcut needs `shift >= 32`.
+    k_lo: u64,
+    shift: i64,
+    sigma_sq: f64,
 }
 
 /// The constants of the big-integer path: `γ = (|Y|·den·t − num)² / (2·num·den·t²)`.
@@ -629,7 +654,7 @@ impl DiscreteGaussian {
         }
         if sigma > MAX_FAST_SIGMA {
             let s = BigUint::from(sigma);
-            return Self::rational(&s * &s, BigUint::one());
+            return Self::laplace_proposal(&s * &s, BigUint::one());
         }
         Ok(DiscreteGaussian {
             kind: GaussianKind::Integer {
@@ -639,7 +664,8 @@ impl DiscreteGaussian {
         })
     }
 
-    /// `N_ℤ(0, σ²)` for a rational `σ² = num/den` (the big-integer path).
+    /// `N_ℤ(0, σ²)` for a rational `σ² = num/den`: the integer path if `σ` is an integer `<= 2³¹`, the thinned
+    /// integer sampler of `⌈σ⌉` if `⌈σ⌉ <= 2³¹`, else the big-integer path.
     ///
     /// Errors: [`CoreError::InvalidArgument`] naming `sigma` unless `num, den >= 1`, both below `2²⁵⁶`, and
     /// `2⁻¹²⁰ <= σ² <= 2¹⁰⁴`.
@@ -660,6 +686,24 @@ impl DiscreteGaussian {
                 shown(),
             ));
         }
+        let floor = (&num / &den).sqrt();
+        let exact = &floor * &floor * &den == num;
+        let up = (if exact { floor.clone() } else { &floor + 1u32 })
+            .to_u64()
+            .unwrap_or(u64::MAX);
+        if up <= MAX_FAST_SIGMA {
+            if exact {
+                return Self::integer(up.max(1));
+            }
+            return Ok(DiscreteGaussian {
+                kind: GaussianKind::Thinned(Box::new(ThinnedGaussian::new(num, den, up)?)),
+            });
+        }
+        Self::laplace_proposal(num, den)
+    }
+
+    /// The big-integer path (CKS Algorithm 3 with `t = max(1, ⌊σ⌋)`) for `σ² = num/den`, checked by `rational`.
+    fn laplace_proposal(num: BigUint, den: BigUint) -> Result<Self> {
         let t = (&num / &den).sqrt().to_u64().unwrap_or(1).max(1);
         let tb = BigUint::from(t);
         let den_t = &den * &tb;
@@ -694,6 +738,7 @@ impl DiscreteGaussian {
     pub fn sigma_sq(&self) -> f64 {
         match &self.kind {
             GaussianKind::Integer { sigma, .. } => (*sigma as f64) * (*sigma as f64),
+            GaussianKind::Thinned(r) => r.sigma_sq,
             GaussianKind::Rational(r) => r.sigma_sq,
         }
     }
@@ -730,6 +775,7 @@ impl IntegerSampler for DiscreteGaussian {
                     "rejected every proposal",
                 ))
             }
+            GaussianKind::Thinned(r) => r.draw(bits),
             GaussianKind::Rational(r) => r.draw(bits),
         }
     }
@@ -752,7 +798,47 @@ impl RationalGaussian {
             };
             let sq = &diff * &diff;
             let (n, r) = (&sq / &self.gamma_den, &sq % &self.gamma_den);
-            if self.accept(bits, n, &r)? {
+            if accept_exact(bits, n, &r, &self.gamma_den)? {
+                return Ok(y);
+            }
+        }
+        Err(limit(
+            "discrete Gaussian sampler",
+            "rejected every proposal",
+        ))
+    }
+}
+
+impl ThinnedGaussian {
+    /// For `σ² = num/den` not an integer square, `σ' = ⌈σ⌉ = up`.
+    fn new(num: BigUint, den: BigUint, up: u64) -> Result<Self> {
+        let up2 = BigUint::from(up) * BigUint::from(up);
+        let kappa_num = &up2 * &den - &num;
+        let kappa_den = (&num << 1u32) * &up2;
+        // κ·2^shift in [2^62, 2^64).
+        let shift = 63 - (kappa_num.bits() as i64 - kappa_den.bits() as i64);
+        let k_lo = if shift >= 0 {
+            (&kappa_num << shift as u64) / &kappa_den
+        } else {
+            &kappa_num / (&kappa_den << (-shift) as u64)
+        }
+        .to_u64()
+        .unwrap_or(u64::MAX);
+        Ok(ThinnedGaussian {
+            proposal: DiscreteGaussian::integer(up)?,
+            sigma_sq: ratio_to_f64(&num, &den),
+            kappa_num,
+            kappa_den,
+            k_lo,
+            shift,
+        })
+    }
+
+    fn draw<R: Rng + ?Sized>(&self, bits: &mut Bits<'_, R>) -> Result<i64> {
+        for _ in 0..MAX_TRIALS {
+            let y = self.proposal.draw(bits)?;
+            let y2 = u128::from(y.unsigned_abs()) * u128::from(y.unsigned_abs());
+            if self.accept(bits, y2, false)? {
                 return Ok(y);
             }
         }
@@ -762,49 +848,156 @@ impl RationalGaussian {
         ))
     }
 
-    /// Bernoulli(`e^{−(n + r/d)}`), `d = gamma_den`, `r < d` (Algorithm 1 on big integers).
+    /// `γ·2³² ∈ [lo, hi]` for `γ = y2·κ`, from `k_lo` (`None` when `shift < 32` or on overflow: then exactly).
+    fn scaled_gamma(&self, y2: u128) -> Option<(u128, u128)> {
+        let r = u32::try_from(self.shift - 32).ok()?;
+        let (h, l) = mul_wide(y2, self.k_lo);
+        let lo = shr_wide(h, l, r, false)?;
+        // y2·(k_lo + 1) = y2·k_lo + y2.
+        let (sum, carry) = l.overflowing_add(y2 as u64);
+        let h = h.checked_add(y2 >> 64)?.checked_add(u128::from(carry))?;
+        let hi = shr_wide(h, sum, r, true)?;
+        Some((lo, hi))
+    }
+
+    /// Bernoulli(`e^{−y2·κ}`): the integer part and each Bernoulli(`f/k`) of von Neumann's loop decided from
+    /// the interval of `scaled_gamma` when it is certain, exactly on big integers otherwise (`exact_only`: always;
+    /// the halves read are the same either way).
     fn accept<R: Rng + ?Sized>(
         &self,
         bits: &mut Bits<'_, R>,
-        n: BigUint,
-        r: &BigUint,
+        y2: u128,
+        exact_only: bool,
     ) -> Result<bool> {
-        let mut rest = n;
-        while !rest.is_zero() {
-            let chunk = rest.to_u128().unwrap_or(u128::MAX);
-            if !bernoulli_exp_neg_integer(bits, chunk)? {
-                return Ok(false);
+        let exact = || {
+            let g = BigUint::from(y2) * &self.kappa_num;
+            (&g / &self.kappa_den, &g % &self.kappa_den)
+        };
+        let (lo, hi) = match self.scaled_gamma(y2) {
+            Some((lo, hi)) if !exact_only && lo >> 32 == hi >> 32 => (lo, hi),
+            _ => {
+                let (n, r) = exact();
+                return accept_exact(bits, n, &r, &self.kappa_den);
             }
-            rest -= BigUint::from(chunk);
+        };
+        if !bernoulli_exp_neg_integer(bits, lo >> 32)? {
+            return Ok(false);
         }
-        if r.is_zero() {
-            return Ok(true);
+        // f·2^32 in [fl, fh], f the fractional part of γ.
+        let (fl, fh) = (lo & 0xffff_ffff, hi - (lo >> 32 << 32));
+        let mut rem: Option<BigUint> = None;
+        if fl == 0 {
+            // f may be exactly 0 (e^0 = 1, nothing drawn, as on the exact path): find out.
+            let r = rem.get_or_insert_with(|| exact().1);
+            if r.is_zero() {
+                return Ok(true);
+            }
         }
-        // r/d = (f + ρ/d)/2^32 with f = ⌊r·2^32/d⌋: Bernoulli(r/(d·k)) decided by one half unless k·w is
-        // within k of f (then exactly, on big integers). The halves read are those of the integer path.
-        let d = &self.gamma_den;
-        let shifted = r << 32u32;
-        let f = (&shifted / d).to_u64().unwrap_or(u64::MAX);
-        let rho = shifted - BigUint::from(f) * d;
-        let f128 = u128::from(f);
         let mut k: u64 = 1;
         loop {
             let w = bits.half();
             let kw = u128::from(k) * u128::from(w);
-            let one = if kw + u128::from(k) <= f128 {
+            let one = if kw + u128::from(k) <= fl {
                 true
-            } else if kw > f128 {
+            } else if kw >= fh {
                 false
             } else {
-                // U < r/(d·k) ⇔ k(w + R) < f + ρ/d ⇔ R < ((f − kw)·d + ρ)/(k·d), with 0 <= f − kw < k.
-                let a = BigUint::from(f128 - kw) * d + &rho;
-                bernoulli_ratio_big(bits, &a, &(BigUint::from(k) * d))?
+                // U = (w + R)/2^32 < f/k ⇔ R < (r·2^32 − k·w·d)/(k·d), with f = r/d exactly.
+                let r = rem.get_or_insert_with(|| exact().1);
+                let d = &self.kappa_den;
+                let kd = BigUint::from(k) * d;
+                let top = &*r << 32u32;
+                let kwd = BigUint::from(kw) * d;
+                if top <= kwd {
+                    false
+                } else if &top - &kwd >= kd {
+                    true
+                } else {
+                    bernoulli_ratio_big(bits, &(top - kwd), &kd)?
+                }
             };
             if !one {
                 return Ok(k % 2 == 1);
             }
             k += 1;
         }
+    }
+}
+
+/// `a·b` as `(h, l)` with `a·b = h·2⁶⁴ + l` (no overflow: `h < 2¹²⁸`).
+fn mul_wide(a: u128, b: u64) -> (u128, u64) {
+    let p0 = u128::from(a as u64) * u128::from(b);
+    let p1 = (a >> 64) * u128::from(b);
+    (p1 + (p0 >> 64), p0 as u64)
+}
+
+/// `⌊(h·2⁶⁴ + l)/2^r⌋` (or the ceiling), `None` if it does not fit in `u128`.
+fn shr_wide(h: u128, l: u64, r: u32, ceil: bool) -> Option<u128> {
+    let (q, lost) = if r >= 64 {
+        let s = r - 64;
+        let q = h.checked_shr(s).unwrap_or(0);
+        let lost = l != 0 || (s > 0 && h & ((1u128 << s.min(127)) - 1) != 0) || s >= 128 && h != 0;
+        (q, lost)
+    } else if r == 0 {
+        if h >> 64 != 0 {
+            return None;
+        }
+        (h << 64 | u128::from(l), false)
+    } else {
+        if h >> (64 + r) != 0 {
+            return None;
+        }
+        let q = h << (64 - r) | u128::from(l >> r);
+        (q, l & ((1u64 << r) - 1) != 0)
+    };
+    if ceil && lost {
+        q.checked_add(1)
+    } else {
+        Some(q)
+    }
+}
+
+/// Bernoulli(`e^{−(n + r/d)}`), `r < d` (Algorithm 1 on big integers).
+fn accept_exact<R: Rng + ?Sized>(
+    bits: &mut Bits<'_, R>,
+    n: BigUint,
+    r: &BigUint,
+    d: &BigUint,
+) -> Result<bool> {
+    let mut rest = n;
+    while !rest.is_zero() {
+        let chunk = rest.to_u128().unwrap_or(u128::MAX);
+        if !bernoulli_exp_neg_integer(bits, chunk)? {
+            return Ok(false);
+        }
+        rest -= BigUint::from(chunk);
+    }
+    if r.is_zero() {
+        return Ok(true);
+    }
+    // r/d = (f + ρ/d)/2^32 with f = ⌊r·2^32/d⌋: Bernoulli(r/(d·k)) decided by one half unless k·w is
+    // within k of f (then exactly, on big integers). The halves read are those of the integer path.
+    let shifted = r << 32u32;
+    let f = (&shifted / d).to_u64().unwrap_or(u64::MAX);
+    let rho = shifted - BigUint::from(f) * d;
+    let f128 = u128::from(f);
+    let mut k: u64 = 1;
+    loop {
+        let w = bits.half();
+        let kw = u128::from(k) * u128::from(w);
+        let one = if kw + u128::from(k) <= f128 {
+            true
+        } else if kw > f128 {
+            false
+        } else {
+            // U < r/(d·k) ⇔ k(w + R) < f + ρ/d ⇔ R < ((f − kw)·d + ρ)/(k·d), with 0 <= f − kw < k.
+            let a = BigUint::from(f128 - kw) * d + &rho;
+            bernoulli_ratio_big(bits, &a, &(BigUint::from(k) * d))?
+        };
+        if !one {
+            return Ok(k % 2 == 1);
+        }
+        k += 1;
     }
 }
 
@@ -1083,7 +1276,7 @@ pub(crate) mod tests {
         for sigma in [1u64, 3, 17, 1000, 1 << 20] {
             let fast = DiscreteGaussian::integer(sigma).unwrap();
             let s = BigUint::from(sigma);
-            let slow = DiscreteGaussian::rational(&s * &s, BigUint::one()).unwrap();
+            let slow = DiscreteGaussian::laplace_proposal(&s * &s, BigUint::one()).unwrap();
             assert!(matches!(slow.kind, GaussianKind::Rational(_)));
             let (mut a, mut b) = (seeded(8), seeded(8));
             for _ in 0..5_000 {
@@ -1094,6 +1287,53 @@ pub(crate) mod tests {
                 );
             }
             assert_eq!(a, b);
+        }
+    }
+
+    #[test]
+    fn thinned_gaussian_interval_shortcut_matches_the_exact_decisions_word_for_word() {
+        for sigma in [0.3f64, 0.5, 1.7, 2.9999, 10.25, 1000.3, 2f64.powi(30) + 0.5] {
+            let d = DiscreteGaussian::from_sigma(sigma).unwrap();
+            let GaussianKind::Thinned(t) = &d.kind else {
+                panic!("sigma {sigma}: {:?}", d.kind)
+            };
+            let (mut a, mut b) = (seeded(20), seeded(20));
+            let mut accepted = 0;
+            for _ in 0..5_000 {
+                let y = t.proposal.sample(&mut a).unwrap();
+                assert_eq!(y, t.proposal.sample(&mut b).unwrap());
+                let y2 = u128::from(y.unsigned_abs()).pow(2);
+                let fast = t.accept(&mut Bits::new(&mut a), y2, false).unwrap();
+                let slow = t.accept(&mut Bits::new(&mut b), y2, true).unwrap();
+                assert_eq!(fast, slow, "sigma {sigma}, y {y}");
+                accepted += usize::from(fast);
+            }
+            assert_eq!(a, b);
+            // Acceptance Z(σ)/Z(⌈σ⌉) >= about σ/⌈σ⌉ (or 0.39 below 1).
+            assert!(accepted > 1_500, "sigma {sigma}: {accepted}");
+        }
+        for (sigma, kind) in [(3e9 + 0.5, "Rational"), (4.0, "Integer"), (4.5, "Thinned")] {
+            let d = DiscreteGaussian::from_sigma(sigma).unwrap();
+            assert!(format!("{:?}", d.kind).starts_with(kind), "{sigma}");
+        }
+    }
+
+    #[test]
+    fn wide_products_and_shifts_are_exact() {
+        let mut g = seeded(21);
+        for _ in 0..10_000 {
+            let a = u128::from(g.next_u64()) << 64 | u128::from(g.next_u64());
+            let a = a >> (g.next_u64() % 128);
+            let b = g.next_u64() >> (g.next_u64() % 64);
+            let (h, l) = mul_wide(a, b);
+            let exact = BigUint::from(a) * BigUint::from(b);
+            assert_eq!((BigUint::from(h) << 64u32) + BigUint::from(l), exact);
+            let r = (g.next_u64() % 200) as u32;
+            let floor = &exact >> r;
+            let ceil = (&exact + (BigUint::one() << r) - 1u32) >> r;
+            let want = |x: &BigUint| x.to_u128();
+            assert_eq!(shr_wide(h, l, r, false), want(&floor), "a {a} b {b} r {r}");
+            assert_eq!(shr_wide(h, l, r, true), want(&ceil), "a {a} b {b} r {r}");
         }
     }
 
