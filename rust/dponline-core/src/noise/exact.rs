@@ -69,9 +69,8 @@
 //!   units, by two `128×64`-bit products. `⌊γ⌋` is certain when `L` and `H` share it, and each Bernoulli(`f/K`)
 //!   of von Neumann's loop (`f` the fractional part, known within `[L, H]` mod `2³²`) is certain from a half `w`
 //!   unless `K·w` falls within the bracket; only then (probability about `K(H − L)·2⁻³²`) `γ` is computed
-//!   exactly on big integers ([`num_bigint`]) and the same decision finished exactly with the same `w`. A `σ
-//!   > 2³¹` that is not an integer `<= 2³¹` takes CKS's steps (proposal `DLap(⌊σ⌋)`) entirely on big integers,
-//!   much slower.
+//!   exactly on big integers ([`num_bigint`]) and the same decision finished exactly with the same `w`. Any
+//!   other `σ` (above `2³¹`) takes CKS's steps (proposal `DLap(⌊σ⌋)`) entirely on big integers, much slower.
 //!
 //! # Limits and refusals
 //!
