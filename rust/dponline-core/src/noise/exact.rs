@@ -868,6 +868,10 @@ impl ThinnedGaussian {
         y2: u128,
         exact_only: bool,
     ) -> Result<bool> {
+        if y2 == 0 {
+            // γ = 0: accepted, nothing drawn (as on the exact path).
+            return Ok(true);
+        }
         let exact = || {
             let g = BigUint::from(y2) * &self.kappa_num;
             (&g / &self.kappa_den, &g % &self.kappa_den)
