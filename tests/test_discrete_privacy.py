@@ -7,7 +7,7 @@ import pytest
 from scipy import special
 
 from dponline import privacy
-from dponline._discrete_privacy import (
+from dponline.privacy import (
     discrete_gaussian_delta,
     discrete_gaussian_rho,
     discrete_gaussian_sigma,

@@ -9,7 +9,9 @@ module, every public name re-exported here:
 * :mod:`~dponline.privacy.zcdp` — zero-concentrated DP and its conversions;
 * :mod:`~dponline.privacy.composition` — basic and advanced composition;
 * :mod:`~dponline.privacy.tree`, :mod:`~dponline.privacy.linear` — calibration of the binary tree mechanism and
-  of linear prefix-sum mechanisms.
+  of linear prefix-sum mechanisms;
+* :mod:`~dponline.privacy.discrete` — the exact discrete mechanisms (discrete Laplace and discrete Gaussian
+  noise on an integer query).
 
 Conventions used by every function:
 
@@ -27,6 +29,13 @@ Conventions used by every function:
 from __future__ import annotations
 
 from .composition import advanced_composition, basic_composition
+from .discrete import (
+    discrete_gaussian_delta,
+    discrete_gaussian_rho,
+    discrete_gaussian_sigma,
+    discrete_laplace_epsilon,
+    discrete_laplace_scale,
+)
 from .gaussian import gaussian_delta, gaussian_epsilon_analytic, gaussian_sigma_analytic, gaussian_sigma_classical
 from .guarantee import NEIGHBOURING_ROUND, UNIT_ROUND, PrivacyGuarantee, randomness_of, row_multiplicity
 from .laplace import laplace_scale
@@ -58,4 +67,9 @@ __all__ = [
     "linear_laplace_scale",
     "linear_gaussian_sigma",
     "linear_privacy",
+    "discrete_laplace_scale",
+    "discrete_laplace_epsilon",
+    "discrete_gaussian_rho",
+    "discrete_gaussian_delta",
+    "discrete_gaussian_sigma",
 ]

@@ -31,6 +31,8 @@ _POSITIVE_RESULTS = frozenset(
         "dp_to_zcdp_rho",
         "tree_laplace_scale",
         "tree_gaussian_sigma",
+        "discrete_laplace_scale",
+        "discrete_gaussian_rho",
     }
 )
 

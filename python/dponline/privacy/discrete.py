@@ -20,7 +20,7 @@ sensitivity ``Δ₂`` is ``ρ = Δ₂²/(2σ²)``-zCDP: for integer means ``μ, 
 Kamath & Steinke 2020, "The Discrete Gaussian for Differential Privacy", Section 2, the discrete Gaussian's
 concentrated-DP guarantee; it uses that the normaliser ``Σ_y e^{−(y − μ)²/2σ²}`` is the same for every integer
 ``μ``) — and Rényi divergences of independent coordinates add, so ``D_α <= α‖v‖₂²/(2σ²)``. ``ρ``-zCDP gives
-``(ε, δ)``-DP through the conversion the package already uses, :func:`dponline.privacy.zcdp_to_dp` with
+``(ε, δ)``-DP through the conversion the package already uses, :func:`~dponline.privacy.zcdp_to_dp` with
 ``method="cks"`` (CKS 2020, Proposition 12 and Corollary 13), which is what this module computes:
 ``δ(ε) = inf_{α>1} e^{(α−1)(αρ−ε)} (1 − 1/α)^α / (α − 1)``.
 
@@ -53,7 +53,8 @@ import math
 
 from scipy import optimize
 
-from .privacy import _delta_open, _nonnegative, _numeric, _positive, zcdp_gaussian_rho, zcdp_gaussian_sigma
+from ._numerics import _delta_open, _nonnegative, _numeric, _positive, _steps
+from .zcdp import zcdp_gaussian_rho, zcdp_gaussian_sigma
 
 __all__ = [
     "discrete_laplace_scale",
@@ -141,7 +142,9 @@ def discrete_gaussian_delta(epsilon: float, sigma: float, sensitivity_l2: float)
         return (2.0 * alpha - 1.0) * rho - eps + math.log1p(-1.0 / alpha)
 
     lo, hi = 1.0 + 1e-12, max(2.0, (eps + 1.0) / (2.0 * rho) + 2.0)
-    while slope(hi) < 0.0:
+    for _ in _steps("bracketing the Renyi order"):
+        if slope(hi) >= 0.0:
+            break
         hi *= 2.0
     alpha = optimize.brentq(slope, lo, hi, xtol=1e-15, rtol=1e-14) if slope(lo) < 0.0 else lo
     return min(1.0, math.exp(log_delta(alpha)))
@@ -170,6 +173,8 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity_l2: float)
     """
     target = _delta_open(delta)
     sigma = max(1, math.ceil(zcdp_gaussian_sigma(epsilon, target, sensitivity_l2, "cks")))
-    while discrete_gaussian_delta(epsilon, sigma, sensitivity_l2) > target:
+    for _ in _steps("raising sigma to meet delta"):
+        if discrete_gaussian_delta(epsilon, sigma, sensitivity_l2) <= target:
+            return sigma
         sigma += 1
-    return sigma
+    raise AssertionError("unreachable: _steps raises")  # pragma: no cover
