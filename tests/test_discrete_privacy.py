@@ -7,6 +7,7 @@ import pytest
 from scipy import special
 
 from dponline import privacy
+from dponline.errors import InvalidInputError, NonFiniteError
 from dponline.privacy import (
     discrete_gaussian_delta,
     discrete_gaussian_rho,
@@ -14,7 +15,6 @@ from dponline.privacy import (
     discrete_laplace_epsilon,
     discrete_laplace_scale,
 )
-from dponline.errors import InvalidInputError, NonFiniteError
 
 
 def _gaussian_pmf(sigma: float, shift: int, k: int) -> np.ndarray:
