@@ -412,3 +412,21 @@ def test_privacy_guarantee_is_frozen_picklable_and_printable():
 def test_public_api_is_listed():
     for name in privacy.__all__:
         assert callable(getattr(privacy, name)) or name.isupper()
+
+
+def test_sampler_field_states_the_floating_point_caveat_and_exact_group_privacy_uses_zcdp():
+    # The sampler is part of the guarantee: "floating-point" carries the Mironov caveat in caveat and str().
+    exact = privacy.PrivacyGuarantee(1.0, 1e-6, "test", sampler="exact", noise_multiplier=5.0)
+    floating = privacy.PrivacyGuarantee(1.0, 1e-6, "test", sampler="floating-point", noise_multiplier=5.0)
+    assert "Mironov" in floating.caveat and "Mironov" in str(floating)
+    assert "Mironov" not in str(exact) and "exact" in exact.caveat
+    with pytest.raises(InvalidInputError, match="sampler"):
+        privacy.PrivacyGuarantee(1.0, 0.0, "test", sampler="float")
+    # A group of k of the discrete Gaussian is k^2 rho-zCDP: rho = k^2 / (2 multiplier^2), converted at delta.
+    k = 3
+    group = exact.group(k)
+    assert group.sampler == "exact"
+    assert group.epsilon == pytest.approx(max(1.0, privacy.zcdp_to_dp(k**2 / (2 * 5.0**2), 1e-6)), rel=1e-12)
+    assert floating.group(k).epsilon == pytest.approx(
+        max(1.0, privacy.gaussian_epsilon_analytic(1e-6, 5.0, float(k))), rel=1e-12
+    )

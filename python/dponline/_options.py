@@ -17,6 +17,8 @@ __all__ = [
     "NOISES",
     "Mechanism",
     "MECHANISMS",
+    "Sampler",
+    "SAMPLERS",
 ]
 
 Calibration = Literal["paper", "analytic", "zcdp"]
@@ -36,3 +38,8 @@ NOISES: tuple[Noise, ...] = get_args(Noise)
 Mechanism = Literal["tree", "honaker", "blt"]
 """The prefix-sum mechanism a learner releases its sums with (:mod:`dponline.aggregation`)."""
 MECHANISMS: tuple[Mechanism, ...] = get_args(Mechanism)
+
+Sampler = Literal["exact", "floating-point"]
+"""How a mechanism draws its noise: exact discrete samplers on a power-of-two grid (the default), or the fast
+floating-point samplers, whose guarantee holds for the real-valued mechanism only (Mironov 2012)."""
+SAMPLERS: tuple[Sampler, ...] = get_args(Sampler)

@@ -11,6 +11,7 @@ from .. import _core, _validate
 from ..errors import InvalidInputError
 from ._numerics import _count, _nonnegative, _positive
 from .gaussian import gaussian_epsilon_analytic
+from .zcdp import zcdp_to_dp
 
 __all__ = ["PrivacyGuarantee", "NEIGHBOURING_ROUND", "UNIT_ROUND", "randomness_of", "row_multiplicity"]
 
@@ -26,6 +27,16 @@ _RANDOMNESS = {
     "seed": "seeded noise: private only while the seed is secret (anyone with the seed and the code can "
     "reproduce the noise)",
     "secure": "noise from ChaCha20 keyed by the operating system (secure=True; never serialised)",
+}
+
+_SAMPLER = {
+    "": "",
+    "exact": "exact noise: integer noise from exact discrete samplers (Canonne-Kamath-Steinke 2020) added to inputs "
+    "rounded onto a power-of-two grid, released as integer multiples of the grid; the accounting is that of the "
+    "discrete mechanism, so floating-point representation cannot weaken it",
+    "floating-point": "floating-point noise: the stated (ε, δ) is that of the real-valued mechanism; the low-order "
+    "bits of a floating-point release can reveal its input (Mironov 2012, 'On significance of the least "
+    "significant bits for differential privacy'), so it does not hold against an attacker who reads the floats",
 }
 
 
@@ -46,9 +57,13 @@ class PrivacyGuarantee:
         notes: free text (parameters, caveats).
         noise_multiplier: for a Gaussian mechanism, σ divided by the L2 sensitivity of the whole release; lets
             :meth:`group` compute the exact group guarantee. ``None`` otherwise.
+        sampler: how the noise was drawn: ``"exact"`` (exact discrete samplers on a power-of-two grid, the
+            default of every mechanism), ``"floating-point"`` (the fast float samplers: the guarantee is that of
+            the real-valued mechanism and carries the Mironov 2012 caveat) or ``""`` (not stated).
 
     Raises:
-        InvalidInputError: for ε < 0, δ outside [0, 1], an unknown ``randomness``, or a non-string text field.
+        InvalidInputError: for ε < 0, δ outside [0, 1], an unknown ``randomness`` or ``sampler``, or a non-string
+            text field.
         NonFiniteError: for a NaN or infinite ε or δ.
     """
 
@@ -60,21 +75,24 @@ class PrivacyGuarantee:
     randomness: str = ""
     notes: str = ""
     noise_multiplier: float | None = None
+    sampler: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", _nonnegative("epsilon", self.epsilon))
         object.__setattr__(self, "delta", _validate.real("delta", self.delta, low=0.0, high=1.0))
-        for name in ("source", "neighbouring", "unit", "randomness", "notes"):
+        for name in ("source", "neighbouring", "unit", "randomness", "notes", "sampler"):
             if not isinstance(getattr(self, name), str):
                 raise InvalidInputError(f"{name} must be a str, got {getattr(self, name)!r}")
         _validate.option("randomness", self.randomness, tuple(_RANDOMNESS))
+        _validate.option("sampler", self.sampler, tuple(_SAMPLER))
         if self.noise_multiplier is not None:
             object.__setattr__(self, "noise_multiplier", _positive("noise_multiplier", self.noise_multiplier))
 
     @property
     def caveat(self) -> str:
-        """What the guarantee assumes about the randomness, in words (empty when not stated)."""
-        return _RANDOMNESS[self.randomness]
+        """What the guarantee assumes about the randomness and the noise samplers, in words (empty when neither is
+        stated)."""
+        return "; ".join(text for text in (_RANDOMNESS[self.randomness], _SAMPLER[self.sampler]) if text)
 
     def group(self, k: int) -> PrivacyGuarantee:
         """The guarantee for a group of ``k`` units (e.g. a source row used in ``k`` rounds).
@@ -82,7 +100,9 @@ class PrivacyGuarantee:
         * pure ε-DP: ``kε`` (Dwork & Roth 2014, Theorem 2.2);
         * a Gaussian mechanism (``noise_multiplier`` known): exact, the Gaussian mechanism at ``k`` times the
           sensitivity — ``ε_k = gaussian_epsilon_analytic(δ, noise_multiplier, k)`` at the same δ (Balle & Wang
-          2018, Theorem 8);
+          2018, Theorem 8); for the discrete Gaussian (``sampler="exact"``), whose accounting is zCDP, the group of
+          ``k`` is ``k²ρ``-zCDP (the sensitivity scales by ``k``; Canonne-Kamath-Steinke 2020, Section 2) converted
+          at the same δ (:func:`~dponline.privacy.zcdp_to_dp`);
         * otherwise: ``(kε, k·e^{(k−1)ε}·δ)`` (Vadhan 2017, "The complexity of differential privacy",
           Lemma 2.2).
 
@@ -99,7 +119,12 @@ class PrivacyGuarantee:
         if size == 1:
             return self
         unit = f"{size} x ({self.unit})"
-        common = {"neighbouring": self.neighbouring, "unit": unit, "randomness": self.randomness}
+        common = {
+            "neighbouring": self.neighbouring,
+            "unit": unit,
+            "randomness": self.randomness,
+            "sampler": self.sampler,
+        }
         if self.delta == 0.0:
             return PrivacyGuarantee(
                 epsilon=size * self.epsilon,
@@ -111,11 +136,16 @@ class PrivacyGuarantee:
         if self.noise_multiplier is not None and 0.0 < self.delta < 1.0:
             # The exact group ε can be below a conservative per-round claim (a calibration with slack);
             # never report a group guarantee stronger than the per-unit one.
-            exact = gaussian_epsilon_analytic(self.delta, self.noise_multiplier, float(size))
+            if self.sampler == "exact":
+                exact = zcdp_to_dp(size**2 / (2.0 * self.noise_multiplier**2), self.delta)
+                how = "discrete Gaussian at {size}x the sensitivity (zCDP, Canonne-Kamath-Steinke 2020)"
+            else:
+                exact = gaussian_epsilon_analytic(self.delta, self.noise_multiplier, float(size))
+                how = "Gaussian mechanism at {size}x the sensitivity (Balle-Wang 2018 Thm 8)"
             return PrivacyGuarantee(
                 epsilon=max(self.epsilon, exact),
                 delta=self.delta,
-                source=f"Gaussian mechanism at {size}x the sensitivity (Balle-Wang 2018 Thm 8) for: {self.source}",
+                source=f"{how.format(size=size)} for: {self.source}",
                 notes=self.notes,
                 noise_multiplier=self.noise_multiplier / size,
                 **common,
@@ -140,6 +170,8 @@ class PrivacyGuarantee:
         text = f"(ε={self.epsilon:g}, δ={self.delta:g})-DP per {self.unit} [{self.source}]"
         if self.randomness == "seed":
             text += " — seeded: private only while the seed is secret"
+        if self.sampler == "floating-point":
+            text += " — floating-point noise: holds for the real-valued mechanism only (Mironov 2012)"
         return text
 
 
