@@ -9,8 +9,8 @@
 
 use dponline_core::aggregation::TreeAggregator;
 use dponline_core::domains::{
-    Domain, GraphicMatroid, LinearMinimizationOracle, PartitionMatroid, PathPolytope, Simplex,
-    UniformMatroid,
+    BipartiteMatchingPolytope, BirkhoffPolytope, Domain, FlowPolytope, GraphicMatroid,
+    LinearMinimizationOracle, PartitionMatroid, PathPolytope, Simplex, UniformMatroid,
 };
 use dponline_core::frank_wolfe::FrankWolfe;
 use dponline_core::noise::NoiseDistribution;
@@ -21,7 +21,7 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// Small 0/1 polytopes (at most 8 coordinates), every kind that has integral vertices.
+/// Small 0/1 polytopes (at most 8 coordinates), every kind that has 0/1 vertices.
 fn small_domain() -> impl Strategy<Value = Domain> {
     prop_oneof![
         (2usize..8).prop_map(|n| Domain::Simplex(Simplex::new(n).unwrap())),
@@ -65,6 +65,36 @@ fn small_domain() -> impl Strategy<Value = Domain> {
                 PathPolytope::new(n, edges, 0, n - 1)
                     .ok()
                     .map(|p| Domain::PathPolytope(Box::new(p)))
+            }),
+        Just(Domain::Birkhoff(Box::new(
+            BirkhoffPolytope::new(2).unwrap()
+        ))),
+        (
+            1usize..4,
+            1usize..4,
+            prop::collection::vec((0usize..4, 0usize..4), 1..8)
+        )
+            .prop_map(|(nl, nr, pairs)| {
+                let edges = pairs.into_iter().map(|(i, j)| (i % nl, j % nr)).collect();
+                Domain::BipartiteMatching(Box::new(
+                    BipartiteMatchingPolytope::new(nl, nr, edges).unwrap(),
+                ))
+            }),
+        (
+            3usize..6,
+            prop::collection::vec((0usize..6, 0usize..6), 1..8)
+        )
+            .prop_filter_map("a graph with a unit s-t flow", |(n, pairs)| {
+                // Unit capacities and value 1: every vertex is a 0/1 flow (directed cycles allowed).
+                let edges: Vec<_> = pairs
+                    .into_iter()
+                    .map(|(u, v)| (u % n, v % n))
+                    .filter(|(u, v)| u != v)
+                    .collect();
+                let caps = vec![1.0; edges.len()];
+                FlowPolytope::new(n, edges, 0, n - 1, Some(caps), 1.0)
+                    .ok()
+                    .map(|p| Domain::Flow(Box::new(p)))
             }),
     ]
 }

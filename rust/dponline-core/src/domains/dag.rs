@@ -10,8 +10,12 @@ use crate::error::{CoreError, Result};
 /// index order, so the order is deterministic).
 ///
 /// Errors: [`CoreError::InvalidGraph`] reporting one directed cycle, e.g. `"... directed cycle 1 -> 4 -> 2
-/// -> 1 ..."`, if the graph is not acyclic.
-pub(super) fn topological_order(num_nodes: usize, edges: &[(usize, usize)]) -> Result<Vec<usize>> {
+/// -> 1; {why}"`, if the graph is not acyclic (`why` says what needs acyclicity).
+pub(super) fn topological_order(
+    num_nodes: usize,
+    edges: &[(usize, usize)],
+    why: &str,
+) -> Result<Vec<usize>> {
     let outgoing = Adjacency::new(num_nodes, edges, Direction::Outgoing);
     let mut indegree = vec![0usize; num_nodes];
     edges.iter().for_each(|&(_, v)| indegree[v] += 1);
@@ -32,7 +36,7 @@ pub(super) fn topological_order(num_nodes: usize, edges: &[(usize, usize)]) -> R
     let cycle = find_cycle(num_nodes, edges, &indegree);
     let text: Vec<String> = cycle.iter().map(usize::to_string).collect();
     Err(CoreError::InvalidGraph(format!(
-        "the graph has a directed cycle {}; a path polytope needs a directed acyclic graph",
+        "the graph has a directed cycle {}; {why}",
         text.join(" -> ")
     )))
 }
@@ -110,15 +114,71 @@ pub(super) fn orient_away_from(
         .collect()
 }
 
+/// The strongly connected component of every node (labels `0..count`, in no particular order), by
+/// Kosaraju's two passes of iterative depth-first search: finishing order on the arcs, then components on
+/// the reversed arcs in reverse finishing order. `O(n + m)`.
+pub(super) fn strongly_connected_components(
+    num_nodes: usize,
+    arcs: &[(usize, usize)],
+) -> Vec<usize> {
+    let forward = Adjacency::new(num_nodes, arcs, Direction::Outgoing);
+    let backward = Adjacency::new(num_nodes, arcs, Direction::Incoming);
+    let mut seen = vec![false; num_nodes];
+    let mut finished = Vec::with_capacity(num_nodes);
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    for root in 0..num_nodes {
+        if seen[root] {
+            continue;
+        }
+        seen[root] = true;
+        stack.push((root, 0));
+        while let Some(&mut (v, ref mut next)) = stack.last_mut() {
+            match forward.of(v).get(*next) {
+                Some(&(w, _)) => {
+                    *next += 1;
+                    if !seen[w] {
+                        seen[w] = true;
+                        stack.push((w, 0));
+                    }
+                }
+                None => {
+                    finished.push(v);
+                    stack.pop();
+                }
+            }
+        }
+    }
+    let mut component = vec![NONE; num_nodes];
+    let mut count = 0;
+    let mut pending = Vec::new();
+    for &root in finished.iter().rev() {
+        if component[root] != NONE {
+            continue;
+        }
+        component[root] = count;
+        pending.push(root);
+        while let Some(v) = pending.pop() {
+            for &(w, _) in backward.of(v) {
+                if component[w] == NONE {
+                    component[w] = count;
+                    pending.push(w);
+                }
+            }
+        }
+        count += 1;
+    }
+    component
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn orders_a_dag_and_reports_a_cycle() {
-        let order = topological_order(4, &[(2, 1), (1, 0), (3, 0)]).unwrap();
+        let order = topological_order(4, &[(2, 1), (1, 0), (3, 0)], "").unwrap();
         assert_eq!(order, [2, 3, 1, 0]);
-        let err = topological_order(6, &[(0, 1), (1, 2), (2, 3), (3, 1), (4, 5)])
+        let err = topological_order(6, &[(0, 1), (1, 2), (2, 3), (3, 1), (4, 5)], "x")
             .unwrap_err()
             .to_string();
         assert!(err.contains("directed cycle"), "{err}");
@@ -140,11 +200,23 @@ mod tests {
     }
 
     #[test]
+    fn strong_components() {
+        // 0 <-> 1 -> 2 <-> 3 -> 4, and 5 alone.
+        let arcs = [(0, 1), (1, 0), (1, 2), (2, 3), (3, 2), (3, 4)];
+        let c = strongly_connected_components(6, &arcs);
+        assert_eq!(c[0], c[1]);
+        assert_eq!(c[2], c[3]);
+        let distinct: std::collections::BTreeSet<usize> = c.iter().copied().collect();
+        assert_eq!(distinct.len(), 4);
+        assert_ne!(c[1], c[2]);
+    }
+
+    #[test]
     fn orientation_follows_bfs_distance_then_index() {
         // Square 0-1-2-3-0 with the diagonal 1-3 and an isolated edge 5-4.
         let edges = [(1, 0), (1, 2), (2, 3), (3, 0), (3, 1), (5, 4)];
         let oriented = orient_away_from(6, &edges, 0);
         assert_eq!(oriented, [(0, 1), (1, 2), (3, 2), (0, 3), (1, 3), (4, 5)]);
-        assert!(topological_order(6, &oriented).is_ok());
+        assert!(topological_order(6, &oriented, "").is_ok());
     }
 }

@@ -24,6 +24,23 @@ pub(super) fn check_edges(num_nodes: usize, edges: &[(usize, usize)]) -> Result<
     Ok(())
 }
 
+/// `source` and `target` are distinct nodes.
+pub(super) fn check_terminals(num_nodes: usize, source: usize, target: usize) -> Result<()> {
+    for (name, node) in [("source", source), ("target", target)] {
+        if node >= num_nodes {
+            return Err(CoreError::InvalidGraph(format!(
+                "{name} {node} is not a node (num_nodes = {num_nodes})"
+            )));
+        }
+    }
+    if source == target {
+        return Err(CoreError::InvalidGraph(format!(
+            "source and target are the same node {source}"
+        )));
+    }
+    Ok(())
+}
+
 /// Disjoint sets over `0..n` with path compression and union by rank: near-constant amortised operations
 /// (Tarjan 1975). [`UnionFind::reset`] reuses the buffers, so repeated use does not allocate.
 #[derive(Debug, Clone, Default)]

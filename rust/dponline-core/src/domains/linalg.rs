@@ -13,6 +13,22 @@ pub(super) fn norm2(x: &[f64]) -> f64 {
             .sqrt()
 }
 
+/// A power of two `s` with `s·max|x_i| ∈ [1, 2)` (`2^1022` when the largest entry is subnormal, 1 for an
+/// all-zero `x`): multiplying by it is exact, so an LMO that works on `s·d` instead of `d` makes the same
+/// comparisons and breaks the same ties, while sums of scaled entries cannot overflow. Entries must be finite.
+pub(super) fn power_of_two_scale(x: &[f64]) -> f64 {
+    let peak = x.iter().fold(0.0_f64, |m, v| m.max(v.abs()));
+    if peak == 0.0 || !peak.is_finite() {
+        return 1.0;
+    }
+    if peak < f64::MIN_POSITIVE {
+        return 2f64.powi(1022);
+    }
+    // peak = m·2^e with m in [1, 2): e from the exponent bits.
+    let exponent = ((peak.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+    2f64.powi(-exponent)
+}
+
 /// Position of entry `(i, j)`, `j <= i`, of a lower triangle stored row by row.
 #[inline]
 fn packed(i: usize, j: usize) -> usize {
@@ -89,6 +105,26 @@ mod tests {
         assert!((big / 1e300 - std::f64::consts::SQRT_2).abs() < 1e-15);
         let tiny = norm2(&[3e-310, 4e-310]);
         assert!((tiny / 5e-310 - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn power_of_two_scales_into_one_two() {
+        for x in [
+            1.0,
+            3.0,
+            1e300,
+            -2.5e-300,
+            0.75,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+        ] {
+            let s = power_of_two_scale(&[0.0, x]);
+            assert!((1.0..2.0).contains(&(x.abs() * s)), "{x} {s}");
+            assert_eq!(s.log2().fract(), 0.0);
+        }
+        let s = power_of_two_scale(&[5e-324]);
+        assert!(s.is_finite() && 5e-324 * s > 0.0 && 5e-324 * s <= 1.0);
+        assert_eq!(power_of_two_scale(&[0.0, -0.0]), 1.0);
     }
 
     #[test]

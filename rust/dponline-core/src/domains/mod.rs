@@ -8,31 +8,49 @@
 //! [`Domain`] is the closed set of domains the package ships, as one serializable enum so learners can be
 //! pickled; every variant implements [`LinearMinimizationOracle`].
 
+mod assignment;
+mod bipartite_matching;
+mod birkhoff;
 mod dag;
+mod flow_polytope;
 mod flow_projection;
 mod forest_membership;
 mod graph;
 mod graphic_matroid;
 mod hyperrectangle;
+mod k_sparse;
 mod l1_ball;
 mod l2_ball;
 mod linalg;
+mod min_norm_point;
+mod network_simplex;
+mod nuclear_norm;
 mod partition_matroid;
 mod path_polytope;
 mod selection;
 mod simplex;
+mod spectral;
+mod spectraplex;
+mod submodular_base;
 #[cfg(test)]
 mod testing;
 mod tree_blocks;
 mod uniform_matroid;
 
+pub use bipartite_matching::BipartiteMatchingPolytope;
+pub use birkhoff::BirkhoffPolytope;
+pub use flow_polytope::FlowPolytope;
 pub use graphic_matroid::GraphicMatroid;
 pub use hyperrectangle::Hyperrectangle;
+pub use k_sparse::KSparsePolytope;
 pub use l1_ball::L1Ball;
 pub use l2_ball::L2Ball;
+pub use nuclear_norm::NuclearNormBall;
 pub use partition_matroid::PartitionMatroid;
 pub use path_polytope::PathPolytope;
 pub use simplex::Simplex;
+pub use spectraplex::Spectraplex;
+pub use submodular_base::{SetFunction, SubmodularBasePolytope};
 pub use uniform_matroid::UniformMatroid;
 
 use serde::{Deserialize, Serialize};
@@ -103,6 +121,20 @@ pub enum Domain {
     GraphicMatroid(Box<GraphicMatroid>),
     /// The s-t path polytope of a directed acyclic graph (boxed, as above).
     PathPolytope(Box<PathPolytope>),
+    /// The `k`-sparse polytope.
+    KSparse(KSparsePolytope),
+    /// The doubly stochastic matrices.
+    Birkhoff(Box<BirkhoffPolytope>),
+    /// A bipartite graph's matching polytope.
+    BipartiteMatching(Box<BipartiteMatchingPolytope>),
+    /// The s-t flows of a given value within capacities.
+    Flow(Box<FlowPolytope>),
+    /// The nuclear-norm ball.
+    NuclearNormBall(Box<NuclearNormBall>),
+    /// The density matrices.
+    Spectraplex(Box<Spectraplex>),
+    /// A monotone submodular function's base polytope.
+    SubmodularBase(Box<SubmodularBasePolytope>),
 }
 
 macro_rules! dispatch {
@@ -116,6 +148,13 @@ macro_rules! dispatch {
             Domain::PartitionMatroid($d) => $body,
             Domain::GraphicMatroid($d) => $body,
             Domain::PathPolytope($d) => $body,
+            Domain::KSparse($d) => $body,
+            Domain::Birkhoff($d) => $body,
+            Domain::BipartiteMatching($d) => $body,
+            Domain::Flow($d) => $body,
+            Domain::NuclearNormBall($d) => $body,
+            Domain::Spectraplex($d) => $body,
+            Domain::SubmodularBase($d) => $body,
         }
     };
 }
@@ -167,6 +206,13 @@ impl Domain {
             Domain::PartitionMatroid(_) => "PartitionMatroid",
             Domain::GraphicMatroid(_) => "GraphicMatroid",
             Domain::PathPolytope(_) => "PathPolytope",
+            Domain::KSparse(_) => "KSparsePolytope",
+            Domain::Birkhoff(_) => "BirkhoffPolytope",
+            Domain::BipartiteMatching(_) => "BipartiteMatchingPolytope",
+            Domain::Flow(_) => "FlowPolytope",
+            Domain::NuclearNormBall(_) => "NuclearNormBall",
+            Domain::Spectraplex(_) => "Spectraplex",
+            Domain::SubmodularBase(_) => "SubmodularBasePolytope",
         }
     }
 }

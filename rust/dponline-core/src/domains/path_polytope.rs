@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::LinearMinimizationOracle;
 use super::dag::{orient_away_from, reachable, topological_order};
 use super::flow_projection::{Arc, DENSE_LIMIT, FlowProjection};
-use super::graph::{Adjacency, Direction, NONE, check_edges};
+use super::graph::{Adjacency, Direction, NONE, check_edges, check_terminals};
 use crate::error::{CoreError, Result};
 
 /// The s-t path polytope of a DAG, one coordinate per edge (parallel edges allowed).
@@ -75,7 +75,11 @@ impl PathPolytope {
         check_terminals(num_nodes, source, target)?;
         super::reserve_for("PathPolytope", num_nodes.max(edges.len()))?;
         check_edges(num_nodes, &edges)?;
-        let topological = topological_order(num_nodes, &edges)?;
+        let topological = topological_order(
+            num_nodes,
+            &edges,
+            "a path polytope needs a directed acyclic graph",
+        )?;
         let from_source = reachable(
             &Adjacency::new(num_nodes, &edges, Direction::Outgoing),
             num_nodes,
@@ -228,23 +232,6 @@ impl PathPolytope {
             .collect();
         FlowProjection::new(k - 1, arcs, dense_limit)
     }
-}
-
-/// `source` and `target` are distinct nodes.
-fn check_terminals(num_nodes: usize, source: usize, target: usize) -> Result<()> {
-    for (name, node) in [("source", source), ("target", target)] {
-        if node >= num_nodes {
-            return Err(CoreError::InvalidGraph(format!(
-                "{name} {node} is not a node (num_nodes = {num_nodes})"
-            )));
-        }
-    }
-    if source == target {
-        return Err(CoreError::InvalidGraph(format!(
-            "source and target are the same node {source}"
-        )));
-    }
-    Ok(())
 }
 
 impl From<PathPolytope> for PathPolytopeSpec {

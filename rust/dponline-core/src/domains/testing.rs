@@ -147,3 +147,35 @@ pub(super) fn indicator(n: usize, members: &[usize]) -> Vec<f64> {
     members.iter().for_each(|&i| x[i] = 1.0);
     x
 }
+
+/// Frank-Wolfe on `½‖x‖² − ⟨v, x⟩` (the projection of `v`, a target at distance `D` from the centre) closes
+/// its gap at the rate of Jaggi (2013), Theorem 2: after `K` steps the smallest gap seen is at most
+/// `(27/4)·C/(K + 2)`, with curvature `C ≤ D²` for this 1-smooth objective. Every iterate stays feasible.
+pub(super) fn frank_wolfe_converges(domain: &mut super::Domain, seed: u64) {
+    let n = domain.dim();
+    let diameter = domain.diameter();
+    let mut rng = rng(seed);
+    let g = gaussian(&mut rng, n);
+    let norm = dot(&g, &g).sqrt();
+    let v: Vec<f64> = domain
+        .interior_point()
+        .iter()
+        .zip(&g)
+        .map(|(c, g)| c + diameter * g / norm)
+        .collect();
+    let mut fw = crate::frank_wolfe::project(domain, &v, 0).unwrap();
+    let mut smallest = f64::INFINITY;
+    for k in 1..=1000u32 {
+        let gap = fw.step(domain);
+        assert!(gap >= -1e-9 * diameter * diameter, "negative gap {gap}");
+        smallest = smallest.min(gap);
+        if [10, 100, 1000].contains(&k) {
+            let bound = 6.75 * diameter * diameter / (f64::from(k) + 2.0);
+            assert!(
+                smallest <= bound,
+                "gap {smallest} > {bound} after {k} steps"
+            );
+            assert!(domain.contains(fw.x(), 1e-9), "an iterate left the domain");
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! The Birkhoff polytope: the `n × n` doubly stochastic matrices, flattened row-major.
+
+use serde::{Deserialize, Serialize};
+
+use super::LinearMinimizationOracle;
+use super::assignment::Assignment;
+use super::linalg::power_of_two_scale;
+use crate::error::{CoreError, Result};
+
+/// The Birkhoff polytope `{X ∈ R^{n×n} : X ≥ 0, X 1 = 1, Xᵀ 1 = 1}`, coordinates `X_ij` at `i·n + j`.
+///
+/// Its vertices are the `n!` permutation matrices (Birkhoff 1946, von Neumann 1953).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "BirkhoffSpec", into = "BirkhoffSpec")]
+pub struct BirkhoffPolytope {
+    n: usize,
+    center: Vec<f64>,
+    solver: Assignment,
+    /// Projection scratch: row and column means.
+    row_mean: Vec<f64>,
+    col_mean: Vec<f64>,
+}
+
+/// What a pickled [`BirkhoffPolytope`] stores: its constructor argument (validated again on restore).
+#[derive(Serialize, Deserialize)]
+struct BirkhoffSpec {
+    n: usize,
+}
+
+impl BirkhoffPolytope {
+    /// The doubly stochastic `n × n` matrices.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] if `n < 2` (one point); [`CoreError::Allocation`] if `n²`
+    /// coordinates cannot be held.
+    pub fn new(n: usize) -> Result<Self> {
+        let dim = crate::alloc::checked_len("BirkhoffPolytope", n, n)?;
+        super::reserve_for("BirkhoffPolytope", dim)?;
+        if n < 2 {
+            return Err(CoreError::invalid("n", ">= 2", n));
+        }
+        Ok(BirkhoffPolytope {
+            n,
+            center: vec![1.0 / n as f64; dim],
+            solver: Assignment::new(n),
+            row_mean: vec![0.0; n],
+            col_mean: vec![0.0; n],
+        })
+    }
+
+    /// The side `n`.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+}
+
+impl From<BirkhoffPolytope> for BirkhoffSpec {
+    fn from(b: BirkhoffPolytope) -> Self {
+        BirkhoffSpec { n: b.n }
+    }
+}
+
+impl TryFrom<BirkhoffSpec> for BirkhoffPolytope {
+    type Error = CoreError;
+    fn try_from(s: BirkhoffSpec) -> Result<Self> {
+        BirkhoffPolytope::new(s.n)
+    }
+}
+
+impl LinearMinimizationOracle for BirkhoffPolytope {
+    fn dim(&self) -> usize {
+        self.n * self.n
+    }
+
+    /// The permutation matrix of a minimum-cost assignment for the costs `direction` (an `n × n` matrix),
+    /// by shortest augmenting paths (see `assignment`): `O(n³)`, deterministic ties, no allocation.
+    #[inline]
+    fn lmo(&mut self, direction: &[f64], vertex: &mut [f64]) {
+        let n = self.n;
+        let scale = power_of_two_scale(direction);
+        let cols = self.solver.solve(direction, scale);
+        vertex.fill(0.0);
+        for (i, &j) in cols.iter().enumerate() {
+            vertex[i * n + j] = 1.0;
+        }
+    }
+
+    /// `√(2n)` (exact): two permutation matrices differ in at most `2n` entries, all of them when one
+    /// permutation is a derangement of the other.
+    fn diameter(&self) -> f64 {
+        (2.0 * self.n as f64).sqrt()
+    }
+
+    /// The uniform matrix `J/n`, the average of all permutation matrices.
+    fn interior_point(&self) -> &[f64] {
+        &self.center
+    }
+
+    /// `1/(n − 1)` (exact). The tangent space is `T = {U : U 1 = 0, Uᵀ 1 = 0}`, with projection
+    /// `P = (I − J/n) ⊗ (I − J/n)`, so `‖P e_ij‖ = 1 − 1/n` and a tangent `U` has
+    /// `|U_ij| = |⟨U, P e_ij⟩| ≤ ‖U‖ (1 − 1/n)`. For `‖U‖ ≤ (1/n)/(1 − 1/n)` every entry of `J/n + U` stays
+    /// `≥ 0`, and the row and column sums stay 1; the facet `X_ij = 0` is at exactly that distance.
+    fn inscribed_radius(&self) -> Option<f64> {
+        Some(1.0 / (self.n as f64 - 1.0))
+    }
+
+    /// `(n − 1)²`.
+    fn affine_dim(&self) -> usize {
+        (self.n - 1) * (self.n - 1)
+    }
+
+    /// `U_ij − r_i − c_j + g` with `r`, `c` the row and column means of `U` and `g` its mean: the projection
+    /// `(I − J/n) U (I − J/n)`. `O(n²)`, no allocation.
+    #[inline]
+    fn project_tangent(&mut self, u: &mut [f64]) {
+        let n = self.n;
+        let inv = 1.0 / n as f64;
+        self.col_mean.fill(0.0);
+        for (row, r) in u.chunks_exact(n).zip(self.row_mean.iter_mut()) {
+            *r = crate::vecops::sum(row) * inv;
+            self.col_mean
+                .iter_mut()
+                .zip(row)
+                .for_each(|(c, x)| *c += x * inv);
+        }
+        let grand = crate::vecops::sum(&self.row_mean) * inv;
+        for (row, r) in u.chunks_exact_mut(n).zip(&self.row_mean) {
+            let shift = grand - r;
+            row.iter_mut()
+                .zip(&self.col_mean)
+                .for_each(|(x, c)| *x += shift - c);
+        }
+    }
+
+    /// `X_ij ≥ −atol` and every row and column sum within `atol` of 1.
+    fn contains(&self, x: &[f64], atol: f64) -> bool {
+        let n = self.n;
+        if x.len() != n * n || x.iter().any(|&v| v < -atol) {
+            return false;
+        }
+        let rows_ok = x
+            .chunks_exact(n)
+            .all(|row| (row.iter().sum::<f64>() - 1.0).abs() <= atol);
+        rows_ok && (0..n).all(|j| ((0..n).map(|i| x[i * n + j]).sum::<f64>() - 1.0).abs() <= atol)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing;
+    use super::*;
+
+    /// All `n!` permutation matrices.
+    fn permutation_matrices(n: usize) -> Vec<Vec<f64>> {
+        let mut out = Vec::new();
+        let mut perm: Vec<usize> = (0..n).collect();
+        fn heap(k: usize, perm: &mut Vec<usize>, out: &mut Vec<Vec<f64>>) {
+            if k <= 1 {
+                let n = perm.len();
+                let mut x = vec![0.0; n * n];
+                perm.iter()
+                    .enumerate()
+                    .for_each(|(i, &j)| x[i * n + j] = 1.0);
+                out.push(x);
+                return;
+            }
+            for i in 0..k {
+                heap(k - 1, perm, out);
+                let j = if k % 2 == 0 { i } else { 0 };
+                perm.swap(j, k - 1);
+            }
+        }
+        heap(n, &mut perm, &mut out);
+        out
+    }
+
+    #[test]
+    fn lmo_matches_brute_force() {
+        for n in 2..=5 {
+            let mut b = BirkhoffPolytope::new(n).unwrap();
+            let vertices = permutation_matrices(n);
+            assert_eq!(vertices.len(), (1..=n).product::<usize>());
+            testing::lmo_matches_brute_force(&mut b, &vertices, n as u64);
+        }
+    }
+
+    #[test]
+    fn geometry_certificate_and_projection() {
+        for n in [2, 3, 6] {
+            let mut b = BirkhoffPolytope::new(n).unwrap();
+            testing::certified_ball_is_inside(&mut b, 21);
+            testing::projection_is_orthogonal(&mut b, 22);
+            // The facet X_00 = 0 is reached at distance r along -P e_00.
+            let r = b.inscribed_radius().unwrap();
+            let mut u = vec![0.0; n * n];
+            u[0] = -1.0;
+            b.project_tangent(&mut u);
+            let norm = u.iter().map(|x| x * x).sum::<f64>().sqrt();
+            assert!((b.interior_point()[0] + r * u[0] / norm).abs() < 1e-12);
+        }
+        let vertices = permutation_matrices(4);
+        let diam = vertices
+            .iter()
+            .flat_map(|a| vertices.iter().map(move |b| (a, b)))
+            .map(|(a, b)| a.iter().zip(b).filter(|(x, y)| x != y).count())
+            .max()
+            .unwrap();
+        assert_eq!(
+            BirkhoffPolytope::new(4).unwrap().diameter(),
+            (diam as f64).sqrt()
+        );
+    }
+
+    #[test]
+    fn frank_wolfe_gap_closes() {
+        let mut domain =
+            crate::domains::Domain::Birkhoff(Box::new(BirkhoffPolytope::new(6).unwrap()));
+        testing::frank_wolfe_converges(&mut domain, 23);
+    }
+
+    #[test]
+    fn bad_arguments_are_refused() {
+        for n in [0, 1] {
+            assert!(
+                BirkhoffPolytope::new(n)
+                    .unwrap_err()
+                    .to_string()
+                    .starts_with("n must be")
+            );
+        }
+        assert!(BirkhoffPolytope::new(usize::MAX / 2).is_err());
+        assert!(
+            !BirkhoffPolytope::new(2)
+                .unwrap()
+                .contains(&[1.0, 0.0, 1.0, 0.0], 1e-9)
+        );
+    }
+
+    #[test]
+    fn serde_round_trip() {
+        let b = BirkhoffPolytope::new(3).unwrap();
+        let bytes = crate::rng::to_state_bytes(&b).unwrap();
+        let back: BirkhoffPolytope = crate::rng::from_state_bytes(&bytes).unwrap();
+        assert_eq!(back.dim(), 9);
+    }
+}

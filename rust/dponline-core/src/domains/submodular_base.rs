@@ -1,0 +1,630 @@
+//! The base polytope `B(f) = {x ∈ R^n : x(S) ≤ f(S) ∀S ⊆ U, x(U) = f(U)}` of a monotone submodular
+//! function `f` with `f(∅) = 0`, through Edmonds' greedy algorithm.
+
+use serde::{Deserialize, Serialize};
+
+use super::LinearMinimizationOracle;
+use super::graph::UnionFind;
+use super::min_norm_point::nearest_point_offset;
+use super::selection::order_key;
+use crate::error::{CoreError, Result, check_finite};
+use crate::submodular::{Scratch, SubmodularFamily, SubmodularKind};
+
+/// Major cycles of the minimum-norm-point membership test per item (the test's cap, see `contains`).
+const MEMBERSHIP_CYCLES_PER_ITEM: usize = 20;
+
+/// The submodular functions the base polytope is built on, evaluated natively.
+#[derive(Debug, Clone)]
+pub enum SetFunction {
+    /// `F(S) = Σ_r f_r(S)` over the rows of a submodular family, each once (probabilistic coverage,
+    /// facility location or weighted coverage; see [`SubmodularFamily::row_sum_value`]).
+    Family(Box<SubmodularFamily>),
+    /// `F(S) = g(|S|)` for `g(0) = 0`, non-decreasing and concave: `values[k] = g(k)`, `k = 0..=n`.
+    ConcaveOfCardinality(Vec<f64>),
+}
+
+/// The base polytope of a monotone submodular function on `n` items, one coordinate per item.
+///
+/// Every vertex is the greedy vector of some order of the items (Edmonds 1970; Shapley 1971): for the order
+/// `σ`, `x_{σ(k)} = F({σ(1..=k)}) − F({σ(1..k)})`. Monotonicity makes vertices non-negative and submodularity
+/// bounds `x_a ≤ F({a})`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "SubmodularBaseSpec", into = "SubmodularBaseSpec")]
+pub struct SubmodularBasePolytope {
+    function: SetFunction,
+    n: usize,
+    center: Vec<f64>,
+    radius: Option<f64>,
+    diameter: f64,
+    affine_dim: usize,
+    /// Connected component of each item and each component's size (the tangent projection subtracts the
+    /// mean within each component).
+    component: Vec<usize>,
+    component_size: Vec<usize>,
+    /// Scratch: per-component sums, sort keys, the order, and the family's evaluation scratch.
+    component_sum: Vec<f64>,
+    keys: Vec<(u64, usize)>,
+    order: Vec<usize>,
+    scratch: Scratch,
+}
+
+/// What a pickled [`SubmodularBasePolytope`] stores: the function's constructor arguments (validated again
+/// on restore).
+#[derive(Serialize, Deserialize)]
+enum SubmodularBaseSpec {
+    Family {
+        kind: String,
+        data: Vec<f64>,
+        width: usize,
+        covers: Option<Vec<Vec<usize>>>,
+    },
+    ConcaveOfCardinality(Vec<f64>),
+}
+
+impl SubmodularBasePolytope {
+    /// The base polytope of the summed function of `family`'s rows (each row once).
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] (`f`) if the polytope is a single point (no two items
+    /// interact: every connected component of `F` is one item); [`CoreError::Allocation`].
+    pub fn from_family(family: SubmodularFamily) -> Result<Self> {
+        super::reserve_for("SubmodularBasePolytope", family.ground_set_size())?;
+        Self::build(SetFunction::Family(Box::new(family)))
+    }
+
+    /// The base polytope of `F(S) = g(|S|)` with `values[k] = g(k)` for `k = 0..=n` (its vertices are the
+    /// permutations of the increments `g(k) − g(k−1)`; `g(k) = min(k, r)` gives the hypersimplex, the uniform
+    /// matroid's base polytope).
+    ///
+    /// Errors: [`CoreError::Shape`] for fewer than 3 values (`n >= 2`); [`CoreError::NonFinite`];
+    /// [`CoreError::InvalidArgument`] (`g`) if `g(0) ≠ 0`, an increment is negative (not monotone) or larger
+    /// than the one before it (not concave, hence not submodular) — the first offending `k` is named — or `g`
+    /// is linear (the polytope is one point).
+    pub fn concave_of_cardinality(values: Vec<f64>) -> Result<Self> {
+        super::reserve_for("SubmodularBasePolytope", values.len())?;
+        if values.len() < 3 {
+            return Err(CoreError::Shape {
+                name: "g",
+                expected: "n + 1 >= 3 values g(0), ..., g(n)".into(),
+                got: format!("{} values", values.len()),
+            });
+        }
+        check_finite("g", &values)?;
+        if values[0] != 0.0 {
+            return Err(CoreError::invalid(
+                "g",
+                "g(0) = 0",
+                format!("g(0) = {}", values[0]),
+            ));
+        }
+        let mut previous = f64::INFINITY;
+        for k in 1..values.len() {
+            let step = values[k] - values[k - 1];
+            if step < 0.0 {
+                return Err(CoreError::invalid(
+                    "g",
+                    "non-decreasing (a monotone function)",
+                    format!("g({k}) = {} < g({}) = {}", values[k], k - 1, values[k - 1]),
+                ));
+            }
+            if step > previous {
+                return Err(CoreError::invalid(
+                    "g",
+                    "concave: increments g(k) - g(k-1) that never increase (a submodular function)",
+                    format!("the increment at k = {k} is {step} > {previous}"),
+                ));
+            }
+            previous = step;
+        }
+        Self::build(SetFunction::ConcaveOfCardinality(values))
+    }
+
+    fn build(function: SetFunction) -> Result<Self> {
+        let (n, links) = match &function {
+            SetFunction::Family(f) => (f.ground_set_size(), f.row_sum_links()),
+            SetFunction::ConcaveOfCardinality(g) => {
+                let n = g.len() - 1;
+                // Non-linear concave g: inseparable (g(k) + g(n − k) = g(n) for some 0 < k < n forces equal
+                // increments). Linear g: every set separates.
+                let linear = g.windows(2).all(|w| w[1] - w[0] == g[1]);
+                let links = if linear {
+                    Vec::new()
+                } else {
+                    (1..n).map(|b| (0, b)).collect()
+                };
+                (n, links)
+            }
+        };
+        let mut sets = UnionFind::new(n);
+        for &(a, b) in &links {
+            sets.union(a, b);
+        }
+        let mut label = vec![usize::MAX; n];
+        let mut component = vec![0; n];
+        let mut component_size = Vec::new();
+        for (a, c) in component.iter_mut().enumerate() {
+            let root = sets.find(a);
+            if label[root] == usize::MAX {
+                label[root] = component_size.len();
+                component_size.push(0);
+            }
+            *c = label[root];
+            component_size[label[root]] += 1;
+        }
+        let affine_dim = n - component_size.len();
+        if affine_dim == 0 {
+            return Err(CoreError::invalid(
+                "f",
+                "a submodular function whose base polytope is more than one point (some items must interact)",
+                "a function that is separable into single items (a modular function)",
+            ));
+        }
+        let scratch = match &function {
+            SetFunction::Family(f) => f.scratch()?,
+            SetFunction::ConcaveOfCardinality(_) => Scratch::default(),
+        };
+        let mut polytope = SubmodularBasePolytope {
+            function,
+            n,
+            center: vec![0.0; n],
+            radius: None,
+            diameter: 0.0,
+            affine_dim,
+            component,
+            component_sum: vec![0.0; component_size.len()],
+            component_size,
+            keys: vec![(0, 0); n],
+            order: (0..n).collect(),
+            scratch,
+        };
+        polytope.describe()?;
+        Ok(polytope)
+    }
+
+    /// The function.
+    pub fn function(&self) -> &SetFunction {
+        &self.function
+    }
+
+    /// `F(S)` for the items `items` (duplicates counted once).
+    pub fn value(&mut self, items: &[usize]) -> f64 {
+        match &self.function {
+            SetFunction::Family(f) => f.row_sum_value(items, &mut self.scratch),
+            SetFunction::ConcaveOfCardinality(g) => {
+                let mut distinct = items.to_vec();
+                distinct.sort_unstable();
+                distinct.dedup();
+                g[distinct.len()]
+            }
+        }
+    }
+
+    /// Centre (the Shapley value), radius, diameter.
+    fn describe(&mut self) -> Result<()> {
+        let n = self.n;
+        let everything: Vec<usize> = (0..n).collect();
+        let total = self.value(&everything);
+        let singletons: Vec<f64> = (0..n).map(|a| self.value(&[a])).collect();
+        let largest = singletons.iter().copied().fold(0.0, f64::max);
+        let squares: f64 = singletons.iter().map(|s| s * s).sum();
+        self.diameter = squares.min(2.0 * total * largest).sqrt();
+        match &self.function {
+            SetFunction::Family(f) => {
+                let mut center = vec![0.0; n];
+                f.row_sum_shapley(&mut center)?;
+                self.center = center;
+            }
+            SetFunction::ConcaveOfCardinality(g) => {
+                let nf = n as f64;
+                self.center = vec![g[n] / nf; n];
+                // Exact inradius at the centre: the facet x(S) ≤ g(|S|), |S| = k, is at distance
+                // (g(k) − k g(n)/n)/‖P 1_S‖ with ‖P 1_S‖² = k(n − k)/n.
+                let radius = (1..n)
+                    .map(|k| {
+                        let kf = k as f64;
+                        (g[k] - kf * g[n] / nf) / (kf * (nf - kf) / nf).sqrt()
+                    })
+                    .fold(f64::INFINITY, f64::min);
+                self.radius = (radius > 0.0).then_some(radius);
+                // Exact diameter: the increments sorted against their reverse.
+                let steps: Vec<f64> = g.windows(2).map(|w| w[1] - w[0]).collect();
+                self.diameter = steps
+                    .iter()
+                    .zip(steps.iter().rev())
+                    .map(|(a, b)| (a - b) * (a - b))
+                    .sum::<f64>()
+                    .sqrt();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Edmonds' greedy vertex of `function` for `direction`: the items sorted by `(direction, index)` into `order`
+/// (with `keys` as scratch), then each item's marginal gain given the items before it into `out`.
+#[inline]
+fn greedy_vertex(
+    function: &SetFunction,
+    direction: &[f64],
+    keys: &mut [(u64, usize)],
+    order: &mut [usize],
+    scratch: &mut Scratch,
+    out: &mut [f64],
+) {
+    for (k, (a, &d)) in keys.iter_mut().zip(direction.iter().enumerate()) {
+        *k = (order_key(d), a);
+    }
+    keys.sort_unstable();
+    for (o, &(_, a)) in order.iter_mut().zip(keys.iter()) {
+        *o = a;
+    }
+    match function {
+        SetFunction::Family(f) => f.row_sum_chain_gains(order, out, scratch),
+        SetFunction::ConcaveOfCardinality(g) => {
+            for (k, &a) in order.iter().enumerate() {
+                out[a] = g[k + 1] - g[k];
+            }
+        }
+    }
+}
+
+impl From<SubmodularBasePolytope> for SubmodularBaseSpec {
+    fn from(p: SubmodularBasePolytope) -> Self {
+        match p.function {
+            SetFunction::Family(f) => SubmodularBaseSpec::Family {
+                kind: f.kind_name().to_string(),
+                // A family's data is in memory already; only a weighted coverage copies it back to the
+                // caller's element order, which cannot fail short of memory.
+                data: f.data().map(|d| d.into_owned()).unwrap_or_default(),
+                width: f.width(),
+                covers: f.covers(),
+            },
+            SetFunction::ConcaveOfCardinality(g) => SubmodularBaseSpec::ConcaveOfCardinality(g),
+        }
+    }
+}
+
+impl TryFrom<SubmodularBaseSpec> for SubmodularBasePolytope {
+    type Error = CoreError;
+    fn try_from(s: SubmodularBaseSpec) -> Result<Self> {
+        match s {
+            SubmodularBaseSpec::Family {
+                kind,
+                data,
+                width,
+                covers,
+            } => {
+                let family = match covers {
+                    Some(covers) => SubmodularFamily::weighted_coverage(data, width, &covers)?,
+                    None => SubmodularFamily::new(SubmodularKind::from_name(&kind)?, data, width)?,
+                };
+                SubmodularBasePolytope::from_family(family)
+            }
+            SubmodularBaseSpec::ConcaveOfCardinality(g) => {
+                SubmodularBasePolytope::concave_of_cardinality(g)
+            }
+        }
+    }
+}
+
+impl LinearMinimizationOracle for SubmodularBasePolytope {
+    fn dim(&self) -> usize {
+        self.n
+    }
+
+    /// Edmonds' greedy algorithm: order the items by increasing `direction` (lower index on ties) and give
+    /// each its marginal gain given the items before it; this vertex minimises `⟨d, x⟩` over `B(F)` (Edmonds
+    /// 1970). `O(n log n)` for the sort plus one pass over the function's data (`O(rows·n)`, weighted
+    /// coverage `O(rows·incidence)`; concave of cardinality `O(n)`). No allocation.
+    #[inline]
+    fn lmo(&mut self, direction: &[f64], vertex: &mut [f64]) {
+        greedy_vertex(
+            &self.function,
+            direction,
+            &mut self.keys,
+            &mut self.order,
+            &mut self.scratch,
+            vertex,
+        );
+    }
+
+    /// An upper bound: `√min(Σ_a F({a})², 2·F(U)·max_a F({a}))`, since every point has
+    /// `0 ≤ x_a ≤ F({a})` and `Σ x = F(U)` (so `‖x − y‖² ≤ ‖x − y‖_∞‖x − y‖₁`). Concave of cardinality:
+    /// exact, the increments against their reverse (rearrangement inequality).
+    fn diameter(&self) -> f64 {
+        self.diameter
+    }
+
+    /// The Shapley value of `F`, the average of the greedy vertices over all `n!` orders: a strictly positive
+    /// combination of every vertex (each vertex is the greedy vector of some order), hence in the relative
+    /// interior (closed forms per kind, see [`SubmodularFamily::row_sum_shapley`]; `(g(n)/n)·1` for concave
+    /// of cardinality).
+    fn interior_point(&self) -> &[f64] {
+        &self.center
+    }
+
+    /// Concave of cardinality: exact, `min_{0<k<n} (g(k) − k g(n)/n)/√(k(n − k)/n)` (the facet `x(S) ≤ g(k)`,
+    /// `|S| = k`, at its distance from the centre within `{Σx = g(n)}`; every facet of `B(F)` is of this form,
+    /// and the value is positive for non-linear concave `g`). The families: `None` — certifying a ball would
+    /// need the minimum of `(F(S) − c(S))/‖P 1_S‖` over all sets, a submodular-type minimisation not done
+    /// here, so PrivateBandit does not accept these domains (DP-FTPL and DP-FTRL do).
+    fn inscribed_radius(&self) -> Option<f64> {
+        self.radius
+    }
+
+    /// `n` minus the number of connected components of `F` (its affine hull is
+    /// `{x(C) = F(C) for every component C}`; Fujishige 2005, Theorem 3.38).
+    fn affine_dim(&self) -> usize {
+        self.affine_dim
+    }
+
+    /// Subtract the mean within every connected component of `F` (items alone in their component are
+    /// zeroed). `O(n)`, no allocation.
+    #[inline]
+    fn project_tangent(&mut self, u: &mut [f64]) {
+        self.component_sum.fill(0.0);
+        for (&c, &x) in self.component.iter().zip(u.iter()) {
+            self.component_sum[c] += x;
+        }
+        for (x, &c) in u.iter_mut().zip(&self.component) {
+            *x -= self.component_sum[c] / self.component_size[c] as f64;
+        }
+    }
+
+    /// `|x(U) − F(U)| ≤ atol` and `min_S F(S) − x(S) ≥ −atol`. Concave of cardinality: exact in
+    /// `O(n log n)` (the largest `x(S)` with `|S| = k` is the sum of the `k` largest entries). The families:
+    /// the minimum is found among the level sets of the minimum-norm point `z` of `B(F) − x` (Fujishige 1980:
+    /// `{a : z_a < 0}` minimises `F − x`), `z` by Wolfe's algorithm with the greedy LMO (at most `20·n` major
+    /// cycles) — a violation found is certain; if the cap left `z` inexact a violation could be missed.
+    fn contains(&self, x: &[f64], atol: f64) -> bool {
+        let n = self.n;
+        if x.len() != n {
+            return false;
+        }
+        let mut scratch = match &self.function {
+            SetFunction::Family(f) => match f.scratch() {
+                Ok(s) => s,
+                Err(_) => return false,
+            },
+            SetFunction::ConcaveOfCardinality(_) => Scratch::default(),
+        };
+        let total = match &self.function {
+            SetFunction::Family(f) => f.row_sum_value(&(0..n).collect::<Vec<_>>(), &mut scratch),
+            SetFunction::ConcaveOfCardinality(g) => g[n],
+        };
+        if (x.iter().sum::<f64>() - total).abs() > atol {
+            return false;
+        }
+        let (mut keys, mut order) = (vec![(0, 0); n], vec![0; n]);
+        let z = match &self.function {
+            SetFunction::ConcaveOfCardinality(_) => x.iter().map(|v| -v).collect(),
+            SetFunction::Family(_) => nearest_point_offset(
+                x,
+                |d, out| greedy_vertex(&self.function, d, &mut keys, &mut order, &mut scratch, out),
+                MEMBERSHIP_CYCLES_PER_ITEM * n,
+            ),
+        };
+        // Level sets of z in increasing order are the prefixes of the order by (z_a, a); along it,
+        // F(prefix) − x(prefix) is the running sum of (greedy gain − x_a).
+        let mut gains = vec![0.0; n];
+        greedy_vertex(
+            &self.function,
+            &z,
+            &mut keys,
+            &mut order,
+            &mut scratch,
+            &mut gains,
+        );
+        let mut slack = 0.0;
+        for &a in &order {
+            slack += gains[a] - x[a];
+            if slack < -atol {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing;
+    use super::*;
+
+    /// Every greedy vertex (all `n!` orders, `n` small), each gain evaluated independently as
+    /// `F(prefix + a) − F(prefix)`.
+    fn greedy_vertices(p: &mut SubmodularBasePolytope) -> Vec<Vec<f64>> {
+        let n = p.n;
+        let mut out = Vec::new();
+        let mut perm: Vec<usize> = (0..n).collect();
+        fn go(
+            k: usize,
+            perm: &mut Vec<usize>,
+            p: &mut SubmodularBasePolytope,
+            out: &mut Vec<Vec<f64>>,
+        ) {
+            if k == perm.len() {
+                let mut x = vec![0.0; perm.len()];
+                for j in 0..perm.len() {
+                    x[perm[j]] = p.value(&perm[..=j]) - p.value(&perm[..j]);
+                }
+                out.push(x);
+                return;
+            }
+            for i in k..perm.len() {
+                perm.swap(k, i);
+                go(k + 1, perm, p, out);
+                perm.swap(k, i);
+            }
+        }
+        go(0, &mut perm, p, &mut out);
+        out
+    }
+
+    fn families() -> Vec<SubmodularBasePolytope> {
+        let mut rng = testing::rng(111);
+        let mut data = |rows: usize, n: usize, zero_every: usize| -> Vec<f64> {
+            (0..rows * n)
+                .map(|i| {
+                    if i % zero_every == 3 {
+                        0.0
+                    } else {
+                        rng.open01()
+                    }
+                })
+                .collect()
+        };
+        let coverage =
+            SubmodularFamily::new(SubmodularKind::ProbabilisticCoverage, data(3, 5, 7), 5).unwrap();
+        let facility =
+            SubmodularFamily::new(SubmodularKind::FacilityLocation, data(2, 6, 5), 6).unwrap();
+        let weights = vec![0.1, 0.3, 0.0, 0.2, 0.15, 0.05, 0.2, 0.0, 0.1, 0.4];
+        let covers = vec![vec![0, 1], vec![1, 2], vec![3], vec![3, 4], vec![2]];
+        let weighted = SubmodularFamily::weighted_coverage(weights, 5, &covers).unwrap();
+        vec![
+            SubmodularBasePolytope::from_family(coverage).unwrap(),
+            SubmodularBasePolytope::from_family(facility).unwrap(),
+            SubmodularBasePolytope::from_family(weighted).unwrap(),
+            SubmodularBasePolytope::concave_of_cardinality(vec![0.0, 1.0, 1.5, 1.75, 1.75, 1.75])
+                .unwrap(),
+            SubmodularBasePolytope::concave_of_cardinality(vec![0.0, 1.0, 2.0, 2.0, 2.0]).unwrap(),
+        ]
+    }
+
+    #[test]
+    fn lmo_matches_brute_force() {
+        for (i, mut p) in families().into_iter().enumerate() {
+            let vertices = greedy_vertices(&mut p);
+            let mut rng = testing::rng(112 + i as u64);
+            let mut v = vec![0.0; p.n];
+            for trial in 0..60 {
+                let d = if trial % 2 == 0 {
+                    testing::gaussian(&mut rng, p.n)
+                } else {
+                    testing::tied(&mut rng, p.n)
+                };
+                p.lmo(&d, &mut v);
+                let dot = |x: &[f64]| x.iter().zip(&d).map(|(a, b)| a * b).sum::<f64>();
+                let best = vertices
+                    .iter()
+                    .map(|x| dot(x))
+                    .fold(f64::INFINITY, f64::min);
+                assert!((dot(&v) - best).abs() < 1e-12, "{} vs {best}", dot(&v));
+                assert!(
+                    vertices
+                        .iter()
+                        .any(|w| w.iter().zip(&v).all(|(a, b)| (a - b).abs() < 1e-12)),
+                    "{v:?} is not a vertex"
+                );
+                assert!(p.contains(&v, 1e-9));
+            }
+        }
+    }
+
+    #[test]
+    fn hypersimplex_from_a_concave_function() {
+        // g(k) = min(k, 2) on 5 items: the hypersimplex {0 <= x <= 1, Σx = 2}.
+        let mut p =
+            SubmodularBasePolytope::concave_of_cardinality(vec![0.0, 1.0, 2.0, 2.0, 2.0, 2.0])
+                .unwrap();
+        let mut h = crate::domains::UniformMatroid::new(5, 2, true).unwrap();
+        let mut rng = testing::rng(113);
+        let (mut a, mut b) = (vec![0.0; 5], vec![0.0; 5]);
+        for _ in 0..50 {
+            let d = testing::tied(&mut rng, 5);
+            p.lmo(&d, &mut a);
+            h.lmo(&d, &mut b);
+            assert_eq!(a, b, "same vertex and the same tie-breaking for {d:?}");
+        }
+        assert!((p.inscribed_radius().unwrap() - h.inscribed_radius().unwrap()).abs() < 1e-12);
+        assert!((p.diameter() - h.diameter()).abs() < 1e-12);
+    }
+
+    #[test]
+    fn geometry_certificate_projection_and_frank_wolfe() {
+        for (i, mut p) in families().into_iter().enumerate() {
+            let seed = 120 + 3 * i as u64;
+            assert!(
+                p.contains(&p.center.clone(), 1e-9),
+                "the Shapley value is in B(F)"
+            );
+            testing::projection_is_orthogonal(&mut p, seed);
+            if p.inscribed_radius().is_some() {
+                testing::certified_ball_is_inside(&mut p, seed + 1);
+            }
+            let vertices = greedy_vertices(&mut p);
+            let diam = vertices
+                .iter()
+                .flat_map(|a| vertices.iter().map(move |b| (a, b)))
+                .map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>())
+                .fold(0.0, f64::max)
+                .sqrt();
+            assert!(p.diameter() >= diam - 1e-12);
+            // The Shapley value is the average of the greedy vertices.
+            let average: Vec<f64> = (0..p.n)
+                .map(|a| vertices.iter().map(|v| v[a]).sum::<f64>() / vertices.len() as f64)
+                .collect();
+            for (c, m) in p.center.iter().zip(&average) {
+                assert!((c - m).abs() < 1e-12, "{:?} vs {average:?}", p.center);
+            }
+            let mut domain = crate::domains::Domain::SubmodularBase(Box::new(p));
+            testing::frank_wolfe_converges(&mut domain, seed + 2);
+        }
+    }
+
+    #[test]
+    fn membership_finds_violations() {
+        for mut p in families() {
+            let n = p.n;
+            let c = p.center.clone();
+            // Move mass from one item to another far beyond the polytope, keeping the sum.
+            let mut x = c.clone();
+            let top = p.value(&[0]);
+            x[0] += 2.0 * top + 1.0;
+            x[1] -= 2.0 * top + 1.0;
+            assert!(!p.contains(&x, 1e-9));
+            let mut y = c.clone();
+            y[n - 1] += 1e-3;
+            assert!(!p.contains(&y, 1e-9), "the sum is off");
+        }
+    }
+
+    #[test]
+    fn bad_functions_are_named() {
+        let err = |g: Vec<f64>| {
+            SubmodularBasePolytope::concave_of_cardinality(g)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err(vec![0.0, 1.0]).starts_with("g must have"));
+        assert!(err(vec![1.0, 1.0, 2.0]).contains("g(0) = 1"));
+        assert!(err(vec![0.0, 2.0, 1.0]).contains("g(2) = 1 < g(1) = 2"));
+        assert!(err(vec![0.0, 1.0, 3.0]).contains("k = 2"));
+        assert!(err(vec![0.0, 1.0, 2.0, 3.0]).contains("one point"));
+        assert!(err(vec![0.0, f64::NAN, 1.0]).contains("finite"));
+        // One positive item per row, never together: separable.
+        let family = SubmodularFamily::new(
+            SubmodularKind::FacilityLocation,
+            vec![0.5, 0.0, 0.0, 0.7],
+            2,
+        )
+        .unwrap();
+        let e = SubmodularBasePolytope::from_family(family)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("f must be"), "{e}");
+    }
+
+    #[test]
+    fn serde_round_trip() {
+        for p in families() {
+            let bytes = crate::rng::to_state_bytes(&p).unwrap();
+            let mut back: SubmodularBasePolytope = crate::rng::from_state_bytes(&bytes).unwrap();
+            let mut original = p.clone();
+            let d: Vec<f64> = (0..p.n).map(|i| (i as f64 * 0.7).cos()).collect();
+            let (mut a, mut b) = (vec![0.0; p.n], vec![0.0; p.n]);
+            original.lmo(&d, &mut a);
+            back.lmo(&d, &mut b);
+            assert_eq!(a, b);
+        }
+    }
+}
