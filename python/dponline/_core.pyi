@@ -23,6 +23,13 @@ __all__ = [
     "PathPolytope",
     "Simplex",
     "UniformMatroid",
+    "KSparsePolytope",
+    "BirkhoffPolytope",
+    "BipartiteMatchingPolytope",
+    "FlowPolytope",
+    "NuclearNormBall",
+    "Spectraplex",
+    "SubmodularBasePolytope",
     "PrivateBandit",
     "private_bandit_params",
     "mechanism_column_norms",
@@ -228,6 +235,55 @@ class PathPolytope(Domain):
     def from_undirected(num_nodes: int, edges: _Edges, source: int, target: int) -> PathPolytope: ...
     @property
     def edges(self) -> list[tuple[int, int]]: ...
+
+@final
+class KSparsePolytope(Domain):
+    def __new__(cls, n: int, k: int, radius: float | None = None) -> KSparsePolytope: ...
+
+@final
+class BirkhoffPolytope(Domain):
+    def __new__(cls, n: int) -> BirkhoffPolytope: ...
+
+@final
+class BipartiteMatchingPolytope(Domain):
+    def __new__(cls, n_left: int, n_right: int, edges: _Edges) -> BipartiteMatchingPolytope: ...
+    @property
+    def edges(self) -> list[tuple[int, int]]: ...
+
+@final
+class FlowPolytope(Domain):
+    def __new__(
+        cls,
+        num_nodes: int,
+        edges: _Edges,
+        source: int,
+        target: int,
+        *,
+        capacities: npt.ArrayLike | None = None,
+        value: float | None = None,
+    ) -> FlowPolytope: ...
+    @property
+    def edges(self) -> list[tuple[int, int]]: ...
+    @property
+    def value(self) -> float: ...
+
+@final
+class NuclearNormBall(Domain):
+    def __new__(cls, rows: int, cols: int, radius: float | None = None) -> NuclearNormBall: ...
+    @property
+    def shape(self) -> tuple[int, int]: ...
+
+@final
+class Spectraplex(Domain):
+    def __new__(cls, n: int) -> Spectraplex: ...
+
+@final
+class SubmodularBasePolytope(Domain):
+    def __new__(
+        cls, f: SubmodularFamily | Callable[[frozenset[int]], float], n: int | None = None
+    ) -> SubmodularBasePolytope: ...
+    @staticmethod
+    def concave_of_cardinality(values: npt.ArrayLike) -> SubmodularBasePolytope: ...
 
 @final
 class LossFamily:

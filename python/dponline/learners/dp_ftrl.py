@@ -12,6 +12,7 @@ from scipy import integrate, special, stats
 from .. import _core, _validate, noise, privacy
 from .._options import CALIBRATIONS, MECHANISMS, Calibration, Mechanism
 from .._seed import SeedLike
+from ..domains import require_native
 from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ._base import Learner, mechanism_noise, randomness_of
@@ -303,8 +304,7 @@ class DPFTRL(Learner):
         loss_shift: float = 0.0,
     ) -> None:
         mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
-        if not isinstance(domain, _core.Domain):
-            raise InvalidInputError(f"domain must be a dponline.domains domain, got {type(domain).__name__}")
+        domain = require_native(domain, "DPFTRL")
         loss_shift = _validate.real("loss_shift", loss_shift)
         if loss_shift != 0.0 and domain.kind != "Simplex":
             raise InvalidInputError(
@@ -559,8 +559,7 @@ class DPFTPL(Learner):
         mechanism: Mechanism = "tree",
     ) -> None:
         mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
-        if not isinstance(domain, _core.Domain):
-            raise InvalidInputError(f"domain must be a dponline.domains domain, got {type(domain).__name__}")
+        domain = require_native(domain, "DPFTPL")
         horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
         loss_bound = _validate.real("loss_bound", loss_bound, low=0.0, low_open=True)
         calibration = _validate.option("calibration", calibration, CALIBRATIONS)

@@ -10,6 +10,7 @@ import numpy as np
 from .. import _core, _validate, privacy
 from .._options import CALIBRATIONS, MECHANISMS, NOISES, Calibration, Mechanism, Noise
 from .._seed import SeedLike
+from ..domains import require_native
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ._base import Learner, RunResult, mechanism_noise, randomness_of
@@ -229,8 +230,7 @@ class PrivateBandit(Learner):
         seed: SeedLike = None,
         secure: bool = False,
     ) -> None:
-        if not isinstance(domain, _core.Domain):
-            raise InvalidInputError(f"domain must be a dponline.domains domain, got {type(domain).__name__}")
+        domain = require_native(domain, "PrivateBandit")
         horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
         lipschitz = _validate.real("lipschitz", lipschitz, low=0.0, low_open=True)
         loss_bound = _validate.optional_real("loss_bound", loss_bound, low=0.0, low_open=True)

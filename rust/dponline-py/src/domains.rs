@@ -6,8 +6,9 @@
 
 use dponline_core::CoreError;
 use dponline_core::domains::{
-    Domain, GraphicMatroid, Hyperrectangle, L1Ball, L2Ball, LinearMinimizationOracle,
-    PartitionMatroid, PathPolytope, Simplex, UniformMatroid,
+    BipartiteMatchingPolytope, BirkhoffPolytope, Domain, FlowPolytope, GraphicMatroid,
+    Hyperrectangle, KSparsePolytope, L1Ball, L2Ball, LinearMinimizationOracle, NuclearNormBall,
+    PartitionMatroid, PathPolytope, Simplex, Spectraplex, SubmodularBasePolytope, UniformMatroid,
 };
 use dponline_core::error::check_finite;
 use dponline_core::rng::{from_state_bytes, to_state_bytes};
@@ -19,6 +20,7 @@ use pyo3::types::{PyBytes, PyType};
 
 use crate::convert::{len_arg, real_arg, slice, vector};
 use crate::errors::{OrRaise, invalid_input, to_py};
+use crate::submodular::PySubmodularFamily;
 
 /// `(num_nodes, source, target)` validated as integers (nodes are checked against the graph by the core).
 fn node_args(
@@ -193,6 +195,13 @@ fn wrap(py: Python<'_>, inner: Domain) -> PyResult<Bound<'_, PyAny>> {
         Domain::PartitionMatroid(_) => new_object(py, inner, PyPartitionMatroid),
         Domain::GraphicMatroid(_) => new_object(py, inner, PyGraphicMatroid),
         Domain::PathPolytope(_) => new_object(py, inner, PyPathPolytope),
+        Domain::KSparse(_) => new_object(py, inner, PyKSparsePolytope),
+        Domain::Birkhoff(_) => new_object(py, inner, PyBirkhoffPolytope),
+        Domain::BipartiteMatching(_) => new_object(py, inner, PyBipartiteMatchingPolytope),
+        Domain::Flow(_) => new_object(py, inner, PyFlowPolytope),
+        Domain::NuclearNormBall(_) => new_object(py, inner, PyNuclearNormBall),
+        Domain::Spectraplex(_) => new_object(py, inner, PySpectraplex),
+        Domain::SubmodularBase(_) => new_object(py, inner, PySubmodularBasePolytope),
     }
 }
 
@@ -556,5 +565,387 @@ impl PyPathPolytope {
             Domain::PathPolytope(p) => p.edges().to_vec(),
             _ => Vec::new(),
         }
+    }
+}
+
+/// The ``k``-sparse polytope: the convex hull of the vectors of ``R^n`` with at most ``k`` non-zero entries,
+/// each in ``[−radius, radius]``; equivalently ``{x : ‖x‖_∞ ≤ radius, ‖x‖₁ ≤ k·radius}``.
+///
+/// Args:
+///     n: dimension, ``>= 1``.
+///     k: sparsity, ``1 <= k <= n`` (``k = 1``: the ℓ1 ball; ``k = n``: the box ``[−radius, radius]^n``).
+///     radius: finite, ``> 0`` (default 1).
+///
+/// LMO: ``−radius·sign(d_i)`` at the ``k`` largest ``|d_i|`` (lowest index on ties, ``+radius`` where
+/// ``d_i = 0``), 0 elsewhere; ``O(n)`` by selection. Diameter ``2·radius·√k`` (exact); centre 0; certified
+/// radius ``radius·min(1, k/√n)`` (exact); full-dimensional.
+///
+/// Raises:
+///     InvalidInputError: ``n < 1``, ``k`` out of range, or a bad ``radius``.
+///
+/// Source: the polytope and its LMO as in Frank-Wolfe practice (e.g. Combettes & Pokutta 2021, "Complexity of
+/// linear minimization and projection on some sets").
+#[pyclass(extends = PyDomain, module = "dponline.domains", name = "KSparsePolytope")]
+pub struct PyKSparsePolytope;
+
+#[pymethods]
+impl PyKSparsePolytope {
+    #[new]
+    #[pyo3(signature = (n, k, radius = None))]
+    fn new(
+        n: &Bound<'_, PyAny>,
+        k: &Bound<'_, PyAny>,
+        radius: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let (n, k) = (len_arg(n, "n", 0)?, len_arg(k, "k", 0)?);
+        let radius = radius.map_or(Ok(1.0), |r| real_arg(r, "radius", Some(0.0), true))?;
+        let inner = Domain::KSparse(KSparsePolytope::new(n, k, radius).or_raise()?);
+        Ok(base(inner)?.add_subclass(PyKSparsePolytope))
+    }
+}
+
+/// The Birkhoff polytope: the ``n × n`` doubly stochastic matrices ``{X ≥ 0, X1 = 1, Xᵀ1 = 1}``, points
+/// flattened row-major (coordinate ``i·n + j`` is ``X_ij``; ``dim = n²``). Its vertices are the permutation
+/// matrices.
+///
+/// Args:
+///     n: side, ``>= 2``.
+///
+/// LMO: the permutation matrix of a minimum-cost assignment for the cost matrix ``direction.reshape(n, n)``,
+/// by shortest augmenting paths with dual potentials (Jonker-Volgenant type, ``O(n³)``, deterministic ties;
+/// costs are scaled by a power of two, so entries up to ``1e308`` do not overflow). Diameter ``√(2n)``
+/// (exact); centre ``J/n``; certified radius ``1/(n − 1)`` (exact); ``affine_dim = (n − 1)²``;
+/// ``project_tangent`` removes row and column means.
+///
+/// Raises:
+///     InvalidInputError: ``n < 2``.
+///
+/// Source: Birkhoff (1946); Jonker & Volgenant (1987); Crouse (2016).
+#[pyclass(extends = PyDomain, module = "dponline.domains", name = "BirkhoffPolytope")]
+pub struct PyBirkhoffPolytope;
+
+#[pymethods]
+impl PyBirkhoffPolytope {
+    #[new]
+    fn new(n: &Bound<'_, PyAny>) -> PyResult<PyClassInitializer<Self>> {
+        let inner = Domain::Birkhoff(Box::new(
+            BirkhoffPolytope::new(len_arg(n, "n", 0)?).or_raise()?,
+        ));
+        Ok(base(inner)?.add_subclass(PyBirkhoffPolytope))
+    }
+}
+
+/// The matching polytope of a bipartite graph: the convex hull of the indicator vectors (one coordinate per
+/// edge) of its matchings of every size, ``{x ≥ 0 : Σ_{e ∋ v} x_e ≤ 1 for every node v}``.
+///
+/// Args:
+///     n_left, n_right: numbers of left and right nodes.
+///     edges: ``(i, j)`` pairs joining left node ``i`` to right node ``j``; parallel edges allowed (each its
+///         own coordinate).
+///
+/// LMO: a minimum-cost matching of any size (only negative-cost edges can be in it) by successive shortest
+/// augmenting paths with potentials (Dijkstra), at most ``min(n_left, n_right)`` searches of
+/// ``O((m + n) log m)``; a path of cost exactly 0 is not taken, heap ties go to the lower node. Centre
+/// ``a·1`` with certified radius ``a = 1/(Δ + √Δ)`` (``Δ`` the largest degree); full-dimensional; diameter
+/// bound ``√min(2ν, m)``.
+///
+/// Raises:
+///     InvalidGraphError: no edges, an endpoint out of range or negative.
+///
+/// Source: Egerváry (1931) and König for the polytope; Edmonds & Karp (1972) for shortest augmenting paths
+/// with potentials.
+#[pyclass(extends = PyDomain, module = "dponline.domains", name = "BipartiteMatchingPolytope")]
+pub struct PyBipartiteMatchingPolytope;
+
+#[pymethods]
+impl PyBipartiteMatchingPolytope {
+    #[new]
+    fn new(
+        n_left: &Bound<'_, PyAny>,
+        n_right: &Bound<'_, PyAny>,
+        edges: &Bound<'_, PyAny>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let (n_left, n_right) = (
+            len_arg(n_left, "n_left", 0)?,
+            len_arg(n_right, "n_right", 0)?,
+        );
+        let matching =
+            BipartiteMatchingPolytope::new(n_left, n_right, edge_list(edges)?).or_raise()?;
+        Ok(base(Domain::BipartiteMatching(Box::new(matching)))?
+            .add_subclass(PyBipartiteMatchingPolytope))
+    }
+
+    /// The edges ``(left node, right node)``, one per coordinate.
+    #[getter]
+    fn edges(slf: PyRef<'_, Self>) -> Vec<(usize, usize)> {
+        match &slf.as_super().inner {
+            Domain::BipartiteMatching(p) => p.edges().to_vec(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The flow polytope: the ``source``-``target`` flows of a given ``value`` in a directed graph, one coordinate
+/// per edge, ``{x : 0 ≤ x_e ≤ capacity_e, out(v) − in(v) = value·([v = source] − [v = target])}``.
+/// Generalises :class:`PathPolytope` (``value=1``, no capacities, a DAG) to graphs with cycles and capacities.
+///
+/// Args:
+///     num_nodes: nodes are ``0..num_nodes``.
+///     edges: directed ``(u, v)`` pairs; parallel edges and directed cycles allowed, self-loops rejected.
+///     source, target: distinct nodes.
+///     capacities: shape ``(m,)``, finite and ``>= 0``; ``None`` (default): uncapacitated, which needs an
+///         acyclic graph (a directed cycle could carry any amount of circulation).
+///     value: the flow value, finite and ``> 0`` (default 1), at most the maximum flow.
+///
+/// LMO: a minimum-cost flow for edge costs of any sign (negative cycles are saturated) by the primal network
+/// simplex (strongly feasible trees, block pricing) from a feasible basis found once at construction: a
+/// vertex, a deterministic function of the direction, optimal up to a relative ``1e-11·(8n + 10)``. The
+/// simplex is capped at ``50·(m + n)`` pivots (never observed), after which the feasible vertex it holds is
+/// returned. Edges that take one value on the whole polytope (zero capacity, saturated cuts, edges on no
+/// flow) are fixed; ``affine_dim`` counts the free edges' cycle space. Centre: an average of a few LMO
+/// vertices with every free edge strictly inside its bounds; certified radius: the centre's smallest slack.
+/// ``project_tangent``: onto the free edges' circulations (dense Cholesky up to 2000 rows, conjugate
+/// gradients beyond). Diameter bound ``√Σ_{e free} capacity_e²`` (uncapacitated: ``value·√min(2L, m)``).
+///
+/// Raises:
+///     InvalidGraphError: bad terminals, no edges, an endpoint out of range or negative, a self-loop, a
+///         directed cycle without capacities, or no path from ``source`` to ``target`` through edges of
+///         positive capacity.
+///     InvalidInputError: a negative capacity, wrong number of capacities, ``value`` not ``> 0``, ``value``
+///         above the maximum flow (the message gives it), or a single feasible flow.
+///     NonFiniteError: a NaN or infinite capacity.
+///
+/// Source: Dantzig (1963) and Ahuja, Magnanti & Orlin (1993), ch. 11, for the network simplex; Cunningham
+/// (1976) for strongly feasible trees.
+#[pyclass(extends = PyDomain, module = "dponline.domains", name = "FlowPolytope")]
+pub struct PyFlowPolytope;
+
+#[pymethods]
+impl PyFlowPolytope {
+    #[new]
+    #[pyo3(signature = (num_nodes, edges, source, target, *, capacities = None, value = None))]
+    fn new(
+        num_nodes: &Bound<'_, PyAny>,
+        edges: &Bound<'_, PyAny>,
+        source: &Bound<'_, PyAny>,
+        target: &Bound<'_, PyAny>,
+        capacities: Option<&Bound<'_, PyAny>>,
+        value: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let (num_nodes, source, target) = node_args(num_nodes, source, target)?;
+        let edges = edge_list(edges)?;
+        let capacities = capacities
+            .filter(|c| !c.is_none())
+            .map(|c| float_vector(c, "capacities"))
+            .transpose()?;
+        let value = value.map_or(Ok(1.0), |v| real_arg(v, "value", Some(0.0), true))?;
+        let flows =
+            FlowPolytope::new(num_nodes, edges, source, target, capacities, value).or_raise()?;
+        Ok(base(Domain::Flow(Box::new(flows)))?.add_subclass(PyFlowPolytope))
+    }
+
+    /// The directed edges ``(u, v)``, one per coordinate.
+    #[getter]
+    fn edges(slf: PyRef<'_, Self>) -> Vec<(usize, usize)> {
+        match &slf.as_super().inner {
+            Domain::Flow(p) => p.edges().to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The flow value.
+    #[getter]
+    fn value(slf: PyRef<'_, Self>) -> f64 {
+        match &slf.as_super().inner {
+            Domain::Flow(p) => p.value(),
+            _ => 0.0,
+        }
+    }
+}
+
+/// The nuclear-norm ball ``{X ∈ R^{rows×cols} : ‖X‖_* ≤ radius}`` (the sum of singular values), points
+/// flattened row-major (``dim = rows·cols``): the convex hull of ``radius·u vᵀ`` for unit ``u``, ``v``, the
+/// standard convex relaxation of low-rank matrices.
+///
+/// Args:
+///     rows, cols: shape, each ``>= 1``.
+///     radius: finite, ``> 0`` (default 1).
+///
+/// LMO: ``−radius·u vᵀ`` for a top singular pair of ``direction.reshape(rows, cols)``, by the Lanczos method
+/// with full reorthogonalisation on ``DᵀD`` or ``DDᵀ`` (the smaller), from a fixed start vector
+/// (deterministic): it stops at residual ``≤ 1e-10·‖DᵀD‖``, so ``⟨D, X⟩`` is within a relative ``1e-10`` of
+/// ``−radius·σ₁(D)``; after 40 restarts of 80 steps (never observed) the best pair is used. Always a feasible
+/// vertex. Diameter ``2·radius``; centre 0; certified radius ``radius/√min(rows, cols)`` (exact);
+/// full-dimensional. ``contains`` computes the singular values by one-sided Jacobi.
+///
+/// Raises:
+///     InvalidInputError: ``rows`` or ``cols`` < 1, or a bad ``radius``.
+///
+/// Source: Jaggi (2013), "Revisiting Frank-Wolfe", §4 for the LMO; Golub & Van Loan (2013), §10.1-10.3 for
+/// Lanczos.
+#[pyclass(extends = PyDomain, module = "dponline.domains", name = "NuclearNormBall")]
+pub struct PyNuclearNormBall;
+
+#[pymethods]
+impl PyNuclearNormBall {
+    #[new]
+    #[pyo3(signature = (rows, cols, radius = None))]
+    fn new(
+        rows: &Bound<'_, PyAny>,
+        cols: &Bound<'_, PyAny>,
+        radius: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let (rows, cols) = (len_arg(rows, "rows", 0)?, len_arg(cols, "cols", 0)?);
+        let radius = radius.map_or(Ok(1.0), |r| real_arg(r, "radius", Some(0.0), true))?;
+        let ball = NuclearNormBall::new(rows, cols, radius).or_raise()?;
+        Ok(base(Domain::NuclearNormBall(Box::new(ball)))?.add_subclass(PyNuclearNormBall))
+    }
+
+    /// ``(rows, cols)``.
+    #[getter]
+    fn shape(slf: PyRef<'_, Self>) -> (usize, usize) {
+        match &slf.as_super().inner {
+            Domain::NuclearNormBall(b) => b.shape(),
+            _ => (0, 0),
+        }
+    }
+}
+
+/// The spectraplex ``{X ∈ S^n : X ⪰ 0, tr X = 1}`` (density matrices), points flattened row-major
+/// (``dim = n²``): the convex hull of ``v vᵀ`` for unit ``v``.
+///
+/// Args:
+///     n: side, ``>= 2``.
+///
+/// LMO: ``v vᵀ`` for a bottom eigenvector of ``(D + Dᵀ)/2``, ``D = direction.reshape(n, n)``, by the Lanczos
+/// method (as :class:`NuclearNormBall`: residual ``≤ 1e-10·‖S‖``, fixed start, always a feasible vertex).
+/// Diameter ``√2``; centre ``I/n``; certified radius ``1/√(n(n−1))`` (exact); ``affine_dim = n(n+1)/2 − 1``;
+/// ``project_tangent`` symmetrises and removes the trace. ``contains`` checks symmetry, trace and the
+/// smallest eigenvalue (Householder tridiagonalisation and bisection).
+///
+/// Raises:
+///     InvalidInputError: ``n < 2``.
+///
+/// Source: Hazan (2008) and Jaggi (2013) for Frank-Wolfe over the spectraplex.
+#[pyclass(extends = PyDomain, module = "dponline.domains", name = "Spectraplex")]
+pub struct PySpectraplex;
+
+#[pymethods]
+impl PySpectraplex {
+    #[new]
+    fn new(n: &Bound<'_, PyAny>) -> PyResult<PyClassInitializer<Self>> {
+        let inner =
+            Domain::Spectraplex(Box::new(Spectraplex::new(len_arg(n, "n", 0)?).or_raise()?));
+        Ok(base(inner)?.add_subclass(PySpectraplex))
+    }
+}
+
+/// The values ``f(S)`` of a Python callable on every subset of ``0..n`` (``S`` passed as a ``frozenset`` of
+/// ints), indexed by bitmask: the callable runs ``2^n`` times here and never again.
+fn tabulate(f: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<f64>> {
+    let py = f.py();
+    let mut values = Vec::with_capacity(1 << n);
+    for mask in 0usize..1 << n {
+        let items: Vec<usize> = (0..n).filter(|a| mask >> a & 1 == 1).collect();
+        let set = pyo3::types::PyFrozenSet::new(py, &items)?;
+        let value = f.call1((set,))?;
+        values.push(value.extract::<f64>().map_err(|_| {
+            invalid_input(format!(
+                "f must return a real number, got {} for S = {items:?}",
+                value.repr().map(|r| r.to_string()).unwrap_or_default()
+            ))
+        })?);
+    }
+    Ok(values)
+}
+
+/// The base polytope ``B(f) = {x : x(S) ≤ f(S) ∀S, x(U) = f(U)}`` of a monotone submodular function ``f`` with
+/// ``f(∅) = 0``, one coordinate per item of the ground set ``U``.
+///
+/// Args:
+///     f: a :class:`~dponline.submodular.SubmodularFamily` (probabilistic coverage, facility location or
+///         weighted coverage; ``f`` is then the sum of its rows' functions, each row once, evaluated
+///         natively), or a Python callable ``f(S) -> float`` on ``frozenset`` s of items ``0..n-1``.
+///     n: the ground-set size, ``2 <= n <= 20``, for a callable only.
+///
+/// A callable is the slow path for small ground sets: it is evaluated on all ``2^n`` subsets once, here
+/// (about a second for ``n = 20``), and checked exhaustively — ``f(∅) = 0``, monotone (no negative marginal
+/// gain) and submodular (no marginal gain that increases as the set grows), the first violation named with
+/// its sets; afterwards everything runs natively on the table, so learners never call back into Python.
+/// See also :meth:`concave_of_cardinality`.
+///
+/// LMO: Edmonds' greedy algorithm (items by increasing direction, lowest index on ties, each given its
+/// marginal gain): ``O(n log n + rows·n)``. Centre: the Shapley value (the average of all greedy vertices,
+/// closed form per kind), in the relative interior. ``affine_dim = n − #components`` of ``f`` (items linked
+/// by a row, element or separator-free pair). Certified radius: exact for tables and concave functions,
+/// ``None`` for families (certifying one needs a submodular minimisation: PrivateBandit refuses them; DPFTPL
+/// and DPFTRL accept them). Diameter bound ``√min(Σ f({a})², 2 f(U) max f({a}))``. ``contains`` is exact for
+/// tables and concave functions, and for families looks for a violated ``x(S) ≤ f(S)`` among the level sets
+/// of Wolfe's minimum-norm point (Fujishige 1980).
+///
+/// Raises:
+///     InvalidInputError: ``f`` neither a family nor a callable; ``n`` missing or out of range; a callable that
+///         is not monotone, not submodular, has ``f(∅) ≠ 0`` or returns a non-number; a separable ``f`` (the
+///         polytope is one point).
+///     NonFiniteError: a callable returning NaN or inf.
+///
+/// Source: Edmonds (1970), "Submodular functions, matroids, and certain polyhedra"; Fujishige (2005),
+/// "Submodular Functions and Optimization".
+#[pyclass(extends = PyDomain, module = "dponline.domains", name = "SubmodularBasePolytope")]
+pub struct PySubmodularBasePolytope;
+
+#[pymethods]
+impl PySubmodularBasePolytope {
+    #[new]
+    #[pyo3(signature = (f, n = None))]
+    fn new(
+        f: &Bound<'_, PyAny>,
+        n: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyClassInitializer<Self>> {
+        let polytope = if let Ok(family) = f.cast::<PySubmodularFamily>() {
+            if n.is_some_and(|n| !n.is_none()) {
+                return Err(invalid_input(
+                    "n is for a callable f only (a family knows its ground-set size)",
+                ));
+            }
+            SubmodularBasePolytope::from_family(family.get().inner.clone()).or_raise()?
+        } else if f.is_callable() {
+            let n = n.filter(|n| !n.is_none()).ok_or_else(|| {
+                invalid_input("n (the ground-set size) is required with a callable f")
+            })?;
+            let limit = dponline_core::domains::MAX_TABLE_ITEMS as u64;
+            let n = crate::convert::int_arg(n, "n", 2, Some(limit))? as usize;
+            SubmodularBasePolytope::from_values(tabulate(f, n)?).or_raise()?
+        } else {
+            return Err(invalid_input(format!(
+                "f must be a dponline.submodular.SubmodularFamily or a callable, got {}",
+                f.get_type().name()?
+            )));
+        };
+        Ok(
+            base(Domain::SubmodularBase(Box::new(polytope)))?
+                .add_subclass(PySubmodularBasePolytope),
+        )
+    }
+
+    /// The base polytope of ``f(S) = g(|S|)`` for ``values[k] = g(k)``, ``k = 0..n`` (``n + 1 >= 3`` values,
+    /// ``g(0) = 0``, non-decreasing, concave, not linear). Its vertices are the permutations of the
+    /// increments; ``g(k) = min(k, r)`` gives the hypersimplex. Exact certified radius and diameter.
+    ///
+    /// Raises:
+    ///     InvalidInputError: a violated condition, naming ``g`` and the first offending ``k``.
+    ///     NonFiniteError: NaN or inf in ``values``.
+    #[staticmethod]
+    fn concave_of_cardinality<'py>(
+        py: Python<'py>,
+        values: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PySubmodularBasePolytope>> {
+        let g = float_vector(values, "g")?;
+        let polytope = SubmodularBasePolytope::concave_of_cardinality(g).or_raise()?;
+        Bound::new(
+            py,
+            base(Domain::SubmodularBase(Box::new(polytope)))?
+                .add_subclass(PySubmodularBasePolytope),
+        )
     }
 }

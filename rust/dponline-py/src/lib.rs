@@ -31,8 +31,10 @@ mod _core {
     use super::aggregation::{PyMechanism, PyTreeAggregator, mechanism_column_norms};
     #[pymodule_export]
     use super::domains::{
-        PyBox, PyDomain, PyGraphicMatroid, PyL1Ball, PyL2Ball, PyPartitionMatroid, PyPathPolytope,
-        PySimplex, PyUniformMatroid,
+        PyBipartiteMatchingPolytope, PyBirkhoffPolytope, PyBox, PyDomain, PyFlowPolytope,
+        PyGraphicMatroid, PyKSparsePolytope, PyL1Ball, PyL2Ball, PyNuclearNormBall,
+        PyPartitionMatroid, PyPathPolytope, PySimplex, PySpectraplex, PySubmodularBasePolytope,
+        PyUniformMatroid,
     };
     #[pymodule_export]
     use super::dp_ftrl::{PyDpFtrl, dp_ftrl_params};

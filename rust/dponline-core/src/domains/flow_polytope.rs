@@ -157,7 +157,7 @@ impl FlowPolytope {
             capped: 0,
             projection: None,
         };
-        polytope.describe(scale * RESIDUAL_TOLERANCE);
+        polytope.describe(scale * RESIDUAL_TOLERANCE)?;
         Ok(polytope)
     }
 
@@ -183,7 +183,7 @@ impl FlowPolytope {
     }
 
     /// Free edges, centre, radius, diameter and affine dimension (see the type's docs).
-    fn describe(&mut self, tolerance: f64) {
+    fn describe(&mut self, tolerance: f64) -> Result<()> {
         let m = self.edges.len();
         let mut x0 = vec![0.0; m];
         self.lmo(&vec![0.0; m], &mut x0);
@@ -246,6 +246,14 @@ impl FlowPolytope {
             merges += usize::from(sets.union(u, v));
         }
         self.affine_dim = free_edges - merges;
+        if self.affine_dim == 0 {
+            return Err(CoreError::InvalidArgument {
+                name: "value",
+                allowed: "a value and capacities that admit more than one flow (here every edge is fixed: the \
+                          polytope is a single point)",
+                value: format!("{}", self.value),
+            });
+        }
         self.diameter = match &self.capacities {
             Some(_) => (0..m)
                 .filter(|&e| self.free[e])
@@ -254,6 +262,7 @@ impl FlowPolytope {
                 .sqrt(),
             None => self.value * (self.longest_path().min(free_edges) as f64 * 2.0).sqrt(),
         };
+        Ok(())
     }
 
     /// Number of edges of a longest `source`-`target` path (acyclic graphs only), capped by half the edges
@@ -510,6 +519,7 @@ mod tests {
             let caps: Vec<f64> = edges.iter().map(|_| (rng.open01() * 3.0).floor()).collect();
             let value = if rng.open01() < 0.5 { 1.0 } else { 2.0 };
             if let Ok(p) = FlowPolytope::new(n, edges, 0, n - 1, Some(caps), value) {
+                assert!(p.affine_dim() > 0);
                 out.push(p);
             }
         }
@@ -536,9 +546,7 @@ mod tests {
     fn geometry_certificate_projection_and_frank_wolfe() {
         for (i, mut p) in random_instances().into_iter().enumerate() {
             let seed = 160 + 3 * i as u64;
-            if p.affine_dim() > 0 {
-                testing::certified_ball_is_inside(&mut p, seed);
-            }
+            testing::certified_ball_is_inside(&mut p, seed);
             testing::projection_is_orthogonal(&mut p, seed + 1);
             let points = integer_flows(&p);
             let diam = points
@@ -660,6 +668,10 @@ mod tests {
             "{e}"
         );
         assert!(FlowPolytope::new(3, vec![], 0, 2, None, 1.0).is_err());
+        let e = FlowPolytope::new(3, vec![(0, 1), (1, 2)], 0, 2, None, 1.0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("single point"), "{e}");
         assert!(FlowPolytope::new(3, vec![(0, 0)], 0, 2, None, 1.0).is_err());
         assert!(FlowPolytope::new(3, vec![(0, 2)], 0, 0, None, 1.0).is_err());
     }

@@ -50,7 +50,7 @@ pub use partition_matroid::PartitionMatroid;
 pub use path_polytope::PathPolytope;
 pub use simplex::Simplex;
 pub use spectraplex::Spectraplex;
-pub use submodular_base::{SetFunction, SubmodularBasePolytope};
+pub use submodular_base::{MAX_TABLE_ITEMS, SetFunction, SubmodularBasePolytope};
 pub use uniform_matroid::UniformMatroid;
 
 use serde::{Deserialize, Serialize};
@@ -195,6 +195,20 @@ impl LinearMinimizationOracle for Domain {
 }
 
 impl Domain {
+    /// Why [`LinearMinimizationOracle::inscribed_radius`] is `None`, for error messages.
+    pub fn missing_radius_reason(&self) -> &'static str {
+        match self {
+            Domain::GraphicMatroid(_) => {
+                "no inscribed ball of a spanning-tree polytope is certified"
+            }
+            Domain::SubmodularBase(_) => {
+                "no inscribed ball of a submodular family's base polytope is certified (it would need a \
+                 submodular minimisation over all sets)"
+            }
+            _ => "its certified radius underflows to 0",
+        }
+    }
+
     /// Short name of the domain kind, e.g. `"Simplex"`.
     pub fn kind(&self) -> &'static str {
         match self {

@@ -21,7 +21,13 @@ pub enum SetFunction {
     Family(Box<SubmodularFamily>),
     /// `F(S) = g(|S|)` for `g(0) = 0`, non-decreasing and concave: `values[k] = g(k)`, `k = 0..=n`.
     ConcaveOfCardinality(Vec<f64>),
+    /// Any monotone submodular `F` on `n <= 20` items given by all its values: `values[mask] = F(S)` for the
+    /// set `S = {a : bit a of mask is set}` (validated exhaustively).
+    Table(Vec<f64>),
 }
+
+/// Largest ground set a [`SetFunction::Table`] may have (`2^20` values, 8 MB).
+pub const MAX_TABLE_ITEMS: usize = 20;
 
 /// The base polytope of a monotone submodular function on `n` items, one coordinate per item.
 ///
@@ -59,6 +65,7 @@ enum SubmodularBaseSpec {
         covers: Option<Vec<Vec<usize>>>,
     },
     ConcaveOfCardinality(Vec<f64>),
+    Table(Vec<f64>),
 }
 
 impl SubmodularBasePolytope {
@@ -118,6 +125,74 @@ impl SubmodularBasePolytope {
         Self::build(SetFunction::ConcaveOfCardinality(values))
     }
 
+    /// The base polytope of the function with `values[mask] = F({a : bit a of mask is set})`, on
+    /// `n = log₂(values.len()) <= 20` items.
+    ///
+    /// Validated exhaustively (`O(2^n n²)`): `F(∅) = 0`, every marginal gain `F(S + a) − F(S) ≥ −tol`
+    /// (monotone) and never larger than at a subset, `F(S + a) − F(S) ≥ F(S + b + a) − F(S + b) − tol`
+    /// (submodular; it suffices to compare sets one item apart), with `tol = 10⁻¹² · max|F|` for rounding in
+    /// the caller's function. The first violation is reported with its sets.
+    ///
+    /// Errors: [`CoreError::Shape`] (`f`) unless the length is `2^n` with `2 <= n <= 20`;
+    /// [`CoreError::NonFinite`]; [`CoreError::InvalidArgument`] (`f`) for a violation above, or a separable
+    /// function (the polytope is one point).
+    pub fn from_values(values: Vec<f64>) -> Result<Self> {
+        let len = values.len();
+        let n = len.trailing_zeros() as usize;
+        if !len.is_power_of_two() || !(2..=MAX_TABLE_ITEMS).contains(&n) {
+            return Err(CoreError::Shape {
+                name: "f",
+                expected: format!(
+                    "2^n values (one per subset) for 2 <= n <= {MAX_TABLE_ITEMS} items"
+                ),
+                got: format!("{len} values"),
+            });
+        }
+        check_finite("f", &values)?;
+        let set = |mask: usize| -> String {
+            let items: Vec<String> = (0..n)
+                .filter(|a| mask >> a & 1 == 1)
+                .map(|a| a.to_string())
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        };
+        if values[0] != 0.0 {
+            return Err(CoreError::invalid(
+                "f",
+                "a function with f(∅) = 0",
+                format!("f(∅) = {}", values[0]),
+            ));
+        }
+        let tol = 1e-12 * values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        for mask in 0..len {
+            for a in (0..n).filter(|a| mask >> a & 1 == 0) {
+                let gain = values[mask | 1 << a] - values[mask];
+                if gain < -tol {
+                    return Err(CoreError::invalid(
+                        "f",
+                        "monotone: f(S + a) >= f(S)",
+                        format!("f(S + {a}) - f(S) = {gain} for S = {}", set(mask)),
+                    ));
+                }
+                for b in (a + 1..n).filter(|b| mask >> b & 1 == 0) {
+                    let later = values[mask | 1 << a | 1 << b] - values[mask | 1 << b];
+                    if later > gain + tol {
+                        return Err(CoreError::invalid(
+                            "f",
+                            "submodular: marginal gains that never increase as the set grows",
+                            format!(
+                                "the gain of item {a} increases from {gain} at S = {} to {later} at S = {}",
+                                set(mask),
+                                set(mask | 1 << b)
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        Self::build(SetFunction::Table(values))
+    }
+
     fn build(function: SetFunction) -> Result<Self> {
         let (n, links) = match &function {
             SetFunction::Family(f) => (f.ground_set_size(), f.row_sum_links()),
@@ -132,6 +207,10 @@ impl SubmodularBasePolytope {
                     (1..n).map(|b| (0, b)).collect()
                 };
                 (n, links)
+            }
+            SetFunction::Table(values) => {
+                let n = values.len().trailing_zeros() as usize;
+                (n, table_links(values, n))
             }
         };
         let mut sets = UnionFind::new(n);
@@ -160,7 +239,7 @@ impl SubmodularBasePolytope {
         }
         let scratch = match &function {
             SetFunction::Family(f) => f.scratch()?,
-            SetFunction::ConcaveOfCardinality(_) => Scratch::default(),
+            SetFunction::ConcaveOfCardinality(_) | SetFunction::Table(_) => Scratch::default(),
         };
         let mut polytope = SubmodularBasePolytope {
             function,
@@ -195,6 +274,7 @@ impl SubmodularBasePolytope {
                 distinct.dedup();
                 g[distinct.len()]
             }
+            SetFunction::Table(values) => values[items.iter().fold(0, |m, &a| m | 1 << a)],
         }
     }
 
@@ -212,6 +292,12 @@ impl SubmodularBasePolytope {
                 let mut center = vec![0.0; n];
                 f.row_sum_shapley(&mut center)?;
                 self.center = center;
+            }
+            SetFunction::Table(values) => {
+                let (center, radius) =
+                    table_center_and_radius(values, n, &self.component, &self.component_size);
+                self.center = center;
+                self.radius = radius;
             }
             SetFunction::ConcaveOfCardinality(g) => {
                 let nf = n as f64;
@@ -264,7 +350,90 @@ fn greedy_vertex(
                 out[a] = g[k + 1] - g[k];
             }
         }
+        SetFunction::Table(values) => {
+            let mut mask = 0;
+            for &a in order.iter() {
+                out[a] = values[mask | 1 << a] - values[mask];
+                mask |= 1 << a;
+            }
+        }
     }
+}
+
+/// Pairs of items in one connected component of the tabulated `F`: the component of `a` is the intersection
+/// of the separators containing it (sets `S` with `F(S) + F(U∖S) = F(U)`, up to `10⁻¹²·F(U)`); each item is
+/// linked to the first item of its component. `O(2^n·n)`.
+fn table_links(values: &[f64], n: usize) -> Vec<(usize, usize)> {
+    let full = values.len() - 1;
+    let tol = 1e-12 * values[full].abs();
+    let mut atom = vec![full; n];
+    for mask in 1..full {
+        if (values[mask] + values[full ^ mask] - values[full]).abs() <= tol {
+            for (a, m) in atom.iter_mut().enumerate() {
+                *m &= if mask >> a & 1 == 1 {
+                    mask
+                } else {
+                    full ^ mask
+                };
+            }
+        }
+    }
+    (0..n)
+        .filter_map(|a| {
+            let first = atom[a].trailing_zeros() as usize;
+            (first != a).then_some((first, a))
+        })
+        .collect()
+}
+
+/// The Shapley value `φ_a = Σ_{S ∌ a} |S|!(n − |S| − 1)!/n! · (F(S + a) − F(S))` of the tabulated `F` and the
+/// exact inscribed radius around it: `min (F(S) − φ(S))/‖P 1_S‖` over the sets with `P 1_S ≠ 0` (`P` the
+/// tangent projection, subtracting component means: `‖P 1_S‖² = Σ_C |S∩C|(1 − |S∩C|/|C|)`), the distance
+/// from `φ` to each constraint's hyperplane within the affine hull; `None` if not positive.
+fn table_center_and_radius(
+    values: &[f64],
+    n: usize,
+    component: &[usize],
+    component_size: &[usize],
+) -> (Vec<f64>, Option<f64>) {
+    // weight[k] = k!(n − k − 1)!/n! = 1/(n·C(n−1, k)).
+    let mut weight = vec![0.0; n];
+    let mut binomial = 1.0;
+    for (k, w) in weight.iter_mut().enumerate() {
+        *w = 1.0 / (n as f64 * binomial);
+        binomial *= (n - 1 - k) as f64 / (k + 1) as f64;
+    }
+    let mut center = vec![0.0; n];
+    for mask in 0..values.len() {
+        let k = mask.count_ones() as usize;
+        for (a, c) in center.iter_mut().enumerate() {
+            if mask >> a & 1 == 0 {
+                *c += weight[k] * (values[mask | 1 << a] - values[mask]);
+            }
+        }
+    }
+    let mut radius = f64::INFINITY;
+    let mut in_component = vec![0usize; component_size.len()];
+    for (mask, &value) in values.iter().enumerate().skip(1) {
+        in_component.fill(0);
+        let mut sum = 0.0;
+        for a in (0..n).filter(|a| mask >> a & 1 == 1) {
+            in_component[component[a]] += 1;
+            sum += center[a];
+        }
+        let norm2: f64 = in_component
+            .iter()
+            .zip(component_size)
+            .map(|(&s, &c)| s as f64 * (1.0 - s as f64 / c as f64))
+            .sum();
+        if norm2 > 1e-12 {
+            radius = radius.min((value - sum) / norm2.sqrt());
+        }
+    }
+    (
+        center,
+        (radius.is_finite() && radius > 0.0).then_some(radius),
+    )
 }
 
 impl From<SubmodularBasePolytope> for SubmodularBaseSpec {
@@ -279,6 +448,7 @@ impl From<SubmodularBasePolytope> for SubmodularBaseSpec {
                 covers: f.covers(),
             },
             SetFunction::ConcaveOfCardinality(g) => SubmodularBaseSpec::ConcaveOfCardinality(g),
+            SetFunction::Table(values) => SubmodularBaseSpec::Table(values),
         }
     }
 }
@@ -302,6 +472,7 @@ impl TryFrom<SubmodularBaseSpec> for SubmodularBasePolytope {
             SubmodularBaseSpec::ConcaveOfCardinality(g) => {
                 SubmodularBasePolytope::concave_of_cardinality(g)
             }
+            SubmodularBaseSpec::Table(values) => SubmodularBasePolytope::from_values(values),
         }
     }
 }
@@ -314,7 +485,7 @@ impl LinearMinimizationOracle for SubmodularBasePolytope {
     /// Edmonds' greedy algorithm: order the items by increasing `direction` (lower index on ties) and give
     /// each its marginal gain given the items before it; this vertex minimises `⟨d, x⟩` over `B(F)` (Edmonds
     /// 1970). `O(n log n)` for the sort plus one pass over the function's data (`O(rows·n)`, weighted
-    /// coverage `O(rows·incidence)`; concave of cardinality `O(n)`). No allocation.
+    /// coverage `O(rows·incidence)`; concave of cardinality and tables `O(n)`). No allocation.
     #[inline]
     fn lmo(&mut self, direction: &[f64], vertex: &mut [f64]) {
         greedy_vertex(
@@ -337,14 +508,15 @@ impl LinearMinimizationOracle for SubmodularBasePolytope {
     /// The Shapley value of `F`, the average of the greedy vertices over all `n!` orders: a strictly positive
     /// combination of every vertex (each vertex is the greedy vector of some order), hence in the relative
     /// interior (closed forms per kind, see [`SubmodularFamily::row_sum_shapley`]; `(g(n)/n)·1` for concave
-    /// of cardinality).
+    /// of cardinality; the defining sum over all sets for a table).
     fn interior_point(&self) -> &[f64] {
         &self.center
     }
 
     /// Concave of cardinality: exact, `min_{0<k<n} (g(k) − k g(n)/n)/√(k(n − k)/n)` (the facet `x(S) ≤ g(k)`,
     /// `|S| = k`, at its distance from the centre within `{Σx = g(n)}`; every facet of `B(F)` is of this form,
-    /// and the value is positive for non-linear concave `g`). The families: `None` — certifying a ball would
+    /// and the value is positive for non-linear concave `g`). Tables: exact, the same minimum over every set
+    /// (`O(2^n·n)` once). The families: `None` — certifying a ball would
     /// need the minimum of `(F(S) − c(S))/‖P 1_S‖` over all sets, a submodular-type minimisation not done
     /// here, so PrivateBandit does not accept these domains (DP-FTPL and DP-FTRL do).
     fn inscribed_radius(&self) -> Option<f64> {
@@ -371,7 +543,8 @@ impl LinearMinimizationOracle for SubmodularBasePolytope {
     }
 
     /// `|x(U) − F(U)| ≤ atol` and `min_S F(S) − x(S) ≥ −atol`. Concave of cardinality: exact in
-    /// `O(n log n)` (the largest `x(S)` with `|S| = k` is the sum of the `k` largest entries). The families:
+    /// `O(n log n)` (the largest `x(S)` with `|S| = k` is the sum of the `k` largest entries). Tables: every
+    /// set, `O(2^n)`. The families:
     /// the minimum is found among the level sets of the minimum-norm point `z` of `B(F) − x` (Fujishige 1980:
     /// `{a : z_a < 0}` minimises `F − x`), `z` by Wolfe's algorithm with the greedy LMO (at most `20·n` major
     /// cycles) — a violation found is certain; if the cap left `z` inexact a violation could be missed.
@@ -385,18 +558,33 @@ impl LinearMinimizationOracle for SubmodularBasePolytope {
                 Ok(s) => s,
                 Err(_) => return false,
             },
-            SetFunction::ConcaveOfCardinality(_) => Scratch::default(),
+            SetFunction::ConcaveOfCardinality(_) | SetFunction::Table(_) => Scratch::default(),
         };
         let total = match &self.function {
             SetFunction::Family(f) => f.row_sum_value(&(0..n).collect::<Vec<_>>(), &mut scratch),
             SetFunction::ConcaveOfCardinality(g) => g[n],
+            SetFunction::Table(values) => values[values.len() - 1],
         };
         if (x.iter().sum::<f64>() - total).abs() > atol {
             return false;
         }
+        if let SetFunction::Table(values) = &self.function {
+            // Every constraint, x(S) built up from S minus its lowest item.
+            let mut partial = vec![0.0; values.len()];
+            for mask in 1..values.len() {
+                let a = mask.trailing_zeros() as usize;
+                partial[mask] = partial[mask & (mask - 1)] + x[a];
+                if partial[mask] > values[mask] + atol {
+                    return false;
+                }
+            }
+            return true;
+        }
         let (mut keys, mut order) = (vec![(0, 0); n], vec![0; n]);
         let z = match &self.function {
-            SetFunction::ConcaveOfCardinality(_) => x.iter().map(|v| -v).collect(),
+            SetFunction::ConcaveOfCardinality(_) | SetFunction::Table(_) => {
+                x.iter().map(|v| -v).collect()
+            }
             SetFunction::Family(_) => nearest_point_offset(
                 x,
                 |d, out| greedy_vertex(&self.function, d, &mut keys, &mut order, &mut scratch, out),
@@ -487,6 +675,31 @@ mod tests {
             SubmodularBasePolytope::concave_of_cardinality(vec![0.0, 1.0, 1.5, 1.75, 1.75, 1.75])
                 .unwrap(),
             SubmodularBasePolytope::concave_of_cardinality(vec![0.0, 1.0, 2.0, 2.0, 2.0]).unwrap(),
+            // The rank function of the uniform matroid U(2, 3) (a circuit: connected, though no two items
+            // interact at the empty set) beside a free item 3 of rank 1: two components.
+            SubmodularBasePolytope::from_values(
+                (0..16usize)
+                    .map(|m| ((m & 7).count_ones().min(2) + (m >> 3) as u32) as f64)
+                    .collect(),
+            )
+            .unwrap(),
+            // A coverage function on 4 items, tabulated.
+            SubmodularBasePolytope::from_values(
+                (0..16usize)
+                    .map(|m| {
+                        let covers = [0b0011u32, 0b0110, 0b1100, 0b1001];
+                        let weights = [0.5, 0.25, 0.125, 1.0];
+                        let union = (0..4)
+                            .filter(|a| m >> a & 1 == 1)
+                            .fold(0, |u, a| u | covers[a]);
+                        (0..4)
+                            .filter(|j| union >> j & 1 == 1)
+                            .map(|j| weights[j])
+                            .sum()
+                    })
+                    .collect(),
+            )
+            .unwrap(),
         ]
     }
 
@@ -612,6 +825,48 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("f must be"), "{e}");
+    }
+
+    #[test]
+    fn tables_are_checked_exhaustively() {
+        let err = |v: Vec<f64>| {
+            SubmodularBasePolytope::from_values(v)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err(vec![0.0, 1.0, 1.0]).starts_with("f must have 2^n values"));
+        assert!(err(vec![0.0, 1.0]).starts_with("f must have"), "one item");
+        assert!(err(vec![0.5, 1.0, 1.0, 1.5]).contains("f(∅) = 0.5"));
+        let e = err(vec![0.0, 1.0, 1.0, 0.5]);
+        assert!(e.contains("monotone") && e.contains("S = {0}"), "{e}");
+        let e = err(vec![0.0, 1.0, 1.0, 3.0]);
+        assert!(
+            e.contains("submodular") && e.contains("at S = {} to 2 at S = {1}"),
+            "{e}"
+        );
+        assert!(
+            err(vec![0.0, 1.0, 2.0, 3.0]).contains("one point"),
+            "modular"
+        );
+        assert!(err(vec![0.0, f64::INFINITY, 1.0, 1.0]).contains("finite"));
+        // The uniform matroid U(2, 3) tabulated is the hypersimplex {0 <= x <= 1, Σx = 2} in R^3.
+        let mut table = SubmodularBasePolytope::from_values(
+            (0..8usize).map(|m| m.count_ones().min(2) as f64).collect(),
+        )
+        .unwrap();
+        let mut hyper = crate::domains::UniformMatroid::new(3, 2, true).unwrap();
+        assert_eq!(table.affine_dim(), 2);
+        assert!(
+            (table.inscribed_radius().unwrap() - hyper.inscribed_radius().unwrap()).abs() < 1e-12
+        );
+        let mut rng = testing::rng(114);
+        let (mut a, mut b) = (vec![0.0; 3], vec![0.0; 3]);
+        for _ in 0..20 {
+            let d = testing::tied(&mut rng, 3);
+            table.lmo(&d, &mut a);
+            hyper.lmo(&d, &mut b);
+            assert_eq!(a, b);
+        }
     }
 
     #[test]

@@ -143,10 +143,15 @@ impl PrivateBanditParams {
         check_positive("lipschitz", lipschitz)?;
         let r = domain
             .inscribed_radius()
-            .ok_or(CoreError::InvalidArgument {
+            .ok_or_else(|| CoreError::InvalidArgument {
                 name: "domain",
-                allowed: "a domain with a certified inscribed ball (Ene-Nguyen-Vladu Appendix D)",
-                value: domain.kind().to_string(),
+                allowed: "a domain with a certified inscribed ball (Ene-Nguyen-Vladu Appendix D: every queried \
+                          point must stay in the domain)",
+                value: format!(
+                    "a {} ({}); DPFTPL and DPFTRL accept it",
+                    domain.kind(),
+                    domain.missing_radius_reason()
+                ),
             })?;
         let diameter = domain.diameter();
         let loss_bound = loss_bound.unwrap_or(lipschitz * diameter);
