@@ -38,6 +38,34 @@ pub fn dot(a: &[f64], b: &[f64]) -> f64 {
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
+/// `⟨a, b⟩` at the level of its caller ([`crate::simd`]): eight running sums over consecutive groups of eight
+/// (one vector of four or eight lanes per group), combined pairwise, then the leftover terms — the same order,
+/// hence the same bits, at every level.
+#[inline(always)]
+pub fn dot_kernel(a: &[f64], b: &[f64]) -> f64 {
+    debug_assert_eq!(a.len(), b.len());
+    let mut acc = [0.0; 8];
+    let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+    let mut tail = 0.0;
+    for (x, y) in ca.remainder().iter().zip(cb.remainder()) {
+        tail += x * y;
+    }
+    for (x, y) in ca.zip(cb) {
+        for k in 0..8 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    (((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]))) + tail
+}
+
+/// `out += c·x` at the level of its caller ([`crate::simd`]).
+#[inline(always)]
+pub fn axpy_kernel(out: &mut [f64], c: f64, x: &[f64]) {
+    for (o, v) in out.iter_mut().zip(x) {
+        *o += c * v;
+    }
+}
+
 /// For the Frank-Wolfe step from `x` towards vertex `s` with gradient `g`: returns
 /// `(⟨g, x − s⟩, ‖s − x‖²)` (the Frank-Wolfe gap and the squared step length), with four partial sums each.
 #[inline]

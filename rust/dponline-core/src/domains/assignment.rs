@@ -4,8 +4,8 @@
 //! Rows are added one at a time. For each, a Dijkstra-like search over the columns, on reduced costs
 //! `c_ij − u_i − v_j ≥ 0`, finds a shortest alternating path from the new row to a free column; the duals are
 //! then updated so that reduced costs stay non-negative and vanish on the matching, and the path is
-//! augmented (Jonker & Volgenant 1987, in the rectangular-free form described by Crouse 2016, "On implementing
-//! 2D rectangular assignment algorithms", Algorithm 1 without the initialisation heuristics). Each search
+//! augmented (Jonker & Volgenant 1987, in the form described by Crouse 2016, "On implementing 2D rectangular
+//! assignment algorithms", Algorithm 1), after Jonker & Volgenant's column reduction. Each search
 //! scans every column at most once per row it reaches, so a solve is `O(n³)` in the worst case, and it makes
 //! the same comparisons for any input: no iteration cap is needed. Buffers are sized once; a solve does not
 //! allocate.
@@ -56,11 +56,33 @@ impl Assignment {
     pub(super) fn solve(&mut self, cost: &[f64], scale: f64) -> &[usize] {
         let n = self.n;
         self.u.fill(0.0);
-        self.v.fill(0.0);
         self.row_of_col.fill(NONE);
         self.col_of_row.fill(NONE);
+        // Column reduction (Jonker & Volgenant 1987, the first step of their initialisation): v_j = min_i c_ij
+        // keeps every reduced cost >= 0, and the row attaining it (lowest index on ties) takes column j when it
+        // is still free, a tight edge. Only the rows left free then need an augmenting path.
+        self.v.fill(f64::INFINITY);
+        self.path.fill(NONE);
+        for (i, row) in cost.chunks_exact(n).enumerate() {
+            for ((v, p), &c) in self.v.iter_mut().zip(self.path.iter_mut()).zip(row) {
+                let c = scale * c;
+                if c < *v {
+                    *v = c;
+                    *p = i;
+                }
+            }
+        }
+        for j in 0..n {
+            let i = self.path[j];
+            if i != NONE && self.col_of_row[i] == NONE {
+                self.col_of_row[i] = j;
+                self.row_of_col[j] = i;
+            }
+        }
         for start in 0..n {
-            self.augment_from(start, cost, scale);
+            if self.col_of_row[start] == NONE {
+                self.augment_from(start, cost, scale);
+            }
         }
         &self.col_of_row
     }

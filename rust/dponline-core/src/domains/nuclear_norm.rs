@@ -8,6 +8,7 @@ use super::LinearMinimizationOracle;
 use super::linalg::{norm2, power_of_two_scale};
 use super::spectral::{End, Lanczos, singular_values};
 use crate::error::{CoreError, Result, check_positive};
+use crate::vecops::{axpy_kernel, dot_kernel};
 
 /// The nuclear-norm (trace-norm) ball of radius `radius` in `R^{rows×cols}`, coordinates `X_ij` at
 /// `i·cols + j`. Full-dimensional, centred at 0.
@@ -91,18 +92,29 @@ impl TryFrom<NuclearNormSpec> for NuclearNormBall {
 }
 
 /// `out = s·D q` for the row-major `rows × cols` matrix `d`.
+#[inline(always)]
 fn times(d: &[f64], cols: usize, s: f64, q: &[f64], out: &mut [f64]) {
     for (o, row) in out.iter_mut().zip(d.chunks_exact(cols)) {
-        *o = s * crate::vecops::dot(row, q);
+        *o = s * dot_kernel(row, q);
+    }
+}
+
+/// `out = s²·DᵀD q` for the row-major `rows × cols` matrix `d` in one pass over `d`: each row is read for
+/// its inner product with `q` and, still in cache, added to `out` with that weight.
+#[inline(always)]
+fn gram_times(d: &[f64], cols: usize, s: f64, q: &[f64], out: &mut [f64]) {
+    out.fill(0.0);
+    for row in d.chunks_exact(cols) {
+        axpy_kernel(out, s * s * dot_kernel(row, q), row);
     }
 }
 
 /// `out = s·Dᵀ p` for the row-major `rows × cols` matrix `d`.
+#[inline(always)]
 fn times_transpose(d: &[f64], cols: usize, s: f64, p: &[f64], out: &mut [f64]) {
     out.fill(0.0);
     for (&pi, row) in p.iter().zip(d.chunks_exact(cols)) {
-        let c = s * pi;
-        out.iter_mut().zip(row).for_each(|(o, x)| *o += c * x);
+        axpy_kernel(out, s * pi, row);
     }
 }
 
@@ -115,20 +127,25 @@ impl LinearMinimizationOracle for NuclearNormBall {
     /// minimum of `⟨D, X⟩ = tr(DᵀX)` over the ball is `−radius·σ₁(D)` (the nuclear and spectral norms are
     /// dual). The top right (left) singular vector is the top eigenvector of `DᵀD` (`D Dᵀ`, whichever is
     /// smaller), found by the Lanczos method from a fixed start (`spectral::Lanczos`: residual at most
-    /// `10⁻¹⁰‖DᵀD‖`, so the value is within a relative `10⁻¹⁰` of `−radius·σ₁`; `2` products with `D` per
-    /// step); the other vector is `D v/‖D v‖` (`e_1` if `D v = 0`). If the Lanczos restart cap is reached
+    /// `10⁻¹⁰‖DᵀD‖`, so the value is within a relative `10⁻¹⁰` of `−radius·σ₁`; per step one pass over `D`
+    /// for `DᵀD q` — each row's inner product and update while it is in cache — or two for `D Dᵀ q`, at the
+    /// CPU's widest vector level, [`crate::simd`]); the other vector is `D v/‖D v‖` (`e_1` if `D v = 0`). If the Lanczos restart cap is reached
     /// (never observed) the best pair is used and [`NuclearNormBall::unconverged_calls`] counts it. The
     /// result is always a feasible vertex; deterministic; no allocation.
     fn lmo(&mut self, direction: &[f64], vertex: &mut [f64]) {
         let (rows, cols) = (self.rows, self.cols);
         let s = power_of_two_scale(direction);
         let d = direction;
+        // Each product runs at the CPU's widest vector level (the kernels are inlined into the dispatched
+        // closure; the rest of a Lanczos step is small next to a pass over D).
         let large = &mut self.large;
         let pair = if cols <= rows {
             self.lanczos.solve(
                 |q, out| {
-                    times(d, cols, s, q, large);
-                    times_transpose(d, cols, s, large, out);
+                    crate::simd::dispatch(
+                        #[inline(always)]
+                        || gram_times(d, cols, s, q, out),
+                    )
                 },
                 End::Largest,
                 &mut self.small,
@@ -136,8 +153,13 @@ impl LinearMinimizationOracle for NuclearNormBall {
         } else {
             self.lanczos.solve(
                 |q, out| {
-                    times_transpose(d, cols, s, q, large);
-                    times(d, cols, s, large, out);
+                    crate::simd::dispatch(
+                        #[inline(always)]
+                        || {
+                            times_transpose(d, cols, s, q, large);
+                            times(d, cols, s, large, out);
+                        },
+                    )
                 },
                 End::Largest,
                 &mut self.small,

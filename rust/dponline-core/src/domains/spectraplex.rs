@@ -97,9 +97,14 @@ impl LinearMinimizationOracle for Spectraplex {
         let symmetric = &self.symmetric;
         let pair = self.lanczos.solve(
             |q, out| {
-                for (o, row) in out.iter_mut().zip(symmetric.chunks_exact(n)) {
-                    *o = crate::vecops::dot(row, q);
-                }
+                crate::simd::dispatch(
+                    #[inline(always)]
+                    || {
+                        for (o, row) in out.iter_mut().zip(symmetric.chunks_exact(n)) {
+                            *o = crate::vecops::dot_kernel(row, q);
+                        }
+                    },
+                )
             },
             End::Smallest,
             &mut self.vector,
