@@ -26,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
         ("experts_and_bandits.py", ["--bandit-horizon", "20000"]),
         ("local_dp_streams.py", ["--seeds", "2", "--rounds", "3000"]),
         ("display_slots.py", ["--horizon", "20000", "--seeds", "2"]),
+        ("ranking.py", ["--horizon", "5000", "--seeds", "2", "--workers", "1"]),
     ],
 )
 def test_example_runs(script, args, tmp_path):
