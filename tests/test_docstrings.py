@@ -6,6 +6,7 @@ import pytest
 
 import dponline.aggregation
 import dponline.audit
+import dponline.domains
 import dponline.experiments
 import dponline.learners.dp_ftrl
 import dponline.learners.private_bandit
@@ -23,6 +24,7 @@ import dponline.submodular
     [
         dponline.aggregation,
         dponline.audit,
+        dponline.domains,
         dponline.learners.private_bandit,
         dponline.learners.dp_ftrl,
         dponline.learners.private_exp3,

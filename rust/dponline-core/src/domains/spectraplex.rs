@@ -129,7 +129,8 @@ impl LinearMinimizationOracle for Spectraplex {
 
     /// `1/√(n(n−1))` (exact). For a tangent `H` (symmetric, trace 0), the eigenvalues sum to 0, so
     /// `max|λ_i(H)|² ≤ (1 − 1/n)·Σλ_i² = (1 − 1/n)‖H‖²`; with `‖H‖ ≤ 1/√(n(n−1))`, `λ_min(I/n + H) ≥
-    /// 1/n − (1/n) = 0`. Equality for `H = (1/n)(I − n e_1 e_1ᵀ)/√(n−1)·…` (towards a face of rank `n − 1`).
+    /// 1/n − 1/n = 0`. The bound is attained along `H ∝ I/n − e_1 e_1ᵀ`, which reaches `X_11 = 0` at exactly
+    /// that distance.
     fn inscribed_radius(&self) -> Option<f64> {
         let n = self.n as f64;
         Some(1.0 / (n * (n - 1.0)).sqrt())
