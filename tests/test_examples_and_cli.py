@@ -132,7 +132,7 @@ def test_portfolio_job_bootstraps_long_horizons(tmp_path):
     meta = json.loads((tmp_path / "metadata.json").read_text())
     assert "bootstrapped" in meta["description"] and meta["root_seed"] == "os (not recorded)"
     private = [c["privacy"] for c in meta["configurations"] if c["privacy"] and c["learner"] == "PrivateBandit"]
-    assert all(p["randomness"] == "os" for p in private)  # OS-keyed runs are not labelled "seed"
+    assert all(p["randomness"] == "os" for p in private)  # seeded from unrecorded OS entropy, not "seed"
     assert [p["epsilon"] for p in private] == [0.5, 2.0] and all("Lemma 5.1" in p["source"] for p in private)
     per_row = [c["privacy_per_source_row"] for c in meta["configurations"] if c["learner"] == "PrivateBandit"]
     assert all(r["epsilon"] >= p["epsilon"] for r, p in zip(per_row, private, strict=True))

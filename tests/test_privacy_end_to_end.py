@@ -115,9 +115,9 @@ def test_bootstrapped_nyse_group_size_matches_row_counts():
 def test_randomness_is_stated():
     kw = dict(horizon=50, epsilon=1.0, lipschitz=1.0)
     assert dponline.PrivateBandit(Simplex(3), seed=4, **kw).privacy.randomness == "seed"
-    assert dponline.PrivateBandit(Simplex(3), **kw).privacy.randomness == "os"
-    secure = dponline.PrivateBandit(Simplex(3), secure=True, **kw).privacy
-    assert secure.randomness == "secure" and "never serialised" in secure.caveat
+    unseeded = dponline.PrivateBandit(Simplex(3), **kw)  # no seed: secure by default
+    assert unseeded.privacy == dponline.PrivateBandit(Simplex(3), secure=True, **kw).privacy
+    assert unseeded.privacy.randomness == "secure" and "never serialised" in unseeded.privacy.caveat
     assert "seed is secret" in str(dponline.PrivateBandit(Simplex(3), seed=4, **kw).privacy)
 
 

@@ -15,10 +15,11 @@ def seed_words(seed: SeedLike, secure: bool = False) -> list[int]:
     """Return four 64-bit words of seed material for the core's xoshiro256++ generator.
 
     Args:
-        seed: ``None`` (fresh OS entropy), a non-negative ``int``, a ``numpy.random.SeedSequence`` (its
-            ``generate_state``; pass ``ss.spawn(k)`` children for independent objects) or a
-            ``numpy.random.Generator`` (four words are drawn from it, advancing it).
-        secure: when true the core keys ChaCha20 from the OS and ignores the words; ``seed`` must be ``None``.
+        seed: ``None`` (no seed: the core keys ChaCha20 from the OS and ignores the words, all zero), a
+            non-negative ``int``, a ``numpy.random.SeedSequence`` (its ``generate_state``; pass ``ss.spawn(k)``
+            children for independent objects) or a ``numpy.random.Generator`` (four words are drawn from it,
+            advancing it).
+        secure: ``True`` asserts that the object is OS-keyed: ``seed`` must then be ``None``.
 
     Raises:
         InvalidInputError: for a negative int, an unsupported type, or a seed combined with ``secure=True``.
@@ -30,12 +31,12 @@ def seed_words(seed: SeedLike, secure: bool = False) -> list[int]:
                 f"system and cannot be reproduced, got seed={seed!r}"
             )
         return [0, 0, 0, 0]
+    if seed is None:
+        return [0, 0, 0, 0]
     if isinstance(seed, np.random.Generator):
         words = seed.integers(0, 2**64, size=4, dtype=np.uint64, endpoint=False)
         return [int(w) for w in words]
-    if seed is None:
-        seq = np.random.SeedSequence()
-    elif isinstance(seed, np.random.SeedSequence):
+    if isinstance(seed, np.random.SeedSequence):
         seq = seed
     elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
         if int(seed) < 0:

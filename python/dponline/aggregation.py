@@ -65,8 +65,9 @@ class TreeAggregator(_core.TreeAggregator):
         padded: Agarwal-Singh padding (identically distributed noise in every release).
         seed: ``None``, an int, a ``numpy.random.SeedSequence`` or ``numpy.random.Generator``. Same seed and
             inputs give bit-identical releases on every platform.
-        secure: draw noise from ChaCha20 keyed by the operating system (not reproducible; ``seed`` must be
-            ``None``). Floating-point Laplace/Gaussian samplers remain subject to Mironov (2012).
+        secure: ``True`` only asserts the default: without a seed the noise comes from ChaCha20 keyed by the
+            operating system, never serialised and re-keyed on copy, unpickling and in a forked child (``seed``
+            must then be ``None``).
 
     Cost: ``push`` is O(dim) amortised (1.5 vectors of fresh draws on average: the new data node and the padding
     nodes the push opens); memory is

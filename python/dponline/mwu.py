@@ -17,7 +17,8 @@ of rounds with payoffs in ``[0, 1]``. It is the expert used by :class:`dponline.
 * ``update_one(i, payoff)`` — the same for one action (the others earn 0).
 * ``sample(size=1)`` — int64 ``(size,)`` draws from ``w / Σ w``; ``probabilities()`` — float64 ``(n,)``.
 * ``log_weights``, ``offset``, ``total``, ``eta``, ``n``; pickles (``to_bytes``/``from_bytes``): a seeded
-  Hedge resumes bit-identically, a secure one reseeds from the OS.
+  Hedge resumes bit-identically; an unseeded one (OS-keyed ChaCha20, the default) re-keys from the OS, as it
+  does when copied or in a forked child.
 
 Errors: ``InvalidInputError`` for payoffs outside ``[0, 1]``, an action out of range, ``n = 0``, ``eta <= 0`` or
 ``eta > 1e100`` (so that log-weights and offset stay finite over any number of updates), a ``size`` or argument

@@ -107,8 +107,9 @@ def laplace(scale: float, size: int, *, seed: SeedLike = None, secure: bool = Fa
     Args:
         scale: ``b >= 0``, finite, at most ``1e150`` (0 gives zeros).
         size: number of draws.
-        seed: ``None``, an int, a ``numpy.random.SeedSequence`` or ``Generator``.
-        secure: draw from the OS-keyed ChaCha20 generator (then ``seed`` must be ``None``).
+        seed: ``None`` (default: the OS-keyed ChaCha20 generator), an int, a ``numpy.random.SeedSequence`` or
+            ``Generator`` (reproducible: private only while the seed is secret).
+        secure: ``True`` only asserts the default (``seed`` must then be ``None``).
 
     Returns:
         float64 array of shape ``(size,)``.

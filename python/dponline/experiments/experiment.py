@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import inspect
@@ -22,6 +23,7 @@ import numpy as np
 from .. import __version__, _core, regret
 from .._seed import seed_words
 from ..errors import InvalidInputError
+from ..privacy import PrivacyGuarantee
 from ._worker import RunTask
 from .backends import BACKENDS, _cpu_count, _describe, execute_tasks
 from .cache import RunCache, _canonical, _qualname, jsonable, stream_identity
@@ -247,9 +249,7 @@ class Experiment:
         where: str,
     ) -> Configuration:
         try:
-            # The probe's guarantee is the runs': OS-keyed (seed=None) when the root is unrecorded OS entropy.
-            probe_seed = None if self.root_seed is None else np.random.SeedSequence(self._root)
-            learner = spec.factory(**kwargs, seed=probe_seed)
+            learner = spec.factory(**kwargs, seed=np.random.SeedSequence(self._root))
         except Exception as exc:
             message = str(exc)
             named = [k for k in kwargs if re.search(rf"\b{re.escape(k)}\b", message)]
@@ -265,6 +265,9 @@ class Experiment:
             except Exception as exc:
                 raise InvalidInputError(f"{keys[key]}: the value must pickle to reach worker processes") from exc
         guarantee = getattr(learner, "privacy", None)
+        if self.root_seed is None and isinstance(guarantee, PrivacyGuarantee):
+            # The runs are seeded from the unrecorded OS-drawn root: neither a published seed nor the CSPRNG.
+            guarantee = dataclasses.replace(guarantee, randomness="os")
         privacy = jsonable(guarantee)  # dataclasses.asdict for a PrivacyGuarantee: later fields flow through
         per_row = None
         method = getattr(learner, "privacy_per_source_row", None)

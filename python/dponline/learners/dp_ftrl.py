@@ -256,7 +256,9 @@ class DPFTRL(Learner):
         calibration: ``"paper"`` (default), ``"analytic"`` or ``"zcdp"`` (Gaussian only).
         strict: raise on ``‖ℓ_t‖ > G`` instead of clipping.
         seed: ``None``, int, ``SeedSequence`` or ``Generator``.
-        secure: tree noise from the OS-keyed ChaCha20 generator (never pickled; a restored copy reseeds).
+        secure: ``True`` only asserts the default: without a seed the noise comes from ChaCha20 keyed by the
+            operating system, never serialised and re-keyed on copy, unpickling and in a forked child (``seed``
+            must then be ``None``).
         lmo_calls: Frank-Wolfe LMO calls per round on domains without an exact projection (default 4, at most
             10⁴: a round is one uninterruptible native step, and the error bound ``2D/√(k+2)`` is below 2% of
             ``D`` there).

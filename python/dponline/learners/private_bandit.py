@@ -189,8 +189,9 @@ class PrivateBandit(Learner):
         strict: raise :class:`InvalidInputError` on ``|loss| > B`` instead of clipping.
         seed: ``None``, int, ``SeedSequence`` or ``Generator``; same seed ⇒ identical actions via
             ``ask``/``tell`` and via ``run``.
-        secure: noise and directions from the OS-keyed ChaCha20 generator (not reproducible; never pickled:
-            a restored or copied secure learner reseeds from the OS, so no noise is ever replayed).
+        secure: ``True`` only asserts the default: without a seed the noise comes from ChaCha20 keyed by the
+            operating system, never serialised and re-keyed on copy, unpickling and in a forked child (``seed``
+            must then be ``None``).
 
     Every constant that sets the noise, the clipping or the step size comes from the declared arguments
     (``horizon``, ``epsilon``, ``delta``, ``lipschitz``, ``loss_bound``, the domain) — never from the losses. A

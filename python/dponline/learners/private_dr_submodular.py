@@ -148,7 +148,9 @@ class PrivateDRSubmodular(Learner):
         lmo_calls: Frank-Wolfe steps per copy and round (``argmin="frank-wolfe"``; default 4).
         strict: raise :class:`InvalidInputError` for probabilities outside ``[0, 1]`` instead of clipping them.
         seed: ``None``, int, ``SeedSequence`` or ``Generator``.
-        secure: noise and rounding from the OS-keyed ChaCha20 generator (never pickled; a restored copy reseeds).
+        secure: ``True`` only asserts the default: without a seed the noise comes from ChaCha20 keyed by the
+            operating system, never serialised and re-keyed on copy, unpickling and in a forked child (``seed``
+            must then be ``None``).
 
     Raises:
         InvalidInputError: bad arguments; a domain that is not a matroid polytope in independence form.

@@ -50,7 +50,9 @@ class PrivateEXP3(Learner):
         loss_bound: ``B > 0``; feedback outside ``[0, B]`` is clipped (unless ``strict``).
         strict: raise on feedback outside ``[0, B]`` instead of clipping.
         seed: ``None``, int, ``SeedSequence`` or ``Generator`` (stream 1: noise, stream 2: arm draws).
-        secure: OS-keyed ChaCha20 generators (never pickled; a restored copy reseeds).
+        secure: ``True`` only asserts the default: without a seed the noise comes from ChaCha20 keyed by the
+            operating system, never serialised and re-keyed on copy, unpickling and in a forked child (``seed``
+            must then be ``None``).
 
     Raises:
         InvalidInputError: bad arguments.

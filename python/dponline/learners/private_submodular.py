@@ -127,7 +127,9 @@ class PrivateSubmodular(Learner):
         strict: raise :class:`InvalidInputError` for feedback outside ``[0, 1]`` instead of clipping it.
         seed: ``None``, int, ``SeedSequence`` or ``Generator``; same seed ⇒ the same sets via ``ask``/``tell``
             and via ``run``.
-        secure: sample from the OS-keyed ChaCha20 generator (never pickled; a restored copy reseeds).
+        secure: ``True`` only asserts the default: without a seed the noise comes from ChaCha20 keyed by the
+            operating system, never serialised and re-keyed on copy, unpickling and in a forked child (``seed``
+            must then be ``None``).
 
     Raises:
         InvalidInputError: bad arguments (``k = 0``, ``k > |U|``, ``δ ∉ (0, 1)`` when private, ...).

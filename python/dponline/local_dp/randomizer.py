@@ -75,10 +75,11 @@ class LocalLaplaceRandomizer:
         bound: the declared bound ``G > 0`` (default 1, the paper's normalisation).
         mechanism: ``"laplace"`` (default) or ``"l2"``.
         strict: raise :class:`InvalidInputError` for inputs beyond ``G`` instead of clipping them.
-        seed: ``None`` (OS entropy), int, ``SeedSequence`` or ``Generator``. A seeded randomiser is private
-            only while its seed is secret.
-        secure: draw noise from ChaCha20 keyed by the OS (not reproducible; never pickled — a restored copy
-            reseeds). Floating-point samplers remain subject to Mironov (2012).
+        seed: ``None`` (the default: OS-keyed ChaCha20), int, ``SeedSequence`` or ``Generator``. A seeded
+            randomiser is private only while its seed is secret.
+        secure: ``True`` only asserts the default: without a seed the noise comes from ChaCha20 keyed by the
+            operating system, never serialised and re-keyed on copy, unpickling and in a forked child (``seed``
+            must then be ``None``).
 
     Raises:
         InvalidInputError: bad arguments.

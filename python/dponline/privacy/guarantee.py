@@ -23,10 +23,12 @@ UNIT_ROUND = "one round's loss"
 
 _RANDOMNESS = {
     "": "",
-    "os": "noise keyed from operating-system entropy (seed=None)",
+    "os": "noise from xoshiro256++ seeded from operating-system entropy that is never recorded (a sweep without a "
+    "root seed): private while that entropy stays secret",
     "seed": "seeded noise: private only while the seed is secret (anyone with the seed and the code can "
     "reproduce the noise)",
-    "secure": "noise from ChaCha20 keyed by the operating system (secure=True; never serialised)",
+    "secure": "noise from ChaCha20 keyed by the operating system (no seed): never serialised, re-keyed on copy, "
+    "unpickling and in a forked child",
 }
 
 _SAMPLER = {
@@ -52,8 +54,9 @@ class PrivacyGuarantee:
             round's loss).
         unit: what one neighbouring step changes — the privacy unit (default ``"one round's loss"``; a group
             guarantee names its group, e.g. one source row of a resampled stream).
-        randomness: how the noise was keyed: ``"os"`` (``seed=None``), ``"seed"`` (private only while the seed
-            is secret), ``"secure"`` (OS-keyed ChaCha20), or ``""`` (not stated).
+        randomness: how the noise was keyed: ``"secure"`` (no seed: OS-keyed ChaCha20, the default), ``"seed"``
+            (private only while the seed is secret), ``"os"`` (seeded from OS entropy that was never recorded: a
+            sweep without a root seed), or ``""`` (not stated).
         notes: free text (parameters, caveats).
         noise_multiplier: for a Gaussian mechanism, σ divided by the L2 sensitivity of the whole release; lets
             :meth:`group` compute the exact group guarantee. ``None`` otherwise.
@@ -176,11 +179,9 @@ class PrivacyGuarantee:
 
 
 def randomness_of(seed: object, secure: bool) -> str:
-    """How an object's noise is keyed, for :attr:`PrivacyGuarantee.randomness`: ``"secure"``, ``"os"`` (no seed)
-    or ``"seed"`` (the guarantee then holds only while the seed is secret)."""
-    if secure:
-        return "secure"
-    return "os" if seed is None else "seed"
+    """How an object's noise is keyed, for :attr:`PrivacyGuarantee.randomness`: ``"secure"`` (no seed, or
+    ``secure=True``: OS-keyed ChaCha20) or ``"seed"`` (the guarantee then holds only while the seed is secret)."""
+    return "secure" if secure or seed is None else "seed"
 
 
 def row_multiplicity(losses: object) -> int:

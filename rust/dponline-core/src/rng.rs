@@ -1,22 +1,30 @@
-//! Random generators: one named, reproducible generator for experiments and a CSPRNG for `secure=True`.
+//! Random generators: a CSPRNG for every unseeded object (the default) and one named, reproducible generator for
+//! seeded experiments.
 //!
 //! * [`Generator::from_seed`] builds **xoshiro256++** (Blackman & Vigna 2018) from 256 bits of seed material.
 //!   The algorithm is fixed by name, so the same seed gives bit-identical streams on every platform and
 //!   every dponline version that keeps [`STATE_VERSION`]. Anyone who knows the seed can reproduce the noise:
 //!   a seeded run is private only while its seed is secret.
 //! * [`Generator::secure`] builds **ChaCha20** (Bernstein 2008) keyed from the operating system's entropy
-//!   source. It is not reproducible by design. Floating-point samplers built on any generator still have the
-//!   representation gaps described by Mironov (2012, "On significance of the least significant bits for
-//!   differential privacy"); `secure` removes predictability of the stream, not those gaps.
+//!   source: what every object built without a seed uses. It is not reproducible by design. Floating-point
+//!   samplers built on any generator still have the representation gaps described by Mironov (2012, "On
+//!   significance of the least significant bits for differential privacy"); the secure generator removes
+//!   predictability of the stream, not those gaps (the exact samplers of [`crate::noise::exact`] remove them).
 //!
-//! **A secure generator is never serialised and never copied.** Its serialised form is a marker only;
-//! deserialising it, or cloning it, keys a fresh ChaCha20 from the OS. So restoring one pickle twice, or
-//! copying a secure object, can never replay noise (the two continue with independent noise).
+//! **A secure generator is never serialised, never copied and never shared with a forked child.** Its
+//! serialised form is a marker only; deserialising it, or cloning it, keys a fresh ChaCha20 from the OS. A
+//! `fork()` of the process bumps a process-wide fork epoch (a `pthread_atfork` child handler, registered when the
+//! first secure generator is keyed); a secure generator whose epoch is stale re-keys from the OS before its next
+//! word. So restoring one pickle twice, copying a secure object, or forking a process that holds one can never
+//! replay noise: the copies continue with independent noise. Buffers of noise drawn ahead of use must compare
+//! [`fork_epoch`] with the epoch they were drawn in (see [`Generator::epoch`]).
 //!
 //! Independent streams are split from one root seed with [`derive_seed`], a pseudorandom function keyed by
 //! the whole 256-bit root; a stream is never reused for two purposes.
 
 use core::convert::Infallible;
+use std::sync::Once;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use chacha20::ChaCha20Rng;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -51,8 +59,111 @@ macro_rules! with_generator {
 pub enum Generator {
     /// xoshiro256++: fast, reproducible from a [`Seed`].
     Reproducible(Xoshiro256PlusPlus),
-    /// ChaCha20 keyed from the operating system: cryptographically secure, not reproducible.
-    Secure(Box<ChaCha20Rng>),
+    /// ChaCha20 keyed from the operating system: cryptographically secure, not reproducible, re-keyed after
+    /// a fork.
+    Secure(Box<SecureRng>),
+}
+
+/// Number of `fork()`s this process descends from since the first secure generator was keyed (bumped in the
+/// child by a `pthread_atfork` handler).
+static FORK_EPOCH: AtomicU64 = AtomicU64::new(0);
+static FORK_HANDLER: Once = Once::new();
+
+#[cfg(unix)]
+extern "C" fn bump_fork_epoch() {
+    // Async-signal-safe: one atomic increment, run in the child right after fork().
+    FORK_EPOCH.fetch_add(1, Ordering::Relaxed);
+}
+
+fn register_fork_handler() {
+    FORK_HANDLER.call_once(|| {
+        #[cfg(unix)]
+        #[allow(unsafe_code)]
+        // SAFETY: registers a handler that performs one atomic increment; it has no preconditions.
+        unsafe {
+            libc::pthread_atfork(None, None, Some(bump_fork_epoch));
+        }
+    });
+}
+
+/// The current fork epoch: it changes in a forked child (once a secure generator exists in the process).
+///
+/// Noise drawn ahead of use from a secure generator must be discarded when the epoch it was drawn in differs
+/// from this value, or a forked child would release the parent's noise.
+#[inline]
+pub fn fork_epoch() -> u64 {
+    FORK_EPOCH.load(Ordering::Relaxed)
+}
+
+fn os_key() -> Result<[u8; 32]> {
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).map_err(|e| CoreError::Entropy(e.to_string()))?;
+    Ok(key)
+}
+
+/// ChaCha20 keyed with 256 bits from the operating system, that re-keys itself from the OS before its first word
+/// in a forked child.
+#[derive(Debug)]
+pub struct SecureRng {
+    rng: ChaCha20Rng,
+    epoch: u64,
+}
+
+impl SecureRng {
+    /// A freshly OS-keyed generator.
+    ///
+    /// Errors: [`CoreError::Entropy`] if the OS entropy source fails.
+    pub fn new() -> Result<Self> {
+        register_fork_handler();
+        Ok(SecureRng {
+            rng: ChaCha20Rng::from_seed(os_key()?),
+            epoch: fork_epoch(),
+        })
+    }
+
+    /// Re-key from the OS if the process forked since this generator was keyed.
+    #[inline]
+    fn fresh(&mut self) -> &mut ChaCha20Rng {
+        if self.epoch != fork_epoch() {
+            self.rekey_after_fork();
+        }
+        &mut self.rng
+    }
+
+    #[cold]
+    fn rekey_after_fork(&mut self) {
+        match os_key() {
+            Ok(key) => {
+                self.rng = ChaCha20Rng::from_seed(key);
+                self.epoch = fork_epoch();
+            }
+            Err(e) => {
+                // Failing closed: continuing would release the parent's noise in this child.
+                eprintln!(
+                    "dponline: cannot re-key the secure generator after fork ({e}); aborting"
+                );
+                std::process::abort();
+            }
+        }
+    }
+}
+
+impl TryRng for SecureRng {
+    type Error = Infallible;
+
+    #[inline]
+    fn try_next_u32(&mut self) -> core::result::Result<u32, Infallible> {
+        Ok(rand_core::Rng::next_u32(self.fresh()))
+    }
+
+    #[inline]
+    fn try_next_u64(&mut self) -> core::result::Result<u64, Infallible> {
+        Ok(rand_core::Rng::next_u64(self.fresh()))
+    }
+
+    fn try_fill_bytes(&mut self, dst: &mut [u8]) -> core::result::Result<(), Infallible> {
+        self.fresh().try_fill_bytes(dst)
+    }
 }
 
 impl PartialEq for Generator {
@@ -84,9 +195,7 @@ impl Generator {
     ///
     /// Errors: [`CoreError::Entropy`] if the OS entropy source fails.
     pub fn secure() -> Result<Self> {
-        let mut key = [0u8; 32];
-        getrandom::fill(&mut key).map_err(|e| CoreError::Entropy(e.to_string()))?;
-        Ok(Generator::Secure(Box::new(ChaCha20Rng::from_seed(key))))
+        Ok(Generator::Secure(Box::new(SecureRng::new()?)))
     }
 
     /// Build a generator for stream `stream` of `root`: reproducible when `secure` is false, otherwise
@@ -115,6 +224,19 @@ impl Generator {
     /// Whether this is the cryptographically secure generator.
     pub fn is_secure(&self) -> bool {
         matches!(self, Generator::Secure(_))
+    }
+
+    /// The fork epoch noise drawn now belongs to: [`fork_epoch`] for a secure generator, and 0 for a reproducible
+    /// one (a seeded generator is copied by a fork by design: its noise is reproducible anyway).
+    ///
+    /// A buffer of noise drawn ahead of use records this value and is redrawn when it differs from
+    /// [`Generator::epoch`] at the time of use.
+    #[inline]
+    pub fn epoch(&self) -> u64 {
+        match self {
+            Generator::Reproducible(_) => 0,
+            Generator::Secure(_) => fork_epoch(),
+        }
     }
 
     /// A uniform draw from the open interval (0, 1) with 53 random bits: never exactly 0 or 1.
@@ -268,6 +390,26 @@ mod tests {
         assert!(a.is_secure() && b.is_secure() && c.is_secure());
         assert_ne!(xs, ys);
         assert_ne!(xs, zs);
+    }
+
+    #[test]
+    fn a_secure_generator_rekeys_after_a_fork() {
+        // A forked child sees a bumped epoch: the generator must not continue the parent's ChaCha20 stream.
+        let mut parent = SecureRng::new().unwrap();
+        let mut copy = ChaCha20Rng::deserialize_state(&parent.rng.serialize_state());
+        #[cfg(unix)]
+        bump_fork_epoch();
+        #[cfg(not(unix))]
+        FORK_EPOCH.fetch_add(1, Ordering::Relaxed);
+        let child: Vec<u64> = (0..4).map(|_| parent.try_next_u64().unwrap()).collect();
+        let replay: Vec<u64> = (0..4)
+            .map(|_| rand_core::Rng::next_u64(&mut copy))
+            .collect();
+        assert_ne!(child, replay);
+        assert_eq!(parent.epoch, fork_epoch());
+        let g = Generator::secure().unwrap();
+        assert_eq!(g.epoch(), fork_epoch());
+        assert_eq!(Generator::from_seed([1, 2, 3, 4]).epoch(), 0);
     }
 
     #[test]

@@ -6,14 +6,13 @@ use dponline_core::aggregation::{
     cover,
 };
 use dponline_core::noise::NoiseDistribution;
-use dponline_core::rng::Generator;
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::convert::{
-    detached, exclusive, int_arg, len_arg, matrix_owned, real_arg, seed_words, shared, with_vector,
+    detached, exclusive, generator, int_arg, len_arg, matrix_owned, real_arg, shared, with_vector,
 };
 use crate::errors::OrRaise;
 
@@ -89,7 +88,7 @@ impl PyTreeAggregator {
         let horizon = int_arg(horizon, "horizon", 1, None)?;
         let scale = real_arg(scale, "scale", Some(0.0), false)?;
         let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
-        let rng = Generator::for_stream(&seed_words(py, seed, secure)?, 0, secure).or_raise()?;
+        let rng = generator(py, seed, secure, 0)?;
         let inner = TreeAggregator::new(dim, horizon, dist, padded, rng).or_raise()?;
         Ok(PyTreeAggregator { inner })
     }
@@ -340,7 +339,7 @@ impl PyMechanism {
                 "kind must be 'tree', 'honaker', 'kary' or 'blt', got {kind:?}"
             )));
         }
-        let rng = Generator::for_stream(&seed_words(py, seed, secure)?, 0, secure).or_raise()?;
+        let rng = generator(py, seed, secure, 0)?;
         let inner: Mechanism = match (kind, theta, omega) {
             ("tree", _, _) => TreeAggregator::new(dim, horizon, dist, padded, rng)
                 .or_raise()?

@@ -5,14 +5,38 @@ use std::sync::Mutex;
 use dponline_core::CoreError;
 use dponline_core::interrupt::Poll;
 use dponline_core::learners::NativeRun;
-use dponline_core::rng::Seed;
+use dponline_core::rng::{Generator, Seed};
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
 
 use crate::errors::{OrRaise, invalid_input};
 
+/// How an object's noise is keyed: seed material and whether the generator is the secure one.
+///
+/// Without a seed (or with `secure=True`, which then refuses a seed) the object is secure: OS-keyed ChaCha20,
+/// the words are unused. With a seed (int / SeedSequence / numpy Generator) the words key xoshiro256++.
+pub fn keying(
+    py: Python<'_>,
+    seed: Option<&Bound<'_, PyAny>>,
+    secure: bool,
+) -> PyResult<(Seed, bool)> {
+    let secure = secure || seed.is_none_or(|s| s.is_none());
+    Ok((seed_words(py, seed, secure)?, secure))
+}
+
+/// The generator of stream `stream` for a Python `seed`: secure when unseeded (see [`keying`]).
+pub fn generator(
+    py: Python<'_>,
+    seed: Option<&Bound<'_, PyAny>>,
+    secure: bool,
+    stream: u64,
+) -> PyResult<Generator> {
+    let (words, secure) = keying(py, seed, secure)?;
+    Generator::for_stream(&words, stream, secure).or_raise()
+}
+
 /// Seed material from a Python `seed` (None / int / SeedSequence / Generator), via `dponline._seed`.
-pub fn seed_words(py: Python<'_>, seed: Option<&Bound<'_, PyAny>>, secure: bool) -> PyResult<Seed> {
+fn seed_words(py: Python<'_>, seed: Option<&Bound<'_, PyAny>>, secure: bool) -> PyResult<Seed> {
     let words: Vec<u64> = py
         .import("dponline._seed")?
         .getattr("seed_words")?

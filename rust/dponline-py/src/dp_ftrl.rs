@@ -7,7 +7,7 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{RunOutput, exclusive, run_learner, seed_words, shared, with_vector};
+use crate::convert::{RunOutput, exclusive, keying, run_learner, shared, with_vector};
 use crate::domains::PyDomain;
 use crate::errors::OrRaise;
 use crate::losses::loss_family;
@@ -131,7 +131,7 @@ impl PyDpFtrl {
         .with_loss_shift(&dom, loss_shift)
         .or_raise()?;
         let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
-        let words = seed_words(py, seed, secure)?;
+        let (words, secure) = keying(py, seed, secure)?;
         Ok(PyDpFtrl {
             inner: DpFtrl::new(
                 dom,

@@ -11,7 +11,7 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{RunOutput, exclusive, run_learner, seed_words, shared, with_vector};
+use crate::convert::{RunOutput, exclusive, keying, run_learner, shared, with_vector};
 use crate::domains::PyDomain;
 use crate::errors::{OrRaise, invalid_input};
 use crate::submodular::PySubmodularFamily;
@@ -115,7 +115,7 @@ impl PyPrivateDrSubmodular {
         )
         .or_raise()?;
         let spec = MechanismSpec::from_name(mechanism).or_raise()?;
-        let words = seed_words(py, seed, secure)?;
+        let (words, secure) = keying(py, seed, secure)?;
         Ok(PyPrivateDrSubmodular {
             inner: PrivateDrSubmodular::new(dom, params, spec, dist, words, secure, strict)
                 .or_raise()?,

@@ -5,7 +5,7 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{RunOutput, detached, exclusive, run_learner, seed_words};
+use crate::convert::{RunOutput, detached, exclusive, keying, run_learner};
 use crate::errors::{OrRaise, invalid_input};
 use crate::losses::PyLossFamily;
 
@@ -140,7 +140,7 @@ impl PyPrivateExp3 {
         secure: bool,
     ) -> PyResult<Self> {
         let params = Exp3Params::new(arms, horizon, loss_bound, noise_scale).or_raise()?;
-        let words = seed_words(py, seed, secure)?;
+        let (words, secure) = keying(py, seed, secure)?;
         let inner = detached(py, || PrivateExp3::new(params, words, secure, strict))?;
         Ok(PyPrivateExp3 { inner })
     }

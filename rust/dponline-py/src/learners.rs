@@ -8,7 +8,7 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{RunOutput, exclusive, run_learner, seed_words, shared};
+use crate::convert::{RunOutput, exclusive, keying, run_learner, shared};
 use crate::domains::PyDomain;
 use crate::errors::OrRaise;
 use crate::losses::loss_family;
@@ -105,7 +105,7 @@ impl PyPrivateBandit {
         )
         .or_raise()?;
         let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
-        let words = seed_words(py, seed, secure)?;
+        let (words, secure) = keying(py, seed, secure)?;
         Ok(PyPrivateBandit {
             inner: PrivateBandit::new(dom, params, mechanism, dist, words, secure, strict)
                 .or_raise()?,

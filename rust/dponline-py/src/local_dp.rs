@@ -16,7 +16,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::convert::{detached, exclusive, len_arg, matrix_owned, real_arg, seed_words};
+use crate::convert::{detached, exclusive, keying, len_arg, matrix_owned, real_arg};
 use crate::errors::{OrRaise, invalid_input};
 
 /// Native local randomiser (documented wrapper: ``dponline.LocalLaplaceRandomizer``).
@@ -41,7 +41,7 @@ impl PyLocalRandomizer {
         let dim = len_arg(dim, "dim", 1)?;
         let bound = bound.map_or(Ok(1.0), |b| real_arg(b, "bound", Some(0.0), true))?;
         let mechanism = Mechanism::from_name(mechanism).or_raise()?;
-        let words = seed_words(py, seed, secure)?;
+        let (words, secure) = keying(py, seed, secure)?;
         Ok(PyLocalRandomizer {
             inner: LocalRandomizer::new(dim, bound, mechanism, words, secure, strict).or_raise()?,
         })
@@ -509,7 +509,7 @@ impl PyLocalLearner {
         let dim = len_arg(dim, "dim", 1)?;
         let g_bound = real_arg(g_bound, "G", Some(0.0), true)?;
         let prior = parse_prior(prior, b)?;
-        let words = seed_words(py, seed, secure)?;
+        let (words, secure) = keying(py, seed, secure)?;
         Ok(PyLocalLearner {
             inner: LocalLearner::new(
                 dim,

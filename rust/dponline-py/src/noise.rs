@@ -2,11 +2,10 @@
 
 use dponline_core::noise::NoiseDistribution;
 use dponline_core::noise::exact::{DiscreteGaussian, DiscreteLaplace, IntegerSampler};
-use dponline_core::rng::Generator;
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 
-use crate::convert::{detached, int_arg, len_arg, real_arg, seed_words};
+use crate::convert::{detached, generator, int_arg, len_arg, real_arg};
 use crate::errors::OrRaise;
 
 /// ``size`` i.i.d. draws of the sum of ``count`` i.i.d. ``noise(scale)`` variables (``count = 1``: plain draws).
@@ -27,7 +26,7 @@ pub fn sample_noise<'py>(
     let count =
         u32::try_from(count).map_err(|_| crate::errors::invalid_input("count must be < 2**32"))?;
     let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
-    let mut rng = Generator::for_stream(&seed_words(py, seed, secure)?, 0, secure).or_raise()?;
+    let mut rng = generator(py, seed, secure, 0)?;
     let out = detached(py, move || {
         let mut out = dponline_core::alloc::zeros(format!("{size} noise draws"), size)?;
         dist.sum_of(count).add_to(&mut rng, &mut out);
@@ -71,10 +70,7 @@ pub fn sample_discrete<'py>(
     } else {
         Exact::Gaussian(DiscreteGaussian::from_sigma(scale).or_raise()?)
     };
-    let mut rng = match seed {
-        None => Generator::secure().or_raise()?,
-        Some(_) => Generator::from_seed(seed_words(py, seed, false)?),
-    };
+    let mut rng = generator(py, seed, false, 0)?;
     let mut draw = move || {
         let mut out: Vec<i64> = dponline_core::alloc::zeros(format!("{size} noise draws"), size)?;
         dponline_core::with_generator!(&mut rng, g => match &sampler {

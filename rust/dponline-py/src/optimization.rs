@@ -2,13 +2,12 @@
 
 use dponline_core::domains::LinearMinimizationOracle;
 use dponline_core::frank_wolfe::project;
-use dponline_core::rng::Generator;
 use dponline_core::sphere;
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2};
 use pyo3::prelude::*;
 
-use crate::convert::{detached, int_arg, len_arg, seed_words, shared, slice, vector};
+use crate::convert::{detached, generator, int_arg, len_arg, shared, slice, vector};
 use crate::domains::PyDomain;
 use crate::errors::{OrRaise, invalid_input};
 
@@ -97,7 +96,7 @@ pub fn sample_sphere<'py>(
             )));
         }
     }
-    let mut rng = Generator::from_seed(seed_words(py, seed, false)?);
+    let mut rng = generator(py, seed, false, 0)?;
     let out = detached(py, move || {
         let mut out =
             dponline_core::alloc::zeros(format!("{size} samples of dimension {dim}"), total)?;

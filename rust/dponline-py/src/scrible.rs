@@ -5,7 +5,7 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::convert::{RunOutput, exclusive, run_learner, seed_words, shared};
+use crate::convert::{RunOutput, exclusive, keying, run_learner, shared};
 use crate::domains::PyDomain;
 use crate::errors::OrRaise;
 use crate::losses::loss_family;
@@ -45,7 +45,7 @@ impl PyPrivateScrible {
         secure: bool,
     ) -> PyResult<Self> {
         let dom = shared(domain, "domain")?.inner.clone();
-        let words = seed_words(py, seed, secure)?;
+        let (words, secure) = keying(py, seed, secure)?;
         Ok(PyPrivateScrible {
             inner: PrivateScrible::new(
                 dom,

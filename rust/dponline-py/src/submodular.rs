@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use crate::convert::{
-    RunOutput, exclusive, int_arg, len_arg, matrix_owned, real_arg, run_learner, seed_words,
+    RunOutput, exclusive, int_arg, keying, len_arg, matrix_owned, real_arg, run_learner,
     with_vector,
 };
 use crate::errors::{OrRaise, invalid_input};
@@ -106,7 +106,7 @@ impl PyHedge {
     ) -> PyResult<Self> {
         let n = len_arg(n, "n", 1)?;
         let eta = real_arg(eta, "eta", Some(0.0), true)?;
-        let words = seed_words(py, seed, secure)?;
+        let (words, secure) = keying(py, seed, secure)?;
         Ok(PyHedge {
             inner: Hedge::new(n, eta).or_raise()?,
             rng: Generator::for_stream(&words, 1, secure).or_raise()?,
@@ -556,7 +556,7 @@ impl PyPrivateSubmodular {
     ) -> PyResult<Self> {
         let feedback = feedback_from(feedback)?;
         let exploration = exploration_from(exploration)?;
-        let words = seed_words(py, seed, secure)?;
+        let (words, secure) = keying(py, seed, secure)?;
         // Validate everything (with a placeholder M) before drawing M.
         let presampled = feedback == Feedback::Bandit && exploration == Exploration::Presampled;
         let probe = SubmodularParams::new(
