@@ -514,11 +514,26 @@ def test_secure_learners_never_replay_noise():
 
 
 def test_declared_dual_bound_gives_corollary_3_2_step_and_clips_coordinates():
-    """Experts with losses in [0, 1]^n: loss_bound = n (privacy), dual_bound = 1 (η = sqrt(ln n / T))."""
+    """Experts with losses in [0, 1]^n: loss_bound = n (privacy), dual_bound = 1. Without noise η = sqrt(ln n / T)
+    (Corollary 3.2); with noise the default is noise-aware, η = sqrt(ln n / (T + c·v)) with c = 1 for Laplace
+    and v the variance of one release's noise (capped at 1/(√2 b)); learning_rate= reproduces the paper."""
     L = datasets.trump_approval_expert_losses()
     T, n = L.shape
+    assert DPFTRL(Simplex(n), horizon=T, epsilon=None, loss_bound=float(n), dual_bound=1.0).params[
+        "eta"
+    ] == pytest.approx(math.sqrt(math.log(n) / T), rel=1e-15)
     learner = DPFTRL(Simplex(n), horizon=T, epsilon=1.0, loss_bound=float(n), dual_bound=1.0, seed=0)
-    assert learner.params["eta"] == pytest.approx(math.sqrt(math.log(n) / T), rel=1e-15)
+    p = learner.params
+    b = p["noise_scale"]
+    assert p["release_variance"] == pytest.approx(p["release_draws"] * 2 * b * b, rel=1e-12)
+    noise_aware = min(math.sqrt(math.log(n) / (T + p["release_variance"])), 1 / (math.sqrt(2) * b))
+    assert p["eta"] == pytest.approx(noise_aware, rel=1e-12) and p["eta"] < math.sqrt(math.log(n) / T)
+    assert "noise-aware" in p["eta_rule"]
+    paper_eta = math.sqrt(math.log(n) / T)
+    paper = DPFTRL(Simplex(n), horizon=T, epsilon=1.0, loss_bound=float(n), dual_bound=1.0, learning_rate=paper_eta)
+    assert paper.params["eta_rule"] == "learning_rate"
+    terms = learner.regret_bound_terms()
+    assert 0 < terms["perturbation"] < terms["ftrl"] + terms["noise"]  # the tighter of the two valid bounds
     assert (
         learner.params["noise_scale"]
         == DPFTRL(Simplex(n), horizon=T, epsilon=1.0, loss_bound=float(n)).params["noise_scale"]
@@ -685,3 +700,48 @@ def test_relative_range_must_not_be_a_single_point_and_lmo_calls_are_capped():
     PortfolioLogLoss(relatives, relative_range=(1.0, 1.5))  # one side degenerate is fine
     with pytest.raises(dponline.InvalidInputError, match="lmo_calls"):
         DPFTRL(L2Ball(2), horizon=5, epsilon=None, loss_bound=1.0, lmo_calls=10_001)
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        ("simplex entropy, Laplace", dict(regularizer="entropy", delta=0.0), "simplex"),
+        ("simplex entropy, Gaussian", dict(regularizer="entropy", delta=1e-6), "simplex"),
+        ("ball euclidean, Gaussian", dict(regularizer="euclidean", delta=1e-6), "ball"),
+    ],
+    ids=lambda c: c[0],
+)
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 10.0])
+def test_noise_aware_step_size_bound_holds_and_never_loses_to_the_start(case, epsilon):
+    """The default (noise-aware) η: the mean regret over seeds stays below regret_bound() (an expected-regret
+    bound), and it minimises the perturbation bound, so its bound is below the noise-blind η's."""
+    _, kwargs, where = case
+    T, n, seeds = 2_000, 6, 6
+    rng = np.random.default_rng(11)
+    L = rng.uniform(-1, 1, (T, n)) + np.linspace(-0.3, 0.3, n)  # a weak signal: the first coordinate is best
+    L = np.clip(L, -1, 1)
+    domain = Simplex(n) if where == "simplex" else L2Ball(n)
+    bound_g = 1.0 if where == "simplex" else float(np.sqrt(n))
+    learners = [
+        DPFTRL(domain, horizon=T, epsilon=epsilon, loss_bound=float(n), dual_bound=bound_g, seed=s, **kwargs)
+        for s in range(seeds)
+    ]
+    best = (
+        L.sum(axis=0).min()
+        if where == "simplex"
+        else -np.linalg.norm(L.sum(axis=0))  # the unit ball's best fixed point
+    )
+    totals = np.array([lr.run(Linear(L)).total_loss for lr in learners])
+    assert totals.mean() - best <= learners[0].regret_bound()
+    p = learners[0].params
+    blind = DPFTRL(
+        domain,
+        horizon=T,
+        epsilon=epsilon,
+        loss_bound=float(n),
+        dual_bound=bound_g,
+        learning_rate=math.sqrt(p["regularizer_range"] / T) / p["dual_bound"],
+        **kwargs,
+    )
+    assert p["eta"] < blind.params["eta"]
+    assert learners[0].regret_bound_terms()["perturbation"] < blind.regret_bound_terms()["perturbation"]

@@ -182,14 +182,20 @@ class DPFTRL(Learner):
       Frank-Wolfe with exact line search, ``lmo_calls`` LMO calls per round warm-started from the previous
       action.
 
-    Step size: ``learning_rate`` or, by default, ``η = sqrt(D_R / (T G²))``, the minimiser of the FTRL bound
-    ``D_R/η + η T G²`` (Shalev-Shwartz 2012, Theorem 2.11) — the tuning of Agarwal-Singh Corollary 3.2 for
+    Step size: ``learning_rate`` or, by default, the noise-aware ``η = sqrt(D_R / (T G² + c·v))`` for the
+    entropy (at most ``1/(√2 b)`` for Laplace(b) node noise) and ``η = sqrt(D_R / (T G² + n·v))`` for ``½‖x‖²``,
+    where ``v`` is the per-coordinate variance of one release's noise and ``c`` is ½ (Gaussian) or 1 (Laplace):
+    the minimisers of the perturbed-FTRL bound (:meth:`regret_bound_terms`, ``perturbation``). While the noise
+    dominates, ``η`` shrinks and the learner stays near the uniform weights / the centre instead of following
+    the noise; without noise it is ``sqrt(D_R / (T G²))``, the minimiser of the FTRL bound ``D_R/η + η T G²``
+    (Shalev-Shwartz 2012, Theorem 2.11) — the tuning of Agarwal-Singh Corollary 3.2 for
     experts (``D_R = ln n``) and its sphere/cube analogues (``D_R = r²/2`` on the ball of radius ``r``,
     ``½Σ max(l_i², u_i²) − ½Σ dist(0,[l_i,u_i])²`` on a box, ``½ − 1/(2n)`` for ``½‖x‖²`` on the simplex,
     ``½(‖c‖ + D)²`` on other domains). ``G`` is the bound on the dual norm of the loss vectors (``‖ℓ‖_∞`` for
     entropy, ``‖ℓ‖₂`` for ``½‖x‖²``): ``dual_bound`` if declared, else ``loss_bound`` (which bounds both dual
     norms). For experts with losses in ``[0, 1]^n`` declare ``loss_bound=n`` (privacy, L1) and
-    ``dual_bound=1`` (step size): ``η = sqrt(ln n / T)``, exactly Corollary 3.2's setting. See ``params``.
+    ``dual_bound=1`` (step size): without noise ``η = sqrt(ln n / T)``, exactly Corollary 3.2's setting. See
+    ``params`` (``eta``, ``eta_rule``, ``release_variance``).
 
     Losses: each ``tell`` takes the whole loss vector ``ℓ_t`` (shape ``(n,)``); the learner suffers
     ``⟨ℓ_t, x_t⟩``. Vectors with ``‖ℓ_t‖ > loss_bound`` — in L1 for Laplace noise (``δ = 0``), in L2 for Gaussian — are
@@ -438,7 +444,12 @@ class DPFTRL(Learner):
           ``samples`` draws of the core's samplers; ``noise_stderr`` is its standard error (0 for closed forms);
         * ``frank_wolfe``: on Frank-Wolfe domains, ``T·G_*·2D/√(k+2)`` for ``k = lmo_calls`` (each action is within
           ``2D/√(k+2)`` of the exact argmin: Frank-Wolfe from any feasible start, Ene-Nguyen-Vladu Lemma C.4) —
-          a worst-case term, linear in ``T``.
+          a worst-case term, linear in ``T``;
+        * ``perturbation``: a second valid bound with the noise inside the FTRL analysis, ``D_R/η + η T G_*² +
+          η·c·v`` (entropy; ``∞`` when ``η`` exceeds the cumulant bound's range) or ``D_R/η + η(T G_*² + n·v)``
+          (``½‖x‖²``): Agarwal-Singh's one-shot-perturbation argument, then the Hedge potential (entropy) or FTRL
+          with the perturbation as a round-0 loss (Shalev-Shwartz 2012, Theorem 2.11); the proof is in the core's
+          ``DpFtrlParams::perturbation_bound``. :meth:`regret_bound` takes the smaller of the two.
 
         Raises:
             InvalidInputError: bad ``samples`` / ``seed``; the bound overflows float64 (the declared constants are
@@ -470,17 +481,20 @@ class DPFTRL(Learner):
             "noise_stderr": stderr,
             "noise_method": method,
             "frank_wolfe": fw,
+            "perturbation": p.get("perturbation_bound", math.inf),
             "source": "Agarwal-Singh 2017 Theorem 3.1 (FTRL regret + E[max<Z,x> - min<Z,x>]); "
-            "FTRL term: Shalev-Shwartz 2012 Theorem 2.11",
+            "FTRL term: Shalev-Shwartz 2012 Theorem 2.11; perturbation: the one-shot perturbation inside the "
+            "FTRL analysis (Hedge potential / round-0 loss)",
             "dim": n,
         }
 
     def regret_bound(self, *, samples: int = 20_000, seed: int = 0) -> float:
         """Expected-regret bound against an oblivious adversary with linear losses bounded by ``G``:
-        ``ftrl + noise + frank_wolfe`` of :meth:`regret_bound_terms`, with the Monte Carlo noise term (when
-        used) raised by 4 standard errors. Agarwal-Singh 2017 Theorem 3.1."""
+        ``min(ftrl + noise, perturbation) + frank_wolfe`` of :meth:`regret_bound_terms`, with the Monte Carlo noise
+        term (when used) raised by 4 standard errors. Agarwal-Singh 2017 Theorem 3.1 and the perturbation bound."""
         terms = self.regret_bound_terms(samples=samples, seed=seed)
-        return float(terms["ftrl"] + terms["noise"] + 4.0 * terms["noise_stderr"] + terms["frank_wolfe"])
+        theorem = terms["ftrl"] + terms["noise"] + 4.0 * terms["noise_stderr"]
+        return float(min(theorem, terms["perturbation"]) + terms["frank_wolfe"])
 
     def _noise_term(self, p: dict[str, Any], samples: int, seed: int) -> tuple[float, float, str]:
         return noise_width(self._domain, p["noise"], p["noise_scale"], p["release_draws"], samples, seed)

@@ -37,7 +37,7 @@ use crate::error::{CoreError, Result};
 pub type Seed = [u64; 4];
 
 /// Format version of serialized generator and learner states.
-pub const STATE_VERSION: u32 = 4;
+pub const STATE_VERSION: u32 = 5;
 
 /// Run `$body` with `$g` bound to the concrete generator inside `$rng` (a `&mut Generator`), so loops in
 /// `$body` are monomorphic: one dispatch per call instead of one per draw.

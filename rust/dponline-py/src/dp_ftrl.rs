@@ -27,6 +27,11 @@ fn params_dict<'py>(py: Python<'py>, p: &DpFtrlParams) -> PyResult<Bound<'py, Py
         "eta_rule",
         if p.regularizer == Regularizer::None {
             "none (FTPL plays the LMO of the release)"
+        } else if p.eta_default && p.release_noise.variance > 0.0 {
+            match p.regularizer {
+                Regularizer::NegativeEntropy => "sqrt(D_R / (T G^2 + c v)), noise-aware",
+                _ => "sqrt(D_R / (T G^2 + n v)), noise-aware",
+            }
         } else if p.eta_default {
             "sqrt(D_R / (T G^2))"
         } else {
@@ -35,6 +40,12 @@ fn params_dict<'py>(py: Python<'py>, p: &DpFtrlParams) -> PyResult<Bound<'py, Py
     )?;
     d.set_item("lmo_calls", p.lmo_calls)?;
     d.set_item("ftrl_bound", p.ftrl_bound())?;
+    // Present only where it holds (a declared padded-tree noise, and η within the cumulant bound's range).
+    let perturbation = p.perturbation_bound();
+    if perturbation.is_finite() {
+        d.set_item("perturbation_bound", perturbation)?;
+    }
+    d.set_item("release_variance", p.release_noise.variance)?;
     d.set_item("loss_shift", p.loss_shift)?;
     Ok(d)
 }

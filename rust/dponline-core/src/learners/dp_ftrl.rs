@@ -339,8 +339,11 @@ pub struct DpFtrlParams {
     pub dual_clip: bool,
     /// Step size `η`.
     pub eta: f64,
-    /// Whether `η` is the default `sqrt(D_R / (T G_*²))`.
+    /// Whether `η` is the default rule (noise-aware once [`DpFtrlParams::tune_for_noise`] has run).
     pub eta_default: bool,
+    /// The noise of every release, as the step size and [`DpFtrlParams::perturbation_bound`] use it (none until
+    /// [`DpFtrlParams::tune_for_noise`]).
+    pub release_noise: ReleaseNoise,
     /// LMO calls per round for the Frank-Wolfe step (unused by the closed forms).
     pub lmo_calls: u32,
     /// Constant `c` subtracted from every coordinate of every loss vector before clipping (0 = none; non-zero
@@ -447,6 +450,7 @@ impl DpFtrlParams {
             dual_clip,
             eta,
             eta_default,
+            release_noise: ReleaseNoise::NONE,
             lmo_calls,
             loss_shift: 0.0,
         };
@@ -499,6 +503,116 @@ impl DpFtrlParams {
         // (η G_*)·T·G_*: G_*² alone overflows for G_* > 1.3e154.
         self.regularizer_range / self.eta
             + self.eta * self.dual_bound * self.horizon as f64 * self.dual_bound
+    }
+
+    /// The noise term of the perturbed-FTRL bound at step size `eta`: `η·c·v` for the entropy (from the
+    /// cumulant bound `ln E e^{−ηZ_i} ≤ c·η²·v`, valid for `η ≤ cap`; `∞` above it) and `η·n·v` for `½‖x‖²`
+    /// (`E‖Z‖₂² = n·v`). See [`DpFtrlParams::tune_for_noise`].
+    fn perturbation_term(&self, eta: f64) -> f64 {
+        let noise = &self.release_noise;
+        match self.regularizer {
+            Regularizer::None => f64::INFINITY,
+            Regularizer::NegativeEntropy if eta > noise.cap => f64::INFINITY,
+            Regularizer::NegativeEntropy => eta * noise.cumulant_factor * noise.variance,
+            Regularizer::Euclidean => eta * self.dim as f64 * noise.variance,
+        }
+    }
+
+    /// Expected regret bound of FTRL on the released prefix sums against an oblivious adversary, with the noise
+    /// inside the FTRL analysis: `D_R/η + η T G_*² + perturbation`, where the perturbation term is
+    /// `η·c·v` (entropy) or `η·n·v` (`½‖x‖²`), `v` the per-coordinate variance of one release's noise.
+    ///
+    /// Proof. Agarwal-Singh 2017 (proof of Theorem 3.1): against an oblivious adversary the expected loss of
+    /// round `t` depends only on the marginal of the noise `Z` of `L̃_{t−1}`, which is the same in every release
+    /// of the padded tree, so the expected regret equals that of FTRL with one perturbation `Z` drawn at the
+    /// start. *Entropy:* the Hedge potential `W_t = Σ_i exp(−η(Z_i + L_{t,i}))` gives
+    /// `Σ_t⟨x_t, ℓ_t⟩ − L_{T,i*} ≤ Z_{i*} + ln W_0/η + ηTG_*²/2` (Hoeffding's lemma on losses in `[−G_*, G_*]`);
+    /// `E Z_{i*} = 0` and `E ln W_0 ≤ ln n + ln E e^{−ηZ_1} ≤ ln n + c·η²·v` (Jensen; the cumulant bound of
+    /// [`ReleaseNoise`]), so the expected regret is at most `ln n/η + η(TG_*²/2 + c·v)`, below the stated
+    /// bound. *`½‖x‖²`:* `Z` is a round-0 loss of FTRL with a 1-strongly-convex regulariser; Shalev-Shwartz
+    /// 2012 Theorem 2.11 over rounds `0..T` bounds `Σ_{t=0}^T ⟨z_t, x_t − u⟩` by `D_R/η + η Σ‖z_t‖₂²`, and
+    /// the round-0 term `⟨Z, x_0 − u⟩` has mean 0, so the expected regret is at most `D_R/η + η(TG_*² + n·v)`.
+    /// `∞` when no noise was declared or (entropy) `η` is above the cumulant bound's range.
+    pub fn perturbation_bound(&self) -> f64 {
+        if !self.release_noise.declared {
+            return f64::INFINITY;
+        }
+        self.ftrl_bound() + self.perturbation_term(self.eta)
+    }
+
+    /// Make the default step size noise-aware: `η = sqrt(D_R / (T G_*² + c·v))` for the entropy (capped at the
+    /// cumulant bound's range) and `η = sqrt(D_R / (T G_*² + n·v))` for `½‖x‖²`, the minimisers of
+    /// [`DpFtrlParams::perturbation_bound`]. With no noise (`v = 0`) this is the non-private
+    /// `sqrt(D_R / (T G_*²))`; with heavy noise `η` shrinks so the learner stays near the regulariser's minimiser
+    /// (the uniform weights, the centre) instead of following the noise. An explicit `learning_rate` is kept.
+    pub fn tune_for_noise(&mut self, noise: ReleaseNoise) {
+        self.release_noise = noise;
+        if !self.eta_default || self.regularizer == Regularizer::None {
+            return;
+        }
+        let tf = self.horizon as f64;
+        let g = self.dual_bound;
+        let extra = match self.regularizer {
+            Regularizer::NegativeEntropy => noise.cumulant_factor * noise.variance,
+            _ => self.dim as f64 * noise.variance,
+        };
+        // D_R / (T G² + extra), computed as (D_R/G²) / (T + extra/G²): G² alone overflows for G > 1.3e154.
+        let per_g = extra / g / g;
+        let mut eta = (self.regularizer_range.max(f64::MIN_POSITIVE) / (tf + per_g)).sqrt() / g;
+        if self.regularizer == Regularizer::NegativeEntropy {
+            eta = eta.min(noise.cap);
+        }
+        if eta.is_finite() && eta > 0.0 {
+            self.eta = eta;
+        }
+    }
+}
+
+/// The per-coordinate noise of every release, for the noise-aware step size: its variance `v` and a cumulant
+/// bound `ln E e^{λZ} ≤ c·λ²·v` valid for `|λ| ≤ cap`.
+///
+/// * Gaussian node noise (any number of draws): `c = ½`, `cap = ∞` (exact: `ln E e^{λZ} = λ²v/2`); the
+///   discrete Gaussian is sub-Gaussian with its `σ²` (Canonne-Kamath-Steinke 2020), so the same holds there.
+/// * Laplace(`b`) node noise, `k` draws: `c = 1`, `cap = 1/(√2·b)`: per draw `−ln(1 − λ²b²) ≤ λ²b²/(1 − λ²b²)
+///   ≤ 2λ²b² = λ²·Var` for `λb ≤ 1/√2`, and the cumulants of independent draws add.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ReleaseNoise {
+    /// Whether the noise was declared (false: [`DpFtrlParams::perturbation_bound`] is not available).
+    pub declared: bool,
+    /// Per-coordinate variance `v` of one release's noise.
+    pub variance: f64,
+    /// The constant `c` of the cumulant bound.
+    pub cumulant_factor: f64,
+    /// The largest `|λ|` for which the cumulant bound holds.
+    pub cap: f64,
+}
+
+impl ReleaseNoise {
+    /// No noise declared yet.
+    pub const NONE: ReleaseNoise = ReleaseNoise {
+        declared: false,
+        variance: 0.0,
+        cumulant_factor: 0.5,
+        cap: f64::INFINITY,
+    };
+
+    /// The noise of a release that sums `draws` i.i.d. draws of `node` (the padded tree: every release).
+    pub fn of_draws(node: NoiseDistribution, draws: u32) -> Self {
+        let variance = f64::from(draws) * node.variance();
+        match node {
+            NoiseDistribution::Laplace { scale } if scale > 0.0 => ReleaseNoise {
+                declared: true,
+                variance,
+                cumulant_factor: 1.0,
+                cap: 1.0 / (core::f64::consts::SQRT_2 * scale),
+            },
+            _ => ReleaseNoise {
+                declared: true,
+                variance,
+                cumulant_factor: 0.5,
+                cap: f64::INFINITY,
+            },
+        }
     }
 }
 
@@ -562,12 +676,27 @@ impl DpFtrl {
                 noise.scale(),
             ));
         }
+        let padded = matches!(mechanism, MechanismSpec::Tree { padded: true });
         let tree = mechanism.build(
             n,
             params.horizon,
             noise,
             Generator::for_stream(&seed, 1, secure)?,
         )?;
+        // The step size is tuned to the release noise (it only shrinks, so the finiteness check above holds):
+        // every release of the padded tree sums the same number of draws, which the bound needs; another
+        // mechanism is tuned to the variance of its last release, and no bound is claimed for it.
+        let mut params = params;
+        if padded {
+            params.tune_for_noise(ReleaseNoise::of_draws(noise, padded_draws(params.horizon)));
+        } else {
+            let mut other = ReleaseNoise::of_draws(noise, 1);
+            other.variance = tree.variance(params.horizon)?;
+            other.declared = false;
+            other.cap = f64::INFINITY;
+            other.cumulant_factor = 1.0;
+            params.tune_for_noise(other);
+        }
         let release = tree.initial().to_vec();
         let step = match (params.regularizer, &domain) {
             (Regularizer::None, _) => Step::Lmo,
@@ -951,6 +1080,49 @@ fn simplex_threshold(v: &[f64], sorted: &mut [f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_step_size_is_noise_aware_and_minimises_the_perturbation_bound() {
+        let domain = simplex(8);
+        let base = |reg| {
+            DpFtrlParams::new(&domain, 1000, 8.0, LossNorm::L1, reg, None, Some(1.0), 4).unwrap()
+        };
+        for reg in [Regularizer::NegativeEntropy, Regularizer::Euclidean] {
+            let blind = base(reg).eta;
+            // No noise: the non-private tuning sqrt(D_R / (T G²)).
+            let mut p = base(reg);
+            p.tune_for_noise(ReleaseNoise::of_draws(
+                NoiseDistribution::Gaussian { sigma: 0.0 },
+                10,
+            ));
+            assert_eq!(p.eta, blind);
+            // Gaussian noise: the closed-form minimiser, and the bound is smallest there.
+            let mut p = base(reg);
+            p.tune_for_noise(ReleaseNoise::of_draws(
+                NoiseDistribution::Gaussian { sigma: 30.0 },
+                10,
+            ));
+            assert!(p.eta < blind);
+            let at = |eta: f64| {
+                let mut q = p.clone();
+                q.eta = eta;
+                q.perturbation_bound()
+            };
+            let best = at(p.eta);
+            assert!(best.is_finite() && best <= at(p.eta * 1.01) && best <= at(p.eta * 0.99));
+            assert!(at(blind) > best);
+        }
+        // Laplace: the step size never leaves the cumulant bound's range, where the bound holds.
+        let mut p = base(Regularizer::NegativeEntropy);
+        p.tune_for_noise(ReleaseNoise::of_draws(
+            NoiseDistribution::Laplace { scale: 1e3 },
+            1,
+        ));
+        assert!(p.eta <= 1.0 / (2f64.sqrt() * 1e3) && p.perturbation_bound().is_finite());
+        p.eta_default = false;
+        p.eta = 1.0;
+        assert_eq!(p.perturbation_bound(), f64::INFINITY);
+    }
     use crate::domains::{L2Ball, Simplex, UniformMatroid};
 
     fn simplex(n: usize) -> Domain {
