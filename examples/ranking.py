@@ -41,6 +41,8 @@ from dponline import losses, privacy, regret
 from dponline.datasets import open_bandit_round_probabilities
 from dponline.domains import BipartiteMatchingPolytope
 from dponline.experiments import Experiment, LearnerSpec, Results, run_job
+from dponline.experiments.job import cell
+from dponline.experiments.verdict import format_number
 
 POSITIONS = 3
 DISCOUNT = np.array([1.0 / math.log2(p + 2) for p in range(POSITIONS)])
@@ -93,6 +95,8 @@ def build_experiment(args: argparse.Namespace) -> Experiment:
         checkpoints=min(200, args.horizon),
         comparators=comparators,
         name="Open Bandit ranking",
+        baseline="uniform",
+        unit="clicks",
         description=(
             f"{args.horizon} rounds bootstrapped from the 10,000 logged Open Bandit rounds; 80 items into "
             f"{POSITIONS} positions, position-based clicks with the DCG discount; losses = minus expected clicks"
@@ -100,39 +104,27 @@ def build_experiment(args: argparse.Namespace) -> Experiment:
     )
 
 
-def _pm(row: object, metric: str, scale: float = 1.0) -> str:
-    mean, low, high = (row[f"{metric}_{s}"] * scale for s in ("mean", "ci_low", "ci_high"))  # type: ignore[index]
-    if not math.isfinite(low):
-        return f"{mean:.1f}"
-    return f"{mean:.1f} ± {abs(high - low) / 2:.1f}"
-
-
 def report(results: Results, args: argparse.Namespace, multiplicity: int) -> str:
     """Expected clicks and regrets with 95% intervals, privacy, and a verdict per private learner."""
     table = results.summary()
-    lines = [f"{'learner':<28} {'ε':>5} {'expected clicks':>18} {'regret vs best ranking':>24} {'vs uniform':>16}"]
-    lines.append("-" * len(lines[0]))
-    verdicts = []
+    lines = [
+        f"{'':<28} {'':>5} {'(gain)':>18} {'regret (+ = worse) vs':^42}",
+        f"{'learner':<28} {'ε':>5} {'expected clicks':>18} {'best ranking':>24} {'uniform':>17}",
+    ]
+    lines.append("-" * len(lines[1]))
     for config, (_, row) in zip(results.configurations, table.iterrows(), strict=True):
         eps = config.kwargs.get("epsilon")
         lines.append(
-            f"{config.name[:28]:<28} {'-' if eps is None else f'{eps:g}':>5} {_pm(row, 'loss', -1.0):>18} "
-            f"{_pm(row, 'regret_best ranking'):>24} {_pm(row, 'regret_uniform'):>16}"
+            f"{config.name[:28]:<28} {'-' if eps is None else f'{eps:g}':>5} {cell(row, 'loss', scale=-1.0):>18} "
+            f"{cell(row, 'regret_best_ranking', signed=True):>24} {cell(row, 'regret_uniform', signed=True):>17}"
         )
-        if eps is not None:
-            mean, low, high = (row[f"regret_uniform_{s}"] for s in ("mean", "ci_low", "ci_high"))
-            if not math.isfinite(low):
-                verdicts.append(f"{config.label}: {-mean:+.1f} clicks vs the uniform ranking (one seed: no interval)")
-            elif low <= 0.0 <= high:
-                verdicts.append(f"{config.label}: within noise of the uniform ranking ({-mean:+.1f} clicks)")
-            else:
-                word = "beats" if mean < 0 else "trails"
-                half = (high - low) / 2
-                verdicts.append(f"{config.label}: {word} the uniform ranking by {abs(mean):.1f} ± {half:.1f} clicks")
     for name, comp in results.metadata()["comparators"].items():
         label = "best ranking (hindsight)" if name == "best ranking" else "uniform ranking"
-        lines.append(f"{label:<28} {'':>5} {-comp['total_loss']:>18.1f}")
-    lines.append("(expected clicks over the horizon; mean ± half-width of the 95% t-interval over seeds)")
+        lines.append(f"{label:<28} {'':>5} {format_number(-comp['total_loss']):>18}")
+    lines.append(
+        "(expected clicks over the horizon; regret = comparator's clicks − learner's, + = worse; mean ± half-width "
+        "of the 95% t-interval over seeds)"
+    )
     lines.append("")
     lines.append("privacy (replacing one round's click probabilities):")
     for config in results.configurations:
@@ -155,7 +147,7 @@ def report(results: Results, args: argparse.Namespace, multiplicity: int) -> str
     lines.append(f"  randomness: {seed_line}")
     lines.append("  not private: the clicks, regrets and comparators above are evaluations computed from the data")
     lines.append("")
-    lines.extend(f"verdict — {v}" for v in verdicts)
+    lines.extend(results.verdicts("the uniform ranking"))
     return "\n".join(lines)
 
 

@@ -167,7 +167,7 @@ def test_experts_job_runs_on_real_data(tmp_path, capsys):
     ftrl = next(c for c in meta["configurations"] if c["learner"] == "DP-FTRL")
     assert ftrl["privacy"]["delta"] == 1e-6 and ftrl["privacy"]["epsilon"] == 1.0
     runs = pd.read_parquet(tmp_path / "runs.parquet")
-    assert set(runs.learner) == {"DP-FTRL", "FTRL, non-private", "DP-FTPL"}
+    assert set(runs.learner) == {"DP-FTRL", "FTRL, non-private", "DP-FTPL", "FTPL, non-private"}
 
 
 def test_bandit_job_runs_on_open_bandit_rates(tmp_path, capsys):

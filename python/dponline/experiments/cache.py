@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import inspect
@@ -9,6 +10,7 @@ import json
 import math
 import os
 import pickle
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -100,12 +102,16 @@ def stream_identity(stream: Any) -> dict[str, Any]:
 class RunCache:
     """Finished runs stored as one ``.npz`` file each under ``directory``, keyed by the run's hash.
 
-    Each entry holds the checkpoints and cumulative losses (exact binary float64) and a JSON string of the
-    run's scalars (total loss, rounds, the ``clipped`` count, timings) and a human-readable description. None of
-    it is a private release: the losses and the clipped count are exact functions of the raw data (see
-    :meth:`dponline.experiments.Experiment.metadata`, ``not_private``), so keep a cache as confidential as the
-    data. Writes are atomic (temporary file + rename), so an interrupted sweep never leaves a half-written entry;
-    an unreadable entry counts as missing. Failed runs are not cached: a rerun retries them.
+    Each entry holds the checkpoints and cumulative losses (exact binary float64), a JSON string of the run's
+    scalars (total loss, rounds, the ``clipped`` count, timings) with a human-readable description, and a
+    SHA-256 checksum over all three. None of it is a private release: the losses and the clipped count are exact
+    functions of the raw data (see :meth:`dponline.experiments.Experiment.metadata`, ``not_private``), so keep a
+    cache as confidential as the data.
+
+    Writes are atomic and durable (temporary file, ``fsync``, rename), so an interrupted sweep never leaves a
+    half-written entry. An entry that cannot be read (truncated, empty, not a zip file, a flipped bit) or whose
+    checksum or key does not match is reported with a :class:`RuntimeWarning`, deleted, and counts as missing:
+    the run is recomputed. Failed runs are not cached: a rerun retries them.
     """
 
     def __init__(self, directory: str | os.PathLike[str]) -> None:
@@ -115,33 +121,88 @@ class RunCache:
         return self.directory / key[:2] / f"{key}.npz"
 
     def get(self, key: str) -> dict[str, Any] | None:
-        """The stored record of run ``key``, or ``None``."""
+        """The stored record of run ``key``, or ``None`` (missing, or damaged: then warned about and deleted)."""
+        path = self._path(key)
+        if not path.exists():
+            return None
         try:
-            with np.load(self._path(key), allow_pickle=False) as entry:
-                record = json.loads(str(entry["record"]))
-                record["checkpoints"] = np.asarray(entry["checkpoints"], dtype=np.int64)
-                record["cumulative_loss"] = np.asarray(entry["cumulative_loss"], dtype=np.float64)
-        except (OSError, ValueError, KeyError):
+            with np.load(path, allow_pickle=False) as entry:
+                text = str(entry["record"])
+                checkpoints = np.asarray(entry["checkpoints"], dtype=np.int64)
+                cumulative = np.asarray(entry["cumulative_loss"], dtype=np.float64)
+                stored = str(entry["checksum"])
+            if stored != _checksum(checkpoints, cumulative, text):
+                raise ValueError("checksum mismatch")
+            record = json.loads(text)
+            if record.get("status") != "ok" or record.get("key") != key:
+                raise ValueError("the entry is not this run's")
+        except Exception as exc:  # BadZipFile, EOFError, zlib.error, KeyError, ValueError, OSError ...: damaged
+            warnings.warn(
+                f"cache entry {path} is unreadable ({type(exc).__name__}: {exc}); deleted, the run is recomputed",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+            with contextlib.suppress(OSError):
+                path.unlink()
             return None
-        if record.get("status") != "ok" or record.get("key") != key:
-            return None
+        record["checkpoints"] = checkpoints
+        record["cumulative_loss"] = cumulative
         return record
 
     def put(self, key: str, record: dict[str, Any], about: dict[str, Any] | None = None) -> None:
-        """Store a finished run (``about``: human-readable context saved alongside)."""
+        """Store a finished run (``about``: human-readable context saved alongside), atomically.
+
+        Raises:
+            OSError: the entry could not be written (a full disk ...); no temporary file is left.
+        """
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         arrays = ("checkpoints", "cumulative_loss")
         scalars = {k: v for k, v in record.items() if k not in (*arrays, "index", "cached", "regret")}
         scalars["about"] = about or {}
-        tmp = path.with_name(f"{path.stem}.tmp{os.getpid()}.npz")
-        np.savez(
-            tmp,
-            checkpoints=np.asarray(record["checkpoints"], dtype=np.int64),
-            cumulative_loss=np.asarray(record["cumulative_loss"], dtype=np.float64),
-            record=np.asarray(json.dumps(jsonable(scalars))),
-        )
-        os.replace(tmp, path)
+        checkpoints = np.asarray(record["checkpoints"], dtype=np.int64)
+        cumulative = np.asarray(record["cumulative_loss"], dtype=np.float64)
+        text = json.dumps(jsonable(scalars))
+        tmp = path.with_name(f"{path.stem}{TEMPORARY}{os.getpid()}")
+        try:
+            with open(tmp, "wb") as fh:
+                np.savez(
+                    fh,
+                    checkpoints=checkpoints,
+                    cumulative_loss=cumulative,
+                    record=np.asarray(text),
+                    checksum=np.asarray(_checksum(checkpoints, cumulative, text)),
+                )
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
+
+    def clean_temporary(self) -> int:
+        """Delete the temporary files interrupted writes left (call it only while no one else writes to the
+        cache: a job holds its output folder's lock); returns how many."""
+        if not self.directory.exists():
+            return 0
+        stale = list(self.directory.glob(f"**/*{TEMPORARY}*"))
+        for path in stale:
+            with contextlib.suppress(OSError):
+                path.unlink()
+        return len(stale)
 
     def __len__(self) -> int:
         return sum(1 for _ in self.directory.glob("*/*.npz")) if self.directory.exists() else 0
+
+
+TEMPORARY = ".tmp-"
+"""Marks a cache entry still being written (``<key>.tmp-<pid>``)."""
+
+
+def _checksum(checkpoints: np.ndarray, cumulative: np.ndarray, text: str) -> str:
+    digest = hashlib.sha256()
+    for part in (checkpoints.astype("<i8").tobytes(), cumulative.astype("<f8").tobytes(), text.encode()):
+        digest.update(len(part).to_bytes(8, "little"))
+        digest.update(part)
+    return digest.hexdigest()

@@ -64,7 +64,7 @@ __all__ = ["OutputOptions", "load_config", "experiment_from_config", "resolve_le
 
 _TOP = ("name", "description", "stream", "sweep", "grid", "learners", "output")
 _STREAM = ("dataset", "file", "loss", "horizon", "resample", "seed")
-_SWEEP = ("seeds", "root_seed", "checkpoints")
+_SWEEP = ("seeds", "root_seed", "checkpoints", "baseline", "unit")
 _OUTPUT = ("format", "svg")
 _DOMAINS: dict[str, Callable[..., Any]] = {
     "simplex": lambda n: domains.Simplex(n),
@@ -257,8 +257,16 @@ def experiment_from_config(
     return experiment, options
 
 
-def load_config(path: str | os.PathLike[str]) -> tuple[Experiment, OutputOptions]:
-    """Read a sweep configuration file (TOML) and build its :class:`Experiment`.
+def load_config(
+    path: str | os.PathLike[str],
+    *,
+    seeds: int | None = None,
+    root_seed: int | None = None,
+    epsilon: list[float] | None = None,
+) -> tuple[Experiment, OutputOptions]:
+    """Read a sweep configuration file (TOML) and build its :class:`Experiment`; ``seeds``, ``root_seed`` and
+    ``epsilon`` (when given) replace the file's ``sweep.seeds``, ``sweep.root_seed`` and ``grid.epsilon``
+    (the ``dponline sweep`` flags ``--seeds``, ``--seed``, ``--epsilon``).
 
     Raises:
         InvalidInputError: an unreadable file, invalid TOML, or an invalid configuration (naming the key).
@@ -272,4 +280,12 @@ def load_config(path: str | os.PathLike[str]) -> tuple[Experiment, OutputOptions
         config = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InvalidInputError(f"{path.name}: not valid TOML: {exc}") from exc
+    if seeds is not None or root_seed is not None:
+        config["sweep"] = dict(config.get("sweep", {}))
+        if seeds is not None:
+            config["sweep"]["seeds"] = seeds
+        if root_seed is not None:
+            config["sweep"]["root_seed"] = root_seed
+    if epsilon is not None:
+        config["grid"] = {**config.get("grid", {}), "epsilon": list(epsilon)}
     return experiment_from_config(config, base=path.parent)

@@ -16,6 +16,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ MAX_CHECKPOINTS = 10_000
 """Most ``checkpoints`` per run (the limit of :meth:`dponline.learners.Learner.run`)."""
 MAX_SEEDS = 10**6
 """Most ``seeds`` per (learner, grid point): every run's seed is spawned when the experiment is built."""
+_PRIVACY_ARGUMENTS = ("epsilon", "delta", "calibration", "mechanism")
 OS_ROOT = "os (not recorded)"
 """What the metadata says for ``root_seed`` when the seed tree was keyed from operating-system entropy."""
 
@@ -94,6 +96,9 @@ class Experiment:
             older job's seeds); it must depend on ``(i, j, k)`` only.
         name: the experiment's name (metadata, plot titles).
         description: free text describing the stream (metadata, plot titles).
+        baseline: the name of the do-nothing comparator every private learner's verdict is measured against
+            (default ``"uniform"`` when that comparator exists: the uniform portfolio, weights or arm).
+        unit: the unit of the losses and regrets, for tables, verdicts and plot axes (``"nats"`` ...).
 
     Raises:
         InvalidInputError: bad configuration, naming the key (``grid.epsilon``, ``learners[1].params.foo``,
@@ -114,6 +119,8 @@ class Experiment:
         seed_fn: Callable[[int, int, int], Any] | None = None,
         name: str = "sweep",
         description: str = "",
+        baseline: str | None = None,
+        unit: str = "loss units",
     ) -> None:
         for attr in ("kind", "horizon", "dim", "cumulative_at", "data"):
             if not hasattr(stream, attr):
@@ -158,6 +165,17 @@ class Experiment:
         ):
             raise InvalidInputError(f"comparators: must map names to regret.Comparator objects, got {comparators!r}")
         self.comparators = dict(comparators) if comparators is not None else self._default_comparators(domain)
+        if baseline is None and "uniform" in self.comparators:
+            baseline = "uniform"
+        if baseline is not None and baseline not in self.comparators:
+            raise InvalidInputError(
+                f"baseline: must name a comparator ({', '.join(self.comparators)}), got {baseline!r}"
+            )
+        if not isinstance(unit, str) or not unit:
+            raise InvalidInputError(f"unit: must be a non-empty string, got {unit!r}")
+        self.baseline = baseline
+        self.unit = unit
+        self.twins = self._twins()
         self._seeds = self._seed_tree()
 
     # -- validation ----------------------------------------------------------------------------------------
@@ -297,12 +315,31 @@ class Experiment:
         except Exception as exc:
             raise InvalidInputError(f"comparators: no default comparator for this stream: {exc}") from exc
         out = {"best": best}
-        if stream.kind == "portfolio":
+        if stream.kind == "portfolio" or type(domain).__name__ == "Simplex":
             n = int(stream.dim)
             x = np.full(n, 1.0 / n)
             total = float(stream.cumulative_at(x, [int(stream.horizon)])[0])
-            out["uniform"] = regret.Comparator(x=x, total_loss=total, gap=float("nan"), method="uniform CRP")
+            method = "uniform CRP" if stream.kind == "portfolio" else "uniform weights (expected loss of a random pick)"
+            out["uniform"] = regret.Comparator(x=x, total_loss=total, gap=float("nan"), method=method)
         return out
+
+    def _twins(self) -> dict[int, int]:
+        """``{private configuration index: its non-private twin's index}``: the twin is a non-private
+        configuration (no ``privacy``) of the same factory whose arguments equal the private one's once the
+        privacy arguments (ε, δ, calibration, mechanism) are removed."""
+
+        def signature(c: Configuration) -> str:
+            kwargs = {k: v for k, v in c.kwargs.items() if k not in _PRIVACY_ARGUMENTS}
+            factory = _qualname(self.learners[c.spec].factory)
+            return json.dumps([factory, _canonical(kwargs)], sort_keys=True, default=str)
+
+        public = {}
+        for n, c in enumerate(self.configurations):
+            if not c.privacy:
+                public.setdefault(signature(c), n)
+        return {
+            n: public[signature(c)] for n, c in enumerate(self.configurations) if c.privacy and signature(c) in public
+        }
 
     # -- seeds, keys, tasks --------------------------------------------------------------------------------
     def _seed_tree(self) -> dict[tuple[int, int, int], Any]:
@@ -337,14 +374,22 @@ class Experiment:
     def run_key(self, config: Configuration, seed_index: int) -> str:
         """Cache key of a run: SHA-256 over the stream's identity, the learner factory, its arguments, the
         run's seed material, the checkpoint count, the dponline version and the core's ``STATE_VERSION`` (which
-        changes whenever a seed starts giving other noise)."""
+        changes whenever a seed starts giving other noise).
+
+        An unseeded sweep (``root_seed=None``) keys its runs by position instead of by seed material —
+        ``("os", spec, point, seed_index)`` — so that an interrupted run resumes without its OS-drawn seeds ever
+        being written anywhere: the missing runs get fresh seeds."""
         seed = self.seed(config.spec, config.point, seed_index)
         spec = self.learners[config.spec]
+        if self.root_seed is None:
+            material: Any = ["os", config.spec, config.point, seed_index]
+        else:
+            material = seed_words(seed) if not isinstance(seed, np.random.Generator) else repr(seed)
         payload = {
             "stream": self.stream_id,
             "factory": _qualname(spec.factory),
             "kwargs": _canonical(config.kwargs),
-            "seed": seed_words(seed) if not isinstance(seed, np.random.Generator) else repr(seed),
+            "seed": material,
             "checkpoints": self.checkpoints,
             "dponline": __version__,
             "state_version": _core.STATE_VERSION,
@@ -372,6 +417,11 @@ class Experiment:
                 )
         return out
 
+    def cache_directory(self, cache_dir: str | os.PathLike[str]) -> Path:
+        """Where this sweep's runs are cached under ``cache_dir``: ``cache_dir`` itself for a seeded sweep,
+        ``cache_dir/unseeded`` for an unseeded one (kept apart so a job can delete them once it completes)."""
+        return Path(cache_dir) / "unseeded" if self.root_seed is None else Path(cache_dir)
+
     @property
     def n_runs(self) -> int:
         """Number of runs in the sweep."""
@@ -396,7 +446,10 @@ class Experiment:
                 ``"dask"`` (needs ``scheduler``). Every backend gives the same per-run results, bit for bit.
             workers: process-pool size (default: the CPUs available to this process).
             scheduler: a ``distributed.Client`` or a scheduler address (``"tcp://host:8786"``); selects Dask.
-            cache_dir: directory of finished runs (:class:`RunCache`); runs found there are not recomputed.
+            cache_dir: directory of finished runs (:class:`RunCache`); runs found there are not recomputed. An
+                unseeded sweep keeps its runs under ``cache_dir/unseeded`` (keyed by position, see
+                :meth:`run_key`): a resumed unseeded sweep reuses its finished runs and draws fresh seeds for
+                the rest, so resumed and new runs do not share common random numbers.
             progress: tqdm progress bar over runs.
             start_method: how the process pool starts its workers: ``"forkserver"`` (default where
                 available) or ``"spawn"``. Both send workers only pickled data.
@@ -419,7 +472,7 @@ class Experiment:
             raise InvalidInputError("backend: 'dask' needs scheduler= (a distributed.Client or an address)")
         if workers is not None and not _is_count(workers, 1):
             raise InvalidInputError(f"workers: must be an integer >= 1, got {workers!r}")
-        cache = RunCache(cache_dir) if cache_dir is not None else None
+        cache = RunCache(self.cache_directory(cache_dir)) if cache_dir is not None else None
         began_wall, began = time.time(), time.perf_counter()
         tasks = self.tasks()
         records: dict[int, dict[str, Any]] = {}
@@ -536,6 +589,9 @@ class Experiment:
             else "SeedSequence(root_seed, spawn_key=(learner spec, grid point, seed index))",
             "checkpoints": self.checkpoints,
             "grid": jsonable(self.grid),
+            "unit": self.unit,
+            "baseline": self.baseline,
+            "sign_convention": "regret = learner's loss − reference's loss: + = worse",
             "not_private": "the stream identity (a hash of the data), the comparators, every loss, wealth and regret, "
             "the clipped counts (rounds whose loss exceeded the declared bound) and the run times are computed from "
             "the raw data: they are not differentially private releases",
@@ -559,8 +615,9 @@ class Experiment:
                     "privacy": c.privacy,
                     "privacy_per_source_row": c.privacy_per_source_row,
                     "learner_params": c.learner_params,
+                    "twin": self.configurations[self.twins[n]].label if n in self.twins else None,
                 }
-                for c in self.configurations
+                for n, c in enumerate(self.configurations)
             ],
         }
 

@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-from .experiment import Experiment, SweepInterrupted
-from .results import Results
+from .cache import RunCache
+from .experiment import Experiment
+from .outputs import exclusive_output
+from .results import Results, column_name
+from .verdict import format_interval, format_number
 
-__all__ = ["run_job", "format_summary", "float_list"]
+__all__ = ["run_job", "format_summary", "float_list", "cell"]
 
 
 def float_list(text: str) -> list[float]:
@@ -45,32 +48,47 @@ def float_list(text: str) -> list[float]:
     return values
 
 
-def format_summary(results: Results) -> str:
-    """A plain-text table of :meth:`Results.summary`: final loss and regrets with their 95% intervals."""
+def cell(row: Any, metric: str, *, signed: bool = False, scale: float = 1.0) -> str:
+    """``mean ± half`` of ``metric`` in a :meth:`Results.summary` row, rounded to its 95% interval
+    (:func:`.verdict.format_interval`); ``-`` when nothing finished."""
+    mean, low, high = (row[f"{metric}_{s}"] * scale for s in ("mean", "ci_low", "ci_high"))
+    if not math.isfinite(mean):
+        return "-"
+    return format_interval(mean, abs(high - low) / 2, signed=signed)
+
+
+def format_summary(results: Results, *, names: dict[str, str] | None = None, notes: str = "") -> str:
+    """A plain-text table of :meth:`Results.summary` — final loss and regret against every comparator (+ =
+    worse) with their 95% intervals, each comparator's own loss, and a verdict per private learner
+    (:meth:`Results.verdicts`). ``names`` gives comparators a readable name in the text; ``notes`` (a job's
+    privacy lines ...) go between the table and the verdicts."""
+    names = names or {}
     table = results.summary()
-    lines = []
-    head = f"{'learner':<24} {'runs':>4} {'failed':>6} {'t':>9} {'loss':>20}"
+    unit = results.metadata().get("unit", "loss units")
     comps = results.comparators
+    width = max(24, *(len(c.label) for c in results.configurations))
+    head = f"{'learner':<{width}} {'runs':>4} {'failed':>6} {'loss':>18}"
     for name in comps:
-        head += f" {'regret vs ' + name:>22}"
-    lines.append(head)
-    lines.append("-" * len(head))
-
-    def cell(prefix: str, row: Any) -> str:
-        mean, low, high = row[f"{prefix}_mean"], row[f"{prefix}_ci_low"], row[f"{prefix}_ci_high"]
-        if not math.isfinite(mean):
-            return "-"
-        if not math.isfinite(low):
-            return f"{mean:.5g}"
-        return f"{mean:.5g} ± {(high - low) / 2:.2g}"
-
+        head += f" {'regret vs ' + names.get(name, name):>24}"
+    lines = [head, "-" * len(head)]
     for config, (_, row) in zip(results.configurations, table.iterrows(), strict=True):
-        t = "-" if row["t"] is None or (isinstance(row["t"], float) and math.isnan(row["t"])) else f"{int(row['t'])}"
-        line = f"{config.label[:24]:<24} {int(row['runs']):>4} {int(row['failed']):>6} {t:>9} {cell('loss', row):>20}"
+        line = f"{config.label:<{width}} {int(row['runs']):>4} {int(row['failed']):>6} {cell(row, 'loss'):>18}"
         for name in comps:
-            line += f" {cell(f'regret_{name}', row):>22}"
+            line += f" {cell(row, f'regret_{column_name(name)}', signed=True):>24}"
         lines.append(line)
-    lines.append("(mean ± half-width of the 95% t-interval over seeds)")
+    for name, comp in results.metadata()["comparators"].items():
+        label = f"{names.get(name, name)} ({comp['method']})"
+        lines.append(f"{label[: width + 12]:<{width + 12}} {format_number(comp['total_loss']):>18}")
+    lines.append(
+        f"(loss and regret in {unit}; regret = learner's loss − comparator's: + = worse; "
+        "mean ± half-width of the 95% t-interval over seeds)"
+    )
+    if notes:
+        lines += ["", notes]
+    verdicts = results.verdicts(names.get(str(results.metadata().get("baseline")), None))
+    if verdicts:
+        lines.append("")
+        lines.extend(verdicts)
     return "\n".join(lines)
 
 
@@ -90,34 +108,39 @@ def run_job(
 ) -> Results:
     """Run ``experiment`` and write its outputs to ``out`` (see :meth:`Results.save`); print the summary.
 
-    Finished runs are cached under ``out/cache`` (unless ``cache=False``), so rerunning an interrupted job
-    skips them. ``backend`` defaults to ``"dask"`` with a ``scheduler``, ``"inline"`` with ``workers=1``, and
-    the process pool otherwise. ``report`` replaces the default summary table (:func:`format_summary`) with
-    a job's own text.
+    ``out`` is held for the whole job (:func:`.outputs.exclusive_output`: a second job on the same folder
+    refuses with :class:`.outputs.OutputBusyError`) and the outputs are replaced at the end, all at once
+    (:func:`.outputs.publish`). Finished runs are cached under ``out/cache`` (unless ``cache=False``), so
+    rerunning an interrupted job skips them; an unseeded sweep's runs (keyed by position, never by their
+    OS-drawn seeds) are deleted once the job completes without failures, so the next run draws fresh noise.
+    ``backend`` defaults to ``"dask"`` with a ``scheduler``, ``"inline"`` with ``workers=1``, and the process
+    pool otherwise. ``report`` replaces the default summary table (:func:`format_summary`) with a job's own
+    text.
 
     Raises:
-        SweepInterrupted: on Ctrl-C, after writing the outputs of the runs that finished.
+        SweepInterrupted: on Ctrl-C; the finished runs are in the cache, the previous outputs unchanged.
+        OutputBusyError, InvalidInputError: ``out`` is held by another job or cannot be written.
+        OSError: writing failed (a full disk); the previous outputs are unchanged.
     """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     if backend is None:
         backend = "dask" if scheduler is not None else ("inline" if workers == 1 else "process")
-    try:
+    with exclusive_output(out) as folder:
+        cache_dir = folder / "cache" if cache else None
+        if cache_dir is not None:
+            RunCache(experiment.cache_directory(cache_dir)).clean_temporary()
         results = experiment.run(
             backend=backend,
             workers=workers,
             scheduler=scheduler,
-            cache_dir=out / "cache" if cache else None,
+            cache_dir=cache_dir,
             progress=not quiet,
         )
-    except SweepInterrupted as stop:
-        stop.results.save(out, format=format, svg=svg, plots=plots)
-        print(f"\ninterrupted: {stop.results.execution['finished']} run(s) finished and kept in {out}; rerun to resume")
-        raise
-    written = results.save(out, format=format, svg=svg, plots=plots)
+        written = results.save(folder, format=format, svg=svg, plots=plots)
+        n_failed = results.execution["failed"]
+        if cache_dir is not None and experiment.root_seed is None and n_failed == 0:
+            shutil.rmtree(experiment.cache_directory(cache_dir), ignore_errors=True)
     print(f"\n{experiment.name}: {experiment.description}")
     print((report or format_summary)(results))
-    n_failed = results.execution["failed"]
     if n_failed:
         print(f"\n{n_failed} run(s) failed; see metadata.json ('failures')")
     print(f"\nwrote {', '.join(str(p) for p in written)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,7 +14,9 @@ import numpy as np
 
 from ..errors import InvalidInputError
 from .cache import jsonable
+from .outputs import publish
 from .spec import Configuration
+from .verdict import band, interval, verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
@@ -38,18 +41,24 @@ def _column(values: list[Any]) -> list[Any] | np.ndarray:
 
 
 def _interval(x: np.ndarray) -> tuple[float, float, float, float]:
-    """Mean, standard error and the 95% Student-t interval of ``x`` (NaN spread for fewer than 2 values)."""
-    from scipy import stats
+    """Mean, standard error and the 95% Student-t interval of ``x`` (:func:`.verdict.interval`)."""
+    iv = interval(x)
+    return iv.mean, iv.se, iv.low, iv.high
 
-    n = len(x)
-    if n == 0:
-        return (math.nan,) * 4
-    mean = float(np.mean(x))
-    if n < 2:
-        return mean, math.nan, math.nan, math.nan
-    se = float(np.std(x, ddof=1) / math.sqrt(n))
-    half = float(stats.t.ppf(0.975, n - 1)) * se
-    return mean, se, mean - half, mean + half
+
+def column_name(name: str) -> str:
+    """A comparator's name as a snake_case column suffix (``"best stock"`` → ``best_stock``)."""
+    return re.sub(r"[^0-9a-zA-Z]+", "_", name).strip("_").lower() or "comparator"
+
+
+_STYLES = ("-", "--", "-.", ":")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+def _wrap(text: str, width: int = 95) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width)) or text
 
 
 class Results:
@@ -118,7 +127,7 @@ class Results:
         rows["t"] = cat([r["checkpoints"] for r in ok], np.int64)
         rows["cumulative_loss"] = cat([r["cumulative_loss"] for r in ok], np.float64)
         for name in self.comparators:
-            rows[f"regret_{name}"] = cat([r["regret"][name] for r in ok], np.float64)
+            rows[f"regret_{column_name(name)}"] = cat([r["regret"][name] for r in ok], np.float64)
         return pd.DataFrame(rows)
 
     def runs(self) -> pd.DataFrame:
@@ -145,7 +154,7 @@ class Results:
             float(r["cumulative_loss"][-1]) if good else math.nan for r, good in zip(self._records, ok, strict=True)
         ]
         for name in self.comparators:
-            rows[f"regret_{name}"] = [
+            rows[f"regret_{column_name(name)}"] = [
                 float(r["regret"][name][-1]) if good else math.nan for r, good in zip(self._records, ok, strict=True)
             ]
         rows["rounds"] = [r.get("rounds") for r in self._records]
@@ -185,7 +194,8 @@ class Results:
         import pandas as pd
 
         rows: dict[str, list[Any]] = {"learner": []}
-        metrics = ["loss", *(f"regret_{n}" for n in self.comparators)]
+        metrics = ["loss", *(f"regret_{column_name(n)}" for n in self.comparators)]
+        by_column = {f"regret_{column_name(n)}": n for n in self.comparators}
         stats: dict[str, list[float]] = {f"{m}_{s}": [] for m in metrics for s in ("mean", "se", "ci_low", "ci_high")}
         runs: list[int] = []
         failed: list[int] = []
@@ -201,7 +211,7 @@ class Results:
                 if m == "loss":
                     x = np.asarray([r["cumulative_loss"][-1] for r in ok], dtype=np.float64)
                 else:
-                    x = np.asarray([r["regret"][m[len("regret_") :]][-1] for r in ok], dtype=np.float64)
+                    x = np.asarray([r["regret"][by_column[m]][-1] for r in ok], dtype=np.float64)
                 for s, v in zip(("mean", "se", "ci_low", "ci_high"), _interval(x), strict=True):
                     stats[f"{m}_{s}"].append(v)
         table: dict[str, Any] = {"learner": rows["learner"]}
@@ -209,6 +219,39 @@ class Results:
         table.update(runs=runs, failed=failed, t=final_t)
         table.update(stats)
         return pd.DataFrame(table)
+
+    def final_losses(self, config: Configuration) -> dict[int, float]:
+        """``{seed index: final cumulative loss}`` of the finished runs of ``config``."""
+        return {r["seed_index"]: float(r["cumulative_loss"][-1]) for r in self._finished(config)}
+
+    def twin(self, config: Configuration) -> Configuration | None:
+        """The non-private twin of a private ``config`` (same learner and arguments without the privacy ones),
+        or ``None``."""
+        entry = self._metadata["configurations"][self.configurations.index(config)]
+        label = entry.get("twin")
+        return next((c for c in self.configurations if c.label == label), None)
+
+    def verdicts(self, baseline_text: str | None = None) -> list[str]:
+        """One ``verdict —`` line per private configuration (:func:`.verdict.verdict`): its final regret against
+        the experiment's do-nothing baseline comparator, per seed, and its paired per-seed difference from its
+        non-private twin. ``baseline_text`` names the baseline in the text (default: the comparator's name)."""
+        unit = self._metadata.get("unit", "loss units")
+        base = self._metadata.get("baseline")
+        lines = []
+        for c in self.configurations:
+            if not c.privacy:
+                continue
+            mine = self._finished(c)
+            against = None
+            if base is not None:
+                against = (baseline_text or base, [float(r["regret"][base][-1]) for r in mine])
+            twin = self.twin(c)
+            paired = None
+            if twin is not None:
+                a, b = self.final_losses(c), self.final_losses(twin)
+                paired = (twin.label, [a[k] - b[k] for k in sorted(a.keys() & b.keys())])
+            lines.append(verdict(c.label, unit, against, paired))
+        return lines
 
     def metadata(self) -> dict[str, Any]:
         """Versions, stream identity, comparators, learners, each configuration's privacy guarantee
@@ -249,11 +292,17 @@ class Results:
     ) -> list[Path]:
         """Write everything to ``directory``: ``runs.parquet`` (or ``runs.csv``), ``summary.csv``,
         ``runs_index.csv`` (:meth:`runs`), ``metadata.json`` and the plots (default: ``regret`` and, when the
-        sweep varies ``epsilon``, ``price_of_privacy``) as PNG, and SVG when ``svg``. Returns the paths."""
+        sweep varies ``epsilon``, ``price_of_privacy``) as PNG, and SVG when ``svg``. Returns the paths.
+
+        Atomic (:func:`.outputs.publish`): the files are written to a temporary folder beside ``directory`` and
+        moved in together at the end, so a failure (a full disk: ``OSError``) or Ctrl-C leaves the previous
+        complete outputs, never a mixture, and no temporary files; files of the previous save that this one
+        does not write (a plot no longer drawn) are removed."""
         if format not in ("parquet", "csv"):
             raise InvalidInputError(f"format must be 'parquet' or 'csv', got {format!r}")
-        out = Path(directory)
-        out.mkdir(parents=True, exist_ok=True)
+        return publish(directory, lambda stage: self._write(stage, format, plots, svg))
+
+    def _write(self, out: Path, format: str, plots: Sequence[str] | None, svg: bool) -> list[Path]:  # noqa: A002
         written = [self.to_parquet(out / "runs.parquet") if format == "parquet" else self.to_csv(out / "runs.csv")]
         self.summary().to_csv(out / "summary.csv", index=False)
         self.runs().drop(columns=["key"]).to_csv(out / "runs_index.csv", index=False)
@@ -320,13 +369,13 @@ class Results:
         comparator = comparator or self.comparators[0]
         if comparator not in self.comparators:
             raise InvalidInputError(f"comparator must be one of {', '.join(self.comparators)}; got {comparator!r}")
-        fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=120)
+        fig, ax = plt.subplots(figsize=(9.5, 4.8), dpi=120, layout="constrained")
         if kind == "regret":
             self._plot_regret(ax, comparator)
         else:
             self._plot_price(ax, comparator, x)
-        ax.set_title(title or f"{self._metadata['name']}: {self._metadata['description']}".rstrip(": "), fontsize=8)
-        fig.tight_layout()
+        heading = title or f"{self._metadata['name']}: {self._metadata['description']}".rstrip(": ")
+        ax.set_title(_wrap(heading), fontsize=8)
         written: list[Path] = []
         if path is not None:
             base = Path(path)
@@ -343,8 +392,6 @@ class Results:
         return [r for r in self._records if r["spec"] == c.spec and r["point"] == c.point and r["status"] == "ok"]
 
     def _plot_regret(self, ax: Any, comparator: str) -> None:
-        from scipy import stats
-
         drawn = 0
         for c in self.configurations:
             ok = self._finished(c)
@@ -352,10 +399,20 @@ class Results:
                 continue
             marks = ok[0]["checkpoints"]
             curves = np.vstack([r["regret"][comparator] for r in ok if len(r["checkpoints"]) == len(marks)])
-            mean = curves.mean(axis=0)
-            (line,) = ax.plot(marks, mean, label=c.label, linewidth=1.2)
+            mean, half = band(curves)
+            # Line style and marker vary with the curve, so curves that coincide (a learner equal to a reference)
+            # stay visible; markers are spread over the checkpoints, offset per curve.
+            (line,) = ax.plot(
+                marks,
+                mean,
+                label=c.label,
+                linewidth=1.3,
+                linestyle=_STYLES[drawn % len(_STYLES)],
+                marker=_MARKERS[drawn % len(_MARKERS)],
+                markersize=4,
+                markevery=(drawn % 7 / 70, 0.1),
+            )
             if len(curves) > 1:
-                half = stats.t.ppf(0.975, len(curves) - 1) * curves.std(axis=0, ddof=1) / math.sqrt(len(curves))
                 ax.fill_between(marks, mean - half, mean + half, color=line.get_color(), alpha=0.2, linewidth=0)
             drawn += 1
         if not drawn:
@@ -373,16 +430,26 @@ class Results:
                         color="black",
                         linewidth=1.4,
                         zorder=5,
-                        label=f"{name} (reference)",
+                        label=f"{name} (comparator)",
                     )
         ax.axhline(0.0, color="grey", linewidth=0.8)
-        ax.set_xlabel("round t")
-        ax.set_ylabel(f"cumulative regret vs {comparator}")
+        ax.set_xlabel("round t (rounds)")
+        unit = self._metadata.get("unit", "loss units")
+        ax.set_ylabel(f"cumulative regret vs {comparator} ({unit}; + = worse)")
         seeds = self._metadata.get("seeds")
-        ax.legend(title=f"mean, band = 95% t-interval over {seeds} seed(s)", fontsize=7, title_fontsize=7)
+        ax.legend(
+            title=f"mean, band = 95% t-interval\nover {seeds} seed(s)",
+            fontsize=7,
+            title_fontsize=7,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+        )
 
     def _plot_price(self, ax: Any, comparator: str, x: str) -> None:
+        from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
+
         groups: dict[tuple[str, tuple[tuple[str, str], ...]], list[tuple[float, tuple[float, ...]]]] = {}
+        ticks: set[float] = set()
         references: list[tuple[str, tuple[float, ...]]] = []
         for c in self.configurations:
             ok = self._finished(c)
@@ -398,7 +465,7 @@ class Results:
                 references.append((c.label, summary))
         if not groups:
             raise InvalidInputError(f"the price-of-privacy plot needs a grid over {x!r} with numeric values")
-        for (name, rest), points in groups.items():
+        for n, ((name, rest), points) in enumerate(groups.items()):
             points.sort()
             xs = np.asarray([p[0] for p in points])
             mean = np.asarray([p[1][0] for p in points])
@@ -406,7 +473,17 @@ class Results:
             high = np.asarray([p[1][3] for p in points])
             label = name + (f" ({', '.join(f'{k}={v}' for k, v in rest)})" if rest else "")
             err = np.vstack([mean - low, high - mean])
-            ax.errorbar(xs, mean, yerr=np.nan_to_num(err), marker="o", capsize=3, label=label, linewidth=1.2)
+            ax.errorbar(
+                xs,
+                mean,
+                yerr=np.nan_to_num(err),
+                marker=_MARKERS[n % len(_MARKERS)],
+                linestyle=_STYLES[n % len(_STYLES)],
+                capsize=3,
+                label=label,
+                linewidth=1.2,
+            )
+            ticks.update(float(v) for v in xs)
         shades = ["black", "dimgray", "saddlebrown", "darkslategray"]
         for n, (label, (ref_mean, _, ref_low, ref_high)) in enumerate(references):
             color = shades[n % len(shades)]
@@ -414,9 +491,20 @@ class Results:
             if math.isfinite(ref_low):
                 ax.axhspan(ref_low, ref_high, color=color, alpha=0.1, linewidth=0)
         ax.set_xscale("log")
+        # Ticks at the swept values, printed plainly (0.1, 1, 10 — not 10⁻¹ or 6×10⁻¹).
+        ax.xaxis.set_major_locator(FixedLocator(sorted(ticks)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("ε (log scale)" if x == "epsilon" else x)
-        ax.set_ylabel(f"final regret vs {comparator}")
-        ax.legend(title="mean and 95% t-interval over seeds", fontsize=7, title_fontsize=7)
+        unit = self._metadata.get("unit", "loss units")
+        ax.set_ylabel(f"final regret vs {comparator} ({unit}; + = worse)")
+        ax.legend(
+            title="mean and 95% t-interval\nover seeds",
+            fontsize=7,
+            title_fontsize=7,
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+        )
 
 
 def _label_value(v: Any) -> str:

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
+import textwrap
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numpy as np
 
 from ..errors import InvalidInputError
-from ..experiments import Experiment, LearnerSpec, Results, SweepInterrupted, run_job
+from ..experiments import Experiment, LearnerSpec, Results, run_job
 from ..experiments.job import float_list
+from ..experiments.outputs import OutputBusyError, exclusive_output
 
 __all__ = [
     "positive_int",
@@ -28,7 +31,12 @@ __all__ = [
     "preset_experiment",
     "randomness_text",
     "built",
+    "map_runs",
+    "root_seed",
     "run_sweep",
+    "run_preset",
+    "plain",
+    "parser_options",
 ]
 
 _T = TypeVar("_T")
@@ -97,16 +105,79 @@ def add_seed_flags(parser: argparse.ArgumentParser, *, stream: str, learners: st
     )
 
 
-def add_execution_flags(parser: argparse.ArgumentParser) -> None:
-    """``--workers``, ``--scheduler`` and ``--quiet``: where and how a sweep runs (:func:`run_sweep`)."""
+def add_execution_flags(parser: argparse.ArgumentParser, *, scheduler: bool = True) -> None:
+    """``--workers``, ``--scheduler`` (unless ``scheduler=False``) and ``--quiet``: where and how a job runs."""
     parser.add_argument(
         "--workers",
         type=positive_int,
         default=None,
         help="local worker processes (default: the CPUs available; 1 runs in this process)",
     )
-    parser.add_argument("--scheduler", default=None, help="address of a Dask scheduler (tcp://host:8786)")
+    if scheduler:
+        parser.add_argument("--scheduler", default=None, help="address of a Dask scheduler (tcp://host:8786)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+_ROLE = re.compile(r":(?:mod|class|func|meth|attr|data|exc|obj):`~?([^`]+)`")
+
+
+def plain(doc: str) -> str:
+    """A docstring as the plain text of a ``--help`` description: reST roles (``:mod:`x```) and literals
+    (````x````) reduced to their text, the first line's indentation removed."""
+    text = _ROLE.sub(lambda m: m.group(1), textwrap.dedent(doc).strip())
+    return text.replace("``", "")
+
+
+def parser_options(doc: str) -> dict[str, Any]:
+    """The ``add_parser`` keywords that print a job's whole docstring as plain text under ``--help``."""
+    return {"description": plain(doc), "formatter_class": argparse.RawDescriptionHelpFormatter}
+
+
+def _ignore_sigint() -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+
+
+def map_runs(fn: Callable[[Any], _T], tasks: list[Any], *, workers: int | None, quiet: bool, desc: str) -> list[_T]:
+    """``[fn(task) for task in tasks]``, in order: in this process with ``workers=1`` (or one task), else on a
+    local process pool started as the sweeps' (``forkserver`` where available); a progress bar unless
+    ``quiet``. ``fn`` must be a module-level function and the tasks must pickle. On Ctrl-C the pool is stopped at
+    once and ``KeyboardInterrupt`` propagates."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from tqdm.auto import tqdm
+
+    from ..experiments.backends import _cpu_count, _mp_context
+
+    out: list[_T] = []
+    with tqdm(total=len(tasks), desc=desc, unit="run", disable=quiet) as bar:
+        n = min(workers or _cpu_count(), len(tasks))
+        if n <= 1:
+            for task in tasks:
+                out.append(fn(task))
+                bar.update(1)
+            return out
+        pool = ProcessPoolExecutor(max_workers=n, mp_context=_mp_context(None), initializer=_ignore_sigint)
+        finished = False
+        try:
+            futures = [pool.submit(fn, task) for task in tasks]
+            for future in as_completed(futures):
+                future.result()
+                bar.update(1)
+            out = [f.result() for f in futures]
+            finished = True
+        finally:
+            pool.shutdown(wait=finished, cancel_futures=True)
+            if not finished:
+                for proc in list((getattr(pool, "_processes", None) or {}).values()):
+                    proc.terminate()
+    return out
+
+
+def root_seed(seed: int | None) -> int:
+    """The root of a job's seed tree: ``--seed``, or fresh operating-system entropy (never recorded)."""
+    return int(np.random.SeedSequence().entropy) if seed is None else seed
 
 
 def preset_experiment(args: argparse.Namespace, stream: Any, specs: list[LearnerSpec], **options: Any) -> Experiment:
@@ -152,15 +223,36 @@ def run_sweep(
 ) -> int:
     """Run ``experiment`` with :func:`dponline.experiments.run_job` (``--workers``, ``--scheduler``, ``--quiet``
     from ``args``; ``options`` passed on), call ``then(results)`` after the job's summary, and return the
-    command's exit code: 0 when every run finished, 1 when some failed, 130 when interrupted (the finished runs
-    are kept). A bad value or an unwritable ``out`` is a usage error (exit code 2)."""
+    command's exit code: 0 when every run finished, 1 when some failed. Ctrl-C (``SweepInterrupted``), an
+    unwritable or busy ``out`` and a full disk propagate to :func:`dponline.cli.main` (exit codes 130 and 2).
+    A bad value is a usage error (exit code 2)."""
     parser: argparse.ArgumentParser = args.parser
     try:
-        results = run_job(experiment, out, workers=args.workers, scheduler=args.scheduler, quiet=args.quiet, **options)
-    except SweepInterrupted:
-        return 130
-    except (InvalidInputError, OSError) as exc:  # e.g. an unreachable --scheduler, an unwritable --out
+        results = run_job(
+            experiment,
+            out,
+            workers=args.workers,
+            scheduler=getattr(args, "scheduler", None),
+            quiet=args.quiet,
+            **options,
+        )
+    except OutputBusyError:
+        raise
+    except InvalidInputError as exc:  # e.g. an unreachable --scheduler
         parser.error(str(exc))
     if then is not None:
         then(results)
     return 0 if results.execution["failed"] == 0 else 1
+
+
+def run_preset(
+    args: argparse.Namespace,
+    build: Callable[[argparse.Namespace], Experiment],
+    out: str,
+    **options: Any,
+) -> int:
+    """Hold ``out`` (checked writable and locked *before* anything is computed), build the preset's
+    experiment from the flags (a bad value: usage error) and :func:`run_sweep` it."""
+    with exclusive_output(out):
+        experiment = built(args, build)
+        return run_sweep(args, experiment, out, **options)

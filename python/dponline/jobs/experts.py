@@ -10,8 +10,13 @@
   rates of the Open Bandit Dataset sample (loss = no click): PrivateEXP3 (Algorithms 4-5) at each ε and plain
   EXP3. The stream is a table of Bernoulli draws (seeded by ``--stream-seed``) bootstrapped to the horizon.
 
-Comparator: the best fixed expert / arm in hindsight. Outputs as for every sweep (``runs.parquet``,
-``summary.csv``, ``metadata.json``, regret and price-of-privacy plots).
+Comparators: the best fixed expert / arm in hindsight, and the do-nothing baseline ``uniform`` — uniform
+weights over the experts, or a uniformly random arm (its expected loss). The table gives every learner's loss
+and regret (+ = worse) with 95% t-intervals over seeds, and one verdict per private learner: whether it beats
+the baseline and what privacy costs against its non-private twin, or that the difference is within noise and
+about how many seeds would resolve it. Outputs as for every sweep (``runs.parquet``, ``summary.csv``,
+``metadata.json``, regret and price-of-privacy plots), replaced all at once at the end; finished runs are
+cached in OUT/cache so an interrupted run resumes.
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ import numpy as np
 from .. import datasets, losses
 from .._options import CALIBRATIONS
 from ..domains import Simplex
-from ..experiments import Experiment, LearnerSpec
+from ..experiments import Experiment, LearnerSpec, format_summary
+from ..experiments.verdict import vacuous
 from ..learners import DPFTPL, DPFTRL, PrivateEXP3
 from . import _args
 
@@ -46,18 +52,27 @@ def _common(p: argparse.ArgumentParser, *, delta_default: float) -> None:
             "--delta",
             type=_args.delta,
             default=delta_default,
-            help=f"privacy δ (default {delta_default:g}; 0: Laplace)",
+            help=f"privacy δ (default {delta_default:g}: Laplace noise, DP-FTRL only; δ > 0: Gaussian noise, and "
+            "DP-FTPL too, which needs δ > 0)",
         )
 
 
 def add_parsers(sub: Any) -> None:
     """Register ``dponline experts`` and ``dponline bandit``."""
-    e = sub.add_parser("experts", help="private prediction with expert advice on real data (DP-FTRL, DP-FTPL)")
+    e = sub.add_parser(
+        "experts",
+        help="private prediction with expert advice on real data (DP-FTRL, DP-FTPL)",
+        **_args.parser_options(__doc__),
+    )
     e.add_argument("--data", choices=["trump", "nyse"], default="trump", help="the experts' losses (default trump)")
     e.add_argument("--calibration", choices=CALIBRATIONS, default="paper")
     _common(e, delta_default=0.0)
     e.set_defaults(func=_run, build=experts_experiment, parser=e, job="experts")
-    b = sub.add_parser("bandit", help="private multi-armed bandit on Open Bandit click rates (PrivateEXP3)")
+    b = sub.add_parser(
+        "bandit",
+        help="private multi-armed bandit on Open Bandit click rates (PrivateEXP3)",
+        **_args.parser_options(__doc__),
+    )
     _common(b, delta_default=-1.0)
     b.set_defaults(func=_run, build=bandit_experiment, parser=b, job="bandit")
 
@@ -96,21 +111,20 @@ def experts_experiment(args: argparse.Namespace) -> Experiment:
         LearnerSpec("FTRL, non-private", DPFTRL, {**fixed, "epsilon": None}),
     ]
     if args.delta > 0:
-        specs.append(
-            LearnerSpec(
-                "DP-FTPL",
-                DPFTPL,
-                {"domain": Simplex(n), "horizon": T, "delta": args.delta, "loss_bound": math.sqrt(n)},
-            )
-        )
+        ftpl = {"domain": fixed["domain"], "horizon": T, "delta": args.delta, "loss_bound": math.sqrt(n)}
+        specs += [
+            LearnerSpec("DP-FTPL", DPFTPL, ftpl),
+            LearnerSpec("FTPL, non-private", DPFTPL, {**ftpl, "epsilon": None}),
+        ]
     return _args.preset_experiment(
         args,
         stream,
         specs,
         checkpoints=min(500, T),
-        domain=Simplex(n),
+        domain=fixed["domain"],
         name="dponline experts",
         description=f"{what}: {order}",
+        unit="loss units",
     )
 
 
@@ -135,14 +149,26 @@ def bandit_experiment(args: argparse.Namespace) -> Experiment:
         name="dponline bandit",
         description=f"80 Open Bandit items as arms (smoothed click rates; loss = no click), {horizon} rounds "
         f"bootstrapped from {_BANDIT_TABLE_ROWS} seeded Bernoulli rounds (stream seed {args.stream_seed})",
+        unit="clicks",
     )
 
 
+_BASELINE_NAMES = {
+    "experts": {"uniform": "uniform weights", "best": "best expert"},
+    "bandit": {"uniform": "a uniformly random arm", "best": "best arm"},
+}
+
+
 def _run(args: argparse.Namespace) -> int:
-    experiment = _args.built(args, args.build)
+    names = _BASELINE_NAMES[args.job]
+    args.out = args.out or f"dponline-{args.job}"
     plots = ["regret", "price_of_privacy"] if len(args.epsilon) > 1 else ["regret"]
-    return _args.run_sweep(
-        args, experiment, args.out or f"dponline-{args.job}", plots=plots, then=lambda r: print(_privacy_lines(r, args))
+    return _args.run_preset(
+        args,
+        args.build,
+        args.out,
+        plots=plots,
+        report=lambda r: format_summary(r, names=names, notes=_privacy_lines(r, args)),
     )
 
 
@@ -151,7 +177,15 @@ def _privacy_lines(results: Any, args: argparse.Namespace) -> str:
     for c in results.configurations:
         if c.privacy:
             g = c.privacy
-            lines.append(f"  {c.label}: (ε={g['epsilon']:g}, δ={g['delta']:g}) — {g['source']}")
+            lines.append(
+                f"  {c.label}: (ε={g['epsilon']:g}, δ={g['delta']:g}) — {g['source']}"
+                + vacuous(g["epsilon"], g["delta"])
+            )
+    if args.job == "experts" and args.delta == 0:
+        lines.append(
+            "  DP-FTPL skipped: its Gaussian perturbation (Agarwal-Singh Algorithm 3) needs δ > 0; pass --delta 1e-6 "
+            "to run it"
+        )
     lines.append(f"  randomness: {_args.randomness_text(args.seed)}")
     lines.append("  not private: losses and regrets are evaluations computed from the data")
     return "\n".join(lines)

@@ -10,16 +10,22 @@ the same ``(ε, δ)`` and on common random numbers (run ``k`` of every learner s
   non-private version.
 
 Comparators in hindsight: the best constant-rebalanced portfolio (BCRP), the uniform one (UCRP) and the best
-single stock. The table reports log-wealth and regrets in nats with 95% intervals over seeds, the noise
-(σ of the lemma and of the exact calibration), the privacy guarantee per round and per source day, how the
-randomness was keyed, and a one-line verdict per private learner that says when a difference from the uniform
-portfolio is within noise.
+single stock. The table reports log-wealth (a gain: higher is better) and regrets (+ = worse) in nats with
+95% t-intervals over seeds, the noise (σ of the lemma and of the exact calibration), the privacy guarantee per
+round and per source day (flagged when vacuous), how the randomness was keyed, and one verdict per private
+learner: whether it beats the uniform portfolio (the do-nothing baseline) and what privacy costs against its
+non-private twin, each with its 95% interval, or that the difference is within noise and about how many seeds
+would resolve it.
+
+Outputs in --out: runs.parquet, summary.csv, runs_index.csv, metadata.json, regret.png (and
+price_of_privacy.png for several ε), replaced all at once at the end; finished runs are cached in OUT/cache so
+an interrupted run resumes (an unseeded run's cache is keyed by run position, never by its seeds, and is deleted
+once the job completes).
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
 import numpy as np
@@ -29,7 +35,8 @@ from .._options import CALIBRATIONS
 from ..datasets import load_nyse
 from ..domains import Simplex
 from ..experiments import Experiment, LearnerSpec, Results
-from ..experiments.job import float_list
+from ..experiments.job import cell, float_list
+from ..experiments.verdict import format_number, vacuous
 from ..learners import DPFTRL, PrivateBandit
 from . import _args
 
@@ -50,7 +57,7 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "portfolio",
         help="private online portfolio selection on the NYSE data (main job)",
-        description=__doc__.split("\n\n")[1],
+        **_args.parser_options(__doc__),
     )
     p.add_argument(
         "--epsilon", type=_args.epsilons, default=[1.0], help="privacy ε, or a list such as 0.1,1,10 (default 1)"
@@ -181,35 +188,9 @@ def build_experiment(args: argparse.Namespace) -> Experiment:
         comparators=comparators,
         name="dponline portfolio",
         description=description,
+        baseline="UCRP",
+        unit="nats",
     )
-
-
-def _num(x: float, signed: bool = False) -> str:
-    """Nats with one decimal, or two significant digits below 1 (so small differences do not print as 0.0)."""
-    text = f"{x:.1f}" if abs(x) >= 1 or x == 0 else f"{x:.2g}"
-    return f"+{text}" if signed and x >= 0 else text
-
-
-def _pm(row: Any, metric: str, scale: float = 1.0, signed: bool = False) -> str:
-    mean, low, high = (row[f"{metric}_{s}"] * scale for s in ("mean", "ci_low", "ci_high"))
-    head = _num(mean, signed)
-    if not math.isfinite(low):
-        return head
-    return f"{head} ± {_num(abs(high - low) / 2)}"
-
-
-def _verdict(name: str, row: Any) -> str:
-    mean, low, high = row["regret_UCRP_mean"], row["regret_UCRP_ci_low"], row["regret_UCRP_ci_high"]
-    gain = -mean
-    if not math.isfinite(low):
-        return f"{name}: {gain:+.1f} nats vs the uniform portfolio (one seed: no interval)"
-    half = (high - low) / 2
-    if low <= 0.0 <= high:
-        return (
-            f"{name}: {gain:+.1f} ± {half:.1f} nats vs the uniform portfolio — within noise, not evidence of learning"
-        )
-    word = "beats" if gain > 0 else "trails"
-    return f"{name}: {word} the uniform portfolio by {abs(gain):.1f} ± {half:.1f} nats"
 
 
 def report(results: Results, args: argparse.Namespace, multiplicity: int) -> str:
@@ -217,11 +198,11 @@ def report(results: Results, args: argparse.Namespace, multiplicity: int) -> str
     table = results.summary()
     configs = results.configurations
     lines = [
+        f"{'':<28} {'':>6} {'':>25} {'gain':>14} {'regret (+ = worse) vs':^47}",
         f"{'learner':<28} {'ε':>6} {'noise σ (lemma / exact)':>25} {'log-wealth':>14} "
-        f"{'regret vs BCRP':>15} {'vs UCRP':>13} {'vs best stock':>15}",
+        f"{'BCRP':>15} {'UCRP':>15} {'best stock':>15}",
     ]
-    lines.append("-" * len(lines[0]))
-    verdicts = []
+    lines.append("-" * len(lines[1]))
     for config, (_, row) in zip(configs, table.iterrows(), strict=True):
         params = config.learner_params or {}
         eps = config.kwargs.get("epsilon")
@@ -233,17 +214,15 @@ def report(results: Results, args: argparse.Namespace, multiplicity: int) -> str
             noise = f"{params.get('noise_scale', float('nan')):.3g}"
         lines.append(
             f"{config.name[:28]:<28} {'-' if eps is None else f'{eps:g}':>6} {noise:>25} "
-            f"{_pm(row, 'loss', -1.0):>14} {_pm(row, 'regret_BCRP'):>15} {_pm(row, 'regret_UCRP', signed=True):>13} "
-            f"{_pm(row, 'regret_best stock', signed=True):>15}"
+            f"{cell(row, 'loss', scale=-1.0):>14} {cell(row, 'regret_bcrp', signed=True):>15} "
+            f"{cell(row, 'regret_ucrp', signed=True):>15} {cell(row, 'regret_best_stock', signed=True):>15}"
         )
-        if eps is not None:
-            verdicts.append(_verdict(config.label, row))
     for name, comp in results.metadata()["comparators"].items():
-        label = "UCRP (uniform)" if name == "UCRP" else f"{name} (hindsight)"
-        lines.append(f"{label:<28} {'':>6} {'':>25} {-comp['total_loss']:>14.1f}")
+        label = "UCRP (uniform, baseline)" if name == "UCRP" else f"{name} (hindsight)"
+        lines.append(f"{label:<28} {'':>6} {'':>25} {format_number(-comp['total_loss']):>14}")
     lines.append(
-        "(log-wealth and regrets in nats; mean ± half-width of the 95% t-interval over seeds; "
-        "σ per coordinate of each tree node's noise)"
+        "(log-wealth and regrets in nats; regret = learner's loss − comparator's, + = worse; mean ± half-width "
+        "of the 95% t-interval over seeds; σ per coordinate of each tree node's noise)"
     )
     lines.append("")
     guarantees = [(c, c.privacy) for c in configs if c.privacy]
@@ -251,24 +230,33 @@ def report(results: Results, args: argparse.Namespace, multiplicity: int) -> str
         guarantee = guarantees[0][1]
         lines.append("privacy (each private learner, at its ε):")
         for c, g in guarantees:
-            lines.append(f"  {c.label}: (ε={g['epsilon']:g}, δ={g['delta']:g}) per {g['unit']} — {g['source']}")
+            lines.append(
+                f"  {c.label}: (ε={g['epsilon']:g}, δ={g['delta']:g}) per {g['unit']} — {g['source']}"
+                + vacuous(g["epsilon"], g["delta"])
+            )
             row_g = c.privacy_per_source_row
             if isinstance(row_g, dict) and multiplicity > 1:
                 lines.append(
                     f"    per NYSE day (a day is used in up to {multiplicity} rounds): "
-                    f"(ε={row_g['epsilon']:.4g}, δ={row_g['delta']:.3g})"
+                    f"(ε={row_g['epsilon']:.4g}, δ={row_g['delta']:.3g})" + vacuous(row_g["epsilon"], row_g["delta"])
                 )
         lines.append(f"  neighbouring: {guarantee['neighbouring']}")
     lines.append(f"  randomness: {_args.randomness_text(args.seed)}")
     lines.append("  not private: the log-wealths, regrets and comparators above are evaluations computed from the data")
     lines.append("")
-    lines.extend(f"verdict — {v}" for v in verdicts)
+    lines.extend(results.verdicts("the uniform portfolio (UCRP)"))
     return "\n".join(lines)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the job: build, sweep (cached, resumable), write outputs, print the report."""
-    experiment = _args.built(args, build_experiment)
-    multiplicity = privacy.row_multiplicity(experiment.stream)
     plots = ["regret", "price_of_privacy"] if len(args.epsilon) > 1 else ["regret"]
-    return _args.run_sweep(args, experiment, args.out, plots=plots, report=lambda r: report(r, args, multiplicity))
+
+    def build(a: argparse.Namespace) -> Experiment:
+        experiment = build_experiment(a)
+        multiplicity = privacy.row_multiplicity(experiment.stream)
+        options["report"] = lambda r: report(r, a, multiplicity)
+        return experiment
+
+    options: dict[str, Any] = {}
+    return _args.run_preset(args, build, args.out, plots=plots, report=lambda r: options["report"](r))
