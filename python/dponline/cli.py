@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import errno
+import os
 import sys
 import time
 
@@ -88,7 +89,17 @@ def _error(args: argparse.Namespace, message: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``dponline`` console script: run the job and map its end to an exit code (0 done,
     1 some runs failed, 2 usage or output error, 130 interrupted), with one line on standard error for 2 and
-    130."""
+    130. As the command itself (``argv=None``), an interrupted job exits at once: the finished runs and any
+    outputs are already on disk, and waiting for the process pool's threads at interpreter exit could hang."""
+    status = _main(argv)
+    if argv is None and status == 130:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    return status
+
+
+def _main(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     began = time.perf_counter()
     try:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import InvalidInputError
 from ._worker import PackedStream, RunTask, execute, failed_record, init_worker
+from .outputs import sigint_deferred
 
 __all__ = ["BACKENDS", "execute_tasks"]
 
@@ -56,7 +57,9 @@ def _mp_context(start_method: str | None) -> Any:
         raise InvalidInputError(f"start_method: must be one of {', '.join(allowed)}; got {start_method!r}")
     context = multiprocessing.get_context(start_method)
     if start_method == "forkserver":
-        context.set_forkserver_preload(["dponline.experiments._worker"])
+        # _forkserver ignores Ctrl-C in the server, so the workers it forks ignore it from birth (the parent
+        # handles Ctrl-C and stops them; a worker interrupted while starting would print a traceback).
+        context.set_forkserver_preload(["dponline.experiments._worker", "dponline.experiments._forkserver"])
     return context
 
 
@@ -70,18 +73,23 @@ def _process_pool(tasks: list[RunTask], stream: Any, workers: int, context: Any)
     done = False
     try:
         futures: dict[Any, RunTask] = {}
-        for n, task in enumerate(tasks):
-            try:
-                futures[pool.submit(execute, task)] = task
-            except Exception as exc:  # no worker can start (a dead forkserver, a broken pool): record them all
-                cause = RuntimeError(
-                    f"the worker processes could not start ({type(exc).__name__}: {exc}); the error that stopped "
-                    "them went to standard error. Run with backend='inline' to see it in this process."
-                )
-                cause.__cause__ = exc
-                for unsent in tasks[n:]:
-                    yield failed_record(unsent, cause)
-                break
+        # Ctrl-C waits until every task is submitted: submitting starts the workers, and a worker whose start was
+        # cut short would print a traceback once this process is gone.
+        with sigint_deferred():
+            for n, task in enumerate(tasks):
+                try:
+                    futures[pool.submit(execute, task)] = task
+                except Exception as exc:  # no worker can start (a dead forkserver, a broken pool): record them all
+                    cause = RuntimeError(
+                        f"the worker processes could not start ({type(exc).__name__}: {exc}); the error that stopped "
+                        "them went to standard error. Run with backend='inline' to see it in this process."
+                    )
+                    cause.__cause__ = exc
+                    failed = [failed_record(unsent, cause) for unsent in tasks[n:]]
+                    break
+            else:
+                failed = []
+        yield from failed
         for future in as_completed(futures):
             try:
                 yield future.result()
@@ -92,13 +100,18 @@ def _process_pool(tasks: list[RunTask], stream: Any, workers: int, context: Any)
         if done:
             pool.shutdown(wait=False)  # every result is in: let the idle workers exit on their own
         else:  # Ctrl-C or the consumer stopped: drop queued runs and stop the running ones now
-            pool.shutdown(wait=False, cancel_futures=True)
-            terminate = getattr(pool, "terminate_workers", None)
-            if callable(terminate):
-                terminate()
-            else:
-                for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                    proc.terminate()
+            stop_pool(pool)
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Drop a pool's queued tasks and stop its workers at once, waiting until they are gone (a worker still
+    starting would otherwise fail, with a traceback, to read what the exiting parent sent it)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # shutdown() forgets them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        proc.terminate()
+    for proc in processes:
+        proc.join(timeout=5.0)
 
 
 def _dask(tasks: list[RunTask], stream: Any, scheduler: Any) -> Iterator[dict[str, Any]]:

@@ -126,7 +126,7 @@ class RunCache:
         if not path.exists():
             return None
         try:
-            with np.load(path, allow_pickle=False) as entry:
+            with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as entry:
                 text = str(entry["record"])
                 checkpoints = np.asarray(entry["checkpoints"], dtype=np.int64)
                 cumulative = np.asarray(entry["cumulative_loss"], dtype=np.float64)

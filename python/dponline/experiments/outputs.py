@@ -103,16 +103,21 @@ def exclusive_output(out: str | os.PathLike[str]) -> Iterator[Path]:
 
 @contextlib.contextmanager
 def sigint_deferred() -> Iterator[None]:
-    """Hold Ctrl-C back for the duration of the block (it is delivered right after), so a handful of renames
-    is never cut in the middle. A no-op outside the main thread or where signals cannot be blocked."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "pthread_sigmask"):
+    """Hold Ctrl-C back for the duration of the block and deliver it right after (``KeyboardInterrupt`` at the
+    block's end), so a handful of renames or the start of a worker is never cut in the middle. Python runs
+    signal handlers in the main thread, so this replaces the handler (a signal mask would not do: another thread,
+    a BLAS worker say, would take the signal). A no-op outside the main thread."""
+    if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        signal.signal(signal.SIGINT, previous)
+        if received and callable(previous):
+            previous(signal.SIGINT, None)  # the default handler raises KeyboardInterrupt
 
 
 def _fsync(path: Path) -> None:

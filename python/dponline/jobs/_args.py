@@ -148,7 +148,8 @@ def map_runs(fn: Callable[[Any], _T], tasks: list[Any], *, workers: int | None, 
 
     from tqdm.auto import tqdm
 
-    from ..experiments.backends import _cpu_count, _mp_context
+    from ..experiments.backends import _cpu_count, _mp_context, stop_pool
+    from ..experiments.outputs import sigint_deferred
 
     out: list[_T] = []
     with tqdm(total=len(tasks), desc=desc, unit="run", disable=quiet) as bar:
@@ -161,17 +162,18 @@ def map_runs(fn: Callable[[Any], _T], tasks: list[Any], *, workers: int | None, 
         pool = ProcessPoolExecutor(max_workers=n, mp_context=_mp_context(None), initializer=_ignore_sigint)
         finished = False
         try:
-            futures = [pool.submit(fn, task) for task in tasks]
+            with sigint_deferred():  # submitting starts the workers: never cut a start short
+                futures = [pool.submit(fn, task) for task in tasks]
             for future in as_completed(futures):
                 future.result()
                 bar.update(1)
             out = [f.result() for f in futures]
             finished = True
         finally:
-            pool.shutdown(wait=finished, cancel_futures=True)
-            if not finished:
-                for proc in list((getattr(pool, "_processes", None) or {}).values()):
-                    proc.terminate()
+            if finished:
+                pool.shutdown(wait=True)
+            else:
+                stop_pool(pool)
     return out
 
 

@@ -1,0 +1,337 @@
+"""The CLI jobs answer the user's question and fail cleanly: verdicts, one sign convention, a cache that survives
+damage, atomic outputs, one writer per folder, Ctrl-C at any moment, clean usage errors (small horizons)."""
+
+import errno
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from filelock import FileLock
+
+import dponline
+from dponline.cli import main
+from dponline.domains import Simplex
+from dponline.experiments import Experiment, LearnerSpec, Results, RunCache, backends
+from dponline.experiments.outputs import MANIFEST
+from dponline.experiments.verdict import compare, format_interval, format_number, interval, vacuous, verdict
+
+PORTFOLIO = ["portfolio", "--horizon", "300", "--seeds", "2", "--workers", "1", "--quiet"]
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file() and p.name != ".lock"}
+
+
+def _staging(folder: Path) -> list[Path]:
+    return list(folder.parent.glob(f".{folder.name}.staging-*"))
+
+
+# -- the verdict and the number format --------------------------------------------------------------------------
+
+
+def test_intervals_are_rounded_to_their_precision_and_never_print_minus_zero():
+    assert format_interval(382.41234, 1.7e-13) == "382.4 (exact)"  # float noise is a zero-width interval
+    assert format_interval(-0.017512, 0.17) == "-0.02 ± 0.17"
+    assert format_interval(1.2345, 0.0234) == "1.234 ± 0.023"
+    assert format_interval(20.1, 40.0) == "20 ± 40"
+    assert format_interval(-0.0004, 0.5, signed=True) == "0.00 ± 0.50"  # not -0.00
+    assert format_interval(1.3, 0.42, signed=True) == "+1.30 ± 0.42"
+    assert format_interval(7.0, float("nan")) == "7.000"  # one seed: no interval
+    assert format_number(-0.0) == "0" and format_number(-1e-9, 2) == "0.00"
+    iv = interval([1.0, 2.0, 3.0])
+    assert iv.mean == 2.0 and iv.half == pytest.approx(4.302653 * 1.0 / np.sqrt(3), rel=1e-6)  # t_{0.975, 2}
+
+
+def test_verdict_words_follow_the_interval_and_the_sign():
+    assert compare([-2.0, -2.2, -1.9, -2.1], "uniform", "nats").startswith("beats uniform by 2.05 ± 0.")
+    assert compare([2.0, 2.2, 1.9, 2.1], "uniform", "nats").startswith("worse than uniform by 2.05 ± 0.")
+    wide = compare([1.0, -3.0, 2.5], "uniform", "nats")
+    assert wide.startswith("within noise of uniform (+0.2 ± ") and "more seeds are needed, about" in wide
+    assert compare([0.0, 0.0], "its twin", "nats") == "identical to its twin in every seed"
+    assert compare([1.5, 1.5], "x", "clicks") == "worse than x by 1.500 clicks in every seed"
+    assert "one seed: no interval, more seeds are needed" in compare([1.0], "x", "nats")
+    # The advice scales as n (half / |mean|)^2.
+    assert "about 300 " not in wide
+    line = verdict("DP-FTRL (ε=1)", "nats", ("uniform weights", [-1.0, -1.1, -0.9]), ("FTRL", [0.5, 0.6, 0.4]))
+    assert line.startswith("verdict — DP-FTRL (ε=1): beats uniform weights by 1.00 ± 0.25 nats; privacy: worse than")
+    assert vacuous(1.0, 1e-6) == "" and "δ ≥ 1" in vacuous(26.0, 1.0) and "ε > 10" in vacuous(18.5, 1e-6)
+
+
+# -- one sign convention: table, verdict and CSV agree ----------------------------------------------------------
+
+
+def test_experts_job_prints_baseline_twin_and_verdicts_with_one_sign_convention(tmp_path, capsys):
+    argv = ["experts", "--horizon", "400", "--seeds", "3", "--seed", "2", "--delta", "1e-6", "--epsilon", "1,30"]
+    assert main([*argv, "--workers", "1", "--quiet", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    assert all(re.fullmatch(r"[a-z0-9_]+", c) for c in summary.columns), list(summary.columns)
+    assert {"regret_best_mean", "regret_uniform_mean", "regret_uniform_ci_low"} <= set(summary.columns)
+    assert "uniform weights" in printed and "FTRL, non-private" in printed and "FTPL, non-private" in printed
+    assert "+ = worse" in printed and "95% t-interval" in printed
+    verdicts = [line for line in printed.splitlines() if line.startswith("verdict — ")]
+    assert len(verdicts) == 4  # DP-FTRL and DP-FTPL at two ε
+    for line in verdicts:
+        label = line[len("verdict — ") :].split(": ", 1)[0]
+        name, eps = re.fullmatch(r"(.+) \(ε=(\S+)\)", label).groups()
+        row = summary[(summary.learner == name) & (summary.epsilon == float(eps))].iloc[0]
+        against = line.split(": ", 1)[1].split("; privacy:")[0]
+        if against.startswith("beats"):
+            assert row.regret_uniform_ci_high < 0
+        elif against.startswith("worse than"):
+            assert row.regret_uniform_ci_low > 0
+        else:
+            assert row.regret_uniform_ci_low <= 0 <= row.regret_uniform_ci_high
+        # The CSV's mean, rounded as printed, appears with its sign in the verdict (+ = worse).
+        half = (row.regret_uniform_ci_high - row.regret_uniform_ci_low) / 2
+        shown = format_interval(abs(row.regret_uniform_mean), half).split(" ±")[0]
+        assert shown in against
+
+
+def test_experts_with_delta_zero_says_why_dp_ftpl_is_skipped(tmp_path, capsys):
+    assert (
+        main(["experts", "--horizon", "200", "--seeds", "2", "--workers", "1", "--quiet", "--out", str(tmp_path)]) == 0
+    )
+    assert (
+        "DP-FTPL skipped: its Gaussian perturbation (Agarwal-Singh Algorithm 3) needs δ > 0" in capsys.readouterr().out
+    )
+
+
+def test_every_job_has_a_plain_description_and_the_common_flags(capsys):
+    for job in ("portfolio", "experts", "bandit", "local", "display", "sweep"):
+        with pytest.raises(SystemExit) as stop:
+            main([job, "--help"])
+        assert stop.value.code == 0
+        text = capsys.readouterr().out
+        assert "``" not in text and ":mod:" not in text and ":class:" not in text and ":func:" not in text, job
+        for flag in ("--seed ", "--epsilon", "--workers", "--quiet", "--out", "--seeds"):
+            assert flag in text, (job, flag)
+        description = re.split(r"\n(?:options|positional arguments):", text.split("\n\n", 1)[1])[0].strip()
+        assert len(description) > 250 and description.endswith((".", ")")), job
+
+
+# -- the cache survives damage ----------------------------------------------------------------------------------
+
+
+def _sweep(stream, root_seed=0):
+    fixed = {"domain": Simplex(36), "horizon": 200, "lipschitz": 10.0, "loss_bound": 0.7}
+    return Experiment(
+        stream,
+        [
+            LearnerSpec("private", dponline.PrivateBandit, fixed),
+            LearnerSpec("non-private", dponline.PrivateBandit, {**fixed, "epsilon": None}),
+        ],
+        grid={"epsilon": [1.0]},
+        seeds=2,
+        checkpoints=5,
+        root_seed=root_seed,
+    )
+
+
+@pytest.fixture(scope="module")
+def stream():
+    return dponline.losses.PortfolioLogLoss(dponline.datasets.load_nyse().relatives[:200])
+
+
+@pytest.mark.parametrize("damage", ["truncate", "empty", "flip", "garbage"])
+def test_a_damaged_cache_entry_is_warned_about_deleted_and_recomputed(stream, tmp_path, damage):
+    first = _sweep(stream).run(backend="inline", cache_dir=tmp_path, progress=False)
+    entries = sorted(tmp_path.glob("*/*.npz"))
+    assert len(entries) == 4 and not list(tmp_path.glob("**/*.tmp-*"))
+    victim = entries[1]
+    data = bytearray(victim.read_bytes())
+    if damage == "truncate":
+        victim.write_bytes(bytes(data[: len(data) // 2]))
+    elif damage == "empty":
+        victim.write_bytes(b"")
+    elif damage == "garbage":
+        victim.write_bytes(os.urandom(len(data)))
+    else:  # one bit inside the stored losses: the zip still reads, the checksum does not match
+        with np.load(victim) as entry:
+            parts = {k: entry[k] for k in entry.files}
+        parts["cumulative_loss"] = parts["cumulative_loss"].copy()
+        parts["cumulative_loss"].view(np.uint64)[-1] ^= np.uint64(1)
+        with open(victim, "wb") as fh:
+            np.savez(fh, **parts)
+    with pytest.warns(RuntimeWarning, match="unreadable .* deleted, the run is recomputed"):
+        second = _sweep(stream).run(backend="inline", cache_dir=tmp_path, progress=False)
+    assert second.execution["cached"] == 3 and second.execution["failed"] == 0
+    pd.testing.assert_frame_equal(second.frame(), first.frame(), check_exact=True)
+    third = _sweep(stream).run(backend="inline", cache_dir=tmp_path, progress=False)  # the entry was rewritten
+    assert third.execution["cached"] == 4
+
+
+def test_a_failed_cache_write_leaves_no_temporary_file(stream, tmp_path, monkeypatch):
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(np, "savez", full)
+    cache = RunCache(tmp_path)
+    record = {"status": "ok", "key": "ab" * 32, "checkpoints": [1], "cumulative_loss": [0.5]}
+    with pytest.raises(OSError):
+        cache.put("ab" * 32, record)
+    assert not list(tmp_path.glob("**/*.tmp-*")) and cache.get("ab" * 32) is None
+
+
+# -- atomic outputs ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("failure", [KeyboardInterrupt, OSError(errno.ENOSPC, "No space left on device")])
+def test_an_interrupted_save_leaves_the_previous_outputs(stream, tmp_path, monkeypatch, failure):
+    out = tmp_path / "out"
+    results = _sweep(stream).run(backend="inline", progress=False)
+    results.save(out)
+    before = _files(out)
+    assert {"runs.parquet", "summary.csv", "metadata.json", "regret.png", MANIFEST} <= set(before)
+
+    def broken(self, *args, **kwargs):
+        raise failure
+
+    monkeypatch.setattr(Results, "plot", broken)  # after runs.parquet and summary.csv are written
+    with pytest.raises(type(failure) if isinstance(failure, BaseException) else failure):
+        _sweep(stream, root_seed=5).run(backend="inline", progress=False).save(out)
+    assert _files(out) == before and not _staging(out)
+
+
+def test_a_save_replaces_every_output_and_drops_stale_ones(stream, tmp_path):
+    out = tmp_path / "out"
+    results = _sweep(stream).run(backend="inline", progress=False)
+    results.save(out, svg=True)
+    (out / "mine.txt").write_text("kept")
+    results.save(out)
+    assert not (out / "regret.svg").exists() and (out / "regret.png").exists() and (out / "mine.txt").exists()
+
+
+# -- the CLI: one writer, usage errors, Ctrl-C, disk full, resume -----------------------------------------------
+
+
+def test_a_second_job_on_a_held_folder_refuses(tmp_path, capsys):
+    tmp_path.mkdir(exist_ok=True)
+    with FileLock(tmp_path / ".lock"):
+        assert main([*PORTFOLIO, "--seed", "1", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "another dponline job is writing to this folder" in err[0]
+    assert not (tmp_path / "runs.parquet").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["display", "--k", "1000"],
+        ["local", "--out", "FILE/sub"],
+        ["portfolio", "--out", "FILE"],
+        ["display", "--out", "FILE/x"],
+    ],
+)
+def test_cli_errors_exit_2_with_one_line_before_computing(argv, tmp_path, capsys, monkeypatch):
+    (tmp_path / "FILE").write_text("a file, not a folder")
+    monkeypatch.chdir(tmp_path)
+    began = time.process_time()
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and ": error: " in err[0], err
+    assert time.process_time() - began < 5.0  # refused before the job's computation (loose: shared machines)
+
+
+def test_disk_full_gives_one_line_exit_2_and_keeps_the_previous_outputs(tmp_path, capsys, monkeypatch):
+    assert main([*PORTFOLIO, "--seed", "1", "--out", str(tmp_path)]) == 0
+    before = _files(tmp_path)
+    capsys.readouterr()
+
+    def full(self, path):
+        Path(path).write_bytes(b"partial")
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(Results, "to_parquet", full)
+    assert main([*PORTFOLIO, "--seed", "2", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no space left" in err[0] and "previous outputs are unchanged" in err[0]
+    assert _files(tmp_path) == before and not _staging(tmp_path)
+
+
+@pytest.mark.parametrize("moment", ["comparators", "runs", "plotting"])
+def test_ctrl_c_at_any_moment_prints_one_line_exits_130_and_keeps_the_previous_outputs(
+    moment, tmp_path, capsys, monkeypatch
+):
+    assert main([*PORTFOLIO, "--seed", "1", "--out", str(tmp_path)]) == 0
+    before = _files(tmp_path)
+    capsys.readouterr()
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    if moment == "comparators":
+        monkeypatch.setattr(dponline.regret, "best_constant_rebalanced_portfolio", interrupt)
+    elif moment == "plotting":
+        monkeypatch.setattr(Results, "plot", interrupt)
+    else:
+        real, calls = backends.execute, []
+
+        def once_then_interrupt(*args, **kwargs):
+            calls.append(1)
+            if len(calls) > 1:
+                raise KeyboardInterrupt
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(backends, "execute", once_then_interrupt)
+    assert main([*PORTFOLIO, "--seed", "3", "--out", str(tmp_path)]) == 130
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "interrupted" in err[0] and "Traceback" not in err[0]
+    assert _files(tmp_path) == before and not _staging(tmp_path)
+
+
+def test_ctrl_c_on_a_fresh_folder_leaves_no_output_folder(tmp_path, monkeypatch, capsys):
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(dponline.regret, "best_constant_rebalanced_portfolio", interrupt)
+    out = tmp_path / "fresh"
+    assert main([*PORTFOLIO, "--out", str(out)]) == 130
+    assert not out.exists() and not list(tmp_path.iterdir())
+
+
+def test_an_interrupted_unseeded_run_resumes_without_recording_its_seeds(tmp_path, monkeypatch, capsys):
+    real, calls = backends.execute, []
+
+    def interrupt_after_three(*args, **kwargs):
+        calls.append(1)
+        if len(calls) > 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(backends, "execute", interrupt_after_three)
+    assert main([*PORTFOLIO, "--out", str(tmp_path)]) == 130
+    assert "3 finished run(s) kept" in capsys.readouterr().err
+    kept = list((tmp_path / "cache" / "unseeded").glob("*/*.npz"))
+    assert len(kept) == 3 and not (tmp_path / "runs.parquet").exists()
+    monkeypatch.setattr(backends, "execute", real)
+    assert main([*PORTFOLIO, "--out", str(tmp_path)]) == 0
+    runs = pd.read_csv(tmp_path / "runs_index.csv")
+    assert runs.cached.sum() == 3 and len(runs) == 8
+    assert not (tmp_path / "cache" / "unseeded").exists()  # deleted once the job completed
+    meta = json.loads((tmp_path / "metadata.json").read_text())
+    assert meta["root_seed"] == "os (not recorded)"
+    # A completed unseeded run leaves nothing to resume: the next one draws fresh noise.
+    assert main([*PORTFOLIO, "--out", str(tmp_path)]) == 0
+    assert pd.read_csv(tmp_path / "runs_index.csv").cached.sum() == 0
+
+
+def test_sigint_to_the_command_exits_130_with_one_line_and_no_half_written_folder(tmp_path):
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "dponline", "portfolio", "--horizon", "2000000", "--seeds", "2", "--quiet"]
+    proc = subprocess.Popen([*cmd, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4.0)  # worker start-up or runs
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert "Traceback" not in stderr and len(lines) == 1 and "interrupted" in lines[0], stderr
+    assert not (out / "runs.parquet").exists() and not _staging(out)
