@@ -98,7 +98,8 @@ class Experiment:
         description: free text describing the stream (metadata, plot titles).
         baseline: the name of the do-nothing comparator every private learner's verdict is measured against
             (default ``"uniform"`` when that comparator exists: the uniform portfolio, weights or arm).
-        unit: the unit of the losses and regrets, for tables, verdicts and plot axes (``"nats"`` ...).
+        unit: the unit of the losses and regrets, for tables, verdicts and plot axes (default ``"nats"`` for
+            portfolio log-losses, else ``"loss units"``).
 
     Raises:
         InvalidInputError: bad configuration, naming the key (``grid.epsilon``, ``learners[1].params.foo``,
@@ -120,7 +121,7 @@ class Experiment:
         name: str = "sweep",
         description: str = "",
         baseline: str | None = None,
-        unit: str = "loss units",
+        unit: str | None = None,
     ) -> None:
         for attr in ("kind", "horizon", "dim", "cumulative_at", "data"):
             if not hasattr(stream, attr):
@@ -171,6 +172,8 @@ class Experiment:
             raise InvalidInputError(
                 f"baseline: must name a comparator ({', '.join(self.comparators)}), got {baseline!r}"
             )
+        if unit is None:
+            unit = "nats" if stream.kind == "portfolio" else "loss units"
         if not isinstance(unit, str) or not unit:
             raise InvalidInputError(f"unit: must be a non-empty string, got {unit!r}")
         self.baseline = baseline

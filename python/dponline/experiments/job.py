@@ -77,8 +77,8 @@ def format_summary(results: Results, *, names: dict[str, str] | None = None, not
             line += f" {cell(row, f'regret_{column_name(name)}', signed=True):>24}"
         lines.append(line)
     for name, comp in results.metadata()["comparators"].items():
-        label = f"{names.get(name, name)} ({comp['method']})"
-        lines.append(f"{label[: width + 12]:<{width + 12}} {format_number(comp['total_loss']):>18}")
+        label = f"{names.get(name, name)}: total loss {format_number(comp['total_loss'])} ({comp['method']})"
+        lines.append(label)
     lines.append(
         f"(loss and regret in {unit}; regret = learner's loss − comparator's: + = worse; "
         "mean ± half-width of the 95% t-interval over seeds)"
