@@ -490,6 +490,10 @@ class Results:
             ax.axhline(ref_mean, linestyle="--", linewidth=1.2, label=f"{label} (no {x})", color=color)
             if math.isfinite(ref_low):
                 ax.axhspan(ref_low, ref_high, color=color, alpha=0.1, linewidth=0)
+        base = self._metadata.get("baseline")
+        if base and base != comparator and {base, comparator} <= self._comparator_curves.keys():
+            level = float(self._comparator_curves[base][1][-1] - self._comparator_curves[comparator][1][-1])
+            ax.axhline(level, linestyle=":", linewidth=1.4, color="black", label=f"{base} (do-nothing baseline)")
         ax.set_xscale("log")
         # Ticks at the swept values, printed plainly (0.1, 1, 10 — not 10⁻¹ or 6×10⁻¹).
         ax.xaxis.set_major_locator(FixedLocator(sorted(ticks)))
