@@ -143,7 +143,7 @@ def publish(directory: str | os.PathLike[str], write: Callable[[Path], list[Path
         Whatever ``write`` raises (``OSError`` on a full disk, ``KeyboardInterrupt`` ...): ``directory`` is then
         unchanged and the temporary folder removed.
     """
-    target = Path(directory)
+    target = Path(directory).expanduser().absolute()
     target.parent.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=f".{target.name}.staging-", dir=target.parent))
     try:
