@@ -75,6 +75,6 @@ mod _core {
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
         // The version of serialised states and of the seeded noise streams: a change means a seed gives other
         // noise, so cached results keyed by it are stale.
-        m.add("STATE_VERSION", dponline_core::rng::STATE_VERSION)
+        m.add("STATE_VERSION", dponline_core::state::STATE_VERSION)
     }
 }

@@ -191,7 +191,7 @@ impl PyHedge {
 
     /// Serialized state (format-versioned; a secure generator is stored as a marker and reseeds on restore).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = dponline_core::rng::to_state_bytes(&(&self.inner, &self.rng)).or_raise()?;
+        let bytes = dponline_core::state::to_state_bytes(&(&self.inner, &self.rng)).or_raise()?;
         Ok(PyBytes::new(py, &bytes))
     }
 
@@ -199,7 +199,7 @@ impl PyHedge {
     #[staticmethod]
     fn from_bytes(state: &[u8]) -> PyResult<Self> {
         let (inner, rng): (Hedge, Generator) =
-            dponline_core::rng::from_state_bytes(state).or_raise()?;
+            dponline_core::state::from_state_bytes(state).or_raise()?;
         Ok(PyHedge { inner, rng })
     }
 

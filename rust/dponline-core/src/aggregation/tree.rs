@@ -71,8 +71,9 @@ use serde::{Deserialize, Serialize};
 use crate::alloc;
 use crate::error::{CoreError, Result, check_finite};
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
-use crate::rng::{Generator, from_state_bytes, to_state_bytes};
+use crate::rng::Generator;
 use crate::simd::Level;
+use crate::state::{from_state_bytes, to_state_bytes};
 
 /// `⌈log₂ T⌉` for `T >= 1` (0 for `T = 1`).
 pub fn ceil_log2(horizon: u64) -> u32 {

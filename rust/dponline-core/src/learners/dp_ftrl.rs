@@ -41,7 +41,8 @@ use crate::frank_wolfe::FrankWolfe;
 use crate::learners::{Checkpoints, check_len_pair};
 use crate::losses::{LossFamily, LossKind, check_checkpoints};
 use crate::noise::NoiseDistribution;
-use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
+use crate::rng::{Generator, Seed};
+use crate::state::{from_state_bytes, to_state_bytes};
 
 use super::RunSummary;
 

@@ -50,7 +50,8 @@ use crate::frank_wolfe::FrankWolfe;
 use crate::learners::{Checkpoints, LossNorm, RunSummary, check_len_pair};
 use crate::losses::check_checkpoints;
 use crate::noise::NoiseDistribution;
-use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
+use crate::rng::{Generator, Seed};
+use crate::state::{from_state_bytes, to_state_bytes};
 use crate::submodular::{SubmodularFamily, SubmodularKind};
 
 /// Largest number of PFTAL copies accepted.

@@ -34,7 +34,8 @@ use crate::error::{CoreError, Result};
 use crate::learners::{Checkpoints, RunSummary, check_len_pair};
 use crate::losses::check_checkpoints;
 use crate::mwu::{Hedge, uniform_below};
-use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
+use crate::rng::{Generator, Seed};
+use crate::state::{from_state_bytes, to_state_bytes};
 use crate::submodular::{SubmodularFamily, SubmodularKind, check_row, state_of, value};
 
 /// Feedback model.
