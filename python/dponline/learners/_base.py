@@ -8,20 +8,88 @@ static ``from_bytes``), sets ``self._privacy`` and ``self._horizon``, and adds i
 from __future__ import annotations
 
 import functools
+import inspect
+import pickle
 import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import _validate, privacy
+from .. import _core, _validate, privacy
 from .._options import Calibration, Mechanism
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, StateError
 from ..privacy import PrivacyGuarantee, randomness_of, row_multiplicity
 
 __all__ = ["Learner", "RunResult", "randomness_of", "mechanism_noise"]
 
 _MAX_CHECKPOINTS = 10_000
+
+
+# The attributes of a native object that its declared arguments determine, compared on restore (those it has).
+_DETERMINED = ("params", "noise", "scale", "mechanism", "sampler", "dim", "horizon")
+
+
+def _recording(init: Any) -> Any:
+    """Wrap a learner's ``__init__`` so that the object keeps its declared arguments (``_declared``) for pickling.
+    The seed is replaced by a stand-in that only says whether there was one (a root seed would let a reader of
+    the pickle strip the noise of every past release)."""
+    signature = inspect.signature(init)
+
+    @functools.wraps(init)
+    def recorded(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        bound = signature.bind(self, *args, **kwargs)
+        declared = dict(list(bound.arguments.items())[1:])
+        if "seed" in declared:
+            declared["seed"] = None if declared["seed"] is None else 0
+        # The outermost constructor records last (a subclass calling super().__init__ overrides its parent).
+        self._declared = declared
+
+    return recorded
+
+
+def _open_state(state: Any, what: str) -> Any:
+    """The ``(declared arguments, native bytes)`` of a learner's pickled ``state``, after the container's checks.
+
+    Raises:
+        StateError: damaged, truncated or extended bytes, another format, or a payload of another shape.
+    """
+    if not isinstance(state, bytes):
+        raise StateError(f"cannot restore {what}: the pickled state is not a dponline state")
+    try:
+        declared, native = pickle.loads(_core.open_state(state))
+    except StateError:
+        raise
+    except Exception as e:
+        raise StateError(f"cannot restore {what}: the pickled state does not decode ({type(e).__name__})") from None
+    if not (isinstance(declared, dict) and isinstance(native, bytes)):
+        raise StateError(f"cannot restore {what}: the pickled state is not a dponline state")
+    return declared, native
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return bool(np.array_equal(a, b))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return bool(a == b)
+
+
+def _check_agrees(what: str, fresh: Any, restored: Any) -> None:
+    """Refuse a restored native object that disagrees with the one its declared arguments build.
+
+    Raises:
+        StateError: naming the first attribute that differs (e.g. the noise scale).
+    """
+    for name in _DETERMINED:
+        if hasattr(fresh, name) and not _same(getattr(fresh, name), getattr(restored, name)):
+            raise StateError(
+                f"cannot restore {what}: its native state's {name} differs from what its declared arguments imply "
+                "(the state is damaged or was altered)"
+            )
 
 
 @functools.lru_cache(maxsize=64)
@@ -217,13 +285,26 @@ class Learner:
             final_point=self._final_point(),
         )
 
-    # -- pickling (secure generators reseed from the OS on restore: see dponline_core::rng) -------------
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_core"] = self._core.to_bytes()
-        return state
+    # -- pickling ---------------------------------------------------------------------------------------
+    # The pickled state is one checksummed container (dponline_core::state) holding the declared constructor
+    # arguments and the native state. Nothing derived is stored: on restore the constructor runs again on the
+    # declared arguments (the same validation and calibration, so the guarantee is recomputed, never read back),
+    # and the restored native state must agree with the freshly built one on everything the arguments determine
+    # (parameters, noise, noise scale, mechanism). Secure generators reseed from the OS on restore.
+    _declared: dict[str, Any]
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state = dict(state)
-        state["_core"] = self._core_type.from_bytes(state["_core"])
-        self.__dict__.update(state)
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _recording(cls.__dict__["__init__"])  # type: ignore[method-assign]
+
+    def __getstate__(self) -> bytes:
+        return _core.seal_state(pickle.dumps((self._declared, self._core.to_bytes()), protocol=5))
+
+    def __setstate__(self, state: bytes) -> None:
+        declared, native = _open_state(state, type(self).__name__)
+        call = inspect.BoundArguments(inspect.signature(type(self).__init__), {"self": self, **declared})
+        type(self).__init__(*call.args, **call.kwargs)
+        restored = self._core_type.from_bytes(native)
+        _check_agrees(type(self).__name__, self._core, restored)
+        self._core = restored

@@ -407,7 +407,7 @@ impl PyLocalStream {
         &self,
         py: Python<'py>,
         u: PyReadonlyArray1<'py, f64>,
-        checkpoints: Vec<u64>,
+        #[pyo3(from_py_with = crate::convert::checkpoints)] checkpoints: Vec<u64>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let u = u.as_array().to_vec();
         let inner = &self.inner;
