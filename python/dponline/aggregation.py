@@ -18,7 +18,7 @@ import dataclasses
 import math
 from typing import Any
 
-from . import _core, _validate, privacy
+from . import _core, _state, _validate, privacy
 from ._options import CALIBRATIONS, LINEAR_CALIBRATIONS, NOISES, Calibration, LinearCalibration, Noise
 from ._seed import SeedLike
 from .errors import InvalidInputError, StateError
@@ -28,15 +28,12 @@ __all__ = ["TreeAggregator", "HonakerTree", "KaryTree", "BLT"]
 
 
 def _checked_state(state: Any) -> tuple[bytes, dict[str, Any]]:
-    """A pickled mechanism's state, ``(core bytes, attributes)``, or :class:`StateError`."""
-    if (
-        not isinstance(state, tuple)
-        or len(state) != 2
-        or not isinstance(state[0], bytes)
-        or not isinstance(state[1], dict)
-    ):
-        raise StateError(f"not the pickled state of a mechanism: {type(state).__name__}")
-    return state
+    """A pickled mechanism's state, ``(core bytes, attributes)``, from its checksummed container
+    (:mod:`dponline._state`), or :class:`StateError`."""
+    value = _state.unseal(state, "mechanism", tuple)
+    if len(value) != 2 or not isinstance(value[0], bytes) or not isinstance(value[1], dict):
+        raise StateError("cannot restore mechanism: the pickled state is not a dponline state")
+    return value
 
 
 class TreeAggregator(_core.TreeAggregator):
@@ -167,10 +164,10 @@ class TreeAggregator(_core.TreeAggregator):
         """The (ε, δ) guarantee of the release sequence, or ``None`` if built with a raw ``scale``."""
         return getattr(self, "_privacy", None)
 
-    def __getstate__(self) -> tuple[bytes, dict[str, Any]]:
-        return (super().__getstate__(), dict(self.__dict__))
+    def __getstate__(self) -> bytes:  # type: ignore[override]
+        return _state.seal((super().__getstate__(), dict(self.__dict__)))
 
-    def __setstate__(self, state: tuple[bytes, dict[str, Any]]) -> None:
+    def __setstate__(self, state: bytes) -> None:  # type: ignore[override]
         core_state, attributes = _checked_state(state)
         super().__setstate__(core_state)
         self.__dict__.update(attributes)
@@ -245,10 +242,10 @@ class _LinearMechanism(_core.Mechanism):
         """The (ε, δ) guarantee of the release sequence, or ``None`` if built with a raw ``scale``."""
         return getattr(self, "_privacy", None)
 
-    def __getstate__(self) -> tuple[bytes, dict[str, Any]]:
-        return (super().__getstate__(), dict(self.__dict__))
+    def __getstate__(self) -> bytes:  # type: ignore[override]
+        return _state.seal((super().__getstate__(), dict(self.__dict__)))
 
-    def __setstate__(self, state: tuple[bytes, dict[str, Any]]) -> None:
+    def __setstate__(self, state: bytes) -> None:  # type: ignore[override]
         core_state, attributes = _checked_state(state)
         super().__setstate__(core_state)
         if self.kind not in self._KINDS:

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-import pickle
 import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import _core, _validate, privacy
+from .. import _state, _validate, privacy
 from .._options import Calibration, Mechanism
 from ..errors import InvalidInputError, StateError
 from ..privacy import PrivacyGuarantee, randomness_of, row_multiplicity
@@ -49,32 +48,13 @@ def _recording(init: Any) -> Any:
     return recorded
 
 
-def _open_state(state: Any, what: str) -> Any:
-    """The ``(declared arguments, native bytes)`` of a learner's pickled ``state``, after the container's checks.
-
-    Raises:
-        StateError: damaged, truncated or extended bytes, another format, or a payload of another shape.
-    """
-    if not isinstance(state, bytes):
-        raise StateError(f"cannot restore {what}: the pickled state is not a dponline state")
-    try:
-        declared, native = pickle.loads(_core.open_state(state))
-    except StateError:
-        raise
-    except Exception as e:
-        raise StateError(f"cannot restore {what}: the pickled state does not decode ({type(e).__name__})") from None
-    if not (isinstance(declared, dict) and isinstance(native, bytes)):
-        raise StateError(f"cannot restore {what}: the pickled state is not a dponline state")
-    return declared, native
-
-
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         return bool(np.array_equal(a, b))
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     return bool(a == b)
 
 
@@ -299,10 +279,12 @@ class Learner:
             cls.__init__ = _recording(cls.__dict__["__init__"])  # type: ignore[method-assign]
 
     def __getstate__(self) -> bytes:
-        return _core.seal_state(pickle.dumps((self._declared, self._core.to_bytes()), protocol=5))
+        return _state.seal((self._declared, self._core.to_bytes()))
 
     def __setstate__(self, state: bytes) -> None:
-        declared, native = _open_state(state, type(self).__name__)
+        declared, native = _state.unseal(state, type(self).__name__, tuple)
+        if not (isinstance(declared, dict) and isinstance(native, bytes)):
+            raise StateError(f"cannot restore {type(self).__name__}: the pickled state is not a dponline state")
         call = inspect.BoundArguments(inspect.signature(type(self).__init__), {"self": self, **declared})
         type(self).__init__(*call.args, **call.kwargs)
         restored = self._core_type.from_bytes(native)
