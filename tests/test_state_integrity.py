@@ -71,8 +71,8 @@ def test_the_guarantee_is_recomputed_and_a_native_state_that_disagrees_is_refuse
     built with another ε, inside a valid container) is refused, whatever the declared arguments say."""
     learner = dponline.PrivateBandit(Simplex(3), horizon=100, epsilon=1.0, lipschitz=1.0, seed=0)
     weaker = dponline.PrivateBandit(Simplex(3), horizon=100, epsilon=1e6, lipschitz=1.0, seed=0)
-    declared, _ = pickle.loads(_core.open_state(learner.__getstate__()))
-    forged = _state.seal((declared, weaker._core.to_bytes()))
+    name, declared, _ = pickle.loads(_core.open_state(learner.__getstate__()))
+    forged = _state.seal((name, declared, weaker._core.to_bytes()))
     fresh = dponline.PrivateBandit.__new__(dponline.PrivateBandit)
     with pytest.raises(StateError, match="scale differs"):
         fresh.__setstate__(forged)

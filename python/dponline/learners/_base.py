@@ -48,6 +48,19 @@ def _recording(init: Any) -> Any:
     return recorded
 
 
+def _restore(cls: type, state: bytes) -> Any:
+    """Rebuild a pickled learner of class ``cls`` from its ``state`` (see ``Learner.__setstate__``).
+
+    Raises:
+        StateError: ``cls`` is not a dponline learner, or the state is refused.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, Learner)):
+        raise StateError(f"cannot restore a learner of class {cls!r}")
+    learner = cls.__new__(cls)
+    learner.__setstate__(state)
+    return learner
+
+
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
@@ -278,15 +291,24 @@ class Learner:
         if "__init__" in cls.__dict__:
             cls.__init__ = _recording(cls.__dict__["__init__"])  # type: ignore[method-assign]
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Restored only through `_restore` (never an instance whose __setstate__ did not run).
+        return (_restore, (type(self), self.__getstate__()))
+
     def __getstate__(self) -> bytes:
-        return _state.seal((self._declared, self._core.to_bytes()))
+        return _state.seal((type(self).__name__, self._declared, self._core.to_bytes()))
 
     def __setstate__(self, state: bytes) -> None:
-        declared, native = _state.unseal(state, type(self).__name__, tuple)
-        if not (isinstance(declared, dict) and isinstance(native, bytes)):
-            raise StateError(f"cannot restore {type(self).__name__}: the pickled state is not a dponline state")
-        call = inspect.BoundArguments(inspect.signature(type(self).__init__), {"self": self, **declared})
-        type(self).__init__(*call.args, **call.kwargs)
+        what = type(self).__name__
+        value = _state.unseal(state, what, tuple)
+        if not (len(value) == 3 and value[0] == what and isinstance(value[1], dict) and isinstance(value[2], bytes)):
+            raise StateError(f"cannot restore {what}: the pickled state is not the state of a {what}")
+        _, declared, native = value
+        try:
+            call = inspect.BoundArguments(inspect.signature(type(self).__init__), {"self": self, **declared})
+            type(self).__init__(*call.args, **call.kwargs)
+        except (TypeError, InvalidInputError) as e:
+            raise StateError(f"cannot restore {what}: its declared arguments are refused ({e})") from None
         restored = self._core_type.from_bytes(native)
         _check_agrees(type(self).__name__, self._core, restored)
         self._core = restored
