@@ -251,7 +251,7 @@ pub(crate) mod tests {
         let padded = seal(&[postcard::to_stdvec(&(7u32, vec![1.5f64])).unwrap(), vec![0]].concat());
         assert!(message(from_state_bytes(&padded)).contains("undecoded"));
         // The layout before format 6 (version word, then the value) is not a dponline state.
-        let legacy = postcard::to_stdvec(&(4u32, (7u32, vec![1.5f64]))).unwrap();
+        let legacy = postcard::to_stdvec(&(4u32, (7u32, vec![1.5f64; 8]))).unwrap();
         assert!(message(from_state_bytes(&legacy)).contains("not a dponline state"));
     }
 
