@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dponline
-from dponline import _core, _state, losses
+from dponline import _core, _state, aggregation, losses
 from dponline.domains import Simplex
 from dponline.errors import InvalidInputError, StateError
 
@@ -129,3 +129,15 @@ def test_boundary_conversions_name_the_argument() -> None:
             call()
     # A masked array with nothing masked is an ordinary array.
     assert fam.cumulative_at(np.ma.masked_array([0.3, 0.3, 0.4]), [1])[0] == pytest.approx(1.0)
+
+
+def test_a_mechanism_guarantee_is_recomputed_from_its_calibration() -> None:
+    tree = aggregation.TreeAggregator.calibrated(2, 20, epsilon=1.0, sensitivity=1.0, seed=1)
+    weaker = aggregation.TreeAggregator.calibrated(2, 20, epsilon=1e6, sensitivity=1.0, seed=1)
+    native, attributes = pickle.loads(_core.open_state(tree.__getstate__()))
+    assert "_privacy" not in attributes and attributes["_calibration"]["epsilon"] == 1.0
+    forged = _state.seal((pickle.loads(_core.open_state(weaker.__getstate__()))[0], attributes))
+    fresh = aggregation.TreeAggregator.__new__(aggregation.TreeAggregator, 1, 1, scale=0.0)
+    with pytest.raises(StateError, match="scale differs"):
+        fresh.__setstate__(forged)
+    assert pickle.loads(pickle.dumps(tree)).privacy == tree.privacy

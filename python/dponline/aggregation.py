@@ -21,6 +21,7 @@ from typing import Any
 from . import _core, _state, _validate, privacy
 from ._options import CALIBRATIONS, LINEAR_CALIBRATIONS, NOISES, Calibration, LinearCalibration, Noise
 from ._seed import SeedLike
+from ._state import recalibrated, recording_calibration
 from .errors import InvalidInputError, StateError
 from .privacy import PrivacyGuarantee
 
@@ -34,6 +35,27 @@ def _checked_state(state: Any) -> tuple[bytes, dict[str, Any]]:
     if len(value) != 2 or not isinstance(value[0], bytes) or not isinstance(value[1], dict):
         raise StateError("cannot restore mechanism: the pickled state is not a dponline state")
     return value
+
+
+def _attributes(mechanism: Any) -> dict[str, Any]:
+    """What a mechanism pickles beside its native state: its attributes, except a guarantee that its declared
+    calibration recomputes on restore."""
+    attributes = dict(mechanism.__dict__)
+    if "_calibration" in attributes:
+        attributes.pop("_privacy", None)
+    return attributes
+
+
+def _recalibrate(mechanism: Any, attributes: dict[str, Any]) -> None:
+    """Recompute the guarantee of a restored calibrated mechanism from its declared arguments (and check its
+    noise against them); see :func:`dponline.learners._base.recalibrated`."""
+    declared = attributes.get("_calibration")
+    if declared is None:
+        attributes.pop("_privacy", None)  # a guarantee without its calibration is not trusted
+        return
+    if not isinstance(declared, dict):
+        raise StateError(f"cannot restore {type(mechanism).__name__}: the pickled state is not a dponline state")
+    attributes["_privacy"] = recalibrated(mechanism, declared)
 
 
 class TreeAggregator(_core.TreeAggregator):
@@ -93,6 +115,7 @@ class TreeAggregator(_core.TreeAggregator):
     """
 
     @classmethod
+    @recording_calibration
     def calibrated(
         cls,
         dim: int,
@@ -165,11 +188,12 @@ class TreeAggregator(_core.TreeAggregator):
         return getattr(self, "_privacy", None)
 
     def __getstate__(self) -> bytes:  # type: ignore[override]
-        return _state.seal((super().__getstate__(), dict(self.__dict__)))
+        return _state.seal((super().__getstate__(), _attributes(self)))
 
     def __setstate__(self, state: bytes) -> None:  # type: ignore[override]
         core_state, attributes = _checked_state(state)
         super().__setstate__(core_state)
+        _recalibrate(self, attributes)
         self.__dict__.update(attributes)
 
 
@@ -243,11 +267,12 @@ class _LinearMechanism(_core.Mechanism):
         return getattr(self, "_privacy", None)
 
     def __getstate__(self) -> bytes:  # type: ignore[override]
-        return _state.seal((super().__getstate__(), dict(self.__dict__)))
+        return _state.seal((super().__getstate__(), _attributes(self)))
 
     def __setstate__(self, state: bytes) -> None:  # type: ignore[override]
         core_state, attributes = _checked_state(state)
         super().__setstate__(core_state)
+        _recalibrate(self, attributes)
         if self.kind not in self._KINDS:
             raise StateError(f"state is of a {self.kind!r} mechanism, not {' or '.join(map(repr, self._KINDS))}")
         self.__dict__.update(attributes)
@@ -336,6 +361,7 @@ class HonakerTree(_LinearMechanism):
         return ((1, 1), {"scale": 0.0})
 
     @classmethod
+    @recording_calibration
     def calibrated(
         cls,
         dim: int,
@@ -435,6 +461,7 @@ class KaryTree(_LinearMechanism):
         return ((1, 1), {"k": 3, "scale": 0.0})
 
     @classmethod
+    @recording_calibration
     def calibrated(
         cls,
         dim: int,
@@ -563,6 +590,7 @@ class BLT(_LinearMechanism):
         return {**options, "theta": probe.theta, "omega": probe.omega, "_fit": probe.fit}
 
     @classmethod
+    @recording_calibration
     def calibrated(
         cls,
         dim: int,

@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _state, _validate, privacy
 from .._options import Calibration, Mechanism
+from .._state import check_agrees, declared_of
 from ..errors import InvalidInputError, StateError
 from ..privacy import PrivacyGuarantee, randomness_of, row_multiplicity
 
@@ -25,25 +26,16 @@ __all__ = ["Learner", "RunResult", "randomness_of", "mechanism_noise"]
 _MAX_CHECKPOINTS = 10_000
 
 
-# The attributes of a native object that its declared arguments determine, compared on restore (those it has).
-_DETERMINED = ("params", "noise", "scale", "mechanism", "sampler", "dim", "horizon")
-
-
 def _recording(init: Any) -> Any:
-    """Wrap a learner's ``__init__`` so that the object keeps its declared arguments (``_declared``) for pickling.
-    The seed is replaced by a stand-in that only says whether there was one (a root seed would let a reader of
-    the pickle strip the noise of every past release)."""
+    """Wrap a learner's ``__init__`` so that the object keeps its declared arguments (``_declared``) for pickling
+    (:func:`declared_of`)."""
     signature = inspect.signature(init)
 
     @functools.wraps(init)
     def recorded(self: Any, *args: Any, **kwargs: Any) -> None:
         init(self, *args, **kwargs)
-        bound = signature.bind(self, *args, **kwargs)
-        declared = dict(list(bound.arguments.items())[1:])
-        if "seed" in declared:
-            declared["seed"] = None if declared["seed"] is None else 0
         # The outermost constructor records last (a subclass calling super().__init__ overrides its parent).
-        self._declared = declared
+        self._declared = declared_of(signature, (self, *args), kwargs)
 
     return recorded
 
@@ -59,30 +51,6 @@ def _restore(cls: type, state: bytes) -> Any:
     learner = cls.__new__(cls)
     learner.__setstate__(state)
     return learner
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return bool(np.array_equal(a, b))
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    return bool(a == b)
-
-
-def _check_agrees(what: str, fresh: Any, restored: Any) -> None:
-    """Refuse a restored native object that disagrees with the one its declared arguments build.
-
-    Raises:
-        StateError: naming the first attribute that differs (e.g. the noise scale).
-    """
-    for name in _DETERMINED:
-        if hasattr(fresh, name) and not _same(getattr(fresh, name), getattr(restored, name)):
-            raise StateError(
-                f"cannot restore {what}: its native state's {name} differs from what its declared arguments imply "
-                "(the state is damaged or was altered)"
-            )
 
 
 @functools.lru_cache(maxsize=64)
@@ -310,5 +278,5 @@ class Learner:
         except (TypeError, InvalidInputError) as e:
             raise StateError(f"cannot restore {what}: its declared arguments are refused ({e})") from None
         restored = self._core_type.from_bytes(native)
-        _check_agrees(type(self).__name__, self._core, restored)
+        check_agrees(type(self).__name__, self._core, restored)
         self._core = restored

@@ -338,7 +338,10 @@ impl TryFrom<TreeState> for TreeAggregator {
             && s.prefix.len() == dim
             && s.initial.len() == dim
             && levels.checked_mul(dim) == Some(s.rows.len())
-            && s.pad.len() == if s.padded { s.rows.len() } else { 0 };
+            && s.pad.len() == if s.padded { s.rows.len() } else { 0 }
+            && [&s.prefix, &s.rows, &s.pad, &s.initial]
+                .iter()
+                .all(|v| v.iter().all(|x| x.is_finite()));
         if !consistent {
             return Err(CoreError::State(
                 "TreeAggregator state is inconsistent".into(),

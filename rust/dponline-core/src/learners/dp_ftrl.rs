@@ -1043,8 +1043,30 @@ impl DpFtrl {
     /// Errors: [`CoreError::State`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let learner: Self = from_state_bytes(bytes)?;
+        let p = &learner.params;
+        let recomputed = DpFtrlParams::new(
+            &learner.domain,
+            p.horizon,
+            p.loss_bound,
+            p.norm,
+            p.regularizer,
+            (!p.eta_default).then_some(p.eta),
+            Some(p.dual_bound),
+            p.lmo_calls,
+        )
+        .and_then(|q| q.with_loss_shift(&learner.domain, p.loss_shift));
+        crate::state::ensure(
+            recomputed.as_ref() == Ok(p),
+            "DPFTRL",
+            "its constants differ from the ones its domain and declared bounds imply",
+        )?;
         let n = learner.params.dim;
-        let consistent = learner.x.len() == n
+        let consistent = learner.t <= learner.params.horizon
+            && learner.clipped <= learner.t
+            && [&learner.x, &learner.row, &learner.release]
+                .iter()
+                .all(|v| crate::state::all_finite(v))
+            && learner.x.len() == n
             && learner.row.len() == n
             && learner.release.len() == n
             && learner.domain.dim() == n
