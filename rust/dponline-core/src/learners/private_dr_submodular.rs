@@ -710,7 +710,11 @@ impl PrivateDrSubmodular {
         let p = &s.params;
         let n = p.n;
         let blocks = matroid_blocks(&s.domain).ok();
-        let consistent = s.domain.dim() == n
+        let consistent = s.t <= p.horizon
+            && s.clipped <= s.t
+            && crate::state::all_finite(&s.points)
+            && crate::state::all_finite(&s.x)
+            && s.domain.dim() == n
             && s.trees.len() == p.copies
             && s.trees.iter().all(|m| m.dim() == n && m.t() == s.t)
             && s.points.len() == p.copies * n

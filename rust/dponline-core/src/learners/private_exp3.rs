@@ -953,6 +953,8 @@ impl PrivateExp3 {
                 && learner.block.is_valid()
                 && (learner.pending.is_none() || learner.block.next < BLOCK));
         let consistent = recomputed == learner.params
+            && learner.t <= learner.params.horizon
+            && learner.clipped <= learner.t
             && learner.log_weights.len() == k
             && learner.log_weights.iter().all(|w| w.is_finite())
             && learner.reference.is_finite()

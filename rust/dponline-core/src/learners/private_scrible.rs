@@ -771,6 +771,18 @@ impl PrivateScrible {
             Barrier::Ball { .. } | Barrier::Simplex => true,
         };
         let consistent = fits
+            && learner.t <= learner.params.horizon
+            && learner.clipped <= learner.t
+            && learner.params.noise_scale.is_finite()
+            && learner.params.noise_scale >= 0.0
+            && [
+                &learner.estimate,
+                &learner.center,
+                &learner.played,
+                &learner.gain,
+            ]
+            .iter()
+            .all(|v| crate::state::all_finite(v))
             && n > 0
             && learner.domain.dim() == n
             && [

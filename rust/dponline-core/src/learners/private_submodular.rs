@@ -659,7 +659,9 @@ impl PrivateSubmodular {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let mut s: Self = from_state_bytes(bytes)?;
         let p = &s.params;
-        if s.experts.len() != p.k
+        if s.t > p.horizon
+            || s.clipped > s.t
+            || s.experts.len() != p.k
             || s.picks.len() != p.k
             || s.experts.iter().any(|e| e.len() != p.n)
             || s.picks.iter().chain(&s.played).any(|&a| a >= p.n)
