@@ -104,9 +104,7 @@ def test_a_seeded_object_replays_by_design(case):
     blob = pickle.dumps(obj)
     one, two = pickle.loads(blob), pickle.loads(blob)
     assert release(one, 1.0) - release(two, 0.0) == pytest.approx(1.0, abs=1e-6)
-    assert _in_child(lambda: release(obj, 0.37)) - _in_child(lambda: release(obj, 0.0)) == pytest.approx(
-        0.37, abs=1e-6
-    )
+    assert _in_child(lambda: release(obj, 0.37)) - _in_child(lambda: release(obj, 0.0)) == pytest.approx(0.37, abs=1e-6)
 
 
 def test_unseeded_objects_are_secure_by_default():

@@ -15,7 +15,7 @@ import numpy as np
 from . import _core
 from .errors import InvalidInputError, StateError
 
-__all__ = ["seal", "unseal", "check_agrees", "recording_calibration", "recalibrated"]
+__all__ = ["seal", "unseal", "restore", "check_agrees", "recording_calibration", "recalibrated"]
 
 
 def seal(value: Any) -> bytes:
@@ -41,6 +41,23 @@ def unseal(state: object, what: str, kind: type | tuple[type, ...] = object) -> 
     if not isinstance(value, kind):
         raise StateError(f"cannot restore {what}: the pickled state is not a dponline state")
     return value
+
+
+def restore(cls: type, state: bytes, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+    """Rebuild a pickled dponline object of class ``cls`` from its ``state`` (what its ``__reduce__`` names, so
+    that unpickling never yields an instance whose ``__setstate__`` did not run). ``args``/``kwargs`` go to
+    ``cls.__new__`` (placeholder sizes of a native class, replaced by the state).
+
+    Raises:
+        StateError: ``cls`` is not a dponline class, or its ``__setstate__`` refuses the state.
+    """
+    if not (isinstance(cls, type) and cls.__module__.startswith("dponline.") and hasattr(cls, "__setstate__")):
+        raise StateError(f"cannot restore an object of class {cls!r}: not a dponline class")
+    if not (isinstance(args, tuple) and isinstance(kwargs, (dict, type(None)))):
+        raise StateError(f"cannot restore an object of class {cls.__name__}: the pickle is damaged")
+    obj = cls.__new__(cls, *args, **(kwargs or {}))  # type: ignore[call-overload]
+    obj.__setstate__(state)
+    return obj
 
 
 # The attributes of a native object that its declared arguments determine, compared on restore (those it has).

@@ -187,6 +187,9 @@ class TreeAggregator(_core.TreeAggregator):
         """The (ε, δ) guarantee of the release sequence, or ``None`` if built with a raw ``scale``."""
         return getattr(self, "_privacy", None)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_state.restore, (type(self), self.__getstate__(), *self.__getnewargs_ex__()))
+
     def __getstate__(self) -> bytes:  # type: ignore[override]
         return _state.seal((super().__getstate__(), _attributes(self)))
 
@@ -265,6 +268,9 @@ class _LinearMechanism(_core.Mechanism):
     def privacy(self) -> PrivacyGuarantee | None:
         """The (ε, δ) guarantee of the release sequence, or ``None`` if built with a raw ``scale``."""
         return getattr(self, "_privacy", None)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_state.restore, (type(self), self.__getstate__(), *self.__getnewargs_ex__()))
 
     def __getstate__(self) -> bytes:  # type: ignore[override]
         return _state.seal((super().__getstate__(), _attributes(self)))

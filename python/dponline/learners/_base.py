@@ -40,19 +40,6 @@ def _recording(init: Any) -> Any:
     return recorded
 
 
-def _restore(cls: type, state: bytes) -> Any:
-    """Rebuild a pickled learner of class ``cls`` from its ``state`` (see ``Learner.__setstate__``).
-
-    Raises:
-        StateError: ``cls`` is not a dponline learner, or the state is refused.
-    """
-    if not (isinstance(cls, type) and issubclass(cls, Learner)):
-        raise StateError(f"cannot restore a learner of class {cls!r}")
-    learner = cls.__new__(cls)
-    learner.__setstate__(state)
-    return learner
-
-
 @functools.lru_cache(maxsize=64)
 def _column_norms(mechanism: str, releases: int) -> tuple[float, float]:
     """The encoder's largest (L1, L2) column norms (cached: for BLT each call runs the parameter optimiser, a
@@ -260,8 +247,8 @@ class Learner:
             cls.__init__ = _recording(cls.__dict__["__init__"])  # type: ignore[method-assign]
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Restored only through `_restore` (never an instance whose __setstate__ did not run).
-        return (_restore, (type(self), self.__getstate__()))
+        # Restored only through `_state.restore` (never an instance whose __setstate__ did not run).
+        return (_state.restore, (type(self), self.__getstate__()))
 
     def __getstate__(self) -> bytes:
         return _state.seal((type(self).__name__, self._declared, self._core.to_bytes()))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import pickle
 from collections.abc import Callable
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from .. import _core, _state, _validate
 from ..errors import InvalidInputError
@@ -196,6 +196,9 @@ class PotentialLearner1D:
         return theorem1_bound(u, self._G, self._b, s)
 
     # -- pickling (as dponline.learners._base.Learner: the core's state as bytes) ---------------------------
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_state.restore, (type(self), self.__getstate__()))
+
     def __getstate__(self) -> bytes:
         state = self.__dict__.copy()
         state["_core"] = self._core.to_bytes()

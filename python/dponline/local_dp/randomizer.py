@@ -236,6 +236,9 @@ class LocalLaplaceRandomizer:
         return int(self._core.clipped)
 
     # -- pickling (as dponline.learners._base.Learner: the core's state as bytes) ---------------------------
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_state.restore, (type(self), self.__getstate__()))
+
     def __getstate__(self) -> bytes:
         state = self.__dict__.copy()
         state["_core"] = self._core.to_bytes()
