@@ -47,6 +47,8 @@ __all__ = [
     "sample_sphere",
     "__version__",
     "STATE_VERSION",
+    "seal_state",
+    "open_state",
     "simd_level",
     "LocalRandomizer",
     "LocalStream",
@@ -809,3 +811,6 @@ class PrivateDRSubmodular:
     def noise(self) -> str: ...
     @property
     def scale(self) -> float: ...
+
+def seal_state(payload: bytes) -> bytes: ...
+def open_state(state: bytes) -> bytes: ...

@@ -12,7 +12,8 @@ Rules:
   (``1e6`` is refused: write ``10**6``).
 * **options**: one of a fixed set of strings (the stubs declare them as ``Literal``).
 * **flags**: ``bool`` or NumPy ``bool_``.
-* **arrays**: anything NumPy converts to float64, of the expected shape, every entry finite.
+* **arrays**: anything NumPy converts to float64, of the expected shape, every entry finite; never complex, nor a
+  masked array with masked entries.
 
 A refused value raises :class:`InvalidInputError` (a ``ValueError``) whose message names the argument, what is
 allowed and what was given.
@@ -30,7 +31,7 @@ import numpy as np
 
 from .errors import InvalidInputError, NonFiniteError
 
-__all__ = ["real", "integer", "option", "flag", "real_array", "optional_real"]
+__all__ = ["real", "integer", "option", "flag", "real_array", "optional_real", "unmasked"]
 
 _Option = TypeVar("_Option", bound=str)
 
@@ -67,7 +68,10 @@ def real(
     """
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise InvalidInputError(f"{name} must be a real number, got {_shown(value)} ({type(value).__name__})")
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:  # an int beyond float64 (e.g. 10**400)
+        raise InvalidInputError(f"{name} must be a finite real number, got an integer too large for float64") from None
     bounds = _range_text(low, high, low_open, high_open)
     allowed = bounds if bounds.startswith("in ") else (f"finite and {bounds}" if bounds else "finite")
     if not math.isfinite(x):
@@ -133,6 +137,23 @@ def _is_complex(value: object) -> bool:
         return False
 
 
+def unmasked(name: str, value: object) -> object:
+    """``value`` unless it is a NumPy masked array with masked entries (NumPy's conversions read the hidden
+    values under the mask, so using them would silently use data the caller excluded).
+
+    Raises:
+        InvalidInputError: a masked array with at least one masked entry.
+    """
+    if isinstance(value, np.ma.MaskedArray):
+        masked = int(np.count_nonzero(np.ma.getmaskarray(value)))
+        if masked:
+            raise InvalidInputError(
+                f"{name} must not have masked entries, got a masked array with {masked} masked: the values under a "
+                "mask would be used; fill them (.filled(...)) or drop them first"
+            )
+    return value
+
+
 def real_array(name: str, value: object, shape: tuple[int | None, ...]) -> np.ndarray:
     """``value`` as a C-contiguous float64 array of ``shape`` (``None`` matches any length), all finite.
 
@@ -144,6 +165,7 @@ def real_array(name: str, value: object, shape: tuple[int | None, ...]) -> np.nd
         raise InvalidInputError(f"{name} must be an array of real numbers, got {_shown(value)}")
     if _is_complex(value):
         raise InvalidInputError(f"{name} must be an array of real numbers, got complex values")
+    unmasked(name, value)
     try:
         arr = np.ascontiguousarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:

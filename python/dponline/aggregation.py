@@ -18,9 +18,10 @@ import dataclasses
 import math
 from typing import Any
 
-from . import _core, _validate, privacy
+from . import _core, _state, _validate, privacy
 from ._options import CALIBRATIONS, LINEAR_CALIBRATIONS, NOISES, Calibration, LinearCalibration, Noise
 from ._seed import SeedLike
+from ._state import recalibrated, recording_calibration
 from .errors import InvalidInputError, StateError
 from .privacy import PrivacyGuarantee
 
@@ -28,15 +29,33 @@ __all__ = ["TreeAggregator", "HonakerTree", "KaryTree", "BLT"]
 
 
 def _checked_state(state: Any) -> tuple[bytes, dict[str, Any]]:
-    """A pickled mechanism's state, ``(core bytes, attributes)``, or :class:`StateError`."""
-    if (
-        not isinstance(state, tuple)
-        or len(state) != 2
-        or not isinstance(state[0], bytes)
-        or not isinstance(state[1], dict)
-    ):
-        raise StateError(f"not the pickled state of a mechanism: {type(state).__name__}")
-    return state
+    """A pickled mechanism's state, ``(core bytes, attributes)``, from its checksummed container
+    (:mod:`dponline._state`), or :class:`StateError`."""
+    value = _state.unseal(state, "mechanism", tuple)
+    if len(value) != 2 or not isinstance(value[0], bytes) or not isinstance(value[1], dict):
+        raise StateError("cannot restore mechanism: the pickled state is not a dponline state")
+    return value
+
+
+def _attributes(mechanism: Any) -> dict[str, Any]:
+    """What a mechanism pickles beside its native state: its attributes, except a guarantee that its declared
+    calibration recomputes on restore."""
+    attributes = dict(mechanism.__dict__)
+    if "_calibration" in attributes:
+        attributes.pop("_privacy", None)
+    return attributes
+
+
+def _recalibrate(mechanism: Any, attributes: dict[str, Any]) -> None:
+    """Recompute the guarantee of a restored calibrated mechanism from its declared arguments (and check its
+    noise against them); see :func:`dponline.learners._base.recalibrated`."""
+    declared = attributes.get("_calibration")
+    if declared is None:
+        attributes.pop("_privacy", None)  # a guarantee without its calibration is not trusted
+        return
+    if not isinstance(declared, dict):
+        raise StateError(f"cannot restore {type(mechanism).__name__}: the pickled state is not a dponline state")
+    attributes["_privacy"] = recalibrated(mechanism, declared)
 
 
 class TreeAggregator(_core.TreeAggregator):
@@ -96,6 +115,7 @@ class TreeAggregator(_core.TreeAggregator):
     """
 
     @classmethod
+    @recording_calibration
     def calibrated(
         cls,
         dim: int,
@@ -167,12 +187,16 @@ class TreeAggregator(_core.TreeAggregator):
         """The (ε, δ) guarantee of the release sequence, or ``None`` if built with a raw ``scale``."""
         return getattr(self, "_privacy", None)
 
-    def __getstate__(self) -> tuple[bytes, dict[str, Any]]:
-        return (super().__getstate__(), dict(self.__dict__))
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_state.restore, (type(self), self.__getstate__(), *self.__getnewargs_ex__()))
 
-    def __setstate__(self, state: tuple[bytes, dict[str, Any]]) -> None:
+    def __getstate__(self) -> bytes:  # type: ignore[override]
+        return _state.seal((super().__getstate__(), _attributes(self)))
+
+    def __setstate__(self, state: bytes) -> None:  # type: ignore[override]
         core_state, attributes = _checked_state(state)
         super().__setstate__(core_state)
+        _recalibrate(self, attributes)
         self.__dict__.update(attributes)
 
 
@@ -245,12 +269,16 @@ class _LinearMechanism(_core.Mechanism):
         """The (ε, δ) guarantee of the release sequence, or ``None`` if built with a raw ``scale``."""
         return getattr(self, "_privacy", None)
 
-    def __getstate__(self) -> tuple[bytes, dict[str, Any]]:
-        return (super().__getstate__(), dict(self.__dict__))
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_state.restore, (type(self), self.__getstate__(), *self.__getnewargs_ex__()))
 
-    def __setstate__(self, state: tuple[bytes, dict[str, Any]]) -> None:
+    def __getstate__(self) -> bytes:  # type: ignore[override]
+        return _state.seal((super().__getstate__(), _attributes(self)))
+
+    def __setstate__(self, state: bytes) -> None:  # type: ignore[override]
         core_state, attributes = _checked_state(state)
         super().__setstate__(core_state)
+        _recalibrate(self, attributes)
         if self.kind not in self._KINDS:
             raise StateError(f"state is of a {self.kind!r} mechanism, not {' or '.join(map(repr, self._KINDS))}")
         self.__dict__.update(attributes)
@@ -339,6 +367,7 @@ class HonakerTree(_LinearMechanism):
         return ((1, 1), {"scale": 0.0})
 
     @classmethod
+    @recording_calibration
     def calibrated(
         cls,
         dim: int,
@@ -438,6 +467,7 @@ class KaryTree(_LinearMechanism):
         return ((1, 1), {"k": 3, "scale": 0.0})
 
     @classmethod
+    @recording_calibration
     def calibrated(
         cls,
         dim: int,
@@ -566,6 +596,7 @@ class BLT(_LinearMechanism):
         return {**options, "theta": probe.theta, "omega": probe.omega, "_fit": probe.fit}
 
     @classmethod
+    @recording_calibration
     def calibrated(
         cls,
         dim: int,

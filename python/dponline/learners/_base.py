@@ -8,20 +8,36 @@ static ``from_bytes``), sets ``self._privacy`` and ``self._horizon``, and adds i
 from __future__ import annotations
 
 import functools
+import inspect
 import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import _validate, privacy
+from .. import _state, _validate, privacy
 from .._options import Calibration, Mechanism
-from ..errors import InvalidInputError
+from .._state import check_agrees, declared_of
+from ..errors import InvalidInputError, StateError
 from ..privacy import PrivacyGuarantee, randomness_of, row_multiplicity
 
 __all__ = ["Learner", "RunResult", "randomness_of", "mechanism_noise"]
 
 _MAX_CHECKPOINTS = 10_000
+
+
+def _recording(init: Any) -> Any:
+    """Wrap a learner's ``__init__`` so that the object keeps its declared arguments (``_declared``) for pickling
+    (:func:`declared_of`)."""
+    signature = inspect.signature(init)
+
+    @functools.wraps(init)
+    def recorded(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        # The outermost constructor records last (a subclass calling super().__init__ overrides its parent).
+        self._declared = declared_of(signature, (self, *args), kwargs)
+
+    return recorded
 
 
 @functools.lru_cache(maxsize=64)
@@ -217,13 +233,37 @@ class Learner:
             final_point=self._final_point(),
         )
 
-    # -- pickling (secure generators reseed from the OS on restore: see dponline_core::rng) -------------
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_core"] = self._core.to_bytes()
-        return state
+    # -- pickling ---------------------------------------------------------------------------------------
+    # The pickled state is one checksummed container (dponline_core::state) holding the declared constructor
+    # arguments and the native state. Nothing derived is stored: on restore the constructor runs again on the
+    # declared arguments (the same validation and calibration, so the guarantee is recomputed, never read back),
+    # and the restored native state must agree with the freshly built one on everything the arguments determine
+    # (parameters, noise, noise scale, mechanism). Secure generators reseed from the OS on restore.
+    _declared: dict[str, Any]
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state = dict(state)
-        state["_core"] = self._core_type.from_bytes(state["_core"])
-        self.__dict__.update(state)
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _recording(cls.__dict__["__init__"])  # type: ignore[method-assign]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Restored only through `_state.restore` (never an instance whose __setstate__ did not run).
+        return (_state.restore, (type(self), self.__getstate__()))
+
+    def __getstate__(self) -> bytes:
+        return _state.seal((type(self).__name__, self._declared, self._core.to_bytes()))
+
+    def __setstate__(self, state: bytes) -> None:
+        what = type(self).__name__
+        value = _state.unseal(state, what, tuple)
+        if not (len(value) == 3 and value[0] == what and isinstance(value[1], dict) and isinstance(value[2], bytes)):
+            raise StateError(f"cannot restore {what}: the pickled state is not the state of a {what}")
+        _, declared, native = value
+        try:
+            call = inspect.BoundArguments(inspect.signature(type(self).__init__), {"self": self, **declared})
+            type(self).__init__(*call.args, **call.kwargs)
+        except (TypeError, InvalidInputError) as e:
+            raise StateError(f"cannot restore {what}: its declared arguments are refused ({e})") from None
+        restored = self._core_type.from_bytes(native)
+        check_agrees(type(self).__name__, self._core, restored)
+        self._core = restored

@@ -8,7 +8,7 @@ import pickle
 from collections.abc import Callable
 from typing import Any, Literal, get_args
 
-from .. import _core, _validate
+from .. import _core, _state, _validate
 from ..errors import InvalidInputError
 
 __all__ = ["PotentialLearner1D", "theorem1_bound", "ACTION_LIMIT"]
@@ -196,15 +196,18 @@ class PotentialLearner1D:
         return theorem1_bound(u, self._G, self._b, s)
 
     # -- pickling (as dponline.learners._base.Learner: the core's state as bytes) ---------------------------
-    def __getstate__(self) -> dict[str, Any]:
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_state.restore, (type(self), self.__getstate__()))
+
+    def __getstate__(self) -> bytes:
         state = self.__dict__.copy()
         state["_core"] = self._core.to_bytes()
         if self._density is not None:
             state["_density"] = pickle.dumps(self._density)
-        return state
+        return _state.seal(state)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state = dict(state)
+    def __setstate__(self, state: bytes) -> None:
+        state = _state.unseal(state, type(self).__name__, dict)
         state["_core"] = _core.PotentialLearner1D.from_bytes(state["_core"])
         if state.get("_density") is not None:
             state["_density"] = pickle.loads(state["_density"])  # noqa: S301 - our own pickle of the prior

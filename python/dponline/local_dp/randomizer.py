@@ -7,7 +7,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-from .. import _core, _validate
+from .. import _core, _state, _validate
 from .._seed import SeedLike
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee, randomness_of
@@ -236,13 +236,16 @@ class LocalLaplaceRandomizer:
         return int(self._core.clipped)
 
     # -- pickling (as dponline.learners._base.Learner: the core's state as bytes) ---------------------------
-    def __getstate__(self) -> dict[str, Any]:
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_state.restore, (type(self), self.__getstate__()))
+
+    def __getstate__(self) -> bytes:
         state = self.__dict__.copy()
         state["_core"] = self._core.to_bytes()
-        return state
+        return _state.seal(state)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state = dict(state)
+    def __setstate__(self, state: bytes) -> None:
+        state = _state.unseal(state, type(self).__name__, dict)
         state["_core"] = _core.LocalRandomizer.from_bytes(state["_core"])
         self.__dict__.update(state)
 

@@ -6,7 +6,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
-from .. import _core, _validate
+from .. import _core, _state, _validate
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
 from .randomizer import _MECHANISMS, LocalLaplaceRandomizer, Mechanism, _budget_matrix, _float_array
@@ -130,13 +130,16 @@ class LocalStream:
         return self._core.subgradient(t, np.ascontiguousarray(w))
 
     # -- pickling (as dponline.learners._base.Learner: the core's state as bytes) ---------------------------
-    def __getstate__(self) -> dict[str, Any]:
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_state.restore, (type(self), self.__getstate__()))
+
+    def __getstate__(self) -> bytes:
         state = self.__dict__.copy()
         state["_core"] = self._core.to_bytes()
-        return state
+        return _state.seal(state)
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        state = dict(state)
+    def __setstate__(self, state: bytes) -> None:
+        state = _state.unseal(state, type(self).__name__, dict)
         state["_core"] = _core.LocalStream.from_bytes(state["_core"])
         self.__dict__.update(state)
 

@@ -37,6 +37,7 @@ pub mod rng;
 pub mod simd;
 pub mod special;
 pub mod sphere;
+pub mod state;
 pub mod submodular;
 pub mod vecops;
 

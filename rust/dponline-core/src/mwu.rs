@@ -750,8 +750,8 @@ mod tests {
                 }
             }
         }
-        let bytes = crate::rng::to_state_bytes(&h).unwrap();
-        let back: Hedge = crate::rng::from_state_bytes(&bytes).unwrap();
+        let bytes = crate::state::to_state_bytes(&h).unwrap();
+        let back: Hedge = crate::state::from_state_bytes(&bytes).unwrap();
         assert_eq!(back, h);
     }
 
@@ -899,8 +899,8 @@ mod tests {
                     h.update_one(uniform_below(&mut rng, n), 0.7).unwrap();
                 }
             }
-            let bytes = crate::rng::to_state_bytes(&h).unwrap();
-            let mut back: Hedge = crate::rng::from_state_bytes(&bytes).unwrap();
+            let bytes = crate::state::to_state_bytes(&h).unwrap();
+            let mut back: Hedge = crate::state::from_state_bytes(&bytes).unwrap();
             assert_eq!(back, h);
             let (mut r1, mut r2) = (
                 Generator::from_seed([1, 0, 0, 0]),
@@ -1009,8 +1009,8 @@ mod tests {
         let mut h = Hedge::new(11, 0.7).unwrap();
         h.update_full(&[0.3; 11]).unwrap();
         h.update_one(4, 0.9).unwrap();
-        let bytes = crate::rng::to_state_bytes(&h).unwrap();
-        let back: Hedge = crate::rng::from_state_bytes(&bytes).unwrap();
+        let bytes = crate::state::to_state_bytes(&h).unwrap();
+        let back: Hedge = crate::state::from_state_bytes(&bytes).unwrap();
         assert_eq!(back, h);
     }
 

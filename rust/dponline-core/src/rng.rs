@@ -3,7 +3,7 @@
 //!
 //! * [`Generator::from_seed`] builds **xoshiro256++** (Blackman & Vigna 2018) from 256 bits of seed material.
 //!   The algorithm is fixed by name, so the same seed gives bit-identical streams on every platform and
-//!   every dponline version that keeps [`STATE_VERSION`]. Anyone who knows the seed can reproduce the noise:
+//!   every dponline version that keeps [`crate::state::STATE_VERSION`]. Anyone who knows the seed can reproduce the noise:
 //!   a seeded run is private only while its seed is secret.
 //! * [`Generator::secure`] builds **ChaCha20** (Bernstein 2008) keyed from the operating system's entropy
 //!   source: what every object built without a seed uses. It is not reproducible by design. Floating-point
@@ -35,9 +35,6 @@ use crate::error::{CoreError, Result};
 
 /// 256 bits of seed material, as four little-endian 64-bit words.
 pub type Seed = [u64; 4];
-
-/// Format version of serialized generator and learner states.
-pub const STATE_VERSION: u32 = 5;
 
 /// Run `$body` with `$g` bound to the concrete generator inside `$rng` (a `&mut Generator`), so loops in
 /// `$body` are monomorphic: one dispatch per call instead of one per draw.
@@ -319,30 +316,10 @@ impl<'de> Deserialize<'de> for Generator {
     }
 }
 
-/// Serialize any state to bytes, prefixed with [`STATE_VERSION`].
-///
-/// Errors: [`CoreError::State`] if serialization fails (it does not for dponline's own types).
-pub fn to_state_bytes<T: Serialize>(value: &T) -> Result<Vec<u8>> {
-    postcard::to_stdvec(&(STATE_VERSION, value)).map_err(|e| CoreError::State(e.to_string()))
-}
-
-/// Restore a state written by [`to_state_bytes`].
-///
-/// Errors: [`CoreError::State`] on corrupt bytes or a different format version.
-pub fn from_state_bytes<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T> {
-    let (version, value): (u32, T) =
-        postcard::from_bytes(bytes).map_err(|e| CoreError::State(e.to_string()))?;
-    if version != STATE_VERSION {
-        return Err(CoreError::State(format!(
-            "state format version {version} is not supported (this build reads version {STATE_VERSION})"
-        )));
-    }
-    Ok(value)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::{from_state_bytes, to_state_bytes};
 
     #[test]
     fn same_seed_same_stream_and_streams_differ() {
@@ -379,8 +356,8 @@ mod tests {
     fn secure_state_is_never_serialised_nor_replayed() {
         let g = Generator::secure().unwrap();
         let bytes = to_state_bytes(&g).unwrap();
-        // Version word + variant tag only: no key material.
-        assert!(bytes.len() <= 4, "{bytes:?}");
+        // The variant tag only (one payload byte in the container): no key material.
+        assert_eq!(crate::state::open(&bytes).unwrap().len(), 1, "{bytes:?}");
         let mut a: Generator = from_state_bytes(&bytes).unwrap();
         let mut b: Generator = from_state_bytes(&bytes).unwrap();
         let mut c = a.try_clone().unwrap();
@@ -419,28 +396,5 @@ mod tests {
         for other in [derive_seed(&[1, 2, 3, 5], 0), derive_seed(&[1, 2, 3, 4], 1)] {
             assert!(a.iter().zip(&other).all(|(x, y)| x != y));
         }
-    }
-
-    #[test]
-    fn states_of_version_3_are_refused() {
-        // Version 4 changed the noise streams (bulk Laplace draws): a version-3 state would not continue its
-        // stream, so it is refused with the clear error.
-        let bytes = postcard::to_stdvec(&(3u32, Generator::from_seed([1, 1, 1, 1]))).unwrap();
-        match from_state_bytes::<Generator>(&bytes) {
-            Err(CoreError::State(msg)) => {
-                assert!(msg.contains("version 3 is not supported"), "{msg}")
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn wrong_version_is_refused() {
-        let bytes =
-            postcard::to_stdvec(&(STATE_VERSION + 1, Generator::from_seed([1, 1, 1, 1]))).unwrap();
-        assert!(matches!(
-            from_state_bytes::<Generator>(&bytes),
-            Err(CoreError::State(_))
-        ));
     }
 }

@@ -47,7 +47,15 @@ fn seed_words(py: Python<'_>, seed: Option<&Bound<'_, PyAny>>, secure: bool) -> 
         .map_err(|_| invalid_input("seed material must be four 64-bit words"))
 }
 
+/// Whether `obj` is exactly a NumPy `ndarray` (not a subclass such as a masked array, whose mask the fast paths
+/// would ignore).
+fn plain_ndarray(obj: &Bound<'_, PyAny>) -> bool {
+    obj.is_exact_instance_of::<numpy::PyUntypedArray>()
+}
+
 fn as_float_array<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    // A masked array's hidden values would be used silently: refused (the shared check of `_validate`).
+    validated(obj, "unmasked", name, &[])?;
     let np = obj.py().import("numpy")?;
     // A complex array would lose its imaginary part silently (numpy only warns): refuse it.
     let complex = np
@@ -88,7 +96,7 @@ pub fn vector<'py>(
     len: usize,
 ) -> PyResult<PyReadonlyArray1<'py, f64>> {
     let arr: PyReadonlyArray1<'py, f64> = match obj.extract::<PyReadonlyArray1<'py, f64>>() {
-        Ok(a) if a.is_c_contiguous() => a,
+        Ok(a) if a.is_c_contiguous() && plain_ndarray(obj) => a,
         _ => {
             let converted = as_float_array(obj, name)?;
             converted
@@ -124,7 +132,7 @@ pub fn with_vector<'py, T>(
     f: impl FnOnce(&[f64]) -> PyResult<T>,
 ) -> PyResult<T> {
     if let Ok(arr) = obj.cast::<numpy::PyArray1<f64>>() {
-        if arr.is_c_contiguous() && arr.len() == len {
+        if arr.is_c_contiguous() && arr.len() == len && plain_ndarray(obj) {
             // SAFETY: the GIL is held for the whole call (nothing here releases it and the module runs with
             // the GIL), so no Python code can mutate or resize the array while the slice is alive.
             let data = unsafe { numpy::PyArrayMethods::as_slice(arr) }
@@ -150,7 +158,7 @@ pub fn matrix_owned(
     };
     let converted;
     let arr: PyReadonlyArray2<'_, f64> = match obj.extract::<PyReadonlyArray2<'_, f64>>() {
-        Ok(a) if a.is_c_contiguous() => a,
+        Ok(a) if a.is_c_contiguous() && plain_ndarray(obj) => a,
         _ => {
             converted = as_float_array(obj, name)?;
             converted
@@ -184,7 +192,7 @@ where
     T: Send,
     F: Send + FnOnce() -> dponline_core::Result<T>,
 {
-    py.detach(f).or_raise()
+    crate::errors::guarded(|| py.detach(f).or_raise())
 }
 
 /// Run the core call `f` with the GIL released, giving it a [`Poll`] that checks for Python signals (Ctrl-C)
@@ -207,7 +215,8 @@ where
             true
         }
     };
-    match py.detach(|| f(&poll)) {
+    let outcome = crate::errors::guarded(|| Ok(py.detach(|| f(&poll))))?;
+    match outcome {
         Err(CoreError::Interrupted) => Err(raised
             .into_inner()
             .ok()
@@ -254,21 +263,51 @@ pub fn atol(value: &Bound<'_, PyAny>) -> PyResult<f64> {
     validated(value, "real", "atol", &[])?.extract::<f64>()
 }
 
-/// A list of non-negative integers (`#[pyo3(from_py_with = indices)]`), each through the shared validator.
-pub fn indices(value: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+/// A list of non-negative integers named `name`, each through the shared validator (a string, bytes or a
+/// non-iterable is refused).
+///
+/// Raises `InvalidInputError` naming `name` (negative or huge entries, wrong types).
+pub fn int_list(value: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<u64>> {
+    let refuse = || invalid_input(format!("{name} must be a list of integers, got {value}"));
     if value.is_instance_of::<pyo3::types::PyString>()
         || value.is_instance_of::<pyo3::types::PyBytes>()
     {
-        return Err(invalid_input(format!(
-            "expected a list of integers, got {value}"
-        )));
+        return Err(refuse());
     }
-    let items = value
+    value
         .try_iter()
-        .map_err(|_| invalid_input(format!("expected a list of integers, got {value}")))?;
-    items
-        .map(|item| len_arg(&item?, "index or capacity", 0))
+        .map_err(|_| refuse())?
+        .map(|item| int_arg(&item?, name, 0, None))
         .collect()
+}
+
+/// A list of non-negative integers (`#[pyo3(from_py_with = indices)]`), each through the shared validator.
+pub fn indices(value: &Bound<'_, PyAny>) -> PyResult<Vec<usize>> {
+    int_list(value, "index or capacity")?
+        .into_iter()
+        .map(|n| {
+            usize::try_from(n).map_err(|_| {
+                invalid_input(format!(
+                    "index or capacity is too large for this platform: {n}"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// The `checkpoints` argument (`#[pyo3(from_py_with = checkpoints)]`): a list of round numbers `>= 0`.
+pub fn checkpoints(value: &Bound<'_, PyAny>) -> PyResult<Vec<u64>> {
+    int_list(value, "checkpoints")
+}
+
+/// A round argument `t >= 0` (`#[pyo3(from_py_with = round)]`).
+pub fn round(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    int_arg(value, "t", 0, None)
+}
+
+/// An arm argument `>= 0` (`#[pyo3(from_py_with = arm)]`).
+pub fn arm(value: &Bound<'_, PyAny>) -> PyResult<usize> {
+    len_arg(value, "arm", 0)
 }
 
 /// A list of lists of non-negative integers (`#[pyo3(from_py_with = index_lists)]`).
@@ -430,7 +469,7 @@ where
         let hi = start + total.rounds + n;
         let last = first + checkpoints[first..].partition_point(|&c| c <= hi);
         let (marks, out) = (&checkpoints[first..last], &mut cumulative[first..last]);
-        let part = py.detach(|| block(n, marks, out)).or_raise()?;
+        let part = crate::errors::guarded(|| py.detach(|| block(n, marks, out)).or_raise())?;
         out.iter_mut().for_each(|c| *c += total.total_loss);
         total.rounds += part.rounds;
         total.total_loss += part.total_loss;

@@ -11,7 +11,7 @@ use dponline_core::domains::{
     PartitionMatroid, PathPolytope, Simplex, Spectraplex, SubmodularBasePolytope, UniformMatroid,
 };
 use dponline_core::error::check_finite;
-use dponline_core::rng::{from_state_bytes, to_state_bytes};
+use dponline_core::state::{from_state_bytes, to_state_bytes};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::PyClass;
 use pyo3::prelude::*;

@@ -13,6 +13,11 @@
 //! | `IterationLimit` | `ConvergenceError` (a `RuntimeError`) |
 //! | `Busy` | `StateError` (a `ValueError`) |
 //! | `Interrupted` | `DPOnlineError` (not expected: `convert::detached_polled` raises the signal's exception) |
+//!
+//! A panic is a bug (no input reaches one: the core returns errors, its state decoders are total and check
+//! their invariants). As a last resort, [`guarded`] — used by the helpers that run core calls, `convert::detached`,
+//! `convert::detached_polled` and `convert::run_blocks` — turns one into `DPOnlineError` instead of PyO3's
+//! `PanicException`, a `BaseException` that `except Exception` does not catch.
 
 use dponline_core::CoreError;
 use pyo3::prelude::*;
@@ -62,6 +67,27 @@ impl<T> OrRaise<T> for Result<T, CoreError> {
     fn or_raise(self) -> PyResult<T> {
         self.map_err(to_py)
     }
+}
+
+/// Run `f`, turning a panic into `dponline.errors.DPOnlineError` (see the module docs).
+pub fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        let detail = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(Python::attach(|py| match error_class(py, "DPOnlineError") {
+            Ok(cls) => PyErr::from_type(
+                cls,
+                format!(
+                    "internal error (a bug, please report it): {detail}; the object may be inconsistent, \
+                     restore it from a checkpoint"
+                ),
+            ),
+            Err(e) => e,
+        }))
+    })
 }
 
 /// Raise `dponline.errors.StateError`: the object is in use by another thread.

@@ -84,7 +84,11 @@ impl PyBernoulliArms {
     }
 
     /// The loss of ``arm`` at round ``t`` (0-based).
-    fn loss(&self, t: u64, arm: usize) -> PyResult<f64> {
+    fn loss(
+        &self,
+        #[pyo3(from_py_with = crate::convert::round)] t: u64,
+        #[pyo3(from_py_with = crate::convert::arm)] arm: usize,
+    ) -> PyResult<f64> {
         if arm >= self.inner.means().len() || t >= self.inner.horizon() {
             return Err(invalid_input(format!(
                 "need t < horizon={} and arm < {}, got t={t}, arm={arm}",

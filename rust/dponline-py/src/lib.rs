@@ -70,11 +70,30 @@ mod _core {
         dponline_core::simd::detected().name()
     }
 
+    /// Wrap ``payload`` in dponline's checksummed state container (magic, format version, length, CRC-32C):
+    /// what the Python wrappers pickle.
+    #[pyfunction]
+    fn seal_state<'py>(py: Python<'py>, payload: &[u8]) -> Bound<'py, pyo3::types::PyBytes> {
+        pyo3::types::PyBytes::new(py, &dponline_core::state::seal(payload))
+    }
+
+    /// The payload of a container written by :func:`seal_state`. Raises ``StateError`` for bytes that are
+    /// truncated, extended, damaged (checksum mismatch), of another format version, or not a dponline state.
+    #[pyfunction]
+    fn open_state<'py>(
+        py: Python<'py>,
+        state: &[u8],
+    ) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+        use crate::errors::OrRaise;
+        let payload = dponline_core::state::open(state).or_raise()?;
+        Ok(pyo3::types::PyBytes::new(py, payload))
+    }
+
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
         // The version of serialised states and of the seeded noise streams: a change means a seed gives other
         // noise, so cached results keyed by it are stale.
-        m.add("STATE_VERSION", dponline_core::rng::STATE_VERSION)
+        m.add("STATE_VERSION", dponline_core::state::STATE_VERSION)
     }
 }

@@ -274,7 +274,7 @@ impl PyPotentialLearner1D {
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         Ok(PyBytes::new(
             py,
-            &dponline_core::rng::to_state_bytes(&self.inner).or_raise()?,
+            &dponline_core::state::to_state_bytes(&self.inner).or_raise()?,
         ))
     }
 
@@ -282,7 +282,7 @@ impl PyPotentialLearner1D {
     #[staticmethod]
     fn from_bytes(state: &[u8]) -> PyResult<Self> {
         Ok(PyPotentialLearner1D {
-            inner: dponline_core::rng::from_state_bytes(state).or_raise()?,
+            inner: dponline_core::state::from_state_bytes(state).or_raise()?,
         })
     }
 }
@@ -407,7 +407,7 @@ impl PyLocalStream {
         &self,
         py: Python<'py>,
         u: PyReadonlyArray1<'py, f64>,
-        checkpoints: Vec<u64>,
+        #[pyo3(from_py_with = crate::convert::checkpoints)] checkpoints: Vec<u64>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let u = u.as_array().to_vec();
         let inner = &self.inner;
@@ -469,7 +469,7 @@ impl PyLocalStream {
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         Ok(PyBytes::new(
             py,
-            &dponline_core::rng::to_state_bytes(&self.inner).or_raise()?,
+            &dponline_core::state::to_state_bytes(&self.inner).or_raise()?,
         ))
     }
 
@@ -477,7 +477,7 @@ impl PyLocalStream {
     #[staticmethod]
     fn from_bytes(state: &[u8]) -> PyResult<Self> {
         Ok(PyLocalStream {
-            inner: dponline_core::rng::from_state_bytes(state).or_raise()?,
+            inner: dponline_core::state::from_state_bytes(state).or_raise()?,
         })
     }
 }

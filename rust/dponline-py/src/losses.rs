@@ -137,7 +137,7 @@ impl PyLossFamily {
         &self,
         py: Python<'py>,
         x: &Bound<'py, PyAny>,
-        checkpoints: Vec<u64>,
+        #[pyo3(from_py_with = crate::convert::checkpoints)] checkpoints: Vec<u64>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let x = vector(x, "x", self.inner.dim())?
             .as_slice()

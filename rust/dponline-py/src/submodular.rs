@@ -65,19 +65,6 @@ fn order_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
 }
 
 /// Round numbers (non-negative integers), each through the shared validator.
-fn rounds_arg(values: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<u64>> {
-    if values.is_instance_of::<pyo3::types::PyString>() {
-        return Err(invalid_input(format!(
-            "{name} must be a list of integers, got {values}"
-        )));
-    }
-    values
-        .try_iter()
-        .map_err(|_| invalid_input(format!("{name} must be a list of integers, got {values}")))?
-        .map(|c| int_arg(&c?, name, 0, None))
-        .collect()
-}
-
 fn ids<'py>(py: Python<'py>, items: &[usize]) -> Bound<'py, PyArray1<i64>> {
     items
         .iter()
@@ -191,7 +178,7 @@ impl PyHedge {
 
     /// Serialized state (format-versioned; a secure generator is stored as a marker and reseeds on restore).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = dponline_core::rng::to_state_bytes(&(&self.inner, &self.rng)).or_raise()?;
+        let bytes = dponline_core::state::to_state_bytes(&(&self.inner, &self.rng)).or_raise()?;
         Ok(PyBytes::new(py, &bytes))
     }
 
@@ -199,7 +186,7 @@ impl PyHedge {
     #[staticmethod]
     fn from_bytes(state: &[u8]) -> PyResult<Self> {
         let (inner, rng): (Hedge, Generator) =
-            dponline_core::rng::from_state_bytes(state).or_raise()?;
+            dponline_core::state::from_state_bytes(state).or_raise()?;
         Ok(PyHedge { inner, rng })
     }
 
@@ -378,7 +365,7 @@ impl PySubmodularFamily {
         checkpoints: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let items = items_arg(items, self.inner.ground_set_size())?;
-        let checkpoints = rounds_arg(checkpoints, "checkpoints")?;
+        let checkpoints = crate::convert::int_list(checkpoints, "checkpoints")?;
         let family = &self.inner;
         let out = crate::convert::detached_polled(py, move |poll| {
             family.cumulative_at(&items, &checkpoints, poll)

@@ -349,14 +349,14 @@ impl KaryTree {
     ///
     /// Errors: [`CoreError::State`] (not expected in practice).
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        crate::rng::to_state_bytes(self)
+        crate::state::to_state_bytes(self)
     }
 
     /// Restore a state written by [`KaryTree::to_bytes`].
     ///
     /// Errors: [`CoreError::State`] for corrupt bytes, another format version or an inconsistent state.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        crate::rng::from_state_bytes(bytes)
+        crate::state::from_state_bytes(bytes)
     }
 
     fn push_unchecked(&mut self, x: &[f64], out: &mut [f64]) {

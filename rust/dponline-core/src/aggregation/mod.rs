@@ -31,7 +31,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result, check_finite};
 use crate::noise::NoiseDistribution;
-use crate::rng::{Generator, from_state_bytes, to_state_bytes};
+use crate::rng::Generator;
+use crate::state::{from_state_bytes, to_state_bytes};
 
 /// A continual prefix-sum mechanism over `horizon` pushes of `dim`-vectors (see the module docs).
 ///

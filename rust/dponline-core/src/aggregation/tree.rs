@@ -71,8 +71,9 @@ use serde::{Deserialize, Serialize};
 use crate::alloc;
 use crate::error::{CoreError, Result, check_finite};
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
-use crate::rng::{Generator, from_state_bytes, to_state_bytes};
+use crate::rng::Generator;
 use crate::simd::Level;
+use crate::state::{from_state_bytes, to_state_bytes};
 
 /// `⌈log₂ T⌉` for `T >= 1` (0 for `T = 1`).
 pub fn ceil_log2(horizon: u64) -> u32 {
@@ -337,7 +338,10 @@ impl TryFrom<TreeState> for TreeAggregator {
             && s.prefix.len() == dim
             && s.initial.len() == dim
             && levels.checked_mul(dim) == Some(s.rows.len())
-            && s.pad.len() == if s.padded { s.rows.len() } else { 0 };
+            && s.pad.len() == if s.padded { s.rows.len() } else { 0 }
+            && [&s.prefix, &s.rows, &s.pad, &s.initial]
+                .iter()
+                .all(|v| v.iter().all(|x| x.is_finite()));
         if !consistent {
             return Err(CoreError::State(
                 "TreeAggregator state is inconsistent".into(),

@@ -426,8 +426,8 @@ mod tests {
     #[test]
     fn serde_round_trip() {
         let mut p = example();
-        let bytes = crate::rng::to_state_bytes(&p).unwrap();
-        let mut back: BipartiteMatchingPolytope = crate::rng::from_state_bytes(&bytes).unwrap();
+        let bytes = crate::state::to_state_bytes(&p).unwrap();
+        let mut back: BipartiteMatchingPolytope = crate::state::from_state_bytes(&bytes).unwrap();
         let d: Vec<f64> = (0..9).map(|i| (i as f64 * 1.3).sin()).collect();
         let (mut a, mut b) = (vec![0.0; 9], vec![0.0; 9]);
         p.lmo(&d, &mut a);

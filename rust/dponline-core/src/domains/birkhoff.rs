@@ -238,8 +238,8 @@ mod tests {
     #[test]
     fn serde_round_trip() {
         let b = BirkhoffPolytope::new(3).unwrap();
-        let bytes = crate::rng::to_state_bytes(&b).unwrap();
-        let back: BirkhoffPolytope = crate::rng::from_state_bytes(&bytes).unwrap();
+        let bytes = crate::state::to_state_bytes(&b).unwrap();
+        let back: BirkhoffPolytope = crate::state::from_state_bytes(&bytes).unwrap();
         assert_eq!(back.dim(), 9);
     }
 }

@@ -679,8 +679,8 @@ mod tests {
     #[test]
     fn serde_round_trip() {
         let mut p = random_instances().remove(0);
-        let bytes = crate::rng::to_state_bytes(&p).unwrap();
-        let mut back: FlowPolytope = crate::rng::from_state_bytes(&bytes).unwrap();
+        let bytes = crate::state::to_state_bytes(&p).unwrap();
+        let mut back: FlowPolytope = crate::state::from_state_bytes(&bytes).unwrap();
         let m = p.dim();
         let d: Vec<f64> = (0..m).map(|i| (i as f64 * 0.9).sin()).collect();
         let (mut a, mut b) = (vec![0.0; m], vec![0.0; m]);

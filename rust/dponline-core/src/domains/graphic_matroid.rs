@@ -354,8 +354,8 @@ mod tests {
     fn serde_round_trip() {
         let (n, edges) = graphs().swap_remove(1);
         let mut g = GraphicMatroid::new(n, edges, true).unwrap();
-        let bytes = crate::rng::to_state_bytes(&g).unwrap();
-        let mut back: GraphicMatroid = crate::rng::from_state_bytes(&bytes).unwrap();
+        let bytes = crate::state::to_state_bytes(&g).unwrap();
+        let mut back: GraphicMatroid = crate::state::from_state_bytes(&bytes).unwrap();
         let d = [0.5, -1.0, 0.2, 0.0, 3.0, -2.0, 1.0];
         let (mut a, mut b) = ([0.0; 7], [0.0; 7]);
         g.lmo(&d, &mut a);

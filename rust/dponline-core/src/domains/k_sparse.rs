@@ -222,8 +222,8 @@ mod tests {
     #[test]
     fn serde_round_trip() {
         let p = KSparsePolytope::new(6, 2, 0.5).unwrap();
-        let bytes = crate::rng::to_state_bytes(&p).unwrap();
-        let back: KSparsePolytope = crate::rng::from_state_bytes(&bytes).unwrap();
+        let bytes = crate::state::to_state_bytes(&p).unwrap();
+        let back: KSparsePolytope = crate::state::from_state_bytes(&bytes).unwrap();
         assert_eq!((back.dim(), back.k, back.radius), (6, 2, 0.5));
     }
 }

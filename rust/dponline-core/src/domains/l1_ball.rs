@@ -166,8 +166,8 @@ mod tests {
     #[test]
     fn serde_round_trip() {
         let b = L1Ball::new(4, 1.5).unwrap();
-        let bytes = crate::rng::to_state_bytes(&b).unwrap();
-        let c: L1Ball = crate::rng::from_state_bytes(&bytes).unwrap();
+        let bytes = crate::state::to_state_bytes(&b).unwrap();
+        let c: L1Ball = crate::state::from_state_bytes(&bytes).unwrap();
         assert_eq!((c.dim(), c.radius), (4, 1.5));
     }
 }

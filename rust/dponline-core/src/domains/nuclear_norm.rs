@@ -330,8 +330,8 @@ mod tests {
     #[test]
     fn serde_round_trip() {
         let b = NuclearNormBall::new(3, 5, 0.5).unwrap();
-        let bytes = crate::rng::to_state_bytes(&b).unwrap();
-        let back: NuclearNormBall = crate::rng::from_state_bytes(&bytes).unwrap();
+        let bytes = crate::state::to_state_bytes(&b).unwrap();
+        let back: NuclearNormBall = crate::state::from_state_bytes(&bytes).unwrap();
         assert_eq!((back.shape(), back.radius), ((3, 5), 0.5));
     }
 }

@@ -346,8 +346,8 @@ mod tests {
     fn serde_round_trip() {
         let (blocks, caps) = example();
         let mut m = PartitionMatroid::new(blocks, caps, true).unwrap();
-        let bytes = crate::rng::to_state_bytes(&m).unwrap();
-        let mut back: PartitionMatroid = crate::rng::from_state_bytes(&bytes).unwrap();
+        let bytes = crate::state::to_state_bytes(&m).unwrap();
+        let mut back: PartitionMatroid = crate::state::from_state_bytes(&bytes).unwrap();
         let d = [0.3, -1.0, 2.0, 0.1, -0.5, 0.7, 0.0, -0.2];
         let (mut a, mut b) = ([0.0; 8], [0.0; 8]);
         m.lmo(&d, &mut a);

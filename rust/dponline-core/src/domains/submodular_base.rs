@@ -872,8 +872,8 @@ mod tests {
     #[test]
     fn serde_round_trip() {
         for p in families() {
-            let bytes = crate::rng::to_state_bytes(&p).unwrap();
-            let mut back: SubmodularBasePolytope = crate::rng::from_state_bytes(&bytes).unwrap();
+            let bytes = crate::state::to_state_bytes(&p).unwrap();
+            let mut back: SubmodularBasePolytope = crate::state::from_state_bytes(&bytes).unwrap();
             let mut original = p.clone();
             let d: Vec<f64> = (0..p.n).map(|i| (i as f64 * 0.7).cos()).collect();
             let (mut a, mut b) = (vec![0.0; p.n], vec![0.0; p.n]);

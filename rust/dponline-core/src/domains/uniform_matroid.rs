@@ -383,8 +383,8 @@ mod tests {
     #[test]
     fn serde_round_trip() {
         let m = UniformMatroid::new(6, 2, false).unwrap();
-        let bytes = crate::rng::to_state_bytes(&m).unwrap();
-        let back: UniformMatroid = crate::rng::from_state_bytes(&bytes).unwrap();
+        let bytes = crate::state::to_state_bytes(&m).unwrap();
+        let back: UniformMatroid = crate::state::from_state_bytes(&bytes).unwrap();
         assert_eq!(back.block, m.block);
         assert_eq!(back.scratch.len(), 6);
     }

@@ -41,7 +41,8 @@ use crate::frank_wolfe::FrankWolfe;
 use crate::learners::{Checkpoints, check_len_pair};
 use crate::losses::{LossFamily, LossKind, check_checkpoints};
 use crate::noise::NoiseDistribution;
-use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
+use crate::rng::{Generator, Seed};
+use crate::state::{from_state_bytes, to_state_bytes};
 
 use super::RunSummary;
 
@@ -568,6 +569,24 @@ impl DpFtrlParams {
     }
 }
 
+/// The release noise `mechanism` gives the step size: every release of the padded tree sums the same number of
+/// draws, which the bound needs; another mechanism is tuned to the variance of its last release, and no bound
+/// is claimed for it.
+///
+/// Errors: as [`PrefixSumMechanism::variance`].
+fn release_noise(mechanism: &Mechanism, padded: bool, horizon: u64) -> Result<ReleaseNoise> {
+    let noise = mechanism.noise();
+    if padded {
+        return Ok(ReleaseNoise::of_draws(noise, padded_draws(horizon)));
+    }
+    let mut other = ReleaseNoise::of_draws(noise, 1);
+    other.variance = mechanism.variance(horizon)?;
+    other.declared = false;
+    other.cap = f64::INFINITY;
+    other.cumulant_factor = 1.0;
+    Ok(other)
+}
+
 /// The per-coordinate noise of every release, for the noise-aware step size: its variance `v` and a cumulant
 /// bound `ln E e^{λZ} ≤ c·λ²·v` valid for `|λ| ≤ cap`.
 ///
@@ -683,20 +702,9 @@ impl DpFtrl {
             noise,
             Generator::for_stream(&seed, 1, secure)?,
         )?;
-        // The step size is tuned to the release noise (it only shrinks, so the finiteness check above holds):
-        // every release of the padded tree sums the same number of draws, which the bound needs; another
-        // mechanism is tuned to the variance of its last release, and no bound is claimed for it.
+        // The step size is tuned to the release noise (it only shrinks, so the finiteness check above holds).
         let mut params = params;
-        if padded {
-            params.tune_for_noise(ReleaseNoise::of_draws(noise, padded_draws(params.horizon)));
-        } else {
-            let mut other = ReleaseNoise::of_draws(noise, 1);
-            other.variance = tree.variance(params.horizon)?;
-            other.declared = false;
-            other.cap = f64::INFINITY;
-            other.cumulant_factor = 1.0;
-            params.tune_for_noise(other);
-        }
+        params.tune_for_noise(release_noise(&tree, padded, params.horizon)?);
         let release = tree.initial().to_vec();
         let step = match (params.regularizer, &domain) {
             (Regularizer::None, _) => Step::Lmo,
@@ -1042,8 +1050,35 @@ impl DpFtrl {
     /// Errors: [`CoreError::State`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let learner: Self = from_state_bytes(bytes)?;
+        let p = &learner.params;
+        let recomputed = DpFtrlParams::new(
+            &learner.domain,
+            p.horizon,
+            p.loss_bound,
+            p.norm,
+            p.regularizer,
+            (!p.eta_default).then_some(p.eta),
+            Some(p.dual_bound),
+            p.lmo_calls,
+        )
+        .and_then(|q| q.with_loss_shift(&learner.domain, p.loss_shift))
+        .and_then(|mut q| {
+            let padded = matches!(&learner.tree, Mechanism::Tree(t) if t.padded());
+            q.tune_for_noise(release_noise(&learner.tree, padded, q.horizon)?);
+            Ok(q)
+        });
+        crate::state::ensure(
+            recomputed.as_ref() == Ok(p),
+            "DPFTRL",
+            "its constants differ from the ones its domain and declared bounds imply",
+        )?;
         let n = learner.params.dim;
-        let consistent = learner.x.len() == n
+        let consistent = learner.t <= learner.params.horizon
+            && learner.clipped <= learner.t
+            && [&learner.x, &learner.row, &learner.release]
+                .iter()
+                .all(|v| crate::state::all_finite(v))
+            && learner.x.len() == n
             && learner.row.len() == n
             && learner.release.len() == n
             && learner.domain.dim() == n

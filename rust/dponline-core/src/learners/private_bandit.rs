@@ -32,8 +32,9 @@ use crate::frank_wolfe::FrankWolfe;
 use crate::learners::{Checkpoints, check_len_pair};
 use crate::losses::{LossFamily, check_checkpoints};
 use crate::noise::NoiseDistribution;
-use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
+use crate::rng::{Generator, Seed};
 use crate::sphere::gaussian_in;
+use crate::state::{from_state_bytes, to_state_bytes};
 
 use super::RunSummary;
 
@@ -629,9 +630,96 @@ impl PrivateBandit {
 
     /// Restore a learner from [`PrivateBandit::to_bytes`]; it continues bit-identically.
     ///
+    /// Besides the format ([`crate::state`]), the restored learner must be one that [`PrivateBandit::new`]
+    /// could have built and played to round `t`: its schedule equal to [`PrivateBanditParams::new`] recomputed
+    /// from its domain and declared constants, every derived constant of its parts equal to the schedule's,
+    /// `t <= T`, the batch and tree counters consistent with `t`, every vector finite and of the domain's
+    /// dimension, and a noise scale the constructor accepts.
+    ///
     /// Errors: [`CoreError::State`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        from_state_bytes(bytes)
+        let learner: Self = from_state_bytes(bytes)?;
+        learner.check_state()?;
+        Ok(learner)
+    }
+
+    fn check_state(&self) -> Result<()> {
+        use crate::aggregation::PrefixSumMechanism;
+        use crate::state::{all_finite, ensure};
+        const WHAT: &str = "PrivateBandit";
+        let p = &self.params;
+        let domain = self.oco.domain();
+        let smoothing = (!p.eta_line_one).then_some(p.zeta);
+        let recomputed = PrivateBanditParams::new(
+            domain,
+            p.horizon,
+            p.lipschitz,
+            Some(p.loss_bound),
+            smoothing,
+            p.feasibility,
+        );
+        ensure(
+            recomputed.as_ref() == Ok(p),
+            WHAT,
+            "the schedule differs from the one its domain and constants imply",
+        )?;
+        let n = p.dim;
+        let g = self.oco.gradient();
+        let map = self.oco.map();
+        let tree = map.tree();
+        ensure(self.t <= p.horizon, WHAT, "t beyond the horizon")?;
+        ensure(
+            g.center.as_slice() == domain.interior_point()
+                && g.keep == 1.0 - p.shrink
+                && g.zeta == p.zeta
+                && g.gain == p.affine_dim.max(1) as f64 / p.zeta
+                && g.loss_bound == p.loss_bound
+                && g.batch == p.t_batch
+                && map.eta == p.eta,
+            WHAT,
+            "a derived constant differs from the schedule",
+        )?;
+        ensure(
+            [
+                &g.direction,
+                &g.query,
+                &g.sum,
+                &map.release,
+                &self.oco.iterate().to_vec(),
+            ]
+            .iter()
+            .all(|v| v.len() == n && all_finite(v))
+                && map.fw.x().len() == n
+                && all_finite(map.fw.x())
+                && g.inv_norm.is_finite(),
+            WHAT,
+            "a vector is not finite or not of the domain's dimension",
+        )?;
+        // Batches closed so far: one per full batch, plus the last, shorter one once `t = T`.
+        let closed = if self.t == p.horizon {
+            p.t_round
+        } else {
+            self.t / p.t_batch
+        };
+        let in_batch = if self.t == p.horizon {
+            0
+        } else {
+            self.t % p.t_batch
+        };
+        ensure(
+            g.in_batch == in_batch
+                && g.clipped <= self.t
+                && tree.dim() == n
+                && tree.horizon() == p.t_round
+                && tree.t() == closed,
+            WHAT,
+            "its counters disagree with t",
+        )?;
+        ensure(
+            (tree.noise().scale() * 1e6).is_finite(),
+            WHAT,
+            "noise scale out of range",
+        )
     }
 }
 
@@ -721,6 +809,41 @@ mod tests {
         assert_eq!(summary.total_loss, total);
         assert_eq!(cum[1], total);
         assert_eq!(a.anchor(), b.anchor());
+    }
+
+    #[test]
+    fn every_reachable_state_restores_and_every_mutation_is_refused() {
+        // T = 23 is not a square: the last batch is shorter and closes at t = T.
+        let mut l = learner(23, 2.0, 4);
+        for t in 0..=23 {
+            let bytes = l.to_bytes().unwrap();
+            let back = PrivateBandit::from_bytes(&bytes).unwrap();
+            assert_eq!(back.to_bytes().unwrap(), bytes, "t={t}");
+            if t == 11 {
+                crate::state::tests::fuzz_decoder(&bytes, PrivateBandit::from_bytes);
+                let _ = l.ask().unwrap();
+                let pending = l.to_bytes().unwrap();
+                assert!(PrivateBandit::from_bytes(&pending).is_ok());
+            } else if t < 23 {
+                let _ = l.ask().unwrap();
+            }
+            if t < 23 {
+                l.tell(0.25).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn a_consistent_payload_with_a_changed_scale_or_counter_is_refused() {
+        // Crafted states (valid checksum) are refused by the invariants: noise scale 1.7e-306 is accepted by
+        // the format and the constructor's range, but a schedule or counter change is not.
+        let l = learner(100, 2.0, 4);
+        let mut changed: PrivateBandit = PrivateBandit::from_bytes(&l.to_bytes().unwrap()).unwrap();
+        changed.t = 101;
+        assert!(PrivateBandit::from_bytes(&changed.to_bytes().unwrap()).is_err());
+        changed.t = 0;
+        changed.params.eta *= 2.0;
+        assert!(PrivateBandit::from_bytes(&changed.to_bytes().unwrap()).is_err());
     }
 
     #[test]

@@ -50,7 +50,8 @@ use crate::frank_wolfe::FrankWolfe;
 use crate::learners::{Checkpoints, LossNorm, RunSummary, check_len_pair};
 use crate::losses::check_checkpoints;
 use crate::noise::NoiseDistribution;
-use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
+use crate::rng::{Generator, Seed};
+use crate::state::{from_state_bytes, to_state_bytes};
 use crate::submodular::{SubmodularFamily, SubmodularKind};
 
 /// Largest number of PFTAL copies accepted.
@@ -709,7 +710,11 @@ impl PrivateDrSubmodular {
         let p = &s.params;
         let n = p.n;
         let blocks = matroid_blocks(&s.domain).ok();
-        let consistent = s.domain.dim() == n
+        let consistent = s.t <= p.horizon
+            && s.clipped <= s.t
+            && crate::state::all_finite(&s.points)
+            && crate::state::all_finite(&s.x)
+            && s.domain.dim() == n
             && s.trees.len() == p.copies
             && s.trees.iter().all(|m| m.dim() == n && m.t() == s.t)
             && s.points.len() == p.copies * n

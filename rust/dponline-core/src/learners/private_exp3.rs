@@ -36,7 +36,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::{CoreError, Result, check_positive};
 use crate::losses::{LossFamily, LossKind, check_checkpoints};
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
-use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
+use crate::rng::{Generator, Seed};
+use crate::state::{from_state_bytes, to_state_bytes};
 
 use super::{Checkpoints, RunSummary, check_len_pair};
 
@@ -952,6 +953,8 @@ impl PrivateExp3 {
                 && learner.block.is_valid()
                 && (learner.pending.is_none() || learner.block.next < BLOCK));
         let consistent = recomputed == learner.params
+            && learner.t <= learner.params.horizon
+            && learner.clipped <= learner.t
             && learner.log_weights.len() == k
             && learner.log_weights.iter().all(|w| w.is_finite())
             && learner.reference.is_finite()

@@ -59,7 +59,8 @@ use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_finite, check_positive};
 use crate::losses::{LossFamily, LossKind, check_checkpoints};
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
-use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
+use crate::rng::{Generator, Seed};
+use crate::state::{from_state_bytes, to_state_bytes};
 
 use super::{Checkpoints, RunSummary, check_len_pair};
 
@@ -770,6 +771,18 @@ impl PrivateScrible {
             Barrier::Ball { .. } | Barrier::Simplex => true,
         };
         let consistent = fits
+            && learner.t <= learner.params.horizon
+            && learner.clipped <= learner.t
+            && learner.params.noise_scale.is_finite()
+            && learner.params.noise_scale >= 0.0
+            && [
+                &learner.estimate,
+                &learner.center,
+                &learner.played,
+                &learner.gain,
+            ]
+            .iter()
+            .all(|v| crate::state::all_finite(v))
             && n > 0
             && learner.domain.dim() == n
             && [

@@ -34,7 +34,8 @@ use crate::error::{CoreError, Result};
 use crate::learners::{Checkpoints, RunSummary, check_len_pair};
 use crate::losses::check_checkpoints;
 use crate::mwu::{Hedge, uniform_below};
-use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
+use crate::rng::{Generator, Seed};
+use crate::state::{from_state_bytes, to_state_bytes};
 use crate::submodular::{SubmodularFamily, SubmodularKind, check_row, state_of, value};
 
 /// Feedback model.
@@ -658,7 +659,9 @@ impl PrivateSubmodular {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let mut s: Self = from_state_bytes(bytes)?;
         let p = &s.params;
-        if s.experts.len() != p.k
+        if s.t > p.horizon
+            || s.clipped > s.t
+            || s.experts.len() != p.k
             || s.picks.len() != p.k
             || s.experts.iter().any(|e| e.len() != p.n)
             || s.picks.iter().chain(&s.played).any(|&a| a >= p.n)

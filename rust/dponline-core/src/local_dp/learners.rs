@@ -22,7 +22,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::{CoreError, Result, check_positive};
 use crate::learners::{Checkpoints, RunSummary, check_len_pair};
 use crate::losses::check_checkpoints;
-use crate::rng::{Generator, Seed, from_state_bytes, to_state_bytes};
+use crate::rng::{Generator, Seed};
+use crate::state::{from_state_bytes, to_state_bytes};
 
 use super::potential::{Potential1D, Prior};
 use super::randomizer::{Mechanism, add_noise, check_budgets, clip};

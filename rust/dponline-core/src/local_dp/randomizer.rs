@@ -326,14 +326,14 @@ impl LocalRandomizer {
     ///
     /// Errors: [`CoreError::State`].
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        crate::rng::to_state_bytes(self)
+        crate::state::to_state_bytes(self)
     }
 
     /// Restore from [`LocalRandomizer::to_bytes`].
     ///
     /// Errors: [`CoreError::State`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        crate::rng::from_state_bytes(bytes)
+        crate::state::from_state_bytes(bytes)
     }
 }
 

@@ -51,7 +51,11 @@ use crate::error::{CoreError, Result, check_nonnegative};
 use crate::rng::Generator;
 
 /// A coordinate-wise noise distribution with its scale.
+///
+/// A restored distribution is validated like a constructed one (finite scale in `[0, MAX_SCALE]`), so no state
+/// decodes to a NaN, negative or overflowing noise scale.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "NoiseState")]
 pub enum NoiseDistribution {
     /// Laplace with density `exp(-|x|/scale) / (2 scale)`; variance `2 scale²`.
     Laplace {
@@ -80,6 +84,24 @@ fn check_scale(scale: f64) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The serialized form of a [`NoiseDistribution`] (same layout), checked by `TryFrom`.
+#[derive(Deserialize)]
+enum NoiseState {
+    Laplace { scale: f64 },
+    Gaussian { sigma: f64 },
+}
+
+impl TryFrom<NoiseState> for NoiseDistribution {
+    type Error = CoreError;
+
+    fn try_from(s: NoiseState) -> Result<Self> {
+        match s {
+            NoiseState::Laplace { scale } => Self::laplace(scale),
+            NoiseState::Gaussian { sigma } => Self::gaussian(sigma),
+        }
+    }
 }
 
 impl NoiseDistribution {

@@ -1,0 +1,129 @@
+"""The pickled form of dponline's Python objects: one checksummed container (the core's state format: magic,
+format version, length, CRC-32C; see ``rust/dponline-core/src/state.rs``) around the object's state, so that a
+damaged, truncated or extended pickle is refused with :class:`~dponline.errors.StateError` instead of loading
+with silently changed parameters."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import pickle
+from typing import Any
+
+import numpy as np
+
+from . import _core
+from .errors import InvalidInputError, StateError
+
+__all__ = ["seal", "unseal", "restore", "check_agrees", "recording_calibration", "recalibrated"]
+
+
+def seal(value: Any) -> bytes:
+    """``value`` (plain data and dponline objects) pickled inside the checksummed container."""
+    return _core.seal_state(pickle.dumps(value, protocol=5))
+
+
+def unseal(state: object, what: str, kind: type | tuple[type, ...] = object) -> Any:
+    """The value sealed by :func:`seal` in ``state``, which must be an instance of ``kind``.
+
+    Raises:
+        StateError: naming ``what``: not a dponline state, damaged (checksum mismatch), truncated or extended
+            bytes, another format version, or a value of another shape.
+    """
+    if not isinstance(state, bytes):
+        raise StateError(f"cannot restore {what}: the pickled state is not a dponline state")
+    try:
+        value = pickle.loads(_core.open_state(state))  # noqa: S301 - our own pickle, checksummed
+    except StateError as e:
+        raise StateError(f"cannot restore {what}: {e}") from None
+    except Exception as e:
+        raise StateError(f"cannot restore {what}: the pickled state does not decode ({type(e).__name__})") from None
+    if not isinstance(value, kind):
+        raise StateError(f"cannot restore {what}: the pickled state is not a dponline state")
+    return value
+
+
+def restore(cls: type, state: bytes, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+    """Rebuild a pickled dponline object of class ``cls`` from its ``state`` (what its ``__reduce__`` names, so
+    that unpickling never yields an instance whose ``__setstate__`` did not run). ``args``/``kwargs`` go to
+    ``cls.__new__`` (placeholder sizes of a native class, replaced by the state).
+
+    Raises:
+        StateError: ``cls`` is not a dponline class, or its ``__setstate__`` refuses the state.
+    """
+    if not (isinstance(cls, type) and cls.__module__.startswith("dponline.") and hasattr(cls, "__setstate__")):
+        raise StateError(f"cannot restore an object of class {cls!r}: not a dponline class")
+    if not (isinstance(args, tuple) and isinstance(kwargs, (dict, type(None)))):
+        raise StateError(f"cannot restore an object of class {cls.__name__}: the pickle is damaged")
+    obj = cls.__new__(cls, *args, **(kwargs or {}))  # type: ignore[call-overload]
+    obj.__setstate__(state)
+    return obj
+
+
+# The attributes of a native object that its declared arguments determine, compared on restore (those it has).
+_DETERMINED = ("params", "noise", "scale", "mechanism", "sampler", "dim", "horizon", "kind", "padded")
+
+
+def declared_of(signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of a call by name, the first (``self``/``cls``) left out and the seed replaced by a stand-in
+    that only says whether there was one (a root seed would let a reader of a pickle strip the noise of every
+    past release)."""
+    declared = dict(list(signature.bind(*args, **kwargs).arguments.items())[1:])
+    if "seed" in declared:
+        declared["seed"] = None if declared["seed"] is None else 0
+    return declared
+
+
+def recording_calibration(calibrated: Any) -> Any:
+    """Wrap a mechanism's ``calibrated`` classmethod (under ``@classmethod``) so that the mechanism keeps its
+    declared arguments (``_calibration``): on restore the guarantee is recomputed from them (see
+    :func:`recalibrated`), never read back from the pickle."""
+    signature = inspect.signature(calibrated)
+
+    @functools.wraps(calibrated)
+    def recorded(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        built = calibrated(cls, *args, **kwargs)
+        built._calibration = declared_of(signature, (cls, *args), kwargs)
+        return built
+
+    return recorded
+
+
+def recalibrated(restored: Any, declared: dict[str, Any]) -> Any:
+    """The guarantee of a restored mechanism, recomputed by its ``calibrated`` from the ``declared`` arguments;
+    the restored mechanism must agree with the one they build.
+
+    Raises:
+        StateError: the declared arguments are refused, or the restored noise differs from their calibration.
+    """
+    what = type(restored).__name__
+    try:
+        fresh = type(restored).calibrated(**declared)
+    except (TypeError, InvalidInputError) as e:
+        raise StateError(f"cannot restore {what}: its declared arguments are refused ({e})") from None
+    check_agrees(what, fresh, restored)
+    return fresh.privacy
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return bool(np.array_equal(a, b))
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def check_agrees(what: str, fresh: Any, restored: Any) -> None:
+    """Refuse a restored native object that disagrees with the one its declared arguments build.
+
+    Raises:
+        StateError: naming the first attribute that differs (e.g. the noise scale).
+    """
+    for name in _DETERMINED:
+        if hasattr(fresh, name) and not _same(getattr(fresh, name), getattr(restored, name)):
+            raise StateError(
+                f"cannot restore {what}: its native state's {name} differs from what its declared arguments imply "
+                "(the state is damaged or was altered)"
+            )
