@@ -351,3 +351,24 @@ def test_sigint_to_the_command_exits_130_with_one_line_and_no_half_written_folde
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert "Traceback" not in stderr and len(lines) == 1 and "interrupted" in lines[0], stderr
     assert not (out / "runs.parquet").exists() and not _staging(out)
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        (np.array([["a", "b"], ["c", "d"]]), "real numbers"),
+        (np.array(3.0), "one row per round"),
+        (np.ones((10, 3)) * (1 + 1j), "complex"),
+        (np.full((10, 3), np.nan), "finite"),
+    ],
+)
+def test_sweep_validates_its_stream_file_like_the_python_api(tmp_path, values, message, capsys):
+    """A stream.file of strings, a 0-d array, complex or NaN values: one line naming stream.file, exit 2."""
+    np.save(tmp_path / "rows.npy", values)
+    config = tmp_path / "sweep.toml"
+    config.write_text('[stream]\nfile = "rows.npy"\nloss = "linear"\n[[learners]]\nname = "a"\nclass = "DPFTRL"\n')
+    with pytest.raises(SystemExit) as stop:
+        main(["sweep", str(config), "--out", str(tmp_path / "out"), "--quiet"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert "stream.file" in err and message in err and "Traceback" not in err

@@ -56,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the sweep described by CONFIG.toml (format: README, 'Sweeps'): every learner at every "
         "grid point for every seed, on a process pool (default), in-process (--workers 1) or on a Dask cluster "
         "(--scheduler). Finished runs are cached under OUT/cache: rerunning resumes an interrupted sweep. The table "
-        "gives each configuration's regret (+ = worse, 95%% t-intervals) against every comparator, and a verdict per "
+        "gives each configuration's regret (+ = worse, 95% t-intervals) against every comparator, and a verdict per "
         "private learner against the do-nothing baseline (sweep.baseline; default the uniform point of a simplex) "
         'and against its non-private twin (the same learner with epsilon = "none").',
     )

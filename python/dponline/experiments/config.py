@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import domains, learners, losses
+from .. import _validate, domains, learners, losses
 from ..datasets import load_nyse
 from ..errors import InvalidInputError
 from .experiment import Experiment, LearnerSpec
@@ -156,7 +156,11 @@ def _stream(table: dict[str, Any], base: Path) -> tuple[Any, str]:
             data = np.load(path) if path.suffix == ".npy" else np.loadtxt(path, delimiter=",", ndmin=2)
         except (OSError, ValueError) as exc:
             raise InvalidInputError(f"stream.file: cannot read {str(path)!r}: {exc}") from exc
-        data = np.asarray(data, dtype=np.float64)
+        # The same validation as the Python API: a finite real matrix, one row per round (strings, complex
+        # values, 0-d or 3-d arrays are refused with the reason).
+        if np.ndim(data) != 2:
+            raise InvalidInputError(f"stream.file: must hold a matrix, one row per round; got shape {np.shape(data)}")
+        data = _validate.real_array("stream.file", data, (None, None))
         source = path.name
     kind = table.get("loss", "portfolio")
     builders = {"portfolio": losses.PortfolioLogLoss, "linear": losses.Linear}
