@@ -1,5 +1,5 @@
 """``python -m dponline`` runs the ``dponline`` command."""
 
-from .cli import main
+from ._console import main
 
 raise SystemExit(main())

@@ -67,6 +67,7 @@ from typing import Any
 import numpy as np
 
 from . import _validate
+from ._extras import require
 from ._seed import SeedLike
 from .errors import InvalidInputError
 
@@ -646,9 +647,7 @@ def audit(
 
     bar = None
     if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=2 * trials, unit="trial", unit_scale=True, desc="audit")
+        bar = require("tqdm.auto", "progress=True").tqdm(total=2 * trials, unit="trial", unit_scale=True, desc="audit")
     try:
         seeds = root.spawn(2)
         va = _collect(factory, release, input_a, trials, batch, stat, seeds[0], bar)

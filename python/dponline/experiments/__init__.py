@@ -28,12 +28,17 @@ Example:
 
 from __future__ import annotations
 
+from .._extras import require_installed
 from .cache import RunCache, stream_identity
 from .config import OutputOptions, build_domain, experiment_from_config, load_config, resolve_learner
 from .experiment import Experiment, SweepInterrupted
 from .job import float_list, format_summary, run_job
 from .results import Results
 from .spec import Configuration, LearnerSpec
+
+# The harness writes Parquet tables, plots and progress bars, and locks its output folder: refuse early, naming
+# the extra, when one is missing.
+require_installed(("pandas", "pyarrow", "matplotlib", "tqdm", "filelock"), "dponline.experiments")
 
 __all__ = [
     "Experiment",

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import _state, _validate, privacy
+from .._extras import require
 from .._options import Calibration, Mechanism
 from .._state import check_agrees, declared_of
 from ..errors import InvalidInputError, StateError
@@ -217,8 +218,7 @@ class Learner:
         marks = _checkpoints(start, start + rounds, count) if rounds else np.zeros(0, np.int64)
         began = time.perf_counter()
         if progress:
-            from tqdm.auto import tqdm
-
+            tqdm = require("tqdm.auto", "progress=True").tqdm
             with tqdm(total=rounds, unit="round", unit_scale=True, desc=type(self).__name__) as bar:
                 total, clipped, cum = self._core.run(losses, rounds, marks.tolist(), bar.update)
         else:
