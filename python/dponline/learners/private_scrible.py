@@ -126,8 +126,10 @@ class PrivateSCRiBLe(Learner):
         """Report ``⟨ℓ_t, y_t⟩`` (bandit feedback).
 
         Raises:
-            ProtocolError: without a preceding :meth:`ask`. InvalidInputError / NonFiniteError: bad value (or
-            ``|loss| > loss_bound`` with ``strict=True``). The learner is then unchanged.
+            ProtocolError: without a preceding :meth:`ask`.
+            InvalidInputError: a bad value, or ``|loss| > loss_bound`` with ``strict=True``; the learner is then
+                unchanged.
+            NonFiniteError: a NaN or infinite loss; the learner is then unchanged.
         """
         self._core.tell(_validate.real("loss", loss))
 
