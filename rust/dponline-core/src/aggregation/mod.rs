@@ -303,7 +303,7 @@ impl MechanismSpec {
 /// Error unless `sampler` is the floating-point one or there is no noise: BLT has no exact path.
 ///
 /// Errors: [`CoreError::InvalidArgument`] naming `sampler`.
-pub(crate) fn refuse_exact_blt(noise: NoiseDistribution, sampler: SamplerKind) -> Result<()> {
+pub fn refuse_exact_blt(noise: NoiseDistribution, sampler: SamplerKind) -> Result<()> {
     if sampler == SamplerKind::Exact && noise.scale() > 0.0 {
         return Err(CoreError::invalid(
             "sampler",

@@ -562,6 +562,32 @@ impl TreeAggregator {
         });
     }
 
+    /// Check, without changing anything, that the row-major `(m, dim)` matrix `xs` can be pushed: whole
+    /// rows, finite, within the horizon, and (float path) running sums within `±1e306` or (exact path) values
+    /// within `2⁶²` grid units.
+    ///
+    /// Errors: as [`TreeAggregator::push_many`].
+    pub fn check_rows(&self, xs: &[f64]) -> Result<()> {
+        if xs.len() % self.dim != 0 {
+            return Err(CoreError::Shape {
+                name: "X",
+                expected: format!("shape (m, {})", self.dim),
+                got: format!("{} values", xs.len()),
+            });
+        }
+        crate::error::check_finite("X", xs)?;
+        super::check_room(
+            "TreeAggregator",
+            self.t,
+            self.horizon,
+            (xs.len() / self.dim) as u64,
+        )?;
+        match &self.lattice {
+            Some(lattice) => lattice.grid().check_quantizable_all(xs),
+            None => super::check_sums(&self.prefix, xs),
+        }
+    }
+
     /// Serialize the whole state (format-versioned). The bytes contain unreleased exact sums and noise:
     /// treat them as sensitive as the raw data.
     ///

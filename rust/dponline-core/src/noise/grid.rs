@@ -159,6 +159,13 @@ impl Grid {
         Ok(())
     }
 
+    /// Check, without writing anything, that every entry of `xs` can be quantised.
+    ///
+    /// Errors: as [`Grid::quantize_into`].
+    pub fn check_quantizable_all(&self, xs: &[f64]) -> Result<()> {
+        self.check_quantizable(xs, xs.len()).map(|_| ())
+    }
+
     /// Check `xs` for [`Grid::quantize_into`] into `len` entries; returns `2^−exponent`.
     fn check_quantizable(&self, xs: &[f64], len: usize) -> Result<f64> {
         if xs.len() != len {
