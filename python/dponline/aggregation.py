@@ -49,14 +49,14 @@ def exact_noise(
     column_l1: float,
     column_l2: float,
     dim: int,
-    paper_scale: float = 0.0,
+    at_least: float = 0.0,
 ) -> privacy.ExactCalibration:
     """The noise of a mechanism on the exact path (``sampler="exact"``) for an (ε, δ) target.
 
     ``calibration``: ``None`` or ``"zcdp"`` — the tightest proved calibration of the discrete mechanism
     (:func:`dponline.privacy.exact_linear_noise`: discrete Laplace exact ε; discrete Gaussian through zCDP with
-    the Canonne-Kamath-Steinke conversion); ``"paper"`` — the same, but never less noise than ``paper_scale`` (the
-    paper's formula, kept to reproduce it); ``"analytic"`` — the continuous Gaussian's exact calibration, which
+    the Canonne-Kamath-Steinke conversion); ``"paper"`` — the same (the caller passes the paper's scale as
+    ``at_least``, so the noise is never below the paper's formula, kept to reproduce it); ``"analytic"`` — the continuous Gaussian's exact calibration, which
     does not bound the discrete Gaussian: refused for Gaussian noise (for Laplace it is the default's).
 
     Raises:
@@ -77,7 +77,7 @@ def exact_noise(
         sensitivity,
         column_l1 if noise == "laplace" else column_l2,
         dim,
-        at_least=paper_scale if calibration == "paper" else 0.0,
+        at_least=at_least,
     )
 
 
@@ -256,7 +256,7 @@ class TreeAggregator(_core.TreeAggregator):
                 column_l1=float(levels),
                 column_l2=math.sqrt(levels),
                 dim=_validate.integer("dim", dim, low=1),
-                paper_scale=paper,
+                at_least=paper,
             )
             tree = cls(dim, horizon, scale=fit.scale, noise=noise, padded=padded, seed=seed, secure=secure)
             tree._privacy = fit.guarantee(
