@@ -380,7 +380,7 @@ def test_dpftpl_protocol(
         epsilon=epsilon,
         delta=1e-6,
         loss_bound=loss_bound,
-        calibration="paper" if mechanism == "tree" else "analytic",
+        calibration="paper" if mechanism == "tree" else None,
         mechanism=mechanism,
         strict=strict,
         **data.draw(randomness, "randomness"),

@@ -509,13 +509,17 @@ GAUSSIAN_AUDITS = {
     # name: (horizon, the calibrated mechanism, the same mechanism at a given scale, control's under-noising)
     "tree": (
         8,
-        lambda dim, T, **kw: TreeAggregator.calibrated(dim, T, sampler="floating-point", padded=False, calibration="analytic", **kw),
+        lambda dim, T, **kw: TreeAggregator.calibrated(
+            dim, T, sampler="floating-point", padded=False, calibration="analytic", **kw
+        ),
         lambda dim, T, **kw: TreeAggregator(dim, T, sampler="floating-point", padded=False, noise="gaussian", **kw),
         2,
     ),
     "padded-tree": (
         8,
-        lambda dim, T, **kw: TreeAggregator.calibrated(dim, T, sampler="floating-point", padded=True, calibration="analytic", **kw),
+        lambda dim, T, **kw: TreeAggregator.calibrated(
+            dim, T, sampler="floating-point", padded=True, calibration="analytic", **kw
+        ),
         lambda dim, T, **kw: TreeAggregator(dim, T, sampler="floating-point", padded=True, noise="gaussian", **kw),
         4,
     ),
@@ -669,8 +673,8 @@ def test_blt_lowers_dp_ftrl_regret_on_nyse():
     eps, delta, G = 2.0, 1e-6, float(np.sqrt(n))
     # Per-release variance at this calibration (per coordinate): BLT below the padded tree at every step.
     kw = {"epsilon": eps, "delta": delta, "sensitivity": 2 * G}
-    tree = TreeAggregator.calibrated(1, T, padded=True, calibration="analytic", **kw)
-    blt = BLT.calibrated(1, T, buffers=6, objective="max", **kw)
+    tree = floating(TreeAggregator.calibrated)(1, T, padded=True, calibration="analytic", **kw)
+    blt = floating(BLT.calibrated)(1, T, buffers=6, objective="max", **kw)
     tree_var = np.array([tree.variance(t) for t in range(T)])
     blt_var = np.array([blt.variance(t) for t in range(T)])
     assert np.all(tree_var == tree_var[0]) and blt_var.max() * 11 < tree_var[0]
@@ -678,7 +682,7 @@ def test_blt_lowers_dp_ftrl_regret_on_nyse():
     family, best = Linear(losses), losses.sum(axis=0).min()
 
     def regret(mechanism: str, seed: int) -> float:
-        learner = dponline.DPFTRL(
+        learner = floating(dponline.DPFTRL)(
             Simplex(n),
             horizon=T,
             epsilon=eps,
@@ -709,13 +713,15 @@ def test_dpftpl_with_other_mechanisms(mechanism):
 
     T, G = 300, 1.0
     kw = {"horizon": T, "epsilon": 1.0, "delta": 1e-6, "loss_bound": G, "calibration": "analytic", "seed": 0}
-    learner = dponline.DPFTPL(UniformMatroid(5, 2), mechanism=mechanism, **kw)
-    tree = dponline.DPFTPL(UniformMatroid(5, 2), **kw)
+    learner = floating(dponline.DPFTPL)(UniformMatroid(5, 2), mechanism=mechanism, **kw)
+    tree = floating(dponline.DPFTPL)(UniformMatroid(5, 2), **kw)
     p, q = learner.params, tree.params
     _, col_l2 = dponline._core.mechanism_column_norms(mechanism, T)
     assert p["sigma_privacy"] == pytest.approx(privacy.gaussian_sigma_analytic(1.0, 1e-6, 2 * G * col_l2), rel=1e-12)
     assert learner.privacy.noise_multiplier == pytest.approx(p["noise_scale"] / (2 * G * col_l2), rel=1e-12)
-    probe = (HonakerTree(1, T, scale=1.0) if mechanism == "honaker" else BLT(1, T, scale=1.0, buffers=6)).unit_variance
+    probe = (
+        floating(HonakerTree)(1, T, scale=1.0) if mechanism == "honaker" else floating(BLT)(1, T, scale=1.0, buffers=6)
+    ).unit_variance
     rms = np.sqrt(np.mean([probe(t) for t in range(T)]))
     assert p["release_sd"] == pytest.approx(rms, rel=1e-12)
     assert q["release_sd"] == pytest.approx(np.sqrt(q["release_draws"]), rel=1e-15)
@@ -730,9 +736,9 @@ def test_dpftpl_with_other_mechanisms(mechanism):
         learner.regret_bound()
     assert np.isfinite(tree.regret_bound())
     with pytest.raises(dponline.InvalidInputError, match="only the padded tree"):
-        dponline.DPFTPL(UniformMatroid(5, 2), mechanism=mechanism, **{**kw, "calibration": "paper"})
+        floating(dponline.DPFTPL)(UniformMatroid(5, 2), mechanism=mechanism, **{**kw, "calibration": "paper"})
     with pytest.raises(dponline.InvalidInputError, match="mechanism"):
-        dponline.DPFTPL(UniformMatroid(5, 2), mechanism="kary", **kw)
+        floating(dponline.DPFTPL)(UniformMatroid(5, 2), mechanism="kary", **kw)
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -269,7 +269,9 @@ def test_calibrated_scales_follow_theorem_2_3():
     assert g.scale == pytest.approx(
         max(11 * np.log(11 / 1e-6), privacy.gaussian_sigma_analytic(1.0, 1e-6, np.sqrt(11)))
     )
-    tight = floating(TreeAggregator.calibrated)(3, 1024, epsilon=1.0, delta=1e-6, sensitivity=1.0, calibration="analytic")
+    tight = floating(TreeAggregator.calibrated)(
+        3, 1024, epsilon=1.0, delta=1e-6, sensitivity=1.0, calibration="analytic"
+    )
     assert tight.scale < g.scale
 
 

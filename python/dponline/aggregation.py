@@ -36,7 +36,9 @@ from .privacy import PrivacyGuarantee
 
 __all__ = ["TreeAggregator", "HonakerTree", "KaryTree", "BLT", "exact_noise"]
 
-_TREE_SOURCE = "binary mechanism (Ene-Nguyen-Vladu 2021 Theorem 2.3; Agarwal-Singh 2017 Lemma 3.3), floor(log2 T)+1 nodes per row"
+_TREE_SOURCE = (
+    "binary mechanism (Ene-Nguyen-Vladu 2021 Theorem 2.3; Agarwal-Singh 2017 Lemma 3.3), floor(log2 T)+1 nodes per row"
+)
 
 
 def exact_noise(
@@ -56,8 +58,9 @@ def exact_noise(
     ``calibration``: ``None`` or ``"zcdp"`` — the tightest proved calibration of the discrete mechanism
     (:func:`dponline.privacy.exact_linear_noise`: discrete Laplace exact ε; discrete Gaussian through zCDP with
     the Canonne-Kamath-Steinke conversion); ``"paper"`` — the same (the caller passes the paper's scale as
-    ``at_least``, so the noise is never below the paper's formula, kept to reproduce it); ``"analytic"`` — the continuous Gaussian's exact calibration, which
-    does not bound the discrete Gaussian: refused for Gaussian noise (for Laplace it is the default's).
+    ``at_least``, so the noise is never below the paper's formula, kept to reproduce it); ``"analytic"`` — the
+    continuous Gaussian's exact calibration, which does not bound the discrete Gaussian: refused for Gaussian noise
+    (for Laplace it is the default's).
 
     Raises:
         InvalidInputError: ``"analytic"`` with Gaussian noise, ``"zcdp"`` with Laplace noise, bad arguments.

@@ -184,7 +184,13 @@ def _release_rms(mechanism: str, horizon: int) -> float:
     mechanism at unit draws (exact for ``T <= 4096``; else over 4096 evenly spaced releases). A function of
     the declared horizon only."""
     probe = _core.Mechanism(
-        mechanism, 1, horizon, scale=1.0, noise="gaussian", **({"buffers": 6} if mechanism == "blt" else {})
+        mechanism,
+        1,
+        horizon,
+        scale=1.0,
+        noise="gaussian",
+        sampler="floating-point",  # unit variances only: the structure, not the sampler
+        **({"buffers": 6} if mechanism == "blt" else {}),
     )
     k = min(horizon, _RMS_POINTS)
     # Exact integer spacing: float64 rounding of t near 2^63 overflowed int64 (OverflowError leaked).

@@ -151,15 +151,9 @@ impl Lattice {
         if self.prefix.len() != if values { 0 } else { dim } {
             return Err(bad());
         }
-        let noise = match self.noise.dist {
-            crate::noise::grid::ExactDistribution::DiscreteLaplace { .. } => {
-                ExactNoise::laplace(self.noise.scale())
-            }
-            crate::noise::grid::ExactDistribution::DiscreteGaussian { .. } => {
-                ExactNoise::gaussian(self.noise.scale())
-            }
-        };
-        if noise.ok() != Some(self.noise) {
+        // What `ExactNoise::laplace` / `gaussian` build: a valid grid and a scale of [2^30, 2^31] units.
+        let units = self.noise.units_scale();
+        if Grid::new(self.noise.grid.exponent).is_err() || !(1 << 30..=1 << 31).contains(&units) {
             return Err(bad());
         }
         self.units = crate::alloc::zeros("dim", dim)?;

@@ -620,6 +620,21 @@ mod tests {
                 "{scale}"
             );
         }
+        // The largest scale: its grid rounds it up beyond 1e150, and the state still restores.
+        for spec in [MechanismSpec::Tree { padded: true }, MechanismSpec::Honaker] {
+            let m = spec
+                .build(
+                    1,
+                    4,
+                    NoiseDistribution::Laplace { scale: 1e150 },
+                    SamplerKind::Exact,
+                    g(),
+                )
+                .unwrap();
+            assert!(m.noise().scale() > 1e150);
+            let back = Mechanism::from_bytes(&m.to_bytes().unwrap()).unwrap();
+            assert_eq!(back.noise(), m.noise());
+        }
         // Scale 0: no noise, nothing to protect: the floating-point path.
         let zero = MechanismSpec::Honaker
             .build(
