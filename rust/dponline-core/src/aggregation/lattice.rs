@@ -247,26 +247,28 @@ pub(crate) fn push_guarded<M: Guarded>(
         crate::alloc::zeros("X", xs.len())?
     };
     m.push_checked(if values { &units } else { &zeros }, out);
-    let lattice = m.lattice().expect("checked above");
     let failed = out.iter().any(|o| o.is_nan());
-    if !failed {
-        let gamma = grid.gamma();
-        if values {
-            out.iter_mut().for_each(|o| *o *= gamma);
-        } else {
-            for (row, n) in out.chunks_exact_mut(dim).zip(units.chunks_exact(dim)) {
-                for ((o, p), &ni) in row.iter_mut().zip(lattice.prefix.iter_mut()).zip(n) {
-                    // ni and *o are integers (exact in f64); the sum is the integer Σ ỹ_v of the cover.
-                    *p += ni as i128;
-                    *o = grid.value(*p + *o as i128);
+    // The lattice is still there (push_checked does not remove it); `if let` only to avoid a panic path.
+    if let Some(lattice) = m.lattice() {
+        if !failed {
+            let gamma = grid.gamma();
+            if values {
+                out.iter_mut().for_each(|o| *o *= gamma);
+            } else {
+                for (row, n) in out.chunks_exact_mut(dim).zip(units.chunks_exact(dim)) {
+                    for ((o, p), &ni) in row.iter_mut().zip(lattice.prefix.iter_mut()).zip(n) {
+                        // ni and *o are integers (exact in f64); the sum is the integer Σ ỹ_v of the cover.
+                        *p += ni as i128;
+                        *o = grid.value(*p + *o as i128);
+                    }
                 }
             }
         }
-    }
-    if one {
-        lattice.units = units;
-        if !values {
-            lattice.zeros = zeros;
+        if one {
+            lattice.units = units;
+            if !values {
+                lattice.zeros = zeros;
+            }
         }
     }
     if failed {

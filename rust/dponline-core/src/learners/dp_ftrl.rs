@@ -673,6 +673,7 @@ impl DpFtrl {
     ///
     /// Errors: [`CoreError::Shape`] if `params` were made for another dimension; [`CoreError::InvalidArgument`]
     /// for a noise scale so large that sums could overflow; those of the mechanism; entropy failures.
+    #[allow(clippy::too_many_arguments)] // mirrors the Python signature one-to-one
     pub fn new(
         domain: Domain,
         params: DpFtrlParams,

@@ -430,6 +430,7 @@ impl PrivateBandit {
     ///
     /// Errors: [`CoreError::Shape`] if `params` were made for another domain; those of the mechanism's
     /// constructor; entropy failures.
+    #[allow(clippy::too_many_arguments)] // mirrors the Python signature one-to-one
     pub fn new(
         domain: Domain,
         params: PrivateBanditParams,

@@ -344,6 +344,7 @@ impl PrivateDrSubmodular {
     ///
     /// Errors: [`CoreError::Shape`] for `params` of another dimension; those of [`DrSubmodularParams::new`]'s
     /// domain check and of the mechanism; [`CoreError::Allocation`]; entropy failures.
+    #[allow(clippy::too_many_arguments)] // mirrors the Python signature one-to-one
     pub fn new(
         domain: Domain,
         params: DrSubmodularParams,
