@@ -285,7 +285,10 @@ class PrivateBandit(Learner):
                 releases=int(params["t_round"]),
                 dim=int(params["dim"]),
                 at_least=floor if calibration == "paper" else 0.0,
-                source="Ene-Nguyen-Vladu 2021 Algorithm 1, exact per-round sensitivity of the batch gradient sums",
+                source=(
+                    f"Ene-Nguyen-Vladu 2021 Algorithm 1, exact per-round sensitivity of the batch gradient sums (as in "
+                    f"the proof of Lemma {'5.1' if noise == 'laplace' else '5.4'})"
+                ),
                 randomness=randomness_of(seed, secure),
             )
             details = {**details, "exact_scale": scale}

@@ -238,7 +238,8 @@ class ExactCalibration:
         gamma: the grid step.
         units: the scale in grid units, an integer in ``[2**30, 2**31)``.
         integer_sensitivity: the L1 (Laplace) or L2 (Gaussian) sensitivity of the integer node vector, grid units.
-        epsilon: the ε delivered (Laplace: exactly ``integer_sensitivity / units``; Gaussian: the target).
+        epsilon: the target ε, which the mechanism meets (the exact ε of the discrete Laplace,
+            ``integer_sensitivity / units``, is at most it and is given in the guarantee's notes).
         delta: δ (0 for Laplace).
         noise_multiplier: ``units / integer_sensitivity`` for the Gaussian, else ``None``.
     """
@@ -262,6 +263,9 @@ class ExactCalibration:
             f"{self.noise} scale={self.scale:.10g} ({self.units} units of grid {self.gamma:g}), integer sensitivity "
             f"{self.integer_sensitivity:.10g} units"
         )
+        if self.noise == "laplace":
+            notes += f", exact eps = {self.integer_sensitivity / self.units:.10g}"
+
         return PrivacyGuarantee(
             epsilon=self.epsilon,
             delta=self.delta,
@@ -342,7 +346,7 @@ def exact_linear_noise(
         fitted = units * gamma
         if grid_for_scale(fitted) == gamma:
             if noise == "laplace":
-                return ExactCalibration("laplace", fitted, gamma, units, integer, integer / units, 0.0, None)
+                return ExactCalibration("laplace", fitted, gamma, units, integer, eps, 0.0, None)
             return ExactCalibration("gaussian", fitted, gamma, units, integer, eps, target, units / integer)
         scale = fitted
     raise AssertionError("unreachable: _steps raises")  # pragma: no cover
