@@ -413,7 +413,9 @@ impl KaryTree {
             horizon,
             k,
             readout,
-            noise: node.distribution(),
+            // The requested law (what the state records, within the float samplers' range); `noise()` reports the
+            // node sampler's, which on the exact path is rounded up onto the grid.
+            noise,
             t: 0,
             prefix: zeros("dim", dim)?,
             suffix: zeros("dim", rows)?,
@@ -532,7 +534,7 @@ impl PrefixSumMechanism for KaryTree {
         self.t
     }
     fn noise(&self) -> NoiseDistribution {
-        self.noise
+        self.node.distribution()
     }
     fn is_secure(&self) -> bool {
         self.rng.is_secure()

@@ -425,7 +425,9 @@ impl TreeAggregator {
         let mut tree = TreeAggregator {
             dim,
             horizon,
-            noise: node.distribution(),
+            // The requested law (what the state records, within the float samplers' range); `noise()` reports the
+            // node sampler's, which on the exact path is rounded up onto the grid.
+            noise,
             padded,
             t: 0,
             prefix,
@@ -464,9 +466,9 @@ impl TreeAggregator {
         self.t
     }
 
-    /// The noise distribution of every node.
+    /// The noise distribution of every node (on the exact path, its scale rounded up onto the grid).
     pub fn noise(&self) -> NoiseDistribution {
-        self.noise
+        self.node.distribution()
     }
 
     /// Whether releases are padded to `⌈log₂T⌉` draws.
@@ -498,7 +500,7 @@ impl TreeAggregator {
         if t > self.horizon {
             return Err(CoreError::invalid("t", "between 0 and horizon", t));
         }
-        Ok(f64::from(self.draws_at(t)) * self.noise.variance())
+        Ok(f64::from(self.draws_at(t)) * self.noise().variance())
     }
 
     /// Bytes held by the tree's buffers (constant after construction).
@@ -635,7 +637,7 @@ impl super::PrefixSumMechanism for TreeAggregator {
         self.t
     }
     fn noise(&self) -> NoiseDistribution {
-        self.noise
+        self.node.distribution()
     }
     fn is_secure(&self) -> bool {
         self.rng.is_secure()
