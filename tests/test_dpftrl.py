@@ -1,8 +1,10 @@
 """DPFTRL (Agarwal-Singh 2017, Algorithm 1): calibration, padded releases, exactness against numpy FTRL,
 feasibility, regret on real and synthetic streams, linearised portfolio losses, state and errors."""
 
+import functools
 import math
 import pickle
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,6 +15,11 @@ from dponline import DPFTRL, datasets, privacy
 from dponline.audit import epsilon_lower_bound
 from dponline.domains import Box, L1Ball, L2Ball, Simplex, UniformMatroid
 from dponline.losses import Linear, PortfolioLogLoss
+
+
+def floating(make: Any) -> Any:
+    """``make`` with ``sampler="floating-point"``: these tests check the float path they were written for."""
+    return functools.partial(make, sampler="floating-point")
 
 
 def ceil_log2(T: int) -> int:
@@ -31,7 +38,7 @@ def ceil_log2(T: int) -> int:
     ],
 )
 def test_laplace_scale_is_lemma_3_3(T, G, eps, expected):
-    learner = DPFTRL(Simplex(4), horizon=T, epsilon=eps, loss_bound=G, seed=0)
+    learner = floating(DPFTRL)(Simplex(4), horizon=T, epsilon=eps, loss_bound=G, seed=0)
     assert learner.params["noise"] == "laplace"
     assert learner.params["norm"] == "l1"
     assert learner.params["noise_scale"] == pytest.approx(expected, rel=1e-15)
@@ -42,19 +49,21 @@ def test_laplace_scale_is_lemma_3_3(T, G, eps, expected):
 
 def test_gaussian_sigma_follows_the_tree_calibrations():
     T, G, eps, delta = 1000, 1.0, 1.0, 1e-5
-    paper = DPFTRL(L2Ball(3, 1.0), horizon=T, epsilon=eps, delta=delta, loss_bound=G, seed=0)
+    paper = floating(DPFTRL)(L2Ball(3, 1.0), horizon=T, epsilon=eps, delta=delta, loss_bound=G, seed=0)
     # Hand-computed: max(2G·B·ln(B/δ)/ε, analytic) with B = 10 levels; the first term dominates here.
     assert paper.params["noise_scale"] == pytest.approx(2 * 10 * math.log(10 / 1e-5), rel=1e-12)
     assert paper.params["norm"] == "l2"
     for cal in ("analytic", "zcdp"):
-        other = DPFTRL(L2Ball(3, 1.0), horizon=T, epsilon=eps, delta=delta, loss_bound=G, calibration=cal, seed=0)
+        other = floating(DPFTRL)(
+            L2Ball(3, 1.0), horizon=T, epsilon=eps, delta=delta, loss_bound=G, calibration=cal, seed=0
+        )
         assert other.params["noise_scale"] == privacy.tree_gaussian_sigma(eps, delta, 2 * G, T, cal)
         assert other.params["noise_scale"] < paper.params["noise_scale"]
     # The analytic σ makes the whole release exactly (ε, δ): the Gaussian mechanism of sensitivity 2G·sqrt(B).
     sigma = privacy.tree_gaussian_sigma(eps, delta, 2 * G, T, "analytic")
     assert privacy.gaussian_delta(eps, sigma, 2 * G * math.sqrt(10)) == pytest.approx(delta, rel=1e-6)
     with pytest.raises(dponline.InvalidInputError, match="zcdp"):
-        DPFTRL(Simplex(3), horizon=10, epsilon=1.0, loss_bound=1.0, calibration="zcdp")
+        floating(DPFTRL)(Simplex(3), horizon=10, epsilon=1.0, loss_bound=1.0, calibration="zcdp")
 
 
 @pytest.mark.parametrize("noise,delta,var", [("laplace", 0.0, 2.0), ("gaussian", 1e-6, 1.0)])
@@ -344,8 +353,8 @@ def test_centring_shrinks_the_calibrated_noise_by_the_derived_factor(delta):
     n, T, (a, b) = 36, 5000, (0.5, 2.0)
     norm = "l1" if delta == 0 else "l2"
     kw = dict(horizon=T, epsilon=1.0, delta=delta, seed=0)
-    centred = DPFTRL(Simplex(n), **kw, **portfolio_gradient_bounds((a, b), n, norm=norm))
-    plain = DPFTRL(Simplex(n), **kw, **portfolio_gradient_bounds((a, b), n, norm=norm, centred=False))
+    centred = floating(DPFTRL)(Simplex(n), **kw, **portfolio_gradient_bounds((a, b), n, norm=norm))
+    plain = floating(DPFTRL)(Simplex(n), **kw, **portfolio_gradient_bounds((a, b), n, norm=norm, centred=False))
     factor = (1 - a * a / (b * b)) / 2  # 0.46875
     assert centred.params["noise_scale"] == pytest.approx(factor * plain.params["noise_scale"], rel=1e-12)
     assert centred.params["eta"] == pytest.approx(plain.params["eta"] / factor, rel=1e-12)  # G_* = h, not b/a
@@ -429,18 +438,20 @@ def test_dpftpl_sigma_is_the_larger_of_privacy_and_regret():
     # Simplex(2): W = E[max − min] of two standard normals = 2/sqrt(pi); D = sqrt(2).
     W, D = 2 / math.sqrt(math.pi), math.sqrt(2)
     s_star = math.sqrt(T * G**2 * D / (math.sqrt(2 * math.pi) * W))
-    free = dponline.DPFTPL(Simplex(2), horizon=T, epsilon=None, loss_bound=G, seed=0)
+    free = floating(dponline.DPFTPL)(Simplex(2), horizon=T, epsilon=None, loss_bound=G, seed=0)
     assert free.privacy is None
     assert free.params["standard_width"] == pytest.approx(W, rel=1e-8)
     assert free.params["noise_scale"] == pytest.approx(s_star / math.sqrt(draws), rel=1e-8)
-    private = dponline.DPFTPL(Simplex(2), horizon=T, epsilon=1.0, delta=1e-6, loss_bound=G, seed=0)
+    private = floating(dponline.DPFTPL)(Simplex(2), horizon=T, epsilon=1.0, delta=1e-6, loss_bound=G, seed=0)
     sigma_privacy = privacy.tree_gaussian_sigma(1.0, 1e-6, 2 * G, T, "paper")
     assert private.params["sigma_privacy"] == sigma_privacy
     assert private.params["noise_scale"] == max(sigma_privacy, s_star / math.sqrt(draws))
-    weak = dponline.DPFTPL(Simplex(2), horizon=T, epsilon=1e4, delta=0.5, loss_bound=G, calibration="analytic")
+    weak = floating(dponline.DPFTPL)(
+        Simplex(2), horizon=T, epsilon=1e4, delta=0.5, loss_bound=G, calibration="analytic"
+    )
     assert weak.params["noise_scale"] == pytest.approx(s_star / math.sqrt(draws), rel=1e-8)  # regret wins
     with pytest.raises(dponline.InvalidInputError, match="delta"):
-        dponline.DPFTPL(Simplex(2), horizon=T, epsilon=1.0, loss_bound=G)
+        floating(dponline.DPFTPL)(Simplex(2), horizon=T, epsilon=1.0, loss_bound=G)
 
 
 def test_dpftpl_on_extreme_but_valid_inputs_is_finite():
@@ -451,21 +462,21 @@ def test_dpftpl_on_extreme_but_valid_inputs_is_finite():
     from dponline.domains import PathPolytope
 
     for G in (1e140, 5.6246976373199514e-294):
-        learner = dponline.DPFTPL(Simplex(2), horizon=1, epsilon=None, loss_bound=G)
+        learner = floating(dponline.DPFTPL)(Simplex(2), horizon=1, epsilon=None, loss_bound=G)
         assert 0 < learner.params["noise_scale"] < math.inf
         assert 0 <= learner.regret_bound() < math.inf
     with pytest.raises(dponline.InvalidInputError, match="scale"):  # σ ≈ G beyond the samplers' 1e150 cap
-        dponline.DPFTPL(Simplex(2), horizon=1, epsilon=None, loss_bound=1.3407807929942597e154)
+        floating(dponline.DPFTPL)(Simplex(2), horizon=1, epsilon=None, loss_bound=1.3407807929942597e154)
     point = PathPolytope(2, [(0, 1)], 0, 1)  # one edge, one path: a single point
     for eps in (None, 1.0):
-        learner = dponline.DPFTPL(point, horizon=1, epsilon=eps, delta=1e-6, loss_bound=1e6)
+        learner = floating(dponline.DPFTPL)(point, horizon=1, epsilon=eps, delta=1e-6, loss_bound=1e6)
         assert learner.regret_bound() == 0.0 and np.array_equal(learner.ask(), point.lmo(np.zeros(point.dim)))
-    learner = dponline.DPFTPL(Simplex(2), horizon=1, epsilon=None, loss_bound=1.0, mechanism="honaker")
+    learner = floating(dponline.DPFTPL)(Simplex(2), horizon=1, epsilon=None, loss_bound=1.0, mechanism="honaker")
     assert learner.params["sigma_regret"] == 0.0 and Simplex(2).contains(learner.ask(), 1e-12)
     # Horizons beyond 2^53: FTPL's unused step size sqrt(0/T)/G underflowed to 0 and the valid horizon was refused
     # ("learning_rate must be > 0"); at 2^63 - 1 the honaker release-sd probe overflowed int64 (OverflowError).
     for horizon, mechanism in ((2**62, "tree"), (2**63 - 1, "tree"), (2**63 - 1, "honaker")):
-        learner = dponline.DPFTPL(
+        learner = floating(dponline.DPFTPL)(
             Simplex(3), horizon=horizon, epsilon=1.0, delta=1e-6, loss_bound=1.0, mechanism=mechanism,
             calibration="analytic",
         )  # fmt: skip
@@ -556,13 +567,13 @@ def test_dpftrl_with_other_mechanisms_is_calibrated_from_column_norms(mechanism)
     G, T = 2.0, 512
     kw = dict(horizon=T, epsilon=1.0, loss_bound=G, calibration="analytic", mechanism=mechanism, seed=0)
     l1, l2 = dponline._core.mechanism_column_norms(mechanism, T)
-    lap = dponline.DPFTRL(Simplex(4), delta=0.0, **kw)
+    lap = floating(dponline.DPFTRL)(Simplex(4), delta=0.0, **kw)
     assert lap.params["noise_scale"] == pytest.approx(2 * G * l1, rel=1e-12)
-    gau = dponline.DPFTRL(Simplex(4), delta=1e-6, **kw)
+    gau = floating(dponline.DPFTRL)(Simplex(4), delta=1e-6, **kw)
     sigma = dponline.privacy.gaussian_sigma_analytic(1.0, 1e-6, 2 * G * l2)
     assert gau.params["noise_scale"] == pytest.approx(sigma, rel=1e-12) and gau._core.mechanism == mechanism
     with pytest.raises(dponline.InvalidInputError, match="only the padded tree"):
-        dponline.DPFTRL(Simplex(4), delta=1e-6, **{**kw, "calibration": "paper"})
+        floating(dponline.DPFTRL)(Simplex(4), delta=1e-6, **{**kw, "calibration": "paper"})
     with pytest.raises(dponline.DPOnlineError, match="Theorem 3.1 covers the padded tree only"):
         gau.regret_bound()
     losses_ = np.random.default_rng(0).uniform(size=(T, 4))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import pickle
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,6 +22,11 @@ from dponline.submodular import FacilityLocation, ProbabilisticCoverage
 
 # z for a two-sided test at alpha = 1e-6 (one-sided: 4.75).
 Z = 4.89
+
+
+def floating(make: Any) -> Any:
+    """``make`` with ``sampler="floating-point"``: these tests check the float path they were written for."""
+    return functools.partial(make, sampler="floating-point")
 
 
 def coverage(p: np.ndarray, S: list[int]) -> float:
@@ -94,7 +101,7 @@ def test_copies_follow_algorithm_4(T: int) -> None:
 def test_per_copy_budget_and_reported_guarantee(delta: float, calibration: str) -> None:
     T, eps, K = 5000, 2.0, 4
     d = small_domain()
-    learner = dponline.PrivateDRSubmodular(
+    learner = floating(dponline.PrivateDRSubmodular)(
         d, horizon=T, epsilon=eps, delta=delta, copies=K, calibration=calibration, seed=1
     )
     G = 6.0 if delta == 0 else math.sqrt(6.0)  # n (L1) or sqrt(n) (L2): |∂F/∂x_a| <= p_a <= 1
@@ -114,7 +121,7 @@ def test_per_copy_budget_and_reported_guarantee(delta: float, calibration: str) 
     H = math.sqrt((2 + math.log(T)) * (G * G / 2 + G * N) / (T * R2 / 2))
     assert p["radius_squared"] == R2 and p["noise_norm"] == pytest.approx(N, rel=1e-12)
     assert p["regularization"] == pytest.approx(H, rel=1e-12)
-    assert dponline.PrivateDRSubmodular(d, horizon=T, epsilon=None).privacy is None
+    assert floating(dponline.PrivateDRSubmodular)(d, horizon=T, epsilon=None).privacy is None
 
 
 # -- behaviour -------------------------------------------------------------------------------------------------
@@ -346,8 +353,14 @@ def test_other_mechanisms_are_calibrated_exactly_and_refuse_the_paper_bound() ->
     T = 64
     P, _ = stream(T, seed=6)
     with pytest.raises(InvalidInputError):  # no lemma of the paper covers them
-        dponline.PrivateDRSubmodular(small_domain(), horizon=T, epsilon=1.0, delta=1e-6, mechanism="honaker")
-    learner = dponline.PrivateDRSubmodular(
+        floating(dponline.PrivateDRSubmodular)(
+            small_domain(), horizon=T, epsilon=1.0, delta=1e-6, mechanism="honaker", calibration="paper"
+        )
+    with pytest.raises(InvalidInputError):  # nor on the exact path
+        dponline.PrivateDRSubmodular(
+            small_domain(), horizon=T, epsilon=1.0, delta=1e-6, mechanism="honaker", calibration="paper"
+        )
+    learner = floating(dponline.PrivateDRSubmodular)(
         small_domain(), horizon=T, epsilon=1.0, delta=1e-6, mechanism="honaker", calibration="analytic", copies=2
     )
     assert learner.params["mechanism"] == "honaker" and learner.privacy is not None
@@ -377,4 +390,4 @@ def test_copies_too_large_for_memory_raise_memory_error_up_front() -> None:
     instead of allocating copy by copy (100 MB each) until the process is killed."""
     domain = UniformMatroid(10**5, 1, base=False)
     with pytest.raises(MemoryError):
-        dponline.PrivateDRSubmodular(domain, horizon=2**62, epsilon=1.0, copies=4096, seed=0)
+        floating(dponline.PrivateDRSubmodular)(domain, horizon=2**62, epsilon=1.0, copies=4096, seed=0)

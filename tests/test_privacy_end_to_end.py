@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import copy
+import functools
 import math
 import pickle
+from typing import Any
 
 import numpy as np
 import pytest
@@ -15,6 +17,11 @@ from dponline.datasets import load_nyse
 from dponline.domains import L2Ball, Simplex
 
 RANGE = (0.5, 2.0)
+
+
+def floating(make: Any) -> Any:
+    """``make`` with ``sampler="floating-point"``: these tests check the float path they were written for."""
+    return functools.partial(make, sampler="floating-point")
 
 
 def _neighbour(R: np.ndarray) -> np.ndarray:
@@ -37,7 +44,16 @@ def _published(family: dponline.losses.LossFamily, **kwargs) -> tuple:
     return (family.lipschitz, family.loss_bound, learner.params, str(learner.privacy), learner.privacy)
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"calibration": "analytic"}, {"feasibility": "appendix-d"}, {"delta": 0.0}])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"calibration": "analytic", "sampler": "floating-point"},
+        {"feasibility": "appendix-d"},
+        {"delta": 0.0},
+        {"sampler": "floating-point"},
+    ],
+)
 def test_neighbouring_streams_publish_identical_constants(kwargs):
     R = load_nyse().relatives
     a = losses.PortfolioLogLoss(R, relative_range=RANGE)
@@ -83,10 +99,12 @@ def test_group_privacy_per_source_row_follows_the_formula():
     # Hand-computed multiplicities: 3 rows played for 7 rounds by cycling -> counts (3, 2, 2).
     fam = losses.PortfolioLogLoss(np.ones((3, 2)), relative_range=RANGE, horizon=7, resample="cycle")
     assert privacy.row_multiplicity(fam) == 3
-    laplace = dponline.PrivateBandit(Simplex(2), horizon=7, epsilon=0.4, lipschitz=1.0, loss_bound=0.5, seed=0)
+    laplace = floating(dponline.PrivateBandit)(
+        Simplex(2), horizon=7, epsilon=0.4, lipschitz=1.0, loss_bound=0.5, seed=0
+    )
     group = laplace.privacy_per_source_row(fam)
     assert group.epsilon == pytest.approx(3 * 0.4) and group.delta == 0.0 and "3 x" in group.unit
-    gauss = dponline.PrivateBandit(
+    gauss = floating(dponline.PrivateBandit)(
         Simplex(2), horizon=7, epsilon=0.4, delta=1e-6, lipschitz=1.0, loss_bound=0.5, calibration="analytic", seed=0
     )
     z = gauss.privacy.noise_multiplier

@@ -1,7 +1,9 @@
 """PrivateBandit (Ene-Nguyen-Vladu 2021, Algorithm 1): schedule, calibration, feasibility, regret, state."""
 
+import functools
 import math
 import pickle
+from typing import Any
 
 import numpy as np
 import pytest
@@ -12,9 +14,14 @@ from dponline.datasets import load_nyse
 from dponline.domains import Simplex
 
 
+def floating(make: Any) -> Any:
+    """``make`` with ``sampler="floating-point"``: these tests check the float path they were written for."""
+    return functools.partial(make, sampler="floating-point")
+
+
 def test_params_follow_line_one_and_lemma_5_1():
     T, n, L = 10_000, 3, 2.0
-    learner = dponline.PrivateBandit(Simplex(n), horizon=T, epsilon=0.5, lipschitz=L, seed=0)
+    learner = floating(dponline.PrivateBandit)(Simplex(n), horizon=T, epsilon=0.5, lipschitz=L, seed=0)
     p = learner.params
     D, d = math.sqrt(2), n - 1
     assert (p["t_batch"], p["t_round"]) == (100, 100)
@@ -35,7 +42,7 @@ def test_params_follow_line_one_and_lemma_5_1():
 
 def test_gaussian_scale_follows_lemma_5_4():
     T, n, L, eps, delta = 2**16, 4, 1.0, 1.0, 1e-6
-    learner = dponline.PrivateBandit(Simplex(n), horizon=T, epsilon=eps, delta=delta, lipschitz=L, seed=0)
+    learner = floating(dponline.PrivateBandit)(Simplex(n), horizon=T, epsilon=eps, delta=delta, lipschitz=L, seed=0)
     p = learner.params
     tail = math.log((n + T) / delta)
     lemma = (
@@ -52,7 +59,7 @@ def test_gaussian_scale_follows_lemma_5_4():
     assert p["exact_scale"] == pytest.approx(privacy.gaussian_sigma_analytic(eps, delta, l2), rel=1e-9)
     assert p["noise"] == "gaussian" and p["noise_scale"] == max(lemma, p["exact_scale"])
     assert "Lemma 5.4" in learner.privacy.source and learner.privacy.delta == delta
-    exact = dponline.PrivateBandit(
+    exact = floating(dponline.PrivateBandit)(
         Simplex(n), horizon=T, epsilon=eps, delta=delta, lipschitz=L, calibration="analytic", seed=0
     )
     assert exact.params["noise_scale"] == pytest.approx(p["exact_scale"], rel=1e-12)
@@ -272,7 +279,7 @@ def test_secure_learners_run_and_are_not_reproducible():
 def test_other_mechanisms_are_calibrated_from_their_column_norms(mechanism):
     kw = dict(horizon=4096, epsilon=1.0, lipschitz=1.0, loss_bound=0.5, calibration="analytic", seed=0)
     for delta in (0.0, 1e-6):
-        learner = dponline.PrivateBandit(Simplex(4), delta=delta, mechanism=mechanism, **kw)
+        learner = floating(dponline.PrivateBandit)(Simplex(4), delta=delta, mechanism=mechanism, **kw)
         p = learner.params
         l1, l2 = dponline._core.mechanism_column_norms(mechanism, p["t_round"])
         if delta == 0.0:
@@ -286,9 +293,9 @@ def test_other_mechanisms_are_calibrated_from_their_column_norms(mechanism):
     levels = privacy.levels_touched(64)
     assert dponline._core.mechanism_column_norms("tree", 64) == pytest.approx((levels, math.sqrt(levels)))
     with pytest.raises(dponline.InvalidInputError, match="only the padded tree"):
-        dponline.PrivateBandit(Simplex(4), mechanism=mechanism, **{**kw, "calibration": "paper"})
+        floating(dponline.PrivateBandit)(Simplex(4), mechanism=mechanism, **{**kw, "calibration": "paper"})
     # Played points stay feasible and a pickled learner resumes bit-identically.
-    learner = dponline.PrivateBandit(Simplex(4), delta=1e-6, mechanism=mechanism, **kw)
+    learner = floating(dponline.PrivateBandit)(Simplex(4), delta=1e-6, mechanism=mechanism, **kw)
     fam = losses.Linear(np.random.default_rng(1).uniform(size=(4096, 4)), norm_bound=2.0)
     learner.run(fam, rounds=1000)
     clone = pickle.loads(pickle.dumps(learner))

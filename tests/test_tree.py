@@ -1,9 +1,11 @@
 """TreeAggregator: exactness, noise structure (draw counts, covariances), sensitivity, state, errors."""
 
 import copy
+import functools
 import math
 import pickle
 import resource
+from typing import Any
 
 import numpy as np
 import pytest
@@ -12,6 +14,11 @@ from conftest import Z, tree_noise_nodes
 import dponline
 from dponline import TreeAggregator, privacy
 from dponline.audit import epsilon_lower_bound
+
+
+def floating(make: Any) -> Any:
+    """``make`` with ``sampler="floating-point"``: these tests check the float path they were written for."""
+    return functools.partial(make, sampler="floating-point")
 
 
 def ceil_log2(T: int) -> int:
@@ -253,16 +260,18 @@ def test_bad_construction(kwargs, match):
 
 def test_calibrated_scales_follow_theorem_2_3():
     # Laplace: λ = sensitivity · (floor(log2 T) + 1) / ε; T = 1000 → 10 levels.
-    tree = TreeAggregator.calibrated(3, 1000, epsilon=0.5, sensitivity=2.0, seed=0)
+    tree = floating(TreeAggregator.calibrated)(3, 1000, epsilon=0.5, sensitivity=2.0, seed=0)
     assert tree.noise == "laplace" and tree.scale == pytest.approx(2.0 * 10 / 0.5)
     assert tree.privacy.epsilon == 0.5 and tree.privacy.delta == 0.0
     # Gaussian: paper σ = Δ·B·ln(B/δ)/ε, B = 11 at T = 1024 (a power of two: the root adds a level).
-    g = TreeAggregator.calibrated(3, 1024, epsilon=1.0, delta=1e-6, sensitivity=1.0, seed=0)
+    g = floating(TreeAggregator.calibrated)(3, 1024, epsilon=1.0, delta=1e-6, sensitivity=1.0, seed=0)
     assert g.noise == "gaussian"
     assert g.scale == pytest.approx(
         max(11 * np.log(11 / 1e-6), privacy.gaussian_sigma_analytic(1.0, 1e-6, np.sqrt(11)))
     )
-    tight = TreeAggregator.calibrated(3, 1024, epsilon=1.0, delta=1e-6, sensitivity=1.0, calibration="analytic")
+    tight = floating(TreeAggregator.calibrated)(
+        3, 1024, epsilon=1.0, delta=1e-6, sensitivity=1.0, calibration="analytic"
+    )
     assert tight.scale < g.scale
 
 
@@ -290,8 +299,8 @@ def test_black_box_privacy_audit_of_the_laplace_tree():
     worst-case likelihood ratio of the unpadded tree, e^{3/λ}: with the calibrated λ = 3/ε the bound is ε;
     with the ⌈log₂T⌉ = 2 levels that a literal reading of "log T" would give, it would be 1.5·ε."""
     T, trials, eps = 4, 2_000_000, 1.0
-    tree_a = TreeAggregator.calibrated(trials, T, epsilon=eps, sensitivity=1.0, padded=False, seed=101)
-    tree_b = TreeAggregator.calibrated(trials, T, epsilon=eps, sensitivity=1.0, padded=False, seed=202)
+    tree_a = floating(TreeAggregator.calibrated)(trials, T, epsilon=eps, sensitivity=1.0, padded=False, seed=101)
+    tree_b = floating(TreeAggregator.calibrated)(trials, T, epsilon=eps, sensitivity=1.0, padded=False, seed=202)
     assert tree_a.scale == pytest.approx(3.0)
     X_a = np.zeros((T, trials))
     X_a[0] = 1.0  # neighbouring streams: the first row is 1 in one, 0 in the other
@@ -304,6 +313,6 @@ def test_black_box_privacy_audit_of_the_laplace_tree():
     assert estimate <= eps
     assert estimate > 0.9  # the audit is nearly tight, so a 1.5·ε mechanism would fail the first assertion
     # A tree calibrated with ⌈log₂T⌉ = 2 levels (λ = 2, true ε = 1.5) is caught:
-    weak_a = TreeAggregator(trials, T, scale=2.0, padded=False, seed=303).push_many(X_a)
-    weak_b = TreeAggregator(trials, T, scale=2.0, padded=False, seed=404).push_many(np.zeros((T, trials)))
+    weak_a = floating(TreeAggregator)(trials, T, scale=2.0, padded=False, seed=303).push_many(X_a)
+    weak_b = floating(TreeAggregator)(trials, T, scale=2.0, padded=False, seed=404).push_many(np.zeros((T, trials)))
     assert epsilon_lower_bound(hits(weak_a), hits(weak_b), trials) > eps

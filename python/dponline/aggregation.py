@@ -19,13 +19,69 @@ import math
 from typing import Any
 
 from . import _core, _state, _validate, privacy
-from ._options import CALIBRATIONS, LINEAR_CALIBRATIONS, NOISES, Calibration, LinearCalibration, Noise
+from ._options import (
+    CALIBRATIONS,
+    LINEAR_CALIBRATIONS,
+    NOISES,
+    SAMPLERS,
+    Calibration,
+    LinearCalibration,
+    Noise,
+    Sampler,
+)
 from ._seed import SeedLike
 from ._state import recalibrated, recording_calibration
 from .errors import InvalidInputError, StateError
 from .privacy import PrivacyGuarantee
 
-__all__ = ["TreeAggregator", "HonakerTree", "KaryTree", "BLT"]
+__all__ = ["TreeAggregator", "HonakerTree", "KaryTree", "BLT", "exact_noise"]
+
+_TREE_SOURCE = (
+    "binary mechanism (Ene-Nguyen-Vladu 2021 Theorem 2.3; Agarwal-Singh 2017 Lemma 3.3), floor(log2 T)+1 nodes per row"
+)
+
+
+def exact_noise(
+    noise: Noise,
+    calibration: str | None,
+    *,
+    epsilon: float,
+    delta: float,
+    sensitivity: float,
+    column_l1: float,
+    column_l2: float,
+    dim: int,
+    at_least: float = 0.0,
+) -> privacy.ExactCalibration:
+    """The noise of a mechanism on the exact path (``sampler="exact"``) for an (ε, δ) target.
+
+    ``calibration``: ``None`` or ``"zcdp"`` — the tightest proved calibration of the discrete mechanism
+    (:func:`dponline.privacy.exact_linear_noise`: discrete Laplace exact ε; discrete Gaussian through zCDP with
+    the Canonne-Kamath-Steinke conversion); ``"paper"`` — the same (the caller passes the paper's scale as
+    ``at_least``, so the noise is never below the paper's formula, kept to reproduce it); ``"analytic"`` — the
+    continuous Gaussian's exact calibration, which does not bound the discrete Gaussian: refused for Gaussian noise
+    (for Laplace it is the default's).
+
+    Raises:
+        InvalidInputError: ``"analytic"`` with Gaussian noise, ``"zcdp"`` with Laplace noise, bad arguments.
+    """
+    if noise == "gaussian" and calibration == "analytic":
+        raise InvalidInputError(
+            "calibration='analytic' is the continuous Gaussian's (Balle-Wang 2018) and does not bound the discrete "
+            "Gaussian of sampler='exact': use calibration='zcdp' (the default, Canonne-Kamath-Steinke 2020) or "
+            "sampler='floating-point'"
+        )
+    if noise == "laplace" and calibration == "zcdp":
+        raise InvalidInputError("calibration='zcdp' needs Gaussian noise (delta > 0)")
+    return privacy.exact_linear_noise(
+        noise,
+        epsilon,
+        delta,
+        sensitivity,
+        column_l1 if noise == "laplace" else column_l2,
+        dim,
+        at_least=at_least,
+    )
 
 
 def _checked_state(state: Any) -> tuple[bytes, dict[str, Any]]:
@@ -72,7 +128,22 @@ class TreeAggregator(_core.TreeAggregator):
     of Algorithm 2, two releases share the nodes they have in common, and the padding is independent of the
     data (post-processing: privacy unchanged). Details in the core's ``aggregation/tree.rs``.
 
-    ``TreeAggregator(dim, horizon, *, scale, noise="laplace", padded=True, seed=None, secure=False)``
+    ``TreeAggregator(dim, horizon, *, scale, noise="laplace", padded=True, seed=None, secure=False,
+    sampler="exact")``
+
+    **Exact sampling** (``sampler="exact"``, the default): every row is rounded to the power-of-two grid
+    ``γ = 2**(floor(log2 scale) − 30)`` (:attr:`grid`), each node holds the integer sum of its rounded rows plus an
+    exact discrete Laplace / discrete Gaussian draw (Canonne, Kamath & Steinke 2020) of scale ``scale`` rounded up
+    to whole grid units (:attr:`scale` reports it: at most ``2**-30`` relatively larger), and every release is the
+    integer sum of its cover's nodes times ``γ`` — exact in float64, so the floating-point attack of Mironov
+    (2012) finds nothing. *How the rounding enters the sensitivity*: rows ``x, x'`` with ``‖x − x'‖₁ <= Δ₁``
+    round to integer rows with ``‖n − n'‖₁ <= ⌈Δ₁/γ⌉ + dim`` (``‖·‖₂ <= Δ₂/γ + sqrt(dim)``), since each
+    coordinate's rounding moves it by at most 1/2 (the grid Lemma of the core's ``noise::grid``); a row enters
+    ``floor(log2 horizon) + 1`` nodes, so :meth:`calibrated` solves ``ε = (floor(log2 T) + 1)·(⌈Δ₁/γ⌉ + dim)/t``
+    for the integer scale ``t`` (:func:`dponline.privacy.exact_linear_noise`). ``sampler="floating-point"`` is
+    the fast float path, reproducible with earlier versions for a given seed; its guarantee holds for the
+    real-valued mechanism only. With ``scale=0`` there is no noise and no grid (``sampler`` reads
+    ``"floating-point"``).
 
     Args:
         dim: vector dimension (>= 1).
@@ -87,6 +158,7 @@ class TreeAggregator(_core.TreeAggregator):
         secure: ``True`` only asserts the default: without a seed the noise comes from ChaCha20 keyed by the
             operating system, never serialised and re-keyed on copy, unpickling and in a forked child (``seed``
             must then be ``None``).
+        sampler: ``"exact"`` (default) or ``"floating-point"``.
 
     Cost: ``push`` is O(dim) amortised (1.5 vectors of fresh draws on average: the new data node and the padding
     nodes the push opens); memory is
@@ -94,10 +166,12 @@ class TreeAggregator(_core.TreeAggregator):
     the GIL released.
 
     Raises:
-        InvalidInputError: bad ``dim``/``horizon``/``scale``/``noise``/``seed``; ``push`` of a wrong shape.
+        InvalidInputError: bad ``dim``/``horizon``/``scale``/``noise``/``seed``/``sampler`` (with the exact
+            sampler a scale > 0 must be in ``[1e-150, 1e150]``); ``push`` of a wrong shape.
         NonFiniteError: NaN or inf in a pushed row (the aggregator is left unchanged).
         HorizonExhaustedError: pushing more than ``horizon`` rows (the aggregator is left unchanged).
-        InvalidInputError: a row that would take a running sum beyond ``±1e306`` (unchanged as well).
+        InvalidInputError: a row that would take a running sum beyond ``±1e306`` (floating-point path) or a value
+            beyond ``2**62`` grid units (exact path); unchanged as well.
         MemoryError: ``dim`` and ``horizon`` whose buffers (``dim · (floor(log2 horizon) + 3)`` floats) cannot be
             allocated.
         StateError: the tree is being used by another thread (e.g. during ``push_many``).
@@ -125,10 +199,11 @@ class TreeAggregator(_core.TreeAggregator):
         sensitivity: float,
         delta: float = 0.0,
         noise: Noise | None = None,
-        calibration: Calibration = "paper",
+        calibration: Calibration | None = None,
         padded: bool = True,
         seed: SeedLike = None,
         secure: bool = False,
+        sampler: Sampler = "exact",
     ) -> TreeAggregator:
         """A tree whose whole release sequence is ``(epsilon, delta)``-DP for rows differing by ``sensitivity``.
 
@@ -139,13 +214,18 @@ class TreeAggregator(_core.TreeAggregator):
                 pass ``2Y``.)
             delta: target δ in [0, 1); must be > 0 for Gaussian noise.
             noise: ``"laplace"`` or ``"gaussian"``; default Laplace when ``delta == 0``, else Gaussian.
-            calibration: ``"paper"`` (Ene-Nguyen-Vladu Theorem 2.3 / Agarwal-Singh Lemma 3.3, with the exact
-                count ``floor(log2 T) + 1`` of released nodes a row enters; for Gaussian never below the
-                exact requirement), ``"analytic"`` (the exact requirement: for Gaussian the release is one
-                Gaussian mechanism, Balle-Wang 2018; for Laplace identical to ``"paper"``) or ``"zcdp"``
-                (Gaussian only: Bun-Steinke 2016 with the
-                Canonne-Kamath-Steinke conversion).
-            padded, seed, secure: as the constructor.
+            calibration: ``None`` (default) — the tightest proved calibration for the sampler: with
+                ``sampler="exact"`` the discrete mechanism's (:func:`exact_noise`: discrete Laplace exact ε,
+                discrete Gaussian through zCDP and Canonne-Kamath-Steinke), with ``"floating-point"``
+                ``"paper"`` (as before, so seeded float runs reproduce). ``"paper"`` (Ene-Nguyen-Vladu Theorem
+                2.3 / Agarwal-Singh Lemma 3.3, with the exact count ``floor(log2 T) + 1`` of released nodes a row
+                enters; for Gaussian never below the exact requirement; with the exact sampler never below the
+                discrete requirement either), ``"analytic"`` (floating-point: the exact requirement of the
+                real-valued mechanism, Balle-Wang 2018 for Gaussian; for Laplace identical to ``"paper"``;
+                refused for the discrete Gaussian, which it does not bound) or ``"zcdp"`` (Gaussian only:
+                Bun-Steinke 2016 with the Canonne-Kamath-Steinke conversion; with the exact sampler, the
+                default).
+            padded, seed, secure, sampler: as the constructor.
 
         Returns:
             A :class:`TreeAggregator` with :attr:`privacy` set.
@@ -154,11 +234,42 @@ class TreeAggregator(_core.TreeAggregator):
             InvalidInputError: ε ≤ 0, δ ∉ [0, 1), δ = 0 with Gaussian noise, a non-positive sensitivity, or an
                 unknown ``noise``/``calibration``.
         """
-        calibration = _validate.option("calibration", calibration, CALIBRATIONS)
+        if calibration is not None:
+            calibration = _validate.option("calibration", calibration, CALIBRATIONS)
+        sampler = _validate.option("sampler", sampler, SAMPLERS)
         delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
         if noise is None:
             noise = "laplace" if delta == 0 else "gaussian"
         noise = _validate.option("noise", noise, NOISES)
+        if sampler == "exact":
+            levels = privacy.levels_touched(horizon)
+            paper = 0.0
+            if calibration == "paper":
+                paper = (
+                    privacy.tree_laplace_scale(epsilon, sensitivity, horizon)
+                    if noise == "laplace"
+                    else privacy.tree_gaussian_sigma(epsilon, delta, sensitivity, horizon, calibration="paper")
+                )
+            fit = exact_noise(
+                noise,
+                calibration,
+                epsilon=epsilon,
+                delta=delta,
+                sensitivity=sensitivity,
+                column_l1=float(levels),
+                column_l2=math.sqrt(levels),
+                dim=_validate.integer("dim", dim, low=1),
+                at_least=paper,
+            )
+            tree = cls(dim, horizon, scale=fit.scale, noise=noise, padded=padded, seed=seed, secure=secure)
+            tree._privacy = fit.guarantee(
+                f"{_TREE_SOURCE}, calibration={calibration or 'exact'!r}",
+                unit="one pushed row",
+                randomness=privacy.randomness_of(seed, secure),
+            )
+            return tree
+        if calibration is None:
+            calibration = "paper"
         if noise == "laplace":
             if calibration == "zcdp":
                 raise InvalidInputError("calibration='zcdp' needs Gaussian noise (delta > 0)")
@@ -176,9 +287,14 @@ class TreeAggregator(_core.TreeAggregator):
         else:
             raise InvalidInputError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
         guarantee = dataclasses.replace(
-            guarantee, unit="one pushed row", randomness=privacy.randomness_of(seed, secure)
+            guarantee,
+            unit="one pushed row",
+            randomness=privacy.randomness_of(seed, secure),
+            sampler="floating-point",
         )
-        tree = cls(dim, horizon, scale=scale, noise=noise, padded=padded, seed=seed, secure=secure)
+        tree = cls(
+            dim, horizon, scale=scale, noise=noise, padded=padded, seed=seed, secure=secure, sampler="floating-point"
+        )
         tree._privacy = guarantee
         return tree
 
@@ -205,11 +321,21 @@ class _LinearMechanism(_core.Mechanism):
 
     _KINDS: tuple[str, ...] = ()
 
+    _SOURCE = ""
+
     @classmethod
     def _build(
-        cls, dim: int, horizon: int, scale: float, noise: Noise, seed: SeedLike, secure: bool, options: dict[str, Any]
+        cls,
+        dim: int,
+        horizon: int,
+        scale: float,
+        noise: Noise,
+        seed: SeedLike,
+        secure: bool,
+        options: dict[str, Any],
+        sampler: Sampler = "floating-point",
     ) -> Any:
-        return cls(dim, horizon, scale=scale, noise=noise, seed=seed, secure=secure, **options)
+        return cls(dim, horizon, scale=scale, noise=noise, seed=seed, secure=secure, sampler=sampler, **options)
 
     @classmethod
     def _calibrate(
@@ -221,12 +347,15 @@ class _LinearMechanism(_core.Mechanism):
         sensitivity: float,
         delta: float,
         noise: Noise | None,
-        calibration: LinearCalibration,
+        calibration: LinearCalibration | None,
         seed: SeedLike,
         secure: bool,
         options: dict[str, Any],
+        sampler: Sampler,
     ) -> Any:
-        calibration = _validate.option("calibration", calibration, LINEAR_CALIBRATIONS)
+        if calibration is not None:
+            calibration = _validate.option("calibration", calibration, LINEAR_CALIBRATIONS)
+        sampler = _validate.option("sampler", sampler, SAMPLERS)
         delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
         if noise is None:
             noise = "laplace" if delta == 0 else "gaussian"
@@ -234,6 +363,26 @@ class _LinearMechanism(_core.Mechanism):
         # The encoder's column norms depend only on the structure, not on dim, noise or seed.
         probe = cls._build(1, horizon, 0.0, "gaussian", 0, False, options)
         options = cls._same_structure(probe, options)
+        if sampler == "exact":
+            fit = exact_noise(
+                noise,
+                calibration,
+                epsilon=epsilon,
+                delta=delta,
+                sensitivity=sensitivity,
+                column_l1=probe.sensitivity_l1,
+                column_l2=probe.sensitivity_l2,
+                dim=_validate.integer("dim", dim, low=1),
+            )
+            mechanism = cls._build(dim, horizon, fit.scale, noise, seed, secure, options, "exact")
+            mechanism._privacy = fit.guarantee(
+                f"{cls._SOURCE}, calibration={calibration or 'exact'!r}",
+                unit="one pushed row",
+                randomness=privacy.randomness_of(seed, secure),
+            )
+            return mechanism
+        if calibration is None:
+            calibration = "analytic"
         if noise == "laplace":
             if calibration == "zcdp":
                 raise InvalidInputError("calibration='zcdp' needs Gaussian noise (delta > 0)")
@@ -253,7 +402,10 @@ class _LinearMechanism(_core.Mechanism):
         else:
             raise InvalidInputError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
         guarantee = dataclasses.replace(
-            guarantee, unit="one pushed row", randomness=privacy.randomness_of(seed, secure)
+            guarantee,
+            unit="one pushed row",
+            randomness=privacy.randomness_of(seed, secure),
+            sampler="floating-point",
         )
         mechanism = cls._build(dim, horizon, scale, noise, seed, secure, options)
         mechanism._privacy = guarantee
@@ -292,18 +444,22 @@ _CALIBRATED_DOC = """
                 pass ``2Y``.)
             delta: target δ in [0, 1); must be > 0 for Gaussian noise.
             noise: ``"laplace"`` or ``"gaussian"``; default Laplace when ``delta == 0``, else Gaussian.
-            calibration: ``"analytic"`` (default; exact: Laplace ``scale = Δ₁ · sensitivity_l1 / ε``, Gaussian
-                ``σ = gaussian_sigma_analytic(ε, δ, Δ₂ · sensitivity_l2)``, Balle-Wang 2018) or ``"zcdp"``
-                (Gaussian only, Bun-Steinke with the Canonne-Kamath-Steinke conversion). No paper lemma
-                calibrates this mechanism, so the exact calibration is the default.
-            seed, secure: as the constructor.
+            calibration: ``None`` (default): the tightest proved calibration for the sampler — with
+                ``sampler="exact"`` the discrete mechanism's (:func:`exact_noise`: discrete Laplace exact ε with
+                the rounding in the sensitivity; discrete Gaussian through zCDP, Canonne-Kamath-Steinke 2020),
+                with ``"floating-point"`` ``"analytic"``. ``"analytic"``: floating-point only for Gaussian
+                (Laplace ``scale = Δ₁ · sensitivity_l1 / ε``, Gaussian ``σ = gaussian_sigma_analytic(ε, δ, Δ₂ ·
+                sensitivity_l2)``, Balle-Wang 2018); ``"zcdp"`` (Gaussian only, Bun-Steinke with the
+                Canonne-Kamath-Steinke conversion). No paper lemma calibrates this mechanism.
+            seed, secure, sampler: as the constructor.
 
         Returns:
             A mechanism with :attr:`privacy` set.
 
         Raises:
-            InvalidInputError: ε ≤ 0, δ ∉ [0, 1), δ = 0 with Gaussian noise, a non-positive sensitivity, or an
-                unknown ``noise``/``calibration``.
+            InvalidInputError: ε ≤ 0, δ ∉ [0, 1), δ = 0 with Gaussian noise, a non-positive sensitivity, an
+                unknown ``noise``/``calibration``/``sampler``, ``"analytic"`` with the exact Gaussian, or
+                ``sampler="exact"`` for BLT.
 """
 
 
@@ -321,7 +477,12 @@ class HonakerTree(_LinearMechanism):
     complete node is noised (about two draws per push); a row enters ``floor(log2 horizon) + 1`` nodes, as in
     the binary mechanism, so the privacy cost is the same.
 
-    ``HonakerTree(dim, horizon, *, scale, noise="laplace", seed=None, secure=False)``
+    ``HonakerTree(dim, horizon, *, scale, noise="laplace", seed=None, secure=False, sampler="exact")``
+
+    **Exact sampling** (default): rows rounded to the power-of-two grid, integer node values ``ỹ_v`` (rounded
+    block sum plus an exact discrete draw), and the Honaker estimates computed in float64 from those integers —
+    post-processing of the integer nodes, so the privacy is that of the integer mechanism, with the rounding in
+    the sensitivity as for :class:`~dponline.TreeAggregator` (a row enters ``floor(log2 horizon) + 1`` nodes).
 
     Args:
         dim: vector dimension (>= 1).
@@ -331,6 +492,7 @@ class HonakerTree(_LinearMechanism):
         seed: ``None``, an int, a ``numpy.random.SeedSequence`` or ``numpy.random.Generator``. A seeded run is
             private only while its seed is secret.
         secure: draw noise from ChaCha20 keyed by the operating system (``seed`` must be ``None``).
+        sampler: ``"exact"`` (default) or ``"floating-point"`` (as :class:`~dponline.TreeAggregator`).
 
     Cost: ``push`` is O(dim) amortised (about two draws per coordinate); memory O(dim · log horizon).
 
@@ -350,6 +512,7 @@ class HonakerTree(_LinearMechanism):
     """
 
     _KINDS = ("honaker",)
+    _SOURCE = "Honaker 2015 online readout of the binary tree (post-processing), floor(log2 T)+1 nodes per row"
 
     def __new__(
         cls,
@@ -360,8 +523,11 @@ class HonakerTree(_LinearMechanism):
         noise: Noise = "laplace",
         seed: SeedLike = None,
         secure: bool = False,
+        sampler: Sampler = "exact",
     ) -> HonakerTree:
-        return super().__new__(cls, "honaker", dim, horizon, scale=scale, noise=noise, seed=seed, secure=secure)
+        return super().__new__(
+            cls, "honaker", dim, horizon, scale=scale, noise=noise, seed=seed, secure=secure, sampler=sampler
+        )
 
     def __getnewargs_ex__(self) -> tuple[tuple[int, int], dict[str, Any]]:
         return ((1, 1), {"scale": 0.0})
@@ -377,9 +543,10 @@ class HonakerTree(_LinearMechanism):
         sensitivity: float,
         delta: float = 0.0,
         noise: Noise | None = None,
-        calibration: LinearCalibration = "analytic",
+        calibration: LinearCalibration | None = None,
         seed: SeedLike = None,
         secure: bool = False,
+        sampler: Sampler = "exact",
     ) -> HonakerTree:
         """A Honaker tree whose whole release sequence is ``(epsilon, delta)``-DP."""
         return cls._calibrate(
@@ -393,6 +560,7 @@ class HonakerTree(_LinearMechanism):
             seed=seed,
             secure=secure,
             options={},
+            sampler=sampler,
         )
 
 
@@ -416,7 +584,11 @@ class KaryTree(_LinearMechanism):
     A row enters one node per level: ``sensitivity_l1 = L`` and ``sensitivity_l2 = sqrt(L)`` for both readouts
     (pure ε with Laplace noise, ``scale = Δ₁ L / ε``).
 
-    ``KaryTree(dim, horizon, *, k, scale, noise="laplace", readout="honaker", seed=None, secure=False)``
+    ``KaryTree(dim, horizon, *, k, scale, noise="laplace", readout="honaker", seed=None, secure=False,
+    sampler="exact")``
+
+    **Exact sampling** (default): as :class:`HonakerTree` (the plain readout's releases are then integer
+    multiples of the grid; it needs ``(k − 1)·L <= 2048`` draws per release).
 
     Args:
         dim: vector dimension (>= 1).
@@ -425,7 +597,7 @@ class KaryTree(_LinearMechanism):
         scale: Laplace scale or Gaussian σ of each node's noise (>= 0; 0 disables noise). Use :meth:`calibrated`.
         noise: ``"laplace"`` or ``"gaussian"``.
         readout: ``"honaker"`` or ``"plain"``.
-        seed, secure: as :class:`HonakerTree`.
+        seed, secure, sampler: as :class:`HonakerTree`.
 
     Cost: ``push`` is O(dim) amortised; memory O(dim · L).
 
@@ -439,13 +611,14 @@ class KaryTree(_LinearMechanism):
         >>> import numpy as np
         >>> from dponline.aggregation import KaryTree
         >>> tree = KaryTree.calibrated(2, 4096, k=16, epsilon=1.0, sensitivity=1.0, readout="plain", seed=0)
-        >>> tree.sensitivity_l1, tree.scale  # 16**3 = 4096: four levels
+        >>> tree.sensitivity_l1, round(tree.scale, 6)  # 16**3 = 4096: four levels; exact: (4 + 2/2**29)
         (4.0, 4.0)
         >>> tree.unit_variance(4095)  # digits (15, 15, 15)
         45.0
     """
 
     _KINDS = ("kary", "honaker")  # k = 2 with the Honaker readout is the Honaker tree
+    _SOURCE = "k-ary tree (one node per level per row)"
 
     def __new__(
         cls,
@@ -458,9 +631,20 @@ class KaryTree(_LinearMechanism):
         readout: str = "honaker",
         seed: SeedLike = None,
         secure: bool = False,
+        sampler: Sampler = "exact",
     ) -> KaryTree:
         return super().__new__(
-            cls, "kary", dim, horizon, scale=scale, noise=noise, k=k, readout=readout, seed=seed, secure=secure
+            cls,
+            "kary",
+            dim,
+            horizon,
+            scale=scale,
+            noise=noise,
+            k=k,
+            readout=readout,
+            seed=seed,
+            secure=secure,
+            sampler=sampler,
         )
 
     def __getnewargs_ex__(self) -> tuple[tuple[int, int], dict[str, Any]]:
@@ -478,10 +662,11 @@ class KaryTree(_LinearMechanism):
         sensitivity: float,
         delta: float = 0.0,
         noise: Noise | None = None,
-        calibration: LinearCalibration = "analytic",
+        calibration: LinearCalibration | None = None,
         readout: str = "honaker",
         seed: SeedLike = None,
         secure: bool = False,
+        sampler: Sampler = "exact",
     ) -> KaryTree:
         """A ``k``-ary tree whose whole release sequence is ``(epsilon, delta)``-DP."""
         return cls._calibrate(
@@ -495,6 +680,7 @@ class KaryTree(_LinearMechanism):
             seed=seed,
             secure=secure,
             options={"k": k, "readout": readout},
+            sampler=sampler,
         )
 
 
@@ -521,7 +707,13 @@ class BLT(_LinearMechanism):
       only affects accuracy.
 
     ``BLT(dim, horizon, *, scale, buffers=4, objective="max", noise="gaussian", theta=None, omega=None,
-    seed=None, secure=False)``
+    seed=None, secure=False, sampler="floating-point")``
+
+    **No exact path yet**: the encoder ``C`` has real entries, so an exact BLT must round the encoded values
+    ``C x`` to the grid, and that rounding (after encoding, with the recurrence's own rounding) needs a
+    sensitivity argument not made here. ``sampler="exact"`` is refused with an error; the default is the
+    floating-point sampler, and the guarantee of :meth:`calibrated` says so (``sampler="floating-point"``, with
+    the Mironov 2012 caveat).
 
     Args:
         dim: vector dimension (>= 1).
@@ -533,6 +725,7 @@ class BLT(_LinearMechanism):
             ``Σ c_i``, which grows like ``sqrt(T)``).
         theta, omega: explicit parameters instead of the optimiser (both or neither).
         seed, secure: as :class:`HonakerTree`.
+        sampler: ``"floating-point"`` (the only one: ``"exact"`` raises ``InvalidInputError``).
 
     Cost: ``push`` is one draw and ``2·buffers`` multiply-adds per coordinate; memory ``O(dim · buffers)``. The
     optimiser costs ``O(buffers³ log T)`` per iteration, independent of ``dim``: about 10-100 ms for 4-6
@@ -570,6 +763,7 @@ class BLT(_LinearMechanism):
         omega: Any = None,
         seed: SeedLike = None,
         secure: bool = False,
+        sampler: Sampler = "floating-point",
         _fit: tuple[int, float] | None = None,
     ) -> BLT:
         return super().__new__(
@@ -586,6 +780,7 @@ class BLT(_LinearMechanism):
             fit=_fit,
             seed=seed,
             secure=secure,
+            sampler=sampler,
         )
 
     def __getnewargs_ex__(self) -> tuple[tuple[int, int], dict[str, Any]]:
@@ -606,11 +801,12 @@ class BLT(_LinearMechanism):
         sensitivity: float,
         delta: float = 0.0,
         noise: Noise | None = None,
-        calibration: LinearCalibration = "analytic",
+        calibration: LinearCalibration | None = None,
         buffers: int = 4,
         objective: str = "max",
         seed: SeedLike = None,
         secure: bool = False,
+        sampler: Sampler = "floating-point",
     ) -> BLT:
         """A BLT mechanism (parameters optimised once) whose whole release sequence is ``(epsilon, delta)``-DP."""
         return cls._calibrate(
@@ -624,6 +820,7 @@ class BLT(_LinearMechanism):
             seed=seed,
             secure=secure,
             options={"buffers": buffers, "objective": objective},
+            sampler=sampler,
         )
 
 

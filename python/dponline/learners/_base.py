@@ -17,12 +17,12 @@ import numpy as np
 
 from .. import _state, _validate, privacy
 from .._extras import require
-from .._options import Calibration, Mechanism
+from .._options import SAMPLERS, Calibration, Mechanism, Sampler
 from .._state import check_agrees, declared_of
 from ..errors import InvalidInputError, StateError
 from ..privacy import PrivacyGuarantee, randomness_of, row_multiplicity
 
-__all__ = ["Learner", "RunResult", "randomness_of", "mechanism_noise"]
+__all__ = ["Learner", "RunResult", "randomness_of", "mechanism_noise", "exact_learner_noise", "resolve_sampler"]
 
 _MAX_CHECKPOINTS = 10_000
 
@@ -48,6 +48,71 @@ def _column_norms(mechanism: str, releases: int) -> tuple[float, float]:
     from .. import _core
 
     return _core.mechanism_column_norms(mechanism, releases)
+
+
+def resolve_sampler(sampler: Sampler | None, mechanism: Mechanism) -> Sampler:
+    """A learner's ``sampler=``: ``None`` means ``"exact"`` (exact discrete noise on a power-of-two grid, the
+    secure default) for the trees and ``"floating-point"`` for ``mechanism="blt"``, which has no exact path
+    (:class:`dponline.aggregation.BLT`); the guarantee states which.
+
+    Raises:
+        InvalidInputError: an unknown sampler, or ``"exact"`` with ``mechanism="blt"``.
+    """
+    if sampler is None:
+        return "floating-point" if mechanism == "blt" else "exact"
+    sampler = _validate.option("sampler", sampler, SAMPLERS)
+    if sampler == "exact" and mechanism == "blt":
+        raise InvalidInputError(
+            "sampler='exact' is not available with mechanism='blt' (BLT has no exact path: rounding after its "
+            "real-valued encoder needs its own sensitivity proof); use mechanism='tree' or 'honaker', or "
+            "sampler='floating-point'"
+        )
+    return sampler
+
+
+def exact_learner_noise(
+    mechanism: Mechanism,
+    noise: str,
+    calibration: Calibration | None,
+    *,
+    epsilon: float,
+    delta: float,
+    sensitivity: float,
+    releases: int,
+    dim: int,
+    at_least: float,
+    source: str,
+    randomness: str,
+) -> tuple[float, PrivacyGuarantee]:
+    """A tree-based learner's per-draw noise on the exact path, and its guarantee (``sampler="exact"``).
+
+    The learner's prefix sums are a mechanism whose one input per round moves by at most ``sensitivity`` (L1 for
+    Laplace, L2 for Gaussian) between neighbouring streams; the mechanism's column norms at ``releases`` inputs
+    give the node vector's sensitivity, with the rounding of the grid Lemma: :func:`dponline.aggregation.exact_noise`
+    (discrete Laplace exact ε; discrete Gaussian through zCDP with the Canonne-Kamath-Steinke conversion). The
+    noise is never below ``at_least`` (a paper's scale under ``calibration="paper"``, or a regret-motivated floor).
+
+    Returns:
+        ``(scale, guarantee)``: the scale on its grid, to build the learner with.
+
+    Raises:
+        InvalidInputError: as :func:`dponline.aggregation.exact_noise`.
+    """
+    from ..aggregation import exact_noise
+
+    col_l1, col_l2 = _column_norms(mechanism, int(releases))
+    fit = exact_noise(
+        noise,  # type: ignore[arg-type]
+        calibration,
+        epsilon=epsilon,
+        delta=delta,
+        sensitivity=sensitivity,
+        column_l1=col_l1,
+        column_l2=col_l2,
+        dim=dim,
+        at_least=at_least,
+    )
+    return fit.scale, fit.guarantee(f"{source} (mechanism={mechanism!r})", randomness=randomness)
 
 
 def mechanism_noise(

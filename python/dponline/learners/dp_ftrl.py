@@ -10,12 +10,12 @@ import numpy as np
 from scipy import integrate, special, stats
 
 from .. import _core, _validate, noise, privacy
-from .._options import CALIBRATIONS, MECHANISMS, Calibration, Mechanism
+from .._options import CALIBRATIONS, MECHANISMS, Calibration, Mechanism, Sampler
 from .._seed import SeedLike
 from ..domains import require_native
 from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
-from ._base import Learner, mechanism_noise, randomness_of
+from ._base import Learner, exact_learner_noise, mechanism_noise, randomness_of, resolve_sampler
 
 __all__ = ["DPFTPL", "DPFTRL", "dp_ftrl_noise", "noise_width"]
 
@@ -77,6 +77,47 @@ def dp_ftrl_noise(
         noise_multiplier=sigma / (sensitivity * math.sqrt(levels)),
     )
     return "gaussian", sigma, guarantee
+
+
+def _exact_tree_noise(
+    mechanism: Mechanism,
+    calibration: Calibration | None,
+    epsilon: float,
+    delta: float,
+    loss_bound: float,
+    horizon: int,
+    dim: int,
+    at_least: float,
+    seed: SeedLike,
+    secure: bool,
+) -> tuple[str, float, PrivacyGuarantee]:
+    """DP-FTRL's / DP-FTPL's noise on the exact path (``sampler="exact"``): one round's clipped loss moves one input
+    by at most ``2G``; :func:`~dponline.learners._base.exact_learner_noise` with the mechanism's column norms, never
+    below the paper's scale under ``calibration="paper"`` (tree only) nor below ``at_least``."""
+    noise_name = "laplace" if delta == 0 else "gaussian"
+    paper = 0.0
+    if calibration == "paper":
+        if mechanism != "tree":
+            raise InvalidInputError(
+                f"calibration='paper' is not available with mechanism={mechanism!r}: the paper's lemmas cover only "
+                "the padded tree; leave calibration unset (the exact discrete calibration)"
+            )
+        paper = dp_ftrl_noise(epsilon, delta, loss_bound, horizon, "paper")[1]
+    source = _SOURCE_LAPLACE if noise_name == "laplace" else _SOURCE_GAUSSIAN
+    scale, guarantee = exact_learner_noise(
+        mechanism,
+        noise_name,
+        calibration,
+        epsilon=epsilon,
+        delta=delta,
+        sensitivity=2.0 * loss_bound,
+        releases=horizon,
+        dim=dim,
+        at_least=max(paper, at_least),
+        source=source,
+        randomness=randomness_of(seed, secure),
+    )
+    return noise_name, scale, guarantee
 
 
 def noise_width(
@@ -143,7 +184,13 @@ def _release_rms(mechanism: str, horizon: int) -> float:
     mechanism at unit draws (exact for ``T <= 4096``; else over 4096 evenly spaced releases). A function of
     the declared horizon only."""
     probe = _core.Mechanism(
-        mechanism, 1, horizon, scale=1.0, noise="gaussian", **({"buffers": 6} if mechanism == "blt" else {})
+        mechanism,
+        1,
+        horizon,
+        scale=1.0,
+        noise="gaussian",
+        sampler="floating-point",  # unit variances only: the structure, not the sampler
+        **({"buffers": 6} if mechanism == "blt" else {}),
     )
     k = min(horizon, _RMS_POINTS)
     # Exact integer spacing: float64 rounding of t near 2^63 overflowed int64 (OverflowError leaked).
@@ -303,15 +350,17 @@ class DPFTRL(Learner):
         regularizer: Literal["entropy", "euclidean"] | None = None,
         learning_rate: float | None = None,
         dual_bound: float | None = None,
-        calibration: Calibration = "paper",
+        calibration: Calibration | None = None,
         strict: bool = False,
         seed: SeedLike = None,
         secure: bool = False,
         lmo_calls: int = 4,
         mechanism: Mechanism = "tree",
         loss_shift: float = 0.0,
+        sampler: Sampler | None = None,
     ) -> None:
         mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
+        sampler = resolve_sampler(sampler, mechanism)
         domain = require_native(domain, "DPFTRL")
         loss_shift = _validate.real("loss_shift", loss_shift)
         if loss_shift != 0.0 and domain.kind != "Simplex":
@@ -323,7 +372,8 @@ class DPFTRL(Learner):
         learning_rate = _validate.optional_real("learning_rate", learning_rate, low=0.0, low_open=True)
         dual_bound = _validate.optional_real("dual_bound", dual_bound, low=0.0, low_open=True)
         lmo_calls = _validate.integer("lmo_calls", lmo_calls, low=1, high=10_000)
-        calibration = _validate.option("calibration", calibration, CALIBRATIONS)
+        if calibration is not None:
+            calibration = _validate.option("calibration", calibration, CALIBRATIONS)
         strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
         delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
         if regularizer is None:
@@ -333,9 +383,13 @@ class DPFTRL(Learner):
             noise_name, scale, guarantee = ("laplace" if delta == 0 else "gaussian"), 0.0, None
         else:
             epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
-            if mechanism == "tree":
+            if sampler == "exact":
+                noise_name, scale, guarantee = _exact_tree_noise(
+                    mechanism, calibration, epsilon, delta, loss_bound, horizon, domain.dim, 0.0, seed, secure
+                )
+            elif mechanism == "tree":
                 noise_name, scale, guarantee = dp_ftrl_noise(
-                    epsilon, delta, loss_bound, horizon, calibration, randomness=randomness_of(seed, secure)
+                    epsilon, delta, loss_bound, horizon, calibration or "paper", randomness=randomness_of(seed, secure)
                 )
             else:
                 # Replacing one round's clipped loss vector moves one input by at most 2G (L1 / L2 per noise).
@@ -345,12 +399,14 @@ class DPFTRL(Learner):
                     epsilon,
                     delta,
                     noise_name,
-                    calibration,
+                    calibration or "analytic",
                     sensitivity_l1=2 * loss_bound,
                     sensitivity_l2=2 * loss_bound,
                     releases=horizon,
                     randomness=randomness_of(seed, secure),
                 )
+            if sampler == "floating-point":
+                guarantee = dataclasses.replace(guarantee, sampler="floating-point")
             if loss_shift != 0.0 and guarantee is not None:
                 fed = f"the mechanism is fed clip(l_t - c*1), declared c = loss_shift = {loss_shift:.17g}; G bounds it"
                 guarantee = dataclasses.replace(guarantee, notes=f"{guarantee.notes}; {fed}")
@@ -370,7 +426,9 @@ class DPFTRL(Learner):
             seed=seed,
             secure=secure,
             loss_shift=loss_shift,
+            sampler=sampler,
         )
+        self._sampler = sampler
         self._domain = domain
         self._horizon = horizon
         self._privacy = guarantee
@@ -568,17 +626,20 @@ class DPFTPL(Learner):
         epsilon: float | None,
         delta: float = 0.0,
         loss_bound: float,
-        calibration: Calibration = "paper",
+        calibration: Calibration | None = None,
         strict: bool = False,
         seed: SeedLike = None,
         secure: bool = False,
         mechanism: Mechanism = "tree",
+        sampler: Sampler | None = None,
     ) -> None:
         mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
+        sampler = resolve_sampler(sampler, mechanism)
         domain = require_native(domain, "DPFTPL")
         horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
         loss_bound = _validate.real("loss_bound", loss_bound, low=0.0, low_open=True)
-        calibration = _validate.option("calibration", calibration, CALIBRATIONS)
+        if calibration is not None:
+            calibration = _validate.option("calibration", calibration, CALIBRATIONS)
         strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
         delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
         # Standard deviation of one release's perturbation per unit of σ: sqrt(draws) for the padded tree, the
@@ -602,14 +663,28 @@ class DPFTPL(Learner):
                 f"(loss_bound={loss_bound:g}, horizon={horizon}, diameter={diameter:g}); rescale the losses"
             )
         sigma_privacy = 0.0
+        sigma: float | None = None
         guarantee: PrivacyGuarantee | None = None
         if epsilon is not None:
             epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
             if delta == 0.0:
                 raise InvalidInputError("DPFTPL uses Gaussian noise: delta must be in (0, 1) when epsilon is given")
-            if mechanism == "tree":
+            if sampler == "exact":
+                _, sigma_privacy, exact = _exact_tree_noise(
+                    mechanism, calibration, epsilon, delta, loss_bound, horizon, domain.dim, 0.0, seed, secure
+                )
+                # The perturbation is max(σ_privacy, σ_regret), on the grid: more noise only lowers the loss.
+                _, sigma, guarantee = _exact_tree_noise(
+                    mechanism, calibration, epsilon, delta, loss_bound, horizon, domain.dim, sigma_regret, seed, secure
+                )
+                guarantee = dataclasses.replace(
+                    guarantee,
+                    notes=f"{guarantee.notes}; sigma = max(privacy {sigma_privacy:.6g}, regret {sigma_regret:.6g}) "
+                    f"on the grid, mechanism={mechanism!r}",
+                )
+            elif mechanism == "tree":
                 _, sigma_privacy, guarantee = dp_ftrl_noise(
-                    epsilon, delta, loss_bound, horizon, calibration, randomness=randomness_of(seed, secure)
+                    epsilon, delta, loss_bound, horizon, calibration or "paper", randomness=randomness_of(seed, secure)
                 )
                 source = "Agarwal-Singh 2017 Theorem 3.5 / Lemma 3.3 (padded tree, Gaussian)"
                 release_l2 = 2 * loss_bound * math.sqrt(privacy.levels_touched(horizon))
@@ -619,7 +694,7 @@ class DPFTPL(Learner):
                     epsilon,
                     delta,
                     "gaussian",
-                    calibration,
+                    calibration or "analytic",
                     sensitivity_l1=2 * loss_bound,
                     sensitivity_l2=2 * loss_bound,
                     releases=horizon,
@@ -627,15 +702,19 @@ class DPFTPL(Learner):
                 )
                 source = guarantee.source
                 release_l2 = sigma_privacy / float(guarantee.noise_multiplier)  # type: ignore[arg-type]
-            guarantee = PrivacyGuarantee(
-                epsilon=guarantee.epsilon,
-                delta=guarantee.delta,
-                source=source,
-                randomness=guarantee.randomness,
-                notes=f"sigma = max(privacy {sigma_privacy:.6g}, regret {sigma_regret:.6g}), mechanism={mechanism!r}",
-                noise_multiplier=_finite_multiplier(max(sigma_privacy, sigma_regret), release_l2),
-            )
-        sigma = max(sigma_privacy, sigma_regret)
+            if sampler == "floating-point":
+                guarantee = PrivacyGuarantee(
+                    epsilon=guarantee.epsilon,
+                    delta=guarantee.delta,
+                    source=source,
+                    randomness=guarantee.randomness,
+                    notes=f"sigma = max(privacy {sigma_privacy:.6g}, regret {sigma_regret:.6g}), "
+                    f"mechanism={mechanism!r}",
+                    noise_multiplier=_finite_multiplier(max(sigma_privacy, sigma_regret), release_l2),
+                    sampler="floating-point",
+                )
+        if sigma is None:
+            sigma = max(sigma_privacy, sigma_regret)
         self._core = _core.DPFTRL(
             domain,
             horizon,
@@ -648,7 +727,9 @@ class DPFTPL(Learner):
             strict=strict,
             seed=seed,
             secure=secure,
+            sampler=sampler,
         )
+        self._sampler = sampler
         self._domain = domain
         self._horizon = horizon
         self._privacy = guarantee

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Literal
 
 import numpy as np
 
 from .. import _core, _validate, privacy
-from .._options import CALIBRATIONS, MECHANISMS, NOISES, Calibration, Mechanism, Noise
+from .._options import CALIBRATIONS, MECHANISMS, NOISES, Calibration, Mechanism, Noise, Sampler
 from .._seed import SeedLike
 from ..domains import require_native
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
-from ._base import Learner, RunResult, mechanism_noise, randomness_of
+from ._base import Learner, RunResult, exact_learner_noise, mechanism_noise, randomness_of, resolve_sampler
 
 __all__ = ["PrivateBandit", "RunResult", "private_bandit_noise"]
 
@@ -223,13 +224,14 @@ class PrivateBandit(Learner):
         delta: float = 0.0,
         loss_bound: float | None = None,
         noise: Noise | None = None,
-        calibration: Calibration = "paper",
+        calibration: Calibration | None = None,
         smoothing_radius: float | None = None,
         feasibility: Feasibility = "fkm",
         mechanism: Mechanism = "tree",
         strict: bool = False,
         seed: SeedLike = None,
         secure: bool = False,
+        sampler: Sampler | None = None,
     ) -> None:
         domain = require_native(domain, "PrivateBandit")
         horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
@@ -238,7 +240,9 @@ class PrivateBandit(Learner):
         smoothing_radius = _validate.optional_real("smoothing_radius", smoothing_radius, low=0.0, low_open=True)
         feasibility = _validate.option("feasibility", feasibility, ("fkm", "appendix-d"))  # type: ignore[assignment]
         mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
-        calibration = _validate.option("calibration", calibration, CALIBRATIONS)
+        sampler = resolve_sampler(sampler, mechanism)
+        if calibration is not None:
+            calibration = _validate.option("calibration", calibration, CALIBRATIONS)
         strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
         if epsilon is None:
             delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
@@ -258,10 +262,48 @@ class PrivateBandit(Learner):
         )
         if epsilon is None:
             scale, guarantee, details = 0.0, None, {}
+        elif sampler == "exact":
+            # The tree's input (a batch gradient sum) moves by sensitivity_l1 / _l2 when one round changes; the exact
+            # discrete calibration with the grid rounding, never below the lemma under calibration="paper".
+            floor, details = 0.0, {"lemma_scale": float("nan")}
+            if mechanism == "tree":
+                floor, _, details = private_bandit_noise(
+                    params,
+                    epsilon,
+                    delta,
+                    noise,
+                    "paper" if calibration in (None, "paper") else calibration,
+                    mechanism=mechanism,
+                )
+            scale, guarantee = exact_learner_noise(
+                mechanism,
+                noise,
+                calibration,
+                epsilon=epsilon,
+                delta=delta,
+                sensitivity=params["sensitivity_l1" if noise == "laplace" else "sensitivity_l2"],
+                releases=int(params["t_round"]),
+                dim=int(params["dim"]),
+                at_least=floor if calibration == "paper" else 0.0,
+                source=(
+                    f"Ene-Nguyen-Vladu 2021 Algorithm 1, exact per-round sensitivity of the batch gradient sums (as in "
+                    f"the proof of Lemma {'5.1' if noise == 'laplace' else '5.4'})"
+                ),
+                randomness=randomness_of(seed, secure),
+            )
+            details = {**details, "exact_scale": scale}
         else:
             scale, guarantee, details = private_bandit_noise(
-                params, epsilon, delta, noise, calibration, randomness=randomness_of(seed, secure), mechanism=mechanism
+                params,
+                epsilon,
+                delta,
+                noise,
+                calibration or ("paper" if mechanism == "tree" else "analytic"),
+                randomness=randomness_of(seed, secure),
+                mechanism=mechanism,
             )
+            guarantee = dataclasses.replace(guarantee, sampler="floating-point")
+        if guarantee is not None:
             if not scale <= _MAX_NOISE_SCALE:
                 raise InvalidInputError(
                     f"epsilon={epsilon!r}, delta={delta!r}, lipschitz={lipschitz!r}, loss_bound={loss_bound!r} and "
@@ -281,7 +323,9 @@ class PrivateBandit(Learner):
             strict=strict,
             seed=seed,
             secure=secure,
+            sampler=sampler,
         )
+        self._sampler = sampler
         self._domain = domain
         self._horizon = horizon
         self._privacy = guarantee

@@ -8,12 +8,12 @@ from typing import Any, Literal
 import numpy as np
 
 from .. import _core, _validate, privacy
-from .._options import CALIBRATIONS, MECHANISMS, Calibration, Mechanism
+from .._options import CALIBRATIONS, MECHANISMS, Calibration, Mechanism, Sampler
 from .._seed import SeedLike
 from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
-from ._base import Learner, RunResult, mechanism_noise, randomness_of
-from .dp_ftrl import dp_ftrl_noise
+from ._base import Learner, RunResult, mechanism_noise, randomness_of, resolve_sampler
+from .dp_ftrl import _exact_tree_noise, dp_ftrl_noise
 from .private_submodular import _NEIGHBOURING, _UNIT
 
 __all__ = ["PrivateDRSubmodular", "dr_submodular_privacy"]
@@ -27,10 +27,12 @@ def dr_submodular_privacy(
     copies: int,
     gradient_bound: float,
     horizon: int,
-    calibration: Calibration = "paper",
+    calibration: Calibration | None = "paper",
     mechanism: Mechanism = "tree",
     *,
     randomness: str = "",
+    sampler: Sampler = "floating-point",
+    dim: int = 1,
 ) -> tuple[str, float, PrivacyGuarantee]:
     """Per-draw noise of every PFTAL copy of :class:`PrivateDRSubmodular`, and the learner's guarantee.
 
@@ -41,7 +43,11 @@ def dr_submodular_privacy(
     :func:`dponline.learners.dp_ftrl_noise` at ``(ε/K, δ/K)`` for the padded tree (``δ = 0``: Laplace,
     Agarwal-Singh Lemma 3.3, ``G`` an L1 bound — the paper's pure ``ε``; ``δ > 0``: Gaussian, ``G`` an L2 bound,
     ``calibration`` ``"paper"``/``"analytic"``/``"zcdp"``), or the exact calibration of the other mechanisms
-    (``calibration="analytic"`` only).
+    (``calibration="analytic"`` only). With ``sampler="exact"`` each copy is the exact discrete mechanism on
+    ``dim``-vectors (:func:`~dponline.learners._base.exact_learner_noise`: discrete Laplace exact ε, discrete
+    Gaussian through zCDP and Canonne-Kamath-Steinke, the grid rounding in the sensitivity; ``calibration=None``
+    is that tightest one, ``"paper"`` keeps the paper's scale as a floor); the composition is the same. The
+    learner passes its own ``sampler`` (default ``"exact"`` there); this function's default is the float path.
 
     Returns:
         ``(noise, scale, guarantee)``.
@@ -57,8 +63,12 @@ def dr_submodular_privacy(
     horizon = _validate.integer("horizon", horizon, low=1)
     mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
     eps_copy, delta_copy = epsilon / copies, delta / copies
-    if mechanism == "tree":
-        noise, scale, per_copy = dp_ftrl_noise(eps_copy, delta_copy, gradient_bound, horizon, calibration)
+    if sampler == "exact":
+        noise, scale, per_copy = _exact_tree_noise(
+            mechanism, calibration, eps_copy, delta_copy, gradient_bound, horizon, dim, 0.0, None, False
+        )
+    elif mechanism == "tree":
+        noise, scale, per_copy = dp_ftrl_noise(eps_copy, delta_copy, gradient_bound, horizon, calibration or "paper")
     else:
         noise = "laplace" if delta == 0 else "gaussian"
         scale, per_copy = mechanism_noise(
@@ -66,7 +76,7 @@ def dr_submodular_privacy(
             eps_copy,
             delta_copy,
             noise,
-            calibration,
+            calibration or "analytic",
             sensitivity_l1=2 * gradient_bound,
             sensitivity_l2=2 * gradient_bound,
             releases=horizon,
@@ -79,6 +89,7 @@ def dr_submodular_privacy(
         neighbouring=_NEIGHBOURING,
         unit=_UNIT,
         randomness=randomness,
+        sampler=sampler,
         notes=(
             f"each copy: (eps={eps_copy:.6g}, delta={delta_copy:.3g}) by {per_copy.source}; {noise} scale "
             f"{scale:.6g} per draw, gradients clipped to {gradient_bound:g} "
@@ -180,13 +191,14 @@ class PrivateDRSubmodular(Learner):
         gradient_bound: float | None = None,
         copies: int | None = None,
         regularization: float | None = None,
-        calibration: Calibration = "paper",
+        calibration: Calibration | None = None,
         mechanism: Mechanism = "tree",
         argmin: Literal["projection", "frank-wolfe"] = "projection",
         lmo_calls: int = 4,
         strict: bool = False,
         seed: SeedLike = None,
         secure: bool = False,
+        sampler: Sampler | None = None,
     ) -> None:
         if not isinstance(domain, (_core.UniformMatroid, _core.PartitionMatroid)):
             raise InvalidInputError(
@@ -201,8 +213,10 @@ class PrivateDRSubmodular(Learner):
         copies = None if copies is None else _validate.integer("copies", copies, low=1, high=4096)
         k = _core.dr_submodular_copies(horizon) if copies is None else copies
         regularization = _validate.optional_real("regularization", regularization, low=0.0, low_open=True)
-        calibration = _validate.option("calibration", calibration, CALIBRATIONS)
+        if calibration is not None:
+            calibration = _validate.option("calibration", calibration, CALIBRATIONS)
         mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
+        sampler = resolve_sampler(sampler, mechanism)
         argmin = _validate.option("argmin", argmin, ("projection", "frank-wolfe"))  # type: ignore[assignment]
         lmo_calls = _validate.integer("lmo_calls", lmo_calls, low=1, high=2**32 - 1)
         strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
@@ -219,6 +233,8 @@ class PrivateDRSubmodular(Learner):
                 calibration,
                 mechanism,
                 randomness=randomness_of(seed, secure),
+                sampler=sampler,
+                dim=n,
             )
         self._core = _core.PrivateDRSubmodular(
             domain,
@@ -235,7 +251,9 @@ class PrivateDRSubmodular(Learner):
             strict=strict,
             seed=seed,
             secure=secure,
+            sampler=sampler,
         )
+        self._sampler = sampler
         self._domain = domain
         self._horizon = horizon
         self._privacy = guarantee

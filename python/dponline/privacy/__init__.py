@@ -30,11 +30,16 @@ from __future__ import annotations
 
 from .composition import advanced_composition, basic_composition
 from .discrete import (
+    ExactCalibration,
     discrete_gaussian_delta,
     discrete_gaussian_rho,
     discrete_gaussian_sigma,
     discrete_laplace_epsilon,
     discrete_laplace_scale,
+    exact_linear_noise,
+    grid_for_scale,
+    grid_sensitivity_l1,
+    grid_sensitivity_l2,
 )
 from .gaussian import gaussian_delta, gaussian_epsilon_analytic, gaussian_sigma_analytic, gaussian_sigma_classical
 from .guarantee import NEIGHBOURING_ROUND, UNIT_ROUND, PrivacyGuarantee, randomness_of, row_multiplicity
@@ -72,4 +77,9 @@ __all__ = [
     "discrete_gaussian_rho",
     "discrete_gaussian_delta",
     "discrete_gaussian_sigma",
+    "ExactCalibration",
+    "exact_linear_noise",
+    "grid_for_scale",
+    "grid_sensitivity_l1",
+    "grid_sensitivity_l2",
 ]

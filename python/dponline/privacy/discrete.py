@@ -50,10 +50,15 @@ On the grid (``σ`` in ``[2³⁰, 2³¹]`` units) rounding ``σ`` up to an integ
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 from scipy import optimize
 
-from ._numerics import _delta_open, _nonnegative, _numeric, _positive, _steps
+from ..errors import InvalidInputError
+from ._numerics import _count, _delta_open, _nonnegative, _numeric, _positive, _steps
+from .gaussian import gaussian_sigma_analytic
+from .guarantee import PrivacyGuarantee
 from .zcdp import zcdp_gaussian_rho, zcdp_gaussian_sigma
 
 __all__ = [
@@ -62,6 +67,11 @@ __all__ = [
     "discrete_gaussian_rho",
     "discrete_gaussian_delta",
     "discrete_gaussian_sigma",
+    "ExactCalibration",
+    "exact_linear_noise",
+    "grid_for_scale",
+    "grid_sensitivity_l1",
+    "grid_sensitivity_l2",
 ]
 
 
@@ -177,4 +187,166 @@ def discrete_gaussian_sigma(epsilon: float, delta: float, sensitivity_l2: float)
         if discrete_gaussian_delta(epsilon, sigma, sensitivity_l2) <= target:
             return sigma
         sigma += 1
+    raise AssertionError("unreachable: _steps raises")  # pragma: no cover
+
+
+GRID_BITS = 30
+"""The noise scale in grid units lies in ``[2**30, 2**31)`` (mirrors the core's ``noise::grid::GRID_BITS``)."""
+
+_GRID_SOURCE = (
+    "exact discrete mechanism on the power-of-two grid: inputs rounded (grid Lemma: +dim in L1, +sqrt(dim) in L2 "
+    "per row), integer node values"
+)
+
+
+def grid_for_scale(scale: float) -> float:
+    """The grid step ``γ = 2**(floor(log2 scale) − 30)`` the core's exact path builds for a noise ``scale``
+    (``noise::grid::Grid::for_scale``): the scale is ``[2**30, 2**31)`` grid units.
+
+    Raises:
+        InvalidInputError: unless ``scale`` is finite and in ``[1e-150, 1e150]``.
+    """
+    sc = _positive("scale", scale)
+    if not 1e-150 <= sc <= 1e150:
+        raise InvalidInputError(f"scale must be finite and in [1e-150, 1e150] for the exact sampler, got {scale!r}")
+    _, exponent = math.frexp(sc)  # sc = m·2**exponent, m in [0.5, 1): floor(log2 sc) = exponent − 1
+    return math.ldexp(1.0, exponent - 1 - GRID_BITS)
+
+
+def grid_sensitivity_l1(sensitivity: float, gamma: float, dim: int) -> int:
+    """L1 sensitivity in grid units of one row after rounding: ``⌈Δ₁/γ⌉ + dim`` (the grid Lemma of the core's
+    ``noise::grid``: ``‖round(x/γ) − round(x'/γ)‖₁ <= ‖x − x'‖₁/γ + dim``; an integer bound on an integer norm)."""
+    return math.ceil(_positive("sensitivity", sensitivity) / gamma) + _count("dim", dim)
+
+
+def grid_sensitivity_l2(sensitivity: float, gamma: float, dim: int) -> float:
+    """L2 sensitivity in grid units of one row after rounding: ``Δ₂/γ + sqrt(dim)`` (the grid Lemma), with the
+    core's margins for floating-point clipping (``(dim + 16)·2**-52`` relative) and rounding (``1 + 2**-50``)."""
+    units = _positive("sensitivity", sensitivity) / gamma
+    d = _count("dim", dim)
+    return (units + units * (d + 16) * 2.0**-52 + math.sqrt(d)) * (1.0 + 2.0**-50)
+
+
+@dataclass(frozen=True)
+class ExactCalibration:
+    """The noise of an exact mechanism and what it delivers (:func:`exact_linear_noise`).
+
+    Attributes:
+        noise: ``"laplace"`` (discrete Laplace) or ``"gaussian"`` (discrete Gaussian).
+        scale: the noise scale in value units, ``units · gamma`` (what the mechanism is built with: the core
+            rounds nothing further).
+        gamma: the grid step.
+        units: the scale in grid units, an integer in ``[2**30, 2**31)``.
+        integer_sensitivity: the L1 (Laplace) or L2 (Gaussian) sensitivity of the integer node vector, grid units.
+        epsilon: the target ε, which the mechanism meets (the exact ε of the discrete Laplace,
+            ``integer_sensitivity / units``, is at most it and is given in the guarantee's notes).
+        delta: δ (0 for Laplace).
+        noise_multiplier: ``units / integer_sensitivity`` for the Gaussian, else ``None``.
+    """
+
+    noise: str
+    scale: float
+    gamma: float
+    units: int
+    integer_sensitivity: float
+    epsilon: float
+    delta: float
+    noise_multiplier: float | None
+
+    def guarantee(self, source: str, **fields: Any) -> PrivacyGuarantee:
+        """The :class:`PrivacyGuarantee` (``sampler="exact"``) of the mechanism, citing ``source`` for the encoder."""
+        if self.noise == "laplace":
+            how = "discrete Laplace: eps = integer L1 sensitivity / t exactly (geometric mechanism, GRS 2009)"
+        else:
+            how = "discrete Gaussian: rho-zCDP converted by Canonne-Kamath-Steinke 2020 Prop. 12 / Cor. 13"
+        notes = (
+            f"{self.noise} scale={self.scale:.10g} ({self.units} units of grid {self.gamma:g}), integer sensitivity "
+            f"{self.integer_sensitivity:.10g} units"
+        )
+        if self.noise == "laplace":
+            notes += f", exact eps = {self.integer_sensitivity / self.units:.10g}"
+
+        return PrivacyGuarantee(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            source=f"{source}; {_GRID_SOURCE}; {how}",
+            notes=notes,
+            noise_multiplier=self.noise_multiplier,
+            sampler="exact",
+            **fields,
+        )
+
+
+def exact_linear_noise(
+    noise: str,
+    epsilon: float,
+    delta: float,
+    sensitivity: float,
+    column_norm: float,
+    dim: int,
+    *,
+    at_least: float = 0.0,
+) -> ExactCalibration:
+    """The tightest proved noise of an exact prefix-sum mechanism (tree, ``k``-ary or Honaker tree on the core's
+    exact path) for an (ε, δ) target.
+
+    The mechanism releases functions of the integer node values ``Σ_{s∈v} round(x_s/γ) + z_v``; one row enters
+    ``c`` nodes (the encoder's column, 0/1 entries: ``column_norm`` is its L1 norm ``c`` for Laplace, its L2 norm
+    ``sqrt(c)`` for Gaussian). With the grid Lemma, the integer node vector has
+
+    * L1 sensitivity ``c·(⌈Δ₁/γ⌉ + dim)``, and discrete Laplace noise ``DLap(t)`` is exactly
+      ``ε = c·(⌈Δ₁/γ⌉ + dim)/t``-DP (this module's Lemma): ``t`` is the least integer meeting the target;
+    * L2 sensitivity ``sqrt(c)·(Δ₂/γ + sqrt(dim))``, and ``N_Z(0, σ²)`` is ``ρ = Δ²/(2σ²)``-zCDP (Canonne, Kamath
+      & Steinke 2020): ``σ`` is the least integer whose CKS conversion meets (ε, δ)
+      (:func:`discrete_gaussian_sigma`).
+
+    The grid is the core's for the resulting scale (``[2**30, 2**31)`` units); the two are solved together
+    (a few iterations at most: the rounding terms are below ``2**-20`` of the scale for any usual ``dim``).
+
+    Args:
+        noise: ``"laplace"`` or ``"gaussian"``.
+        epsilon: target ε > 0.
+        delta: target δ: 0 for Laplace, in (0, 1) for Gaussian.
+        sensitivity: Δ₁ (Laplace) or Δ₂ (Gaussian) of one row between neighbouring streams, > 0.
+        column_norm: the encoder's largest column L1 (Laplace) or L2 (Gaussian) norm, > 0.
+        dim: vector dimension (>= 1).
+        at_least: a lower bound on the scale (value units), e.g. a paper's larger calibration kept for
+            reproduction; the result meets both.
+
+    Returns:
+        An :class:`ExactCalibration`.
+
+    Raises:
+        InvalidInputError: an argument out of range, or a scale outside the exact path's ``[1e-150, 1e150]``.
+
+    Source: the Lemma and the CKS accounting of this module; the grid Lemma of the core's ``noise::grid``.
+    """
+    eps = _positive("epsilon", epsilon)
+    sens = _positive("sensitivity", sensitivity)
+    norm = _positive("column_norm", column_norm)
+    d = _count("dim", dim)
+    floor = _nonnegative("at_least", at_least)
+    if noise == "laplace":
+        if _nonnegative("delta", delta) != 0.0:
+            raise InvalidInputError(f"delta must be 0 for discrete Laplace noise, got {delta!r}")
+        scale = max(sens * norm / eps, floor)
+    elif noise == "gaussian":
+        target = _delta_open(delta)
+        scale = max(gaussian_sigma_analytic(eps, target, sens * norm), floor)
+    else:
+        raise InvalidInputError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
+    for _ in _steps("fitting the scale to its grid"):
+        gamma = grid_for_scale(scale)
+        if noise == "laplace":
+            integer = norm * grid_sensitivity_l1(sens, gamma, d)
+            units = max(math.ceil(integer / eps), math.ceil(floor / gamma))
+        else:
+            integer = norm * grid_sensitivity_l2(sens, gamma, d)
+            units = max(discrete_gaussian_sigma(eps, target, integer), math.ceil(floor / gamma))
+        fitted = units * gamma
+        if grid_for_scale(fitted) == gamma:
+            if noise == "laplace":
+                return ExactCalibration("laplace", fitted, gamma, units, integer, eps, 0.0, None)
+            return ExactCalibration("gaussian", fitted, gamma, units, integer, eps, target, units / integer)
+        scale = fitted
     raise AssertionError("unreachable: _steps raises")  # pragma: no cover

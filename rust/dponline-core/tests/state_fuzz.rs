@@ -7,7 +7,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use dponline_core::CoreError;
-use dponline_core::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, TreeAggregator};
+use dponline_core::aggregation::{
+    Mechanism, MechanismSpec, PrefixSumMechanism, SamplerKind, TreeAggregator,
+};
 use dponline_core::domains::{Domain, L2Ball, Simplex, UniformMatroid};
 use dponline_core::learners::dp_ftrl::{DpFtrlParams, LossNorm, Regularizer};
 use dponline_core::learners::private_bandit::Feasibility;
@@ -24,6 +26,15 @@ use dponline_core::state::seal;
 use proptest::prelude::*;
 
 /// Mutations of `bytes`: a flipped bit, a truncation, an extension, an overwritten byte, in turn.
+/// The exact sampler (the default) for every mechanism that has it; BLT has only the floating-point one.
+fn sampler(name: &str) -> SamplerKind {
+    if name == "blt" {
+        SamplerKind::FloatingPoint
+    } else {
+        SamplerKind::Exact
+    }
+}
+
 fn mutations(bytes: &[u8], count: usize, seed: u64) -> Vec<Vec<u8>> {
     let mut g = Generator::from_seed([seed, 23, 0, 0]);
     let mut below = |n: usize| ((g.open01() * n as f64) as usize).min(n.saturating_sub(1));
@@ -92,7 +103,13 @@ fn mechanisms() {
     for name in ["tree", "honaker", "blt"] {
         let spec = MechanismSpec::from_name(name).unwrap();
         let mut m = spec
-            .build(3, 20, noise, Generator::from_seed([1, 2, 3, 4]))
+            .build(
+                3,
+                20,
+                noise,
+                sampler(name),
+                Generator::from_seed([1, 2, 3, 4]),
+            )
             .unwrap();
         let mut out = [0.0; 3];
         for _ in 0..5 {
@@ -118,6 +135,7 @@ fn private_bandit() {
         params,
         MechanismSpec::Tree { padded: true },
         NoiseDistribution::gaussian(3.0).unwrap(),
+        SamplerKind::Exact,
         [5, 0, 0, 0],
         false,
         false,
@@ -151,6 +169,7 @@ fn dp_ftrl() {
         params,
         MechanismSpec::Tree { padded: true },
         NoiseDistribution::laplace(2.0).unwrap(),
+        SamplerKind::Exact,
         [6, 0, 0, 0],
         false,
         false,
@@ -231,6 +250,7 @@ fn private_dr_submodular() {
         params,
         MechanismSpec::Tree { padded: true },
         noise,
+        SamplerKind::Exact,
         [10, 0, 0, 0],
         false,
         false,

@@ -2,8 +2,8 @@
 //! `dponline_core::aggregation`.
 
 use dponline_core::aggregation::{
-    Blt, BltFit, BltObjective, KaryTree, Mechanism, PrefixSumMechanism, Readout, TreeAggregator,
-    cover,
+    Blt, BltFit, BltObjective, KaryTree, Mechanism, MechanismSpec, PrefixSumMechanism, Readout,
+    TreeAggregator, cover, refuse_exact_blt,
 };
 use dponline_core::noise::NoiseDistribution;
 use numpy::ndarray::Array2;
@@ -49,6 +49,11 @@ fn noise_name(value: &Bound<'_, PyAny>) -> PyResult<&'static str> {
     option_arg(value, "noise", &["laplace", "gaussian"])
 }
 
+/// A `sampler=` argument (`"exact"` or `"floating-point"`), shared by every binding that builds a mechanism.
+pub(crate) fn sampler_arg(value: &Bound<'_, PyAny>) -> PyResult<&'static str> {
+    option_arg(value, "sampler", &["exact", "floating-point"])
+}
+
 fn readout_name(value: &Bound<'_, PyAny>) -> PyResult<&'static str> {
     option_arg(value, "readout", &["honaker", "plain"])
 }
@@ -73,7 +78,7 @@ pub struct PyTreeAggregator {
 #[pymethods]
 impl PyTreeAggregator {
     #[new]
-    #[pyo3(signature = (dim, horizon, *, scale, noise = "laplace", padded = true, seed = None, secure = false))]
+    #[pyo3(signature = (dim, horizon, *, scale, noise = "laplace", padded = true, seed = None, secure = false, sampler = "exact"))]
     fn new(
         py: Python<'_>,
         dim: &Bound<'_, PyAny>,
@@ -83,13 +88,16 @@ impl PyTreeAggregator {
         #[pyo3(from_py_with = crate::convert::flag)] padded: bool,
         seed: Option<&Bound<'_, PyAny>>,
         #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
+        #[pyo3(from_py_with = sampler_arg)] sampler: &'static str,
     ) -> PyResult<Self> {
+        let sampler = dponline_core::aggregation::SamplerKind::from_name(sampler).or_raise()?;
         let dim = len_arg(dim, "dim", 1)?;
         let horizon = int_arg(horizon, "horizon", 1, None)?;
         let scale = real_arg(scale, "scale", Some(0.0), false)?;
         let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
         let rng = generator(py, seed, secure, 0)?;
-        let inner = TreeAggregator::new(dim, horizon, dist, padded, rng).or_raise()?;
+        let inner =
+            TreeAggregator::with_sampler(dim, horizon, dist, padded, sampler, rng).or_raise()?;
         Ok(PyTreeAggregator { inner })
     }
 
@@ -228,6 +236,21 @@ impl PyTreeAggregator {
         Ok(shared(slf, "TreeAggregator")?.inner.noise().scale())
     }
 
+    /// ``"exact"`` (discrete noise on a power-of-two grid) or ``"floating-point"`` (also for scale 0: no noise).
+    #[getter]
+    fn sampler(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
+        Ok(shared(slf, "TreeAggregator")?.inner.sampler().name())
+    }
+
+    /// The grid step ``γ`` (a power of two) every release lies on, or ``None`` on the floating-point path.
+    #[getter]
+    fn grid(slf: &Bound<'_, Self>) -> PyResult<Option<f64>> {
+        Ok(shared(slf, "TreeAggregator")?
+            .inner
+            .grid()
+            .map(|g| g.gamma()))
+    }
+
     /// Whether every release carries exactly ``ceil(log2 horizon)`` draws.
     #[getter]
     fn padded(slf: &Bound<'_, Self>) -> PyResult<bool> {
@@ -302,7 +325,7 @@ impl PyMechanism {
     #[pyo3(signature = (
         kind, dim, horizon, *, scale, noise = "laplace", k = None, readout = "honaker",
         padded = true, buffers = None, objective = "max", theta = None, omega = None, fit = None,
-        seed = None, secure = false
+        seed = None, secure = false, sampler = "exact"
     ))]
     fn new(
         py: Python<'_>,
@@ -321,7 +344,9 @@ impl PyMechanism {
         fit: Option<(u64, f64)>,
         seed: Option<&Bound<'_, PyAny>>,
         #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
+        #[pyo3(from_py_with = sampler_arg)] sampler: &'static str,
     ) -> PyResult<Self> {
+        let sampler = dponline_core::aggregation::SamplerKind::from_name(sampler).or_raise()?;
         let dim = len_arg(dim, "dim", 1)?;
         let horizon = int_arg(horizon, "horizon", 1, None)?;
         let scale = real_arg(scale, "scale", Some(0.0), false)?;
@@ -339,15 +364,18 @@ impl PyMechanism {
                 "kind must be 'tree', 'honaker', 'kary' or 'blt', got {kind:?}"
             )));
         }
+        if kind == "blt" {
+            refuse_exact_blt(dist, sampler).or_raise()?;
+        }
         let rng = generator(py, seed, secure, 0)?;
         let inner: Mechanism = match (kind, theta, omega) {
-            ("tree", _, _) => TreeAggregator::new(dim, horizon, dist, padded, rng)
-                .or_raise()?
-                .into(),
-            ("honaker", _, _) => KaryTree::honaker(dim, horizon, dist, rng)
-                .or_raise()?
-                .into(),
-            ("kary", _, _) => KaryTree::new(dim, horizon, k, readout, dist, rng)
+            ("tree", _, _) => MechanismSpec::Tree { padded }
+                .build(dim, horizon, dist, sampler, rng)
+                .or_raise()?,
+            ("honaker", _, _) => MechanismSpec::Honaker
+                .build(dim, horizon, dist, sampler, rng)
+                .or_raise()?,
+            ("kary", _, _) => KaryTree::with_sampler(dim, horizon, k, readout, dist, sampler, rng)
                 .or_raise()?
                 .into(),
             (_, Some(theta), Some(omega)) => {
@@ -532,6 +560,18 @@ impl PyMechanism {
     #[getter]
     fn noise(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
         read(slf, |inner| inner.noise().name())
+    }
+
+    /// ``"exact"`` (discrete noise on a power-of-two grid) or ``"floating-point"`` (BLT always; also scale 0).
+    #[getter]
+    fn sampler(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
+        read(slf, |inner| inner.sampler().name())
+    }
+
+    /// The grid step ``γ`` (a power of two) of the exact path's releases, or ``None``.
+    #[getter]
+    fn grid(slf: &Bound<'_, Self>) -> PyResult<Option<f64>> {
+        read(slf, |inner| inner.grid().map(|g| g.gamma()))
     }
 
     /// Laplace scale ``b`` or Gaussian ``sigma`` of every noise draw.

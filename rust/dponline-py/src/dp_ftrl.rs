@@ -109,7 +109,7 @@ pub struct PyDpFtrl {
 #[pymethods]
 impl PyDpFtrl {
     #[new]
-    #[pyo3(signature = (domain, horizon, loss_bound, *, norm, regularizer, noise, scale, learning_rate = None, dual_bound = None, lmo_calls = 4, mechanism = "tree", strict = false, seed = None, secure = false, loss_shift = 0.0))]
+    #[pyo3(signature = (domain, horizon, loss_bound, *, norm, regularizer, noise, scale, learning_rate = None, dual_bound = None, lmo_calls = 4, mechanism = "tree", strict = false, seed = None, secure = false, loss_shift = 0.0, sampler = "exact"))]
     fn new(
         py: Python<'_>,
         domain: &Bound<'_, PyDomain>,
@@ -127,7 +127,9 @@ impl PyDpFtrl {
         seed: Option<&Bound<'_, PyAny>>,
         secure: bool,
         loss_shift: f64,
+        #[pyo3(from_py_with = crate::aggregation::sampler_arg)] sampler: &'static str,
     ) -> PyResult<Self> {
+        let sampler = dponline_core::aggregation::SamplerKind::from_name(sampler).or_raise()?;
         let dom = shared(domain, "domain")?.inner.clone();
         let params = build_params(
             domain,
@@ -149,6 +151,7 @@ impl PyDpFtrl {
                 params,
                 MechanismSpec::from_name(mechanism).or_raise()?,
                 dist,
+                sampler,
                 words,
                 secure,
                 strict,

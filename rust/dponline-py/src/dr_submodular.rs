@@ -82,7 +82,7 @@ pub struct PyPrivateDrSubmodular {
 #[pymethods]
 impl PyPrivateDrSubmodular {
     #[new]
-    #[pyo3(signature = (domain, horizon, gradient_bound, *, norm, noise, scale, copies = None, regularization = None, argmin = "projection", lmo_calls = 4, mechanism = "tree", strict = false, seed = None, secure = false))]
+    #[pyo3(signature = (domain, horizon, gradient_bound, *, norm, noise, scale, copies = None, regularization = None, argmin = "projection", lmo_calls = 4, mechanism = "tree", strict = false, seed = None, secure = false, sampler = "exact"))]
     fn new(
         py: Python<'_>,
         domain: &Bound<'_, PyDomain>,
@@ -99,7 +99,9 @@ impl PyPrivateDrSubmodular {
         strict: bool,
         seed: Option<&Bound<'_, PyAny>>,
         secure: bool,
+        #[pyo3(from_py_with = crate::aggregation::sampler_arg)] sampler: &'static str,
     ) -> PyResult<Self> {
+        let sampler = dponline_core::aggregation::SamplerKind::from_name(sampler).or_raise()?;
         let dom = shared(domain, "domain")?.inner.clone();
         let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
         let params = DrSubmodularParams::new(
@@ -117,8 +119,10 @@ impl PyPrivateDrSubmodular {
         let spec = MechanismSpec::from_name(mechanism).or_raise()?;
         let (words, secure) = keying(py, seed, secure)?;
         Ok(PyPrivateDrSubmodular {
-            inner: PrivateDrSubmodular::new(dom, params, spec, dist, words, secure, strict)
-                .or_raise()?,
+            inner: PrivateDrSubmodular::new(
+                dom, params, spec, dist, sampler, words, secure, strict,
+            )
+            .or_raise()?,
         })
     }
 

@@ -77,7 +77,7 @@ pub struct PyPrivateBandit {
 #[pymethods]
 impl PyPrivateBandit {
     #[new]
-    #[pyo3(signature = (domain, horizon, lipschitz, *, noise, scale, loss_bound = None, smoothing_radius = None, feasibility = "fkm", mechanism = "tree", strict = false, seed = None, secure = false))]
+    #[pyo3(signature = (domain, horizon, lipschitz, *, noise, scale, loss_bound = None, smoothing_radius = None, feasibility = "fkm", mechanism = "tree", strict = false, seed = None, secure = false, sampler = "exact"))]
     fn new(
         py: Python<'_>,
         domain: &Bound<'_, PyDomain>,
@@ -92,7 +92,9 @@ impl PyPrivateBandit {
         #[pyo3(from_py_with = crate::convert::flag)] strict: bool,
         seed: Option<&Bound<'_, PyAny>>,
         #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
+        #[pyo3(from_py_with = crate::aggregation::sampler_arg)] sampler: &'static str,
     ) -> PyResult<Self> {
+        let sampler = dponline_core::aggregation::SamplerKind::from_name(sampler).or_raise()?;
         let mechanism = MechanismSpec::from_name(mechanism).or_raise()?;
         let dom = shared(domain, "domain")?.inner.clone();
         let params = PrivateBanditParams::new(
@@ -107,7 +109,7 @@ impl PyPrivateBandit {
         let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
         let (words, secure) = keying(py, seed, secure)?;
         Ok(PyPrivateBandit {
-            inner: PrivateBandit::new(dom, params, mechanism, dist, words, secure, strict)
+            inner: PrivateBandit::new(dom, params, mechanism, dist, sampler, words, secure, strict)
                 .or_raise()?,
         })
     }

@@ -48,9 +48,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{PrefixSumMechanism, check_block, check_push, check_room, check_sums};
+use super::PrefixSumMechanism;
+use super::lattice::{Guarded, Lattice, SamplerKind, push_guarded};
 use crate::alloc::{checked_len, zeros};
 use crate::error::{CoreError, Result};
+use crate::noise::grid::Grid;
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
 use crate::rng::Generator;
 
@@ -735,6 +737,30 @@ impl Blt {
     }
 }
 
+impl Guarded for Blt {
+    const WHAT: &'static str = "BLT";
+    fn counts(&self) -> (usize, u64, u64) {
+        (self.dim, self.t, self.horizon)
+    }
+    fn running_sums(&self) -> &[f64] {
+        &self.prefix
+    }
+    fn lattice(&mut self) -> Option<&mut Lattice> {
+        None
+    }
+    fn folds_values(&self) -> bool {
+        false
+    }
+    fn push_checked(&mut self, xs: &[f64], out: &mut [f64]) {
+        for (x, o) in xs
+            .chunks_exact(self.dim)
+            .zip(out.chunks_exact_mut(self.dim))
+        {
+            self.push_unchecked(x, o);
+        }
+    }
+}
+
 impl PrefixSumMechanism for Blt {
     fn dim(&self) -> usize {
         self.dim
@@ -754,24 +780,18 @@ impl PrefixSumMechanism for Blt {
     fn initial(&self) -> &[f64] {
         &self.initial
     }
+    /// Always [`SamplerKind::FloatingPoint`]: BLT has no exact path (`super::lattice`).
+    fn sampler(&self) -> SamplerKind {
+        SamplerKind::FloatingPoint
+    }
+    fn grid(&self) -> Option<Grid> {
+        None
+    }
     fn push(&mut self, x: &[f64], out: &mut [f64]) -> Result<()> {
-        check_push(self.dim, x, out)?;
-        check_room("BLT", self.t, self.horizon, 1)?;
-        check_sums(&self.prefix, x)?;
-        self.push_unchecked(x, out);
-        Ok(())
+        push_guarded(self, x, out, true)
     }
     fn push_many(&mut self, xs: &[f64], out: &mut [f64]) -> Result<()> {
-        let rows = check_block(self.dim, xs, out)?;
-        check_room("BLT", self.t, self.horizon, rows)?;
-        check_sums(&self.prefix, xs)?;
-        for (x, o) in xs
-            .chunks_exact(self.dim)
-            .zip(out.chunks_exact_mut(self.dim))
-        {
-            self.push_unchecked(x, o);
-        }
-        Ok(())
+        push_guarded(self, xs, out, false)
     }
     /// `V(t) = Σ_{n<t} r_n²` in closed form (module docs), `O(d² log t)`.
     fn unit_variance(&self, t: u64) -> Result<f64> {

@@ -38,12 +38,26 @@
 //! and keeps `suffix[j] = Σ_{i>=j}` (errors of the completed cover nodes at level `i`), so the release noise
 //! is `suffix[0]` after the update. Work `O(dim)` amortised, memory `O(dim · L)`, no allocation after
 //! construction.
+//!
+//! **Exact path** (`super::lattice`). The plain readout keeps only noise, as above, in integer-valued rows
+//! (sums of at most `(k − 1)·L <= 2¹¹` exact draws, checked at construction), and the guard adds the data's
+//! integer running sum. The Honaker readout folds node **values** instead of noise: the level-0 node is the
+//! pushed row in grid units plus its draw, a level-`j` node the `i128` block sum (kept in `sib_data`, the data
+//! of the completed children of each open parent, as `siblings` keeps their estimates) plus its draw; each
+//! integer `ỹ_v` is converted to `f64` once and the estimates are computed from those, so the release is a
+//! function of the integer node values (post-processing).
+
+/// Most draws in one release of the plain readout on the exact path (`2¹¹`): their sum is an exact integer in
+/// `f64` ([`crate::noise::MAX_UNIT_DRAW`]).
+const MAX_EXACT_COVER: u64 = 1 << 11;
 
 use serde::{Deserialize, Serialize};
 
-use super::{PrefixSumMechanism, check_block, check_push, check_room, check_sums};
+use super::PrefixSumMechanism;
+use super::lattice::{Guarded, Lattice, SamplerKind, node_sampler, push_guarded};
 use crate::alloc::{checked_len, zeros};
 use crate::error::{CoreError, Result};
+use crate::noise::grid::Grid;
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
 use crate::rng::Generator;
 
@@ -127,6 +141,11 @@ pub struct KaryTree {
     /// level-`j+1` node (Honaker readout only; empty otherwise).
     siblings: Vec<f64>,
     rng: Generator,
+    /// The exact path's state (`None` on the floating-point path).
+    lattice: Option<Lattice>,
+    /// Entry `i · L + j`: coordinate `i` of the data (grid units) of the completed level-`j` children of the
+    /// open level-`j+1` node (exact path with the Honaker readout only; empty otherwise).
+    sib_data: Vec<i128>,
     /// Unit variance (and Honaker weight) of a level-`j` estimate; rebuilt after deserialization.
     #[serde(skip)]
     unit: Vec<f64>,
@@ -151,6 +170,8 @@ struct KaryState {
     suffix: Vec<f64>,
     siblings: Vec<f64>,
     rng: Generator,
+    lattice: Option<Lattice>,
+    sib_data: Vec<i128>,
 }
 
 impl TryFrom<KaryState> for KaryTree {
@@ -168,15 +189,25 @@ impl TryFrom<KaryState> for KaryTree {
         } else {
             0
         };
+        let values = s.lattice.is_some() && s.readout == Readout::Honaker;
         let consistent = s.prefix.len() == s.dim
             && s.suffix.len() == rows
             && s.siblings.len() == sibling_rows
+            && s.sib_data.len() == if values { rows } else { 0 }
             && [&s.prefix, &s.suffix, &s.siblings]
                 .iter()
                 .all(|v| v.iter().all(|x| x.is_finite()));
         if !consistent {
             return Err(bad());
         }
+        let mut lattice = s.lattice;
+        let node = match lattice.as_mut() {
+            Some(l) => {
+                l.restore(s.dim, values)?;
+                SumOf::exact(&l.noise())?
+            }
+            None => s.noise.sum_of(1),
+        };
         Ok(KaryTree {
             dim: s.dim,
             horizon: s.horizon,
@@ -188,9 +219,11 @@ impl TryFrom<KaryState> for KaryTree {
             suffix: s.suffix,
             siblings: s.siblings,
             rng: s.rng,
+            lattice,
+            sib_data: s.sib_data,
             unit: unit_variances(s.k, levels, s.readout),
             initial: zeros("dim", s.dim)?,
-            node: s.noise.sum_of(1),
+            node,
         })
     }
 }
@@ -205,8 +238,22 @@ struct KaryStep<'a> {
     prefix: &'a mut [f64],
     suffix: &'a mut [f64],
     siblings: &'a mut [f64],
+    /// Exact path with the Honaker readout: the children's data; `x` is in grid units and the fold is over
+    /// node values (module docs). Empty otherwise.
+    sib_data: &'a mut [i128],
     x: &'a [f64],
     out: &'a mut [f64],
+}
+
+/// The value `ỹ = data + z` of a node (grid units) as a float: the integer sum converted once (`NaN` if the
+/// draw failed).
+#[inline(always)]
+fn node_value(data: i128, z: f64) -> f64 {
+    if z.is_nan() {
+        f64::NAN
+    } else {
+        (data + z as i128) as f64
+    }
 }
 
 impl WithSampler for KaryStep<'_> {
@@ -221,13 +268,37 @@ impl WithSampler for KaryStep<'_> {
             prefix,
             suffix,
             siblings,
+            sib_data,
             x,
             out,
         } = self;
         let levels = unit.len();
         let r = r.min(levels.saturating_sub(1));
         crate::with_generator!(rng, g => {
-            if honaker {
+            if !sib_data.is_empty() {
+                for ((((o, xi), suf), sib), sd) in out
+                    .iter_mut()
+                    .zip(x)
+                    .zip(suffix.chunks_exact_mut(levels))
+                    .zip(siblings.chunks_exact_mut(levels))
+                    .zip(sib_data.chunks_exact_mut(levels))
+                {
+                    // The same fold over node values: level j's block sum is its completed children's data.
+                    let mut data = *xi as i128;
+                    let mut cur = node_value(data, node.sample(g));
+                    for ((s, d), &w) in sib[..r].iter_mut().zip(sd[..r].iter_mut()).zip(&unit[1..=r]) {
+                        data += *d;
+                        *d = 0;
+                        cur = w * node_value(data, node.sample(g)) + (1.0 - w) * (*s + cur);
+                        *s = 0.0;
+                    }
+                    sd[r] += data;
+                    sib[r] += cur;
+                    let total = suf[r] + cur;
+                    suf[..=r].fill(total);
+                    *o = total;
+                }
+            } else if honaker {
                 for ((((o, p), xi), suf), sib) in out
                     .iter_mut()
                     .zip(prefix.iter_mut())
@@ -265,19 +336,46 @@ impl WithSampler for KaryStep<'_> {
 }
 
 impl KaryTree {
-    /// A `k`-ary tree for `horizon` pushes of `dim`-vectors with coordinate-wise `noise` per node.
+    /// A `k`-ary tree for `horizon` pushes of `dim`-vectors with coordinate-wise `noise` per node from the
+    /// floating-point samplers ([`KaryTree::with_sampler`] with [`SamplerKind::FloatingPoint`]).
     ///
-    /// Args: `dim >= 1`; `horizon >= 1`; `k >= 2`; `readout` as in [`Readout`]; `rng` is consumed for all
-    /// noise.
-    ///
-    /// Errors: [`CoreError::InvalidArgument`] for `dim == 0`, `horizon == 0`, `k < 2`, or buffers too large to
-    /// allocate.
+    /// Errors: as [`KaryTree::with_sampler`].
     pub fn new(
         dim: usize,
         horizon: u64,
         k: u64,
         readout: Readout,
         noise: NoiseDistribution,
+        rng: Generator,
+    ) -> Result<Self> {
+        Self::with_sampler(
+            dim,
+            horizon,
+            k,
+            readout,
+            noise,
+            SamplerKind::FloatingPoint,
+            rng,
+        )
+    }
+
+    /// A `k`-ary tree for `horizon` pushes of `dim`-vectors with coordinate-wise `noise` per node, drawn by
+    /// `sampler` (exact path: module docs and `super::lattice`; [`PrefixSumMechanism::noise`] then reports the
+    /// effective scale, rounded up onto the grid).
+    ///
+    /// Args: `dim >= 1`; `horizon >= 1`; `k >= 2`; `readout` as in [`Readout`]; `rng` is consumed for all
+    /// noise.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for `dim == 0`, `horizon == 0`, `k < 2`, buffers too large to
+    /// allocate; on the exact path a scale outside `[1e-150, 1e150]`, or naming `k` for a plain readout whose
+    /// releases sum more than `2¹¹` draws (`(k − 1)·L`).
+    pub fn with_sampler(
+        dim: usize,
+        horizon: u64,
+        k: u64,
+        readout: Readout,
+        noise: NoiseDistribution,
+        sampler: SamplerKind,
         rng: Generator,
     ) -> Result<Self> {
         if dim == 0 {
@@ -296,20 +394,38 @@ impl KaryTree {
         } else {
             Vec::new()
         };
+        let values = readout == Readout::Honaker;
+        let (node, lattice) = node_sampler(dim, noise, sampler, values)?;
+        if lattice.is_some() && !values && (k - 1).saturating_mul(levels as u64) > MAX_EXACT_COVER {
+            return Err(CoreError::invalid(
+                "k",
+                "such that (k - 1) * levels <= 2048 for the exact plain readout (its releases sum that many draws)",
+                k,
+            ));
+        }
+        let sib_data = if lattice.is_some() && values {
+            zeros("dim", rows)?
+        } else {
+            Vec::new()
+        };
         Ok(KaryTree {
             dim,
             horizon,
             k,
             readout,
+            // The requested law (what the state records, within the float samplers' range); `noise()` reports the
+            // node sampler's, which on the exact path is rounded up onto the grid.
             noise,
             t: 0,
             prefix: zeros("dim", dim)?,
             suffix: zeros("dim", rows)?,
             siblings,
             rng,
+            lattice,
+            sib_data,
             unit: unit_variances(k, levels, readout),
             initial: zeros("dim", dim)?,
-            node: noise.sum_of(1),
+            node,
         })
     }
 
@@ -376,9 +492,34 @@ impl KaryTree {
             prefix: &mut self.prefix,
             suffix: &mut self.suffix,
             siblings: &mut self.siblings,
+            sib_data: &mut self.sib_data,
             x,
             out,
         });
+    }
+}
+
+impl Guarded for KaryTree {
+    const WHAT: &'static str = "KaryTree";
+    fn counts(&self) -> (usize, u64, u64) {
+        (self.dim, self.t, self.horizon)
+    }
+    fn running_sums(&self) -> &[f64] {
+        &self.prefix
+    }
+    fn lattice(&mut self) -> Option<&mut Lattice> {
+        self.lattice.as_mut()
+    }
+    fn folds_values(&self) -> bool {
+        self.readout == Readout::Honaker
+    }
+    fn push_checked(&mut self, xs: &[f64], out: &mut [f64]) {
+        for (x, o) in xs
+            .chunks_exact(self.dim)
+            .zip(out.chunks_exact_mut(self.dim))
+        {
+            self.push_unchecked(x, o);
+        }
     }
 }
 
@@ -393,7 +534,7 @@ impl PrefixSumMechanism for KaryTree {
         self.t
     }
     fn noise(&self) -> NoiseDistribution {
-        self.noise
+        self.node.distribution()
     }
     fn is_secure(&self) -> bool {
         self.rng.is_secure()
@@ -401,24 +542,21 @@ impl PrefixSumMechanism for KaryTree {
     fn initial(&self) -> &[f64] {
         &self.initial
     }
+    fn sampler(&self) -> SamplerKind {
+        if self.lattice.is_some() {
+            SamplerKind::Exact
+        } else {
+            SamplerKind::FloatingPoint
+        }
+    }
+    fn grid(&self) -> Option<Grid> {
+        self.lattice.as_ref().map(Lattice::grid)
+    }
     fn push(&mut self, x: &[f64], out: &mut [f64]) -> Result<()> {
-        check_push(self.dim, x, out)?;
-        check_room("KaryTree", self.t, self.horizon, 1)?;
-        check_sums(&self.prefix, x)?;
-        self.push_unchecked(x, out);
-        Ok(())
+        push_guarded(self, x, out, true)
     }
     fn push_many(&mut self, xs: &[f64], out: &mut [f64]) -> Result<()> {
-        let rows = check_block(self.dim, xs, out)?;
-        check_room("KaryTree", self.t, self.horizon, rows)?;
-        check_sums(&self.prefix, xs)?;
-        for (x, o) in xs
-            .chunks_exact(self.dim)
-            .zip(out.chunks_exact_mut(self.dim))
-        {
-            self.push_unchecked(x, o);
-        }
-        Ok(())
+        push_guarded(self, xs, out, false)
     }
     /// `Σ_j d_j(t) · v_j` over the base-`k` digits `d_j(t)` of `t`.
     fn unit_variance(&self, t: u64) -> Result<f64> {
@@ -446,6 +584,8 @@ impl PrefixSumMechanism for KaryTree {
             + self.siblings.capacity()
             + self.initial.capacity()
             + self.unit.capacity())
+            + 16 * self.sib_data.capacity()
+            + self.lattice.as_ref().map_or(0, Lattice::nbytes)
     }
 }
 

@@ -15,22 +15,29 @@
 //! | [`TreeAggregator`] | dyadic tree nodes (binary mechanism), optionally padded | sum of the dyadic cover |
 //! | [`KaryTree`] | `k`-ary tree nodes | sum of the `k`-ary cover, plain or Honaker (BLUE) weighted |
 //!
+//! Every mechanism but BLT also has an **exact path** ([`SamplerKind::Exact`]): inputs rounded to a power-of-two
+//! grid, exact discrete noise, integer node values, releases that are functions of those integers (the
+//! `lattice` module's docs give the construction and how the rounding enters the sensitivity).
+//!
 //! [`Mechanism`] is the closed set of implementations as one serializable enum, so a learner can hold any
 //! of them (as [`crate::domains::Domain`] does for decision sets); [`MechanismSpec`] names one without its
 //! size and noise, and builds it.
 
 mod blt;
 mod kary;
+mod lattice;
 mod tree;
 
 pub use blt::{BLT_MAX_ITERATIONS, Blt, BltFit, BltObjective, MAX_BUFFERS, optimize_blt};
 pub use kary::{KaryTree, Readout, kary_levels};
+pub use lattice::SamplerKind;
 pub use tree::{TreeAggregator, ceil_log2, cover, levels_touched, padded_draws};
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result, check_finite};
 use crate::noise::NoiseDistribution;
+use crate::noise::grid::Grid;
 use crate::rng::Generator;
 use crate::state::{from_state_bytes, to_state_bytes};
 
@@ -52,6 +59,13 @@ pub trait PrefixSumMechanism {
 
     /// Whether the noise comes from the secure generator.
     fn is_secure(&self) -> bool;
+
+    /// How the noise is drawn: exact discrete samplers on a grid, or the floating-point samplers (also
+    /// reported for scale 0, where there is no noise).
+    fn sampler(&self) -> SamplerKind;
+
+    /// The power-of-two grid every release lies on (exact path only).
+    fn grid(&self) -> Option<Grid>;
 
     /// The release before any data (push 0).
     fn initial(&self) -> &[f64];
@@ -130,6 +144,12 @@ impl PrefixSumMechanism for Mechanism {
     }
     fn is_secure(&self) -> bool {
         dispatch!(self, m => m.is_secure())
+    }
+    fn sampler(&self) -> SamplerKind {
+        dispatch!(self, m => m.sampler())
+    }
+    fn grid(&self) -> Option<Grid> {
+        dispatch!(self, m => m.grid())
     }
     fn initial(&self) -> &[f64] {
         dispatch!(self, m => m.initial())
@@ -234,25 +254,31 @@ impl MechanismSpec {
         }
     }
 
-    /// Build the mechanism for `horizon` pushes of `dim`-vectors with per-draw `noise`.
+    /// Build the mechanism for `horizon` pushes of `dim`-vectors with per-draw `noise`, drawn by `sampler`.
     ///
-    /// Errors: those of the chosen constructor.
+    /// Errors: those of the chosen constructor; [`CoreError::InvalidArgument`] naming `sampler` for BLT with
+    /// [`SamplerKind::Exact`] and a scale > 0 (no exact path: the `lattice` module's docs).
     pub fn build(
         &self,
         dim: usize,
         horizon: u64,
         noise: NoiseDistribution,
+        sampler: SamplerKind,
         rng: Generator,
     ) -> Result<Mechanism> {
         Ok(match *self {
             MechanismSpec::Tree { padded } => {
-                TreeAggregator::new(dim, horizon, noise, padded, rng)?.into()
+                TreeAggregator::with_sampler(dim, horizon, noise, padded, sampler, rng)?.into()
             }
-            MechanismSpec::Honaker => KaryTree::honaker(dim, horizon, noise, rng)?.into(),
+            MechanismSpec::Honaker => {
+                KaryTree::with_sampler(dim, horizon, 2, Readout::Honaker, noise, sampler, rng)?
+                    .into()
+            }
             MechanismSpec::Kary { k, readout } => {
-                KaryTree::new(dim, horizon, k, readout, noise, rng)?.into()
+                KaryTree::with_sampler(dim, horizon, k, readout, noise, sampler, rng)?.into()
             }
             MechanismSpec::Blt { buffers, objective } => {
+                refuse_exact_blt(noise, sampler)?;
                 Blt::new(dim, horizon, buffers, objective, noise, rng)?.into()
             }
         })
@@ -267,10 +293,26 @@ impl MechanismSpec {
             1,
             horizon,
             NoiseDistribution::Gaussian { sigma: 0.0 },
+            SamplerKind::FloatingPoint,
             Generator::from_seed([0; 4]),
         )?;
         Ok((probe.sensitivity_l1(), probe.sensitivity_l2()))
     }
+}
+
+/// Error unless `sampler` is the floating-point one or there is no noise: BLT has no exact path.
+///
+/// Errors: [`CoreError::InvalidArgument`] naming `sampler`.
+pub fn refuse_exact_blt(noise: NoiseDistribution, sampler: SamplerKind) -> Result<()> {
+    if sampler == SamplerKind::Exact && noise.scale() > 0.0 {
+        return Err(CoreError::invalid(
+            "sampler",
+            "'floating-point' for the BLT mechanism (it has no exact path: rounding after its real-valued \
+             encoder needs its own sensitivity proof; use a tree or the Honaker tree for exact noise)",
+            "'exact'",
+        ));
+    }
+    Ok(())
 }
 
 impl From<TreeAggregator> for Mechanism {
@@ -340,6 +382,19 @@ pub(crate) fn check_sums(prefix: &[f64], xs: &[f64]) -> Result<()> {
     let too_large =
         |v: f64| CoreError::invalid("x", "such that every running sum stays within ±1e306", v);
     if xs.len() == dim {
+        // The common case in one branch-free pass (vectorised); which entry fails, only when one does.
+        let fine = crate::simd::dispatch(
+            #[inline(always)]
+            || {
+                prefix
+                    .iter()
+                    .zip(xs)
+                    .fold(true, |ok, (p, v)| ok & ((p + v).abs() <= MAX_RUNNING_SUM))
+            },
+        );
+        if fine {
+            return Ok(());
+        }
         return match prefix
             .iter()
             .zip(xs)
@@ -397,6 +452,229 @@ mod tests {
                 .unwrap()
                 .into(),
         ]
+    }
+
+    /// Every mechanism with an exact path, built with [`SamplerKind::Exact`].
+    fn all_exact(dim: usize, horizon: u64, noise: NoiseDistribution) -> Vec<Mechanism> {
+        let specs = [
+            MechanismSpec::Tree { padded: true },
+            MechanismSpec::Tree { padded: false },
+            MechanismSpec::Honaker,
+            MechanismSpec::Kary {
+                k: 3,
+                readout: Readout::Plain,
+            },
+            MechanismSpec::Kary {
+                k: 4,
+                readout: Readout::Honaker,
+            },
+        ];
+        specs
+            .iter()
+            .zip(10u64..)
+            .map(|(spec, s)| {
+                spec.build(
+                    dim,
+                    horizon,
+                    noise,
+                    SamplerKind::Exact,
+                    Generator::from_seed([s, 1, 2, 3]),
+                )
+                .unwrap()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn exact_releases_are_integers_on_the_grid_and_carry_the_rounded_data() {
+        // Laplace scale 3: grid 2^(1 - 30), t = ceil(3 / γ) units. Tree and plain readouts: release/γ minus the
+        // rounded running sum is the integer noise of the cover (within its bound); Honaker: release on the grid
+        // only up to the float readout, so only the plain ones are checked for integrality.
+        for noise in [
+            NoiseDistribution::Laplace { scale: 3.0 },
+            NoiseDistribution::Gaussian { sigma: 3.0 },
+        ] {
+            for mut m in all_exact(3, 40, noise) {
+                let grid = m.grid().unwrap();
+                assert_eq!(grid.exponent, 1 - 30);
+                assert_eq!(m.sampler(), SamplerKind::Exact);
+                assert!(m.noise().scale() >= 3.0 && m.noise().scale() < 3.0 * (1.0 + 1e-9));
+                let gamma = grid.gamma();
+                let plain = match &m {
+                    Mechanism::Tree(_) => true,
+                    Mechanism::Kary(k) => k.readout() == Readout::Plain,
+                    Mechanism::Blt(_) => false,
+                };
+                let mut sum = [0i128; 3];
+                let mut out = [0.0; 3];
+                for t in 0..40 {
+                    let x = [0.1 * t as f64, -1.0 / (t as f64 + 1.0), 1e-12];
+                    m.push(&x, &mut out).unwrap();
+                    for i in 0..3 {
+                        sum[i] += grid.quantize(x[i]).unwrap() as i128;
+                        let units = out[i] / gamma;
+                        if plain {
+                            assert_eq!(units.fract(), 0.0, "{}", m.kind());
+                            let noise_units = units as i128 - sum[i];
+                            assert!(noise_units.unsigned_abs() < 1 << 40, "{}", m.kind());
+                        }
+                        assert!(
+                            (out[i] - sum[i] as f64 * gamma).abs() < 200.0,
+                            "{}",
+                            m.kind()
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn exact_variance_matches_the_discrete_laws() {
+        // 20k i.i.d. coordinates; the discrete laws' variances equal 2(tγ)^2 and (σγ)^2 to float precision at
+        // 2^30 units, which is what variance(t) reports; 6 sd of the sample second moment (kurtosis of a sum of
+        // Laplace draws at most 6: relative sd <= sqrt(5/20k) = 1.6%).
+        let dim = 20_000;
+        let horizon = 13;
+        for noise in [
+            NoiseDistribution::Laplace { scale: 1.5 },
+            NoiseDistribution::Gaussian { sigma: 1.5 },
+        ] {
+            for mut m in all_exact(dim, horizon, noise) {
+                let zeros = vec![0.0; dim];
+                let mut out = vec![0.0; dim];
+                for t in 1..=horizon {
+                    m.push(&zeros, &mut out).unwrap();
+                    let var = out.iter().map(|v| v * v).sum::<f64>() / dim as f64;
+                    let expected = m.variance(t).unwrap();
+                    assert!(
+                        (var / expected - 1.0).abs() < 6.0 * (5.0 / dim as f64).sqrt(),
+                        "{} {noise:?} t={t} var={var} expected={expected}",
+                        m.kind()
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn exact_failed_pushes_change_nothing_and_state_restores() {
+        for mut m in all_exact(2, 10, NoiseDistribution::Laplace { scale: 1.0 }) {
+            let mut out = [0.0; 2];
+            m.push(&[1.0, 2.0], &mut out).unwrap();
+            let before = m.to_bytes().unwrap();
+            assert!(m.push(&[f64::NAN, 0.0], &mut out).is_err());
+            assert!(m.push(&[1e300, 0.0], &mut out).is_err(), "{}", m.kind());
+            assert!(m.push(&[1.0], &mut out).is_err());
+            assert!(m.push_many(&[1.0, 1.0, 1e300, 0.0], &mut [0.0; 4]).is_err());
+            assert!(m.push_many(&[1.0; 20], &mut [0.0; 20]).is_err());
+            assert_eq!(m.to_bytes().unwrap(), before, "{}", m.kind());
+            let mut b = Mechanism::from_bytes(&before).unwrap();
+            assert_eq!(b.sampler(), SamplerKind::Exact);
+            let (mut out_b, mut many_a, mut many_b) = ([0.0; 2], [0.0; 4], [0.0; 4]);
+            m.push(&[0.5, -3.0], &mut out).unwrap();
+            b.push(&[0.5, -3.0], &mut out_b).unwrap();
+            assert_eq!(out, out_b, "{}", m.kind());
+            m.push_many(&[0.25, 1.0, 2.0, 3.0], &mut many_a).unwrap();
+            b.push_many(&[0.25, 1.0, 2.0, 3.0], &mut many_b).unwrap();
+            assert_eq!(many_a, many_b, "{}", m.kind());
+        }
+    }
+
+    #[test]
+    fn exact_push_many_equals_pushes() {
+        let rows: Vec<f64> = (0..30).map(|i| f64::from(i) * 0.37 - 4.0).collect();
+        let noise = NoiseDistribution::Gaussian { sigma: 0.5 };
+        for (mut a, mut b) in all_exact(3, 10, noise)
+            .into_iter()
+            .zip(all_exact(3, 10, noise))
+        {
+            let mut many = vec![0.0; 30];
+            a.push_many(&rows, &mut many).unwrap();
+            let mut one = vec![0.0; 30];
+            for (x, o) in rows.chunks_exact(3).zip(one.chunks_exact_mut(3)) {
+                b.push(x, o).unwrap();
+            }
+            // Different Bits streams per call (fill vs per-row), so only the laws agree: compare the data part.
+            for (u, v) in many.iter().zip(&one) {
+                assert!((u - v).abs() < 40.0, "{}", a.kind());
+            }
+        }
+    }
+
+    #[test]
+    fn exact_arguments_out_of_range_are_refused() {
+        let g = || Generator::from_seed([0; 4]);
+        for scale in [
+            f64::NAN,
+            f64::INFINITY,
+            -1.0,
+            1e308,
+            1e-300,
+            f64::MIN_POSITIVE / 2.0,
+        ] {
+            let noise = NoiseDistribution::Laplace { scale };
+            let spec = MechanismSpec::Tree { padded: true };
+            assert!(
+                spec.build(1, 10, noise, SamplerKind::Exact, g()).is_err(),
+                "{scale}"
+            );
+        }
+        // The largest scale: its grid rounds it up beyond 1e150, and the state still restores.
+        for spec in [MechanismSpec::Tree { padded: true }, MechanismSpec::Honaker] {
+            let m = spec
+                .build(
+                    1,
+                    4,
+                    NoiseDistribution::Laplace { scale: 1e150 },
+                    SamplerKind::Exact,
+                    g(),
+                )
+                .unwrap();
+            assert!(m.noise().scale() > 1e150);
+            let back = Mechanism::from_bytes(&m.to_bytes().unwrap()).unwrap();
+            assert_eq!(back.noise(), m.noise());
+        }
+        // Scale 0: no noise, nothing to protect: the floating-point path.
+        let zero = MechanismSpec::Honaker
+            .build(
+                1,
+                10,
+                NoiseDistribution::Laplace { scale: 0.0 },
+                SamplerKind::Exact,
+                g(),
+            )
+            .unwrap();
+        assert_eq!(
+            (zero.sampler(), zero.grid()),
+            (SamplerKind::FloatingPoint, None)
+        );
+        let blt = MechanismSpec::Blt {
+            buffers: 2,
+            objective: BltObjective::Max,
+        };
+        let e = blt
+            .build(
+                1,
+                10,
+                NoiseDistribution::Gaussian { sigma: 1.0 },
+                SamplerKind::Exact,
+                g(),
+            )
+            .unwrap_err();
+        assert!(e.to_string().contains("sampler"), "{e}");
+        let wide = MechanismSpec::Kary {
+            k: 1000,
+            readout: Readout::Plain,
+        };
+        let noise = NoiseDistribution::Laplace { scale: 1.0 };
+        assert!(
+            wide.build(1, 1 << 30, noise, SamplerKind::Exact, g())
+                .is_err()
+        );
+        assert!(
+            SamplerKind::from_name("exact").is_ok() && SamplerKind::from_name("float").is_err()
+        );
     }
 
     #[test]
@@ -522,7 +800,13 @@ mod tests {
         ];
         for (spec, kind) in specs {
             let m = spec
-                .build(3, 1000, noise, Generator::from_seed([1, 2, 3, 4]))
+                .build(
+                    3,
+                    1000,
+                    noise,
+                    SamplerKind::FloatingPoint,
+                    Generator::from_seed([1, 2, 3, 4]),
+                )
                 .unwrap();
             assert_eq!((m.kind(), m.dim(), m.horizon()), (kind, 3, 1000));
             let (l1, l2) = spec.column_norms(1000).unwrap();
@@ -533,7 +817,13 @@ mod tests {
                 k: 1,
                 readout: Readout::Plain
             }
-            .build(1, 10, noise, Generator::from_seed([0; 4]))
+            .build(
+                1,
+                10,
+                noise,
+                SamplerKind::Exact,
+                Generator::from_seed([0; 4])
+            )
             .is_err()
         );
     }

@@ -68,8 +68,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::lattice::{Guarded, Lattice, SamplerKind, node_sampler, push_guarded};
 use crate::alloc;
-use crate::error::{CoreError, Result, check_finite};
+use crate::error::{CoreError, Result};
+use crate::noise::grid::Grid;
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
 use crate::rng::Generator;
 use crate::simd::Level;
@@ -109,9 +111,6 @@ pub fn cover(t: u64) -> impl Iterator<Item = (u32, u64)> {
         .map(move |j| (j, (t >> j) << j))
 }
 
-/// Bound on every running sum (see [`TreeAggregator::check_sums`]).
-const MAX_SUM: f64 = 1e306;
-
 /// The bit positions of the nodes in the release after push `t` (module docs): the set bits of `t`, and with
 /// padding every clear bit below `levels = max(1, ⌈log₂T⌉)` — below `levels − 1` for `t = 2^levels` (only
 /// `t = T` when `T` is a power of two). The mask always has `draws_at(t)` bits.
@@ -147,6 +146,8 @@ pub struct TreeAggregator {
     /// The release before any data (`L̃_0`).
     initial: Vec<f64>,
     rng: Generator,
+    /// The exact path's state (`None` on the floating-point path; [`super::lattice`]).
+    lattice: Option<Lattice>,
     /// One draw of the node noise; rebuilt after deserialization.
     #[serde(skip)]
     node: SumOf,
@@ -325,6 +326,7 @@ struct TreeState {
     pad: Vec<f64>,
     initial: Vec<f64>,
     rng: Generator,
+    lattice: Option<Lattice>,
 }
 
 impl TryFrom<TreeState> for TreeAggregator {
@@ -347,6 +349,14 @@ impl TryFrom<TreeState> for TreeAggregator {
                 "TreeAggregator state is inconsistent".into(),
             ));
         }
+        let mut lattice = s.lattice;
+        let node = match lattice.as_mut() {
+            Some(l) => {
+                l.restore(dim, false)?;
+                SumOf::exact(&l.noise())?
+            }
+            None => s.noise.sum_of(1),
+        };
         Ok(TreeAggregator {
             dim,
             horizon: s.horizon,
@@ -358,23 +368,43 @@ impl TryFrom<TreeState> for TreeAggregator {
             pad: s.pad,
             initial: s.initial,
             rng: s.rng,
-            node: s.noise.sum_of(1),
+            lattice,
+            node,
         })
     }
 }
 
 impl TreeAggregator {
-    /// A tree for `horizon` pushes of `dim`-vectors with coordinate-wise `noise`.
+    /// A tree for `horizon` pushes of `dim`-vectors with coordinate-wise `noise` from the floating-point
+    /// samplers ([`TreeAggregator::with_sampler`] with [`SamplerKind::FloatingPoint`]).
     ///
-    /// Args: `dim >= 1`; `horizon >= 1`; `padded` selects Agarwal-Singh padding; `rng` is consumed for all
-    /// noise (including `L̃_0`, drawn here).
-    ///
-    /// Errors: [`CoreError::InvalidArgument`] for `dim == 0` or `horizon == 0`.
+    /// Errors: as [`TreeAggregator::with_sampler`].
     pub fn new(
         dim: usize,
         horizon: u64,
         noise: NoiseDistribution,
         padded: bool,
+        rng: Generator,
+    ) -> Result<Self> {
+        Self::with_sampler(dim, horizon, noise, padded, SamplerKind::FloatingPoint, rng)
+    }
+
+    /// A tree for `horizon` pushes of `dim`-vectors with coordinate-wise `noise` per node, drawn by `sampler`.
+    /// With [`SamplerKind::Exact`] and a scale > 0 the noise is the exact discrete law on the grid of
+    /// [`crate::noise::grid::Grid::for_scale`] (scale rounded up onto it; [`TreeAggregator::noise`] reports
+    /// the effective scale) and every release is an integer times the grid ([`super::lattice`]).
+    ///
+    /// Args: `dim >= 1`; `horizon >= 1`; `padded` selects Agarwal-Singh padding; `rng` is consumed for all
+    /// noise (including `L̃_0`, drawn here).
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for `dim == 0` or `horizon == 0`, or (exact path) a scale outside
+    /// `[1e-150, 1e150]`; [`CoreError::IterationLimit`] as in [`super::lattice`] (never in practice).
+    pub fn with_sampler(
+        dim: usize,
+        horizon: u64,
+        noise: NoiseDistribution,
+        padded: bool,
+        sampler: SamplerKind,
         rng: Generator,
     ) -> Result<Self> {
         if dim == 0 {
@@ -391,9 +421,12 @@ impl TreeAggregator {
         let pad = alloc::zeros(what(), if padded { rows.len() } else { 0 })?;
         let prefix = alloc::zeros(what(), dim)?;
         let initial = alloc::zeros(what(), dim)?;
+        let (node, lattice) = node_sampler(dim, noise, sampler, false)?;
         let mut tree = TreeAggregator {
             dim,
             horizon,
+            // The requested law (what the state records, within the float samplers' range); `noise()` reports the
+            // node sampler's, which on the exact path is rounded up onto the grid.
             noise,
             padded,
             t: 0,
@@ -402,13 +435,17 @@ impl TreeAggregator {
             pad,
             initial,
             rng,
-            node: noise.sum_of(1),
+            lattice,
+            node,
         };
         if padded {
             // `L̃_0`: the padding nodes at every position below `L` (no data yet).
             let zero = alloc::zeros(what(), dim)?;
             let mut initial = std::mem::take(&mut tree.initial);
             tree.renew_at(Level::Avx512, Rows::Initial(&zero), &mut initial);
+            if let Some(lattice) = &tree.lattice {
+                lattice.scale_release(&mut initial)?;
+            }
             tree.initial = initial;
         }
         Ok(tree)
@@ -429,9 +466,9 @@ impl TreeAggregator {
         self.t
     }
 
-    /// The noise distribution of every node.
+    /// The noise distribution of every node (on the exact path, its scale rounded up onto the grid).
     pub fn noise(&self) -> NoiseDistribution {
-        self.noise
+        self.node.distribution()
     }
 
     /// Whether releases are padded to `⌈log₂T⌉` draws.
@@ -463,7 +500,7 @@ impl TreeAggregator {
         if t > self.horizon {
             return Err(CoreError::invalid("t", "between 0 and horizon", t));
         }
-        Ok(f64::from(self.draws_at(t)) * self.noise.variance())
+        Ok(f64::from(self.draws_at(t)) * self.noise().variance())
     }
 
     /// Bytes held by the tree's buffers (constant after construction).
@@ -472,98 +509,31 @@ impl TreeAggregator {
             + self.rows.capacity()
             + self.pad.capacity()
             + self.initial.capacity())
+            + self.lattice.as_ref().map_or(0, Lattice::nbytes)
     }
 
-    fn check_row(&self, x: &[f64]) -> Result<()> {
-        if x.len() != self.dim {
-            return Err(CoreError::Shape {
-                name: "x",
-                expected: format!("length dim={}", self.dim),
-                got: format!("length {}", x.len()),
-            });
+    /// The sampler of the node noise ([`SamplerKind::FloatingPoint`] also for scale 0: no noise, no grid).
+    pub fn sampler(&self) -> SamplerKind {
+        if self.lattice.is_some() {
+            SamplerKind::Exact
+        } else {
+            SamplerKind::FloatingPoint
         }
-        // The common case in one branch-free pass: NaN/inf in `x` and a running sum beyond ±MAX_SUM both fail
-        // `|p + v| <= MAX_SUM`; the details (which error) only when something is wrong.
-        let prefix = &self.prefix;
-        let fine = crate::simd::dispatch(
-            #[inline(always)]
-            || {
-                prefix
-                    .iter()
-                    .zip(x)
-                    .fold(true, |ok, (p, v)| ok & ((p + v).abs() <= MAX_SUM))
-            },
-        );
-        if fine {
-            return Ok(());
-        }
-        check_finite("x", x)?;
-        self.check_sums(x)
     }
 
-    /// The running sums after adding the rows of `xs` stay within `±MAX_SUM`, so no release can overflow
-    /// (the noise of a release is far below that by [`crate::noise::MAX_SCALE`]).
-    ///
-    /// Errors: [`CoreError::InvalidArgument`] naming `x`.
-    fn check_sums(&self, xs: &[f64]) -> Result<()> {
-        if xs.len() == self.dim {
-            // One row (every `push`, and PrivateBandit's batch sums): no scratch buffer needed.
-            return match self
-                .prefix
-                .iter()
-                .zip(xs)
-                .find(|(p, v)| (**p + **v).abs() > MAX_SUM)
-            {
-                None => Ok(()),
-                Some((_, v)) => Err(CoreError::invalid(
-                    "x",
-                    "such that every running sum stays within ±1e306",
-                    *v,
-                )),
-            };
-        }
-        let mut sums = self.prefix.clone();
-        for row in xs.chunks_exact(self.dim) {
-            for (s, v) in sums.iter_mut().zip(row) {
-                *s += v;
-                if s.abs() > MAX_SUM {
-                    return Err(CoreError::invalid(
-                        "x",
-                        "such that every running sum stays within ±1e306",
-                        *v,
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn check_room(&self, rows: u64) -> Result<()> {
-        if self.t + rows > self.horizon {
-            return Err(CoreError::HorizonExhausted {
-                what: "TreeAggregator",
-                horizon: self.horizon,
-            });
-        }
-        Ok(())
+    /// The grid of the releases on the exact path.
+    pub fn grid(&self) -> Option<Grid> {
+        self.lattice.as_ref().map(Lattice::grid)
     }
 
     /// Add `x` (round `t+1`) and write the noisy prefix sum `Σ_{s<=t+1} x_s + noise` into `out`.
     ///
     /// Errors (state unchanged): [`CoreError::Shape`] if `x` or `out` is not of length `dim`;
-    /// [`CoreError::NonFinite`] for NaN/inf in `x`; [`CoreError::HorizonExhausted`] after `horizon` pushes.
+    /// [`CoreError::NonFinite`] for NaN/inf in `x`; [`CoreError::HorizonExhausted`] after `horizon` pushes;
+    /// [`CoreError::InvalidArgument`] naming `x` for a running sum beyond `±1e306` (float path) or a value beyond
+    /// `2⁶²` grid units (exact path); the exact samplers' failure of [`super::lattice`].
     pub fn push(&mut self, x: &[f64], out: &mut [f64]) -> Result<()> {
-        self.check_row(x)?;
-        self.check_room(1)?;
-        if out.len() != self.dim {
-            return Err(CoreError::Shape {
-                name: "out",
-                expected: format!("length dim={}", self.dim),
-                got: format!("length {}", out.len()),
-            });
-        }
-        self.push_unchecked(x, out);
-        Ok(())
+        push_guarded(self, x, out, true)
     }
 
     /// Push the rows of the row-major `(m, dim)` matrix `xs`, writing the `m` releases into `out`.
@@ -573,55 +543,7 @@ impl TreeAggregator {
     /// Errors: as [`TreeAggregator::push`], for any row; [`CoreError::Shape`] if lengths are not multiples
     /// of `dim` or differ.
     pub fn push_many(&mut self, xs: &[f64], out: &mut [f64]) -> Result<()> {
-        if out.len() != xs.len() {
-            return Err(CoreError::Shape {
-                name: "X",
-                expected: format!("shape (m, {}) with output of the same shape", self.dim),
-                got: format!("{} values (output {})", xs.len(), out.len()),
-            });
-        }
-        self.check_rows(xs)?;
-        self.push_unchecked(xs, out);
-        Ok(())
-    }
-
-    /// Check, without changing anything, that the row-major `(m, dim)` matrix `xs` can be pushed: whole
-    /// rows, finite, within the horizon, and running sums that stay representable.
-    ///
-    /// Errors: as [`TreeAggregator::push_many`].
-    pub fn check_rows(&self, xs: &[f64]) -> Result<()> {
-        if xs.len() % self.dim != 0 {
-            return Err(CoreError::Shape {
-                name: "X",
-                expected: format!("shape (m, {})", self.dim),
-                got: format!("{} values", xs.len()),
-            });
-        }
-        // The common case in one branch-free pass per row (as `check_row`): NaN/inf and a running sum beyond
-        // ±MAX_SUM both fail `|s| <= MAX_SUM`; which error, only when something is wrong.
-        let mut sums = self.prefix.clone();
-        let fine = crate::simd::dispatch(
-            #[inline(always)]
-            || {
-                xs.chunks_exact(self.dim).fold(true, |ok, row| {
-                    sums.iter_mut().zip(row).fold(ok, |ok, (s, v)| {
-                        *s += v;
-                        ok & (s.abs() <= MAX_SUM)
-                    })
-                })
-            },
-        );
-        if !fine {
-            check_finite("X", xs)?;
-        }
-        self.check_room((xs.len() / self.dim) as u64)?;
-        if fine { Ok(()) } else { self.check_sums(xs) }
-    }
-
-    /// Push the row-major rows `xs` (already checked), writing their releases into `out`.
-    #[inline]
-    fn push_unchecked(&mut self, xs: &[f64], out: &mut [f64]) {
-        self.renew_at(Level::Avx512, Rows::Push(xs), out);
+        push_guarded(self, xs, out, false)
     }
 
     /// Push `rows` (or write `L̃_0`) with the row passes at `level` (or the CPU's, if lower).
@@ -642,6 +564,32 @@ impl TreeAggregator {
         });
     }
 
+    /// Check, without changing anything, that the row-major `(m, dim)` matrix `xs` can be pushed: whole
+    /// rows, finite, within the horizon, and (float path) running sums within `±1e306` or (exact path) values
+    /// within `2⁶²` grid units.
+    ///
+    /// Errors: as [`TreeAggregator::push_many`].
+    pub fn check_rows(&self, xs: &[f64]) -> Result<()> {
+        if xs.len() % self.dim != 0 {
+            return Err(CoreError::Shape {
+                name: "X",
+                expected: format!("shape (m, {})", self.dim),
+                got: format!("{} values", xs.len()),
+            });
+        }
+        crate::error::check_finite("X", xs)?;
+        super::check_room(
+            "TreeAggregator",
+            self.t,
+            self.horizon,
+            (xs.len() / self.dim) as u64,
+        )?;
+        match &self.lattice {
+            Some(lattice) => lattice.grid().check_quantizable_all(xs),
+            None => super::check_sums(&self.prefix, xs),
+        }
+    }
+
     /// Serialize the whole state (format-versioned). The bytes contain unreleased exact sums and noise:
     /// treat them as sensitive as the raw data.
     ///
@@ -658,6 +606,26 @@ impl TreeAggregator {
     }
 }
 
+impl Guarded for TreeAggregator {
+    const WHAT: &'static str = "TreeAggregator";
+    fn counts(&self) -> (usize, u64, u64) {
+        (self.dim, self.t, self.horizon)
+    }
+    fn running_sums(&self) -> &[f64] {
+        &self.prefix
+    }
+    fn lattice(&mut self) -> Option<&mut Lattice> {
+        self.lattice.as_mut()
+    }
+    fn folds_values(&self) -> bool {
+        false
+    }
+    #[inline]
+    fn push_checked(&mut self, xs: &[f64], out: &mut [f64]) {
+        self.renew_at(Level::Avx512, Rows::Push(xs), out);
+    }
+}
+
 impl super::PrefixSumMechanism for TreeAggregator {
     fn dim(&self) -> usize {
         self.dim
@@ -669,10 +637,16 @@ impl super::PrefixSumMechanism for TreeAggregator {
         self.t
     }
     fn noise(&self) -> NoiseDistribution {
-        self.noise
+        self.node.distribution()
     }
     fn is_secure(&self) -> bool {
         self.rng.is_secure()
+    }
+    fn sampler(&self) -> SamplerKind {
+        TreeAggregator::sampler(self)
+    }
+    fn grid(&self) -> Option<Grid> {
+        TreeAggregator::grid(self)
     }
     fn initial(&self) -> &[f64] {
         &self.initial

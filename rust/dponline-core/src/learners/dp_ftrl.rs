@@ -34,7 +34,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, padded_draws};
+use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, SamplerKind, padded_draws};
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_finite, check_positive};
 use crate::frank_wolfe::FrankWolfe;
@@ -667,15 +667,19 @@ pub struct DpFtrl {
 impl DpFtrl {
     /// A learner over `domain` with constants `params`, prefix sums released by `mechanism` (the padded tree
     /// of the paper, or another mechanism of [`crate::aggregation`]) with per-draw noise `noise` (scale 0 =
-    /// non-private FTRL on the same code path). The noise comes from stream 1 of `seed` (the OS with `secure`).
+    /// non-private FTRL on the same code path), drawn by `sampler` (exact discrete noise on a grid, or the
+    /// floating-point samplers: [`crate::aggregation::SamplerKind`]). The noise comes from stream 1 of `seed`
+    /// (the OS with `secure`).
     ///
     /// Errors: [`CoreError::Shape`] if `params` were made for another dimension; [`CoreError::InvalidArgument`]
     /// for a noise scale so large that sums could overflow; those of the mechanism; entropy failures.
+    #[allow(clippy::too_many_arguments)] // mirrors the Python signature one-to-one
     pub fn new(
         domain: Domain,
         params: DpFtrlParams,
         mechanism: MechanismSpec,
         noise: NoiseDistribution,
+        sampler: SamplerKind,
         seed: Seed,
         secure: bool,
         strict: bool,
@@ -700,6 +704,7 @@ impl DpFtrl {
             n,
             params.horizon,
             noise,
+            sampler,
             Generator::for_stream(&seed, 1, secure)?,
         )?;
         // The step size is tuned to the release noise (it only shrinks, so the finiteness check above holds).
@@ -1172,6 +1177,7 @@ mod tests {
             params,
             MechanismSpec::Tree { padded: true },
             NoiseDistribution::Laplace { scale },
+            SamplerKind::FloatingPoint,
             [seed, 1, 2, 3],
             false,
             false,
@@ -1305,6 +1311,7 @@ mod tests {
             p,
             MechanismSpec::Tree { padded: true },
             NoiseDistribution::Laplace { scale: 0.0 },
+            SamplerKind::FloatingPoint,
             [0; 4],
             false,
             false,

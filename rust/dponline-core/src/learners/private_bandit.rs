@@ -25,7 +25,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism};
+use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, SamplerKind};
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_positive};
 use crate::frank_wolfe::FrankWolfe;
@@ -421,7 +421,8 @@ pub struct PrivateBandit {
 
 impl PrivateBandit {
     /// A learner over `domain` with schedule `params`, prefix sums released by `mechanism` with per-draw
-    /// noise `noise` (scale 0 = the non-private Garber-Kretzu-style baseline, same code path).
+    /// noise `noise` (scale 0 = the non-private Garber-Kretzu-style baseline, same code path) drawn by `sampler`
+    /// ([`crate::aggregation::SamplerKind`]: exact discrete noise on a grid, or floating point).
     ///
     /// Streams: stream 1 of `seed` drives the mechanism's noise, stream 2 the sphere directions (both keyed
     /// from the OS when `secure`). With `strict`, a loss outside `[−B, B]` is an error instead of being
@@ -429,11 +430,13 @@ impl PrivateBandit {
     ///
     /// Errors: [`CoreError::Shape`] if `params` were made for another domain; those of the mechanism's
     /// constructor; entropy failures.
+    #[allow(clippy::too_many_arguments)] // mirrors the Python signature one-to-one
     pub fn new(
         domain: Domain,
         params: PrivateBanditParams,
         mechanism: MechanismSpec,
         noise: NoiseDistribution,
+        sampler: SamplerKind,
         seed: Seed,
         secure: bool,
         strict: bool,
@@ -457,6 +460,7 @@ impl PrivateBandit {
             n,
             params.t_round,
             noise,
+            sampler,
             Generator::for_stream(&seed, 1, secure)?,
         )?;
         let center = domain.interior_point().to_vec();
@@ -738,6 +742,7 @@ mod tests {
             params,
             MechanismSpec::Tree { padded: true },
             NoiseDistribution::Gaussian { sigma },
+            SamplerKind::FloatingPoint,
             [seed, 0, 0, 0],
             false,
             false,

@@ -43,7 +43,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, padded_draws};
+use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, SamplerKind, padded_draws};
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_positive};
 use crate::frank_wolfe::FrankWolfe;
@@ -338,16 +338,19 @@ pub struct PrivateDrSubmodular {
 
 impl PrivateDrSubmodular {
     /// A learner over `domain` with constants `params`; copy `k`'s prefix sums are released by `mechanism`
-    /// with per-draw `noise` (scale 0 = the non-private algorithm on the same code path) from stream `2 + k`
+    /// with per-draw `noise` (scale 0 = the non-private algorithm on the same code path), drawn by `sampler`
+    /// ([`crate::aggregation::SamplerKind`]), from stream `2 + k`
     /// of `seed`; the rounding draws from stream 1 (the OS with `secure`).
     ///
     /// Errors: [`CoreError::Shape`] for `params` of another dimension; those of [`DrSubmodularParams::new`]'s
     /// domain check and of the mechanism; [`CoreError::Allocation`]; entropy failures.
+    #[allow(clippy::too_many_arguments)] // mirrors the Python signature one-to-one
     pub fn new(
         domain: Domain,
         params: DrSubmodularParams,
         mechanism: MechanismSpec,
         noise: NoiseDistribution,
+        sampler: SamplerKind,
         seed: Seed,
         secure: bool,
         strict: bool,
@@ -389,6 +392,7 @@ impl PrivateDrSubmodular {
                 n,
                 params.horizon,
                 noise,
+                sampler,
                 Generator::for_stream(&seed, 2 + c as u64, secure)?,
             )?);
             if frank_wolfe {
@@ -920,6 +924,7 @@ mod tests {
             p,
             MechanismSpec::Tree { padded: true },
             noise,
+            SamplerKind::FloatingPoint,
             [seed, 1, 2, 3],
             false,
             false,

@@ -606,10 +606,7 @@ pub struct DiscreteGaussian {
 #[derive(Debug, Clone, PartialEq)]
 enum GaussianKind {
     /// Integer `σ`, `t = σ`: `γ = (|Y| − σ)²/(2σ²)`.
-    Integer {
-        sigma: u64,
-        laplace: DiscreteLaplace,
-    },
+    Integer(IntegerGaussian),
     /// A non-integer `σ` with `⌈σ⌉ <= 2³¹`: the integer sampler of `⌈σ⌉`, thinned.
     Thinned(Box<ThinnedGaussian>),
     /// `σ² = num/den` in big integers, proposal `DLap(⌊σ⌋)` (`σ > 2³¹`).
@@ -639,6 +636,56 @@ struct RationalGaussian {
     sigma_sq: f64,
 }
 
+/// `N_ℤ(0, σ²)` for an integer `1 <= σ <= 2³¹`: the fast path of [`DiscreteGaussian`] (CKS 2020 Algorithm 3
+/// with the proposal `DLap(σ)`, module docs), as a small `Copy` value for hot loops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IntegerGaussian {
+    sigma: u64,
+    laplace: DiscreteLaplace,
+}
+
+impl IntegerGaussian {
+    /// `N_ℤ(0, σ²)` for an integer `σ`.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] naming `sigma` unless `1 <= σ <= 2³¹` ([`MAX_FAST_SIGMA`]).
+    pub fn new(sigma: u64) -> Result<Self> {
+        if sigma == 0 || sigma > MAX_FAST_SIGMA {
+            return Err(CoreError::invalid(
+                "sigma",
+                "an integer in [1, 2^31]",
+                sigma,
+            ));
+        }
+        Ok(IntegerGaussian {
+            sigma,
+            laplace: DiscreteLaplace::integer(sigma)?,
+        })
+    }
+}
+
+impl IntegerSampler for IntegerGaussian {
+    #[inline]
+    fn draw<R: Rng + ?Sized>(&self, bits: &mut Bits<'_, R>) -> Result<i64> {
+        let (sigma, two_sigma_sq) = (self.sigma, 2 * self.sigma * self.sigma);
+        for _ in 0..MAX_TRIALS {
+            let y = self.laplace.draw(bits)?;
+            let d = u128::from(y.unsigned_abs().abs_diff(sigma));
+            if bernoulli_exp_neg(bits, d * d, two_sigma_sq)? {
+                return Ok(y);
+            }
+        }
+        Err(limit(
+            "discrete Gaussian sampler",
+            "rejected every proposal",
+        ))
+    }
+
+    /// [`discrete_gaussian_variance`] of `σ²`.
+    fn variance(&self) -> f64 {
+        discrete_gaussian_variance((self.sigma as f64) * (self.sigma as f64))
+    }
+}
+
 impl DiscreteGaussian {
     /// `N_ℤ(0, σ²)` for an integer `σ` (the fast path when `σ <= 2³¹`).
     ///
@@ -656,10 +703,7 @@ impl DiscreteGaussian {
             return Self::laplace_proposal(&s * &s, BigUint::one());
         }
         Ok(DiscreteGaussian {
-            kind: GaussianKind::Integer {
-                sigma,
-                laplace: DiscreteLaplace::integer(sigma)?,
-            },
+            kind: GaussianKind::Integer(IntegerGaussian::new(sigma)?),
         })
     }
 
@@ -736,7 +780,7 @@ impl DiscreteGaussian {
     /// `σ²` (rounded to a float).
     pub fn sigma_sq(&self) -> f64 {
         match &self.kind {
-            GaussianKind::Integer { sigma, .. } => (*sigma as f64) * (*sigma as f64),
+            GaussianKind::Integer(g) => (g.sigma as f64) * (g.sigma as f64),
             GaussianKind::Thinned(r) => r.sigma_sq,
             GaussianKind::Rational(r) => r.sigma_sq,
         }
@@ -760,20 +804,7 @@ impl IntegerSampler for DiscreteGaussian {
     #[inline]
     fn draw<R: Rng + ?Sized>(&self, bits: &mut Bits<'_, R>) -> Result<i64> {
         match &self.kind {
-            GaussianKind::Integer { sigma, laplace } => {
-                let (sigma, two_sigma_sq) = (*sigma, 2 * sigma * sigma);
-                for _ in 0..MAX_TRIALS {
-                    let y = laplace.draw(bits)?;
-                    let d = u128::from(y.unsigned_abs().abs_diff(sigma));
-                    if bernoulli_exp_neg(bits, d * d, two_sigma_sq)? {
-                        return Ok(y);
-                    }
-                }
-                Err(limit(
-                    "discrete Gaussian sampler",
-                    "rejected every proposal",
-                ))
-            }
+            GaussianKind::Integer(g) => g.draw(bits),
             GaussianKind::Thinned(r) => r.draw(bits),
             GaussianKind::Rational(r) => r.draw(bits),
         }

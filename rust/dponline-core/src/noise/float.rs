@@ -48,6 +48,8 @@ use rand_distr::{Distribution, Exp1, Gamma, StandardNormal};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result, check_nonnegative};
+use crate::noise::exact::{Bits, DiscreteLaplace, IntegerGaussian, IntegerSampler};
+use crate::noise::grid::{ExactDistribution, ExactNoise};
 use crate::rng::Generator;
 
 /// A coordinate-wise noise distribution with its scale.
@@ -193,6 +195,55 @@ enum Draw {
     Gaussian(GaussianDraw),
     Laplace(LaplaceDraw),
     LaplaceSum(LaplaceSumDraw),
+    UnitLaplace(UnitDraw<DiscreteLaplace>),
+    UnitGaussian(UnitDraw<IntegerGaussian>),
+}
+
+/// Largest magnitude of an exact draw served by [`UnitDraw`]: `2⁴²` grid units. A sum of up to `2¹¹` such draws
+/// is an integer below `2⁵³`, exact in `f64`. With a scale of at most `2³¹` units (every [`ExactNoise`]) a draw
+/// reaches `2⁴²` with probability below `e^{−2048}` (the geometric tail of `DLap(2³¹)`, which also dominates
+/// `N_ℤ(0, (2³¹)²)`).
+pub const MAX_UNIT_DRAW: u64 = 1 << 42;
+
+/// One exact draw of an integer sampler, in grid units, as an integer-valued `f64` (exact: `|z| < 2⁴²`).
+///
+/// A mechanism on the exact path keeps its noise in `f64` rows that are sums of at most `2¹¹` such draws, so
+/// every row is an exact integer (see [`MAX_UNIT_DRAW`]). In the events where the integer sampler stops with an
+/// error (probability below `10⁻⁶⁰⁰`, [`crate::noise::exact`]) or a draw reaches `2⁴²` (below `e^{−2048}`), the
+/// draw is `NaN`: the caller checks its releases and reports [`CoreError::IterationLimit`] instead of releasing.
+#[derive(Debug, Clone, Copy)]
+pub struct UnitDraw<S>(S);
+
+impl<S: IntegerSampler> UnitDraw<S> {
+    #[inline(always)]
+    fn value(z: Result<i64>) -> f64 {
+        match z {
+            Ok(z) if z.unsigned_abs() < MAX_UNIT_DRAW => z as f64,
+            _ => f64::NAN,
+        }
+    }
+}
+
+impl<S: IntegerSampler + Copy> Sampler for UnitDraw<S> {
+    #[inline]
+    fn sample<R: rand_core::Rng + ?Sized>(&self, g: &mut R) -> f64 {
+        Self::value(self.0.sample(g))
+    }
+
+    /// One [`Bits`] for the whole slice (the stream of [`IntegerSampler::fill`]).
+    #[inline]
+    fn fill<R: rand_core::Rng + ?Sized>(&self, g: &mut R, out: &mut [f64]) {
+        let mut bits = Bits::new(g);
+        out.iter_mut()
+            .for_each(|o| *o = Self::value(self.0.draw(&mut bits)));
+    }
+
+    #[inline]
+    fn add_to<R: rand_core::Rng + ?Sized>(&self, g: &mut R, out: &mut [f64]) {
+        let mut bits = Bits::new(g);
+        out.iter_mut()
+            .for_each(|o| *o += Self::value(self.0.draw(&mut bits)));
+    }
 }
 
 /// One scalar draw, generic in the generator.
@@ -414,6 +465,35 @@ impl SumOf {
         SumOf { dist, r, draw }
     }
 
+    /// One exact draw of `noise` in its grid units ([`UnitDraw`]); [`SumOf::variance`] is then that of the
+    /// float law of the same effective scale, `2(tγ)²` or `(σγ)²`, which equals the discrete law's variance
+    /// to float precision at the `>= 2³⁰` units of every [`ExactNoise`] (`2e^{−1/t}/(1 − e^{−1/t})² = 2t² −
+    /// 1/6 + O(t⁻²)`; the discrete Gaussian's equals `σ²` in float once `σ >= 2`).
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for a scale in units outside `[1, 2³¹]` (not an [`ExactNoise`]).
+    pub fn exact(noise: &ExactNoise) -> Result<Self> {
+        let (dist, draw) = match noise.dist {
+            ExactDistribution::DiscreteLaplace { t } => (
+                NoiseDistribution::Laplace {
+                    scale: noise.scale(),
+                },
+                Draw::UnitLaplace(UnitDraw(DiscreteLaplace::integer(t)?)),
+            ),
+            ExactDistribution::DiscreteGaussian { sigma } => (
+                NoiseDistribution::Gaussian {
+                    sigma: noise.scale(),
+                },
+                Draw::UnitGaussian(UnitDraw(IntegerGaussian::new(sigma)?)),
+            ),
+        };
+        Ok(SumOf { dist, r: 1, draw })
+    }
+
+    /// The law of one summed draw (for [`SumOf::exact`], the float law of the same effective scale).
+    pub fn distribution(&self) -> NoiseDistribution {
+        self.dist
+    }
+
     /// Number of summed draws.
     pub fn count(&self) -> u32 {
         self.r
@@ -432,6 +512,8 @@ impl SumOf {
             Draw::Gaussian(s) => f.call(s),
             Draw::Laplace(s) => f.call(s),
             Draw::LaplaceSum(s) => f.call(s),
+            Draw::UnitLaplace(s) => f.call(s),
+            Draw::UnitGaussian(s) => f.call(s),
         }
     }
 

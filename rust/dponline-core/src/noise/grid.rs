@@ -140,11 +140,39 @@ impl Grid {
     /// Errors: [`CoreError::Shape`] for different lengths; [`CoreError::NonFinite`] (naming `x` and the index)
     /// and [`CoreError::InvalidArgument`] as [`Grid::quantize`].
     pub fn quantize_into(&self, xs: &[f64], out: &mut [i64]) -> Result<()> {
-        if xs.len() != out.len() {
+        let scale = self.check_quantizable(xs, out.len())?;
+        for (o, &x) in out.iter_mut().zip(xs) {
+            *o = (x * scale).round_ties_even() as i64;
+        }
+        Ok(())
+    }
+
+    /// [`Grid::quantize_into`] with the integers written as `f64`: exact, since a float of magnitude `>= 2⁵³` is
+    /// already an integer and every smaller rounded quotient is an integer below `2⁵³`.
+    ///
+    /// Errors: as [`Grid::quantize_into`]; on error `out` is unchanged.
+    pub fn quantize_units(&self, xs: &[f64], out: &mut [f64]) -> Result<()> {
+        let scale = self.check_quantizable(xs, out.len())?;
+        for (o, &x) in out.iter_mut().zip(xs) {
+            *o = (x * scale).round_ties_even();
+        }
+        Ok(())
+    }
+
+    /// Check, without writing anything, that every entry of `xs` can be quantised.
+    ///
+    /// Errors: as [`Grid::quantize_into`].
+    pub fn check_quantizable_all(&self, xs: &[f64]) -> Result<()> {
+        self.check_quantizable(xs, xs.len()).map(|_| ())
+    }
+
+    /// Check `xs` for [`Grid::quantize_into`] into `len` entries; returns `2^−exponent`.
+    fn check_quantizable(&self, xs: &[f64], len: usize) -> Result<f64> {
+        if xs.len() != len {
             return Err(CoreError::Shape {
                 name: "out",
                 expected: format!("length {}", xs.len()),
-                got: format!("length {}", out.len()),
+                got: format!("length {len}"),
             });
         }
         crate::error::check_finite("x", xs)?;
@@ -159,10 +187,7 @@ impl Grid {
                 "a value out of range (not shown)",
             ));
         }
-        for (o, &x) in out.iter_mut().zip(xs) {
-            *o = (x * scale).round_ties_even() as i64;
-        }
-        Ok(())
+        Ok(scale)
     }
 
     /// The released value `n·γ`: exact when `|n| < 2⁵³`, otherwise the correctly rounded float of the integer

@@ -1,0 +1,66 @@
+"""pytest-benchmark: the secure default (exact discrete noise on a power-of-two grid) against the floating-point
+sampler it replaced, side by side in one run (issue 21: the default may cost at most 2x).
+
+* group ``default-tree-push-dim=100``: ``TreeAggregator.push`` at d = 100 (padded, horizon 10^7, Laplace and
+  Gaussian, scale 1), seeded (xoshiro256++) and unseeded (the OS-keyed generator), ``sampler="exact"`` (the
+  default) vs ``sampler="floating-point"``; one Python call per iteration.
+* group ``default-private_bandit-run-T=1e6``: a whole ``PrivateBandit.run`` of T = 10^6 rounds on the NYSE
+  portfolio losses (simplex, n = 36, ε = 1, δ = 1e-6), exact vs floating-point, the same calibration for both
+  (``calibration="zcdp"`` is not available to the float tree, so both take the paper's, whose scale is the same
+  up to the grid's rounding): the ratio is the sampler's cost alone.
+
+The ratio per pair is exact / floating-point of the medians; ``python -m pytest benches/test_bench_exact_default.py
+--benchmark-enable --benchmark-group-by=group`` prints them side by side.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dponline
+from dponline.domains import Simplex
+
+HORIZON = 10**7
+DIM = 100
+BANDIT_ROUNDS = 10**6
+
+
+@pytest.mark.parametrize("seeded", [True, False], ids=["seeded", "os-keyed"])
+@pytest.mark.parametrize("sampler", ["exact", "floating-point"])
+@pytest.mark.parametrize("noise", ["laplace", "gaussian"])
+def test_tree_push(benchmark, noise: str, sampler: str, seeded: bool) -> None:
+    benchmark.group = f"default-tree-push-dim={DIM}-{noise}"
+    benchmark.extra_info.update(dim=DIM, noise=noise, sampler=sampler, seeded=seeded)
+    tree = dponline.TreeAggregator(DIM, HORIZON, scale=1.0, noise=noise, seed=0 if seeded else None, sampler=sampler)
+    assert tree.sampler == sampler
+    x = np.random.default_rng(0).uniform(-1.0, 1.0, DIM)
+    rounds, iterations = 30, 1_000
+    out = benchmark.pedantic(tree.push, args=(x,), rounds=rounds, iterations=iterations, warmup_rounds=1)
+    assert out.shape == (DIM,) and tree.t < HORIZON
+
+
+@pytest.mark.parametrize("sampler", ["exact", "floating-point"])
+def test_private_bandit_run(benchmark, nyse_family, sampler: str) -> None:
+    benchmark.group = "default-private_bandit-run-T=1e6"
+    benchmark.extra_info.update(rounds=BANDIT_ROUNDS, sampler=sampler)
+
+    def setup():
+        learner = dponline.PrivateBandit(
+            Simplex(nyse_family.dim),
+            horizon=BANDIT_ROUNDS,
+            epsilon=1.0,
+            delta=1e-6,
+            lipschitz=nyse_family.lipschitz,
+            loss_bound=nyse_family.loss_bound,
+            calibration="paper",
+            seed=0,
+            sampler=sampler,
+        )
+        return (learner,), {}
+
+    def run(learner: dponline.PrivateBandit) -> dponline.RunResult:
+        return learner.run(nyse_family, rounds=BANDIT_ROUNDS, checkpoints=1)
+
+    result = benchmark.pedantic(run, setup=setup, rounds=1, warmup_rounds=0)
+    assert result.rounds == BANDIT_ROUNDS
