@@ -65,7 +65,12 @@ def add_parsers(sub: Any) -> None:
         **_args.parser_options(__doc__),
     )
     e.add_argument("--data", choices=["trump", "nyse"], default="trump", help="the experts' losses (default trump)")
-    e.add_argument("--calibration", choices=CALIBRATIONS, default="paper")
+    e.add_argument(
+        "--calibration",
+        choices=CALIBRATIONS,
+        default=None,
+        help="noise calibration (default: the tightest proved one for the sampler; 'paper': the lemma's constants)",
+    )
     _common(e, delta_default=0.0)
     e.set_defaults(func=_run, build=experts_experiment, parser=e, job="experts")
     b = sub.add_parser(
