@@ -89,7 +89,9 @@ class PrivateEXP3(Learner):
         seed: ``None``, int, ``SeedSequence`` or ``Generator`` (stream 1: noise, stream 2: arm draws).
         secure: ``True`` only asserts the default: without a seed the noise comes from ChaCha20 keyed by the
             operating system, never serialised and re-keyed on copy, unpickling and in a forked child (``seed``
-            must then be ``None``).
+            must then be ``None``). The noise and uniforms drawn ahead for the next rounds (blocks of 64) follow
+            the generator: never pickled for an unseeded learner, and redrawn in a forked child (the block records
+            the generator's fork epoch), also for an arm asked before the fork.
 
     Raises:
         InvalidInputError: bad arguments (naming the argument), including an unknown ``sampler`` or an ``ε`` outside

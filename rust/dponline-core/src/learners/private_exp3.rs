@@ -474,7 +474,10 @@ const BLOCK: usize = 64;
 /// A block is secret randomness exactly like the generators' states: for a reproducible learner (whose
 /// generators are serialised) it is serialised too, so a restore resumes bit-identically; for a secure
 /// learner it is never serialised (an empty block is written) and a restore draws a fresh block from the
-/// freshly OS-keyed generators.
+/// freshly OS-keyed generators. A block also records the fork epoch it was drawn in ([`Generator::epoch`]):
+/// a forked child of a process holding a secure learner sees a different epoch and redraws the block (from its
+/// re-keyed generators) before it releases anything — also for a round asked before the fork — so parent and
+/// child never add the same noise.
 #[derive(Debug, Clone)]
 struct DrawBlock {
     uniforms: [f64; BLOCK],
@@ -483,6 +486,9 @@ struct DrawBlock {
     ints: [i64; BLOCK],
     next: usize,
     secret: bool,
+    /// [`Generator::epoch`] of the noise generator when the block was drawn (not serialised: a restored
+    /// seeded block has epoch 0, a restored secure learner redraws its block).
+    epoch: u64,
 }
 
 /// The serialised form of a [`DrawBlock`] (empty vectors for a secret block).
@@ -550,6 +556,7 @@ impl DrawBlock {
             ints: [0; BLOCK],
             next: BLOCK,
             secret,
+            epoch: 0,
         }
     }
 
@@ -576,6 +583,7 @@ impl DrawBlock {
             let mut ints = [0i64; BLOCK];
             exact.fill(noise_rng, &mut ints)?;
             self.ints = ints;
+            self.epoch = noise_rng.epoch();
             let uniforms = &mut self.uniforms;
             crate::with_generator!(rng, g => uniforms.iter_mut().for_each(|u| *u = open01(g)));
             self.next = 0;
@@ -599,6 +607,7 @@ impl DrawBlock {
             rng: noise_rng,
             out: &mut self.noise,
         });
+        self.epoch = noise_rng.epoch();
         self.next = 0;
         Ok(())
     }
@@ -840,7 +849,7 @@ impl PrivateExp3 {
     /// Errors: those of [`DrawBlock::refill`] (not expected); nothing is then changed.
     #[inline(always)]
     fn draw(&mut self) -> Result<usize> {
-        if self.block.next >= BLOCK {
+        if self.block.next >= BLOCK || self.block.epoch != self.noise_rng.epoch() {
             self.block.refill(
                 &mut self.rng,
                 &mut self.noise_rng,
@@ -906,6 +915,11 @@ impl PrivateExp3 {
     fn update(&mut self, arm: usize, inverse: f64, loss: f64) -> Result<()> {
         let bound = self.params.loss_bound;
         let clamped = loss.clamp(0.0, bound);
+        if self.block.epoch != self.noise_rng.epoch() {
+            // Forked since this round was asked: the block is the parent's noise. Its arm stays (it is public),
+            // the release takes fresh noise from the re-keyed generator.
+            self.refresh_after_fork()?;
+        }
         let i = self.block.next % BLOCK;
         let released = match &self.exact {
             Some(exact) => release_on_grid(&exact.grid, clamped, self.block.ints[i])?,
@@ -930,6 +944,18 @@ impl PrivateExp3 {
         self.pending = None;
         self.t += 1;
         Ok(())
+    }
+
+    /// Redraw the block after a fork (see [`DrawBlock`]).
+    #[cold]
+    #[inline(never)]
+    fn refresh_after_fork(&mut self) -> Result<()> {
+        self.block.refill(
+            &mut self.rng,
+            &mut self.noise_rng,
+            &self.noise,
+            self.exact.as_ref(),
+        )
     }
 
     /// Reset the reference to `max w` and rebuild the tree (`O(K)`).
