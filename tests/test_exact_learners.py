@@ -51,8 +51,8 @@ LATTICE_CASES = {
         (0.0, 1.0),
     ),
     "PrivateSCRiBLe feedback": (
-        lambda sampler: lambda seed: PrivateSCRiBLe(
-            L2Ball(1), horizon=1, epsilon=1.0, loss_bound=1.0, sampler=sampler, seed=seed
+        lambda sampler: (
+            lambda seed: PrivateSCRiBLe(L2Ball(1), horizon=1, epsilon=1.0, loss_bound=1.0, sampler=sampler, seed=seed)
         ),
         _first_release,
         1,

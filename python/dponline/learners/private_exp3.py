@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
-
-import math
 
 from .. import _core, _validate
 from .._options import SAMPLERS, Sampler
@@ -23,8 +22,8 @@ _SOURCE = (
 
 _EXACT_SOURCE = (
     "; exact: the clipped feedback rounded onto the grid gamma and discrete Laplace DLap(t) added in integers, "
-    "eps = (ceil({sensitivity}/gamma) + 1)/t <= eps exactly (the rounding Lemma of the core's noise::grid; the discrete Laplace "
-    "(geometric) mechanism, Ghosh-Roughgarden-Sundararajan 2009 / Canonne-Kamath-Steinke 2020, "
+    "eps = (ceil({sensitivity}/gamma) + 1)/t <= eps exactly (the rounding Lemma of the core's noise::grid; the "
+    "discrete Laplace (geometric) mechanism, Ghosh-Roughgarden-Sundararajan 2009 / Canonne-Kamath-Steinke 2020, "
     "dponline.privacy.discrete_laplace_epsilon)"
 )
 

@@ -1409,7 +1409,7 @@ mod tests {
         use crate::noise::release::{SamplerKind, scalar_laplace};
         let (scale, exact) = scalar_laplace(1.0, Some(1.0), SamplerKind::Exact).unwrap();
         let exact = exact.unwrap();
-        assert!(scale >= 1.0 && scale < 1.0 + 1e-8);
+        assert!((1.0..1.0 + 1e-8).contains(&scale));
         let p = Exp3Params::new(3, 200_000, 1.0, scale).unwrap();
         // A mismatched scale is refused.
         assert!(PrivateExp3::new(p.clone(), Some(exact), [0; 4], false, false).is_ok());
