@@ -125,21 +125,25 @@ def test_exp3_and_scrible_exact_calibration_meets_epsilon(epsilon, loss_bound):
         assert "Mironov" not in str(learner.privacy)
 
 
-def test_exp3_exact_feedback_has_the_discrete_laplace_variance_and_lies_on_the_grid():
-    """2·10⁵ releases of the feedback 0.3 (seeded): each is an integer multiple of γ, centred on round(0.3/γ)·γ,
+@pytest.mark.parametrize("learner_name", ["PrivateEXP3", "PrivateSCRiBLe"])
+def test_exact_feedback_has_the_discrete_laplace_variance_and_lies_on_the_grid(learner_name):
+    """10⁵ releases of the feedback 0.3 (seeded): each is an integer multiple of γ, centred on round(0.3/γ)·γ,
     with the variance γ²·Var DLap(t) within 6 standard errors (the fourth moment of a Laplace is 6 var²)."""
-    learner = PrivateEXP3(2, horizon=200_000, epsilon=0.5, loss_bound=1.0, seed=11)
+    n = 100_000
+    if learner_name == "PrivateEXP3":
+        learner = PrivateEXP3(2, horizon=n, epsilon=0.5, loss_bound=1.0, seed=11)
+    else:
+        learner = PrivateSCRiBLe(L2Ball(1), horizon=n, epsilon=0.5, loss_bound=1.0, seed=11)
     gamma, t = learner.grid, learner.params["noise_scale"] / learner.grid
     centre = round(0.3 / gamma) * gamma
-    releases = np.empty(200_000)
-    for i in range(releases.size):
+    releases = np.empty(n)
+    for i in range(n):
         learner.ask()
         learner.tell(0.3)
         releases[i] = learner.last_release
     assert np.all(np.mod(releases, gamma) == 0.0)
     var = gamma**2 * _dlap_variance(t)
     dev = releases - centre
-    n = releases.size
     assert abs(dev.mean()) < 6 * math.sqrt(var / n)
     assert abs((dev**2).mean() - var) < 6 * math.sqrt(5 * var**2 / n)
 
@@ -163,6 +167,18 @@ def test_local_randomizer_exact_variance_and_per_coordinate_grids():
         assert abs(dev.mean()) < 6 * math.sqrt(var / n), j
     g = r.privacy([0.5, 4.0])
     assert g.epsilon == 4.5 and g.sampler == "exact" and "discrete Laplace" in g.notes
+
+
+def test_a_native_run_refuses_budgets_beyond_the_exact_range_and_changes_nothing():
+    """The stream cannot check the exact range without ``G``; the learner's ``run`` does, before any round."""
+    stream = LocalStream(np.ones((4, 2)), np.ones(4), loss="squared", budgets=[[1.0, 1e6]] * 4)
+    learner = CoordinatewiseLearner(2, 1.0, seed=0)
+    before = pickle.dumps(learner)
+    with pytest.raises(InvalidInputError, match="budgets.*exact"):
+        learner.run(stream)
+    assert pickle.dumps(learner) == before and learner.t == 0
+    ok = LocalStream(np.ones((4, 2)), np.ones(4), loss="squared", budgets=[[1.0, 1e6]] * 4, sampler="floating-point")
+    assert learner.run(ok).rounds == 4
 
 
 # -- the samplers each learner offers ---------------------------------------------------------------------------
