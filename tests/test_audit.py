@@ -241,7 +241,7 @@ def _float_tree(noise: str, delta: float):
 
 
 def _float_local_randomizer():
-    return lambda seed: LocalLaplaceRandomizer(1, bound=1.0, seed=seed)
+    return lambda seed: LocalLaplaceRandomizer(1, bound=1.0, sampler="floating-point", seed=seed)
 
 
 @pytest.mark.parametrize(

@@ -14,12 +14,17 @@ from dponline.losses import Linear
 
 
 @pytest.mark.parametrize("domain,nu", [(L2Ball(4, 2.0), 1.0), (Box([-1.0] * 4, [1.0, 2.0, 3.0, 4.0]), 8.0)])
-def test_parameters_are_the_stated_ones(domain, nu):
+@pytest.mark.parametrize("sampler", ["exact", "floating-point"])
+def test_parameters_are_the_stated_ones(domain, nu, sampler):
     T, B, eps = 10_000, 3.0, 0.5
-    learner = PrivateSCRiBLe(domain, horizon=T, epsilon=eps, loss_bound=B, seed=0)
+    learner = PrivateSCRiBLe(domain, horizon=T, epsilon=eps, loss_bound=B, sampler=sampler, seed=0)
     p = learner.params
     lam = 2 * B / eps  # feedback in [−B, B]: replacement sensitivity 2B
-    assert p["noise_scale"] == pytest.approx(lam, rel=1e-15)
+    if sampler == "floating-point":
+        assert p["noise_scale"] == lam
+    else:  # the discrete Laplace's effective scale t·γ: at least λ, by at most (2/ε + 1)·2^-30 relative
+        assert lam <= p["noise_scale"] <= lam * (1 + (2 / eps + 1) * 2.0**-30)
+        lam = p["noise_scale"]
     r = B + 2 * lam * math.log(T)
     assert p["noisy_range"] == pytest.approx(r, rel=1e-14) and p["nu"] == nu
     eta = math.sqrt(nu * math.log(T) / (2 * 16 * r * r * T))
@@ -112,7 +117,7 @@ def test_ask_tell_equals_run_pickling_and_errors(rng):
 
 def test_simplex_parameters_use_the_hull_dimension():
     T, B, eps, N = 10_000, 1.0, 0.5, 6
-    p = PrivateSCRiBLe(Simplex(N), horizon=T, epsilon=eps, loss_bound=B, seed=0).params
+    p = PrivateSCRiBLe(Simplex(N), horizon=T, epsilon=eps, loss_bound=B, sampler="floating-point", seed=0).params
     n = N - 1  # the estimator's factor and the n of η: the affine hull's dimension
     r = B + 2 * (2 * B / eps) * math.log(T)
     assert p["nu"] == N and p["dim"] == N and p["estimator_dim"] == n

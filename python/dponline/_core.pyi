@@ -475,12 +475,15 @@ class PrivateEXP3:
         arms: int,
         horizon: int,
         loss_bound: float,
-        noise_scale: float,
+        epsilon: float | None,
         *,
+        sampler: str = "exact",
         strict: bool = False,
         seed: _Seed = None,
         secure: bool = False,
     ) -> PrivateEXP3: ...
+    @property
+    def grid(self) -> float | None: ...
     def ask(self) -> int: ...
     def tell(self, loss: float) -> None: ...
     def run(
@@ -513,12 +516,17 @@ class PrivateSCRiBLe:
         domain: Domain,
         horizon: int,
         loss_bound: float,
-        noise_scale: float,
+        epsilon: float | None,
         *,
+        sampler: str = "exact",
         strict: bool = False,
         seed: _Seed = None,
         secure: bool = False,
     ) -> PrivateSCRiBLe: ...
+    @property
+    def grid(self) -> float | None: ...
+    @property
+    def last_release(self) -> float: ...
     def ask(self) -> _F64: ...
     def tell(self, loss: float) -> None: ...
     def run(
@@ -544,6 +552,7 @@ class LocalRandomizer:
         *,
         bound: float | None = None,
         mechanism: str = "laplace",
+        sampler: str = "exact",
         strict: bool = False,
         seed: _Seed = None,
         secure: bool = False,
@@ -555,6 +564,8 @@ class LocalRandomizer:
     def bound(self) -> float: ...
     @property
     def mechanism(self) -> str: ...
+    @property
+    def sampler(self) -> str: ...
     @property
     def strict(self) -> bool: ...
     @property
@@ -615,6 +626,7 @@ class LocalStream:
         *,
         loss: str,
         mechanism: str = "laplace",
+        sampler: str = "exact",
     ) -> LocalStream: ...
     def cumulative_at(self, u: npt.NDArray[np.float64], checkpoints: list[int]) -> _F64: ...
     def subgradient(self, t: int, w: npt.NDArray[np.float64]) -> tuple[float, _F64]: ...
@@ -626,6 +638,8 @@ class LocalStream:
     def loss(self) -> str: ...
     @property
     def mechanism(self) -> str: ...
+    @property
+    def sampler(self) -> str: ...
     def to_bytes(self) -> bytes: ...
     @staticmethod
     def from_bytes(state: bytes) -> LocalStream: ...

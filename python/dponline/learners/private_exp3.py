@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from .. import _core, _validate, privacy
+from .. import _core, _validate
+from .._options import SAMPLERS, Sampler
 from .._seed import SeedLike
 from ..privacy import PrivacyGuarantee
 from ._base import Learner, randomness_of
@@ -17,6 +19,28 @@ _SOURCE = (
     "Agarwal-Singh 2017 Lemma 4.2 (Algorithm 4: Laplace(B/eps) on each round's feedback in [0, B]; "
     "one release per round, adaptive parallel composition)"
 )
+
+_EXACT_SOURCE = (
+    "; exact: the clipped feedback rounded onto the grid gamma and discrete Laplace DLap(t) added in integers, "
+    "eps = (ceil({sensitivity}/gamma) + 1)/t <= eps exactly (the rounding Lemma of the core's noise::grid; the "
+    "discrete Laplace (geometric) mechanism, Ghosh-Roughgarden-Sundararajan 2009 / Canonne-Kamath-Steinke 2020, "
+    "dponline.privacy.discrete_laplace_epsilon)"
+)
+
+
+def _feedback_noise_text(core: object, sensitivity: str, sampler: str) -> tuple[str, str]:
+    """The source suffix and the notes of a learner whose privacy is one Laplace release of its feedback per round
+    (PrivateEXP3, PrivateSCRiBLe): the exact grid release (the noise scale ``t·γ``, its grid ``γ``) or the
+    floating-point ``Laplace(λ)``."""
+    scale = float(core.params["noise_scale"])  # type: ignore[attr-defined]
+    if sampler == "exact":
+        gamma = float(core.grid)  # type: ignore[attr-defined]
+        notes = (
+            f"discrete Laplace on the grid gamma = 2^{int(math.log2(gamma))}: effective scale t*gamma = {scale:.9g} "
+            f"(>= {sensitivity}/eps); the arm/direction draws are floating-point post-processing of the releases"
+        )
+        return _EXACT_SOURCE.format(sensitivity=sensitivity), notes
+    return "", f"lambda = {sensitivity}/eps = {scale:.6g}"
 
 
 class PrivateEXP3(Learner):
@@ -49,13 +73,28 @@ class PrivateEXP3(Learner):
         epsilon: ε > 0, or ``None`` (non-private EXP3).
         loss_bound: ``B > 0``; feedback outside ``[0, B]`` is clipped (unless ``strict``).
         strict: raise on feedback outside ``[0, B]`` instead of clipping.
+        sampler: ``"exact"`` (default): the clipped feedback is rounded onto a power-of-two grid ``γ`` (``γ =
+            2^(⌊log₂ λ⌋ − 30)``, from ``B`` and ``ε`` only) and integer discrete Laplace noise ``DLap(t)`` is
+            added, ``f̂_t = (round(f_t/γ) + Z_t)·γ`` (an exact float): ``t = ⌈(⌈B/γ⌉ + 1)/ε⌉``, so by the rounding
+            Lemma (the core's ``noise::grid``: rounding moves a value by at most ``γ/2``, so the sensitivity is
+            ``⌈B/γ⌉ + 1`` grid units) and the discrete Laplace Lemma (adding ``DLap(t)`` to an integer of
+            sensitivity ``Δ`` is exactly ``Δ/t``-DP; :func:`dponline.privacy.discrete_laplace_epsilon`) each
+            release is ε-DP for the floats it outputs. The effective scale ``t·γ`` (``params["noise_scale"]``)
+            exceeds ``B/ε`` by a relative ``≤ (2/ε + 1)·2⁻³⁰``. The arm draw from the exponential weights stays in
+            floating point: it is post-processing of the releases with the learner's own randomness, outside the
+            privacy argument. ``"floating-point"``: ``Laplace(B/ε)`` in floating point (the guarantee is that of the
+            real-valued mechanism; Mironov 2012), bit-identical to earlier versions for a given seed. ``ε`` above
+            about ``1.2·10⁵`` needs ``"floating-point"``.
         seed: ``None``, int, ``SeedSequence`` or ``Generator`` (stream 1: noise, stream 2: arm draws).
         secure: ``True`` only asserts the default: without a seed the noise comes from ChaCha20 keyed by the
             operating system, never serialised and re-keyed on copy, unpickling and in a forked child (``seed``
-            must then be ``None``).
+            must then be ``None``). The noise and uniforms drawn ahead for the next rounds (blocks of 64) follow
+            the generator: never pickled for an unseeded learner, and redrawn in a forked child (the block records
+            the generator's fork epoch), also for an arm asked before the fork.
 
     Raises:
-        InvalidInputError: bad arguments.
+        InvalidInputError: bad arguments (naming the argument), including an unknown ``sampler`` or an ``ε`` outside
+            the exact sampler's range.
 
     Example:
         >>> import dponline
@@ -75,6 +114,7 @@ class PrivateEXP3(Learner):
         epsilon: float | None,
         loss_bound: float = 1.0,
         strict: bool = False,
+        sampler: Sampler = "exact",
         seed: SeedLike = None,
         secure: bool = False,
     ) -> None:
@@ -82,21 +122,26 @@ class PrivateEXP3(Learner):
         horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
         loss_bound = _validate.real("loss_bound", loss_bound, low=0.0, low_open=True)
         strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
-        guarantee: PrivacyGuarantee | None = None
-        scale = 0.0
+        sampler = _validate.option("sampler", sampler, SAMPLERS)  # type: ignore[assignment]
         if epsilon is not None:
             epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
-            scale = privacy.laplace_scale(epsilon, loss_bound)
+        self._core = _core.PrivateEXP3(
+            arms, horizon, loss_bound, epsilon, sampler=sampler, strict=strict, seed=seed, secure=secure
+        )
+        guarantee: PrivacyGuarantee | None = None
+        if epsilon is not None:
+            source, notes = _feedback_noise_text(self._core, "B", sampler)
             guarantee = PrivacyGuarantee(
                 epsilon=float(epsilon),
                 delta=0.0,
-                source=_SOURCE,
+                source=_SOURCE + source,
                 randomness=randomness_of(seed, secure),
-                notes=f"lambda = B/eps = {scale:.6g}",
+                notes=notes,
+                sampler=sampler,
             )
-        self._core = _core.PrivateEXP3(arms, horizon, loss_bound, scale, strict=strict, seed=seed, secure=secure)
         self._horizon = horizon
         self._privacy = guarantee
+        self._sampler = sampler
 
     # -- protocol ---------------------------------------------------------------------------------------
     def ask(self) -> int:
@@ -130,6 +175,23 @@ class PrivateEXP3(Learner):
         """``arms``, ``horizon``, ``loss_bound``, ``noise_scale`` (λ), ``noisy_range`` (B'), ``eta``, ``gamma``,
         ``regret_bound``."""
         return dict(self._core.params)
+
+    @property
+    def sampler(self) -> str:
+        """``"exact"`` or ``"floating-point"``: how the feedback noise is drawn."""
+        return self._sampler
+
+    @property
+    def grid(self) -> float | None:
+        """The grid step ``γ`` (a power of two) of the exact feedback release: every release is an integer multiple
+        of it. ``None`` for ``sampler="floating-point"`` or ``epsilon=None``."""
+        return self._core.grid
+
+    @property
+    def last_release(self) -> float:
+        """The last released noisy feedback ``f̂_t`` (0.0 before the first round). It is the private release itself,
+        covered by :attr:`privacy` (every later computation is post-processing of it)."""
+        return float(self._core.last_release)
 
     @property
     def clipped(self) -> int:

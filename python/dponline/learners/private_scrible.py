@@ -7,11 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import _core, _validate, privacy
+from .. import _core, _validate
+from .._options import SAMPLERS, Sampler
 from .._seed import SeedLike
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ._base import Learner, randomness_of
+from .private_exp3 import _feedback_noise_text
 
 __all__ = ["PrivateSCRiBLe"]
 
@@ -60,6 +62,10 @@ class PrivateSCRiBLe(Learner):
         epsilon: ε > 0, or ``None``.
         loss_bound: ``B > 0``, a declared bound on ``|⟨ℓ_t, y⟩|`` over the domain (feedback clipped beyond).
         strict: raise on ``|loss| > B`` instead of clipping.
+        sampler: ``"exact"`` (default) or ``"floating-point"``, as :class:`dponline.PrivateEXP3` with the feedback
+            range ``[−B, B]`` (sensitivity ``2B``): exact, ``f̂_t = (round(f_t/γ) + Z_t)·γ``, ``Z_t ~ DLap(t)``,
+            ``t = ⌈(⌈2B/γ⌉ + 1)/ε⌉`` — ε-DP for the released floats; the eigen-direction and sign draws and the
+            barrier computations are floating-point post-processing with the learner's own randomness.
         seed, secure: as :class:`dponline.PrivateEXP3`.
 
     Raises:
@@ -87,6 +93,7 @@ class PrivateSCRiBLe(Learner):
         epsilon: float | None,
         loss_bound: float,
         strict: bool = False,
+        sampler: Sampler = "exact",
         seed: SeedLike = None,
         secure: bool = False,
     ) -> None:
@@ -95,23 +102,28 @@ class PrivateSCRiBLe(Learner):
         horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
         loss_bound = _validate.real("loss_bound", loss_bound, low=0.0, low_open=True)
         strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
-        scale = 0.0
-        guarantee: PrivacyGuarantee | None = None
+        sampler = _validate.option("sampler", sampler, SAMPLERS)  # type: ignore[assignment]
         if epsilon is not None:
             epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
-            scale = privacy.laplace_scale(epsilon, 2.0 * loss_bound)
+        self._core = _core.PrivateSCRiBLe(
+            domain, horizon, loss_bound, epsilon, sampler=sampler, strict=strict, seed=seed, secure=secure
+        )
+        guarantee: PrivacyGuarantee | None = None
+        if epsilon is not None:
+            source, notes = _feedback_noise_text(self._core, "2B", sampler)
             guarantee = PrivacyGuarantee(
                 epsilon=float(epsilon),
                 delta=0.0,
                 source="Agarwal-Singh 2017 Theorem 4.5 / Lemma 4.2 (Laplace(2B/eps) on each round's feedback in "
-                "[-B, B]; one release per round)",
+                "[-B, B]; one release per round)" + source,
                 randomness=randomness_of(seed, secure),
-                notes=f"lambda = 2B/eps = {scale:.6g}",
+                notes=notes,
+                sampler=sampler,
             )
-        self._core = _core.PrivateSCRiBLe(domain, horizon, loss_bound, scale, strict=strict, seed=seed, secure=secure)
         self._domain = domain
         self._horizon = horizon
         self._privacy = guarantee
+        self._sampler = sampler
 
     def ask(self) -> np.ndarray:
         """The point ``y_t`` to play, shape ``(n,)``; always in the domain. Asking again before :meth:`tell`
@@ -146,6 +158,23 @@ class PrivateSCRiBLe(Learner):
     def domain(self) -> _core.Domain:
         """The domain."""
         return self._domain
+
+    @property
+    def sampler(self) -> str:
+        """``"exact"`` or ``"floating-point"``: how the feedback noise is drawn."""
+        return self._sampler
+
+    @property
+    def grid(self) -> float | None:
+        """The grid step ``γ`` (a power of two) of the exact feedback release: every release is an integer multiple
+        of it. ``None`` for ``sampler="floating-point"`` or ``epsilon=None``."""
+        return self._core.grid
+
+    @property
+    def last_release(self) -> float:
+        """The last released noisy feedback ``f̂_t`` (0.0 before the first round). It is the private release itself,
+        covered by :attr:`privacy` (every later computation is post-processing of it)."""
+        return float(self._core.last_release)
 
     @property
     def clipped(self) -> int:

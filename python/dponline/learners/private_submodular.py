@@ -8,6 +8,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .. import _core, _validate
+from .._options import SAMPLERS, Sampler
 from .._seed import SeedLike
 from ..errors import InvalidInputError, ProtocolError
 from ..privacy import PrivacyGuarantee
@@ -18,6 +19,10 @@ __all__ = ["PrivateSubmodular", "submodular_privacy"]
 _PAPER = "Perez-Salazar & Cummings 2021"
 _UNIT = "one round's function f_t"
 _NEIGHBOURING = "streams of set functions that differ in one round's f_t (replaced by any other)"
+_FLOAT_NOTE = (
+    "floating-point step: the mechanism itself, each Hedge expert's draw from its exponential weights (computed and "
+    "sampled in floating point; no exact sampler, e.g. Ilvento 2020's base-2 exponential mechanism, is implemented)"
+)
 
 
 def submodular_privacy(
@@ -33,6 +38,9 @@ def submodular_privacy(
       rounds are impossible and the term is conservative.)
     * ``feedback="bandit"``, ``exploration="presampled"`` — ``(ε, δ)`` (Appendix B.2: ``η`` is set from the
       number ``M`` of explore rounds drawn before the data, so Theorem 5 applies to the ``M + 1`` releases).
+
+    Every guarantee has ``sampler="floating-point"``: the private step is the experts' sampling from their
+    exponential weights, computed and drawn in floating point (see :class:`PrivateSubmodular`, ``sampler``).
 
     Raises:
         InvalidInputError: bad arguments.
@@ -50,7 +58,8 @@ def submodular_privacy(
             neighbouring=_NEIGHBOURING,
             unit=_UNIT,
             randomness=randomness,
-            notes="eta = eps / (k sqrt(32 T ln(k/delta)))",
+            notes="eta = eps / (k sqrt(32 T ln(k/delta))); " + _FLOAT_NOTE,
+            sampler="floating-point",
         )
     if exploration == "online":
         extra = math.exp(-8.0 * horizon ** (1.0 / 3.0))
@@ -63,7 +72,9 @@ def submodular_privacy(
             randomness=randomness,
             notes=(
                 f"delta + exp(-8 T^(1/3)) = {delta:g} + {extra:.3g}; eta = eps / (k sqrt(32 (2 gamma T) ln(k/delta)))"
+                f"; {_FLOAT_NOTE}"
             ),
+            sampler="floating-point",
         )
     return PrivacyGuarantee(
         epsilon=epsilon,
@@ -72,7 +83,9 @@ def submodular_privacy(
         neighbouring=_NEIGHBOURING,
         unit=_UNIT,
         randomness=randomness,
-        notes="eta = eps / (k sqrt(32 (M + 1) ln(k/delta))), M ~ Binomial(T, gamma) drawn before the data",
+        notes="eta = eps / (k sqrt(32 (M + 1) ln(k/delta))), M ~ Binomial(T, gamma) drawn before the data; "
+        + _FLOAT_NOTE,
+        sampler="floating-point",
     )
 
 
@@ -125,6 +138,12 @@ class PrivateSubmodular(Learner):
         feedback: ``"full"`` or ``"bandit"``.
         exploration: ``"online"`` (default) or ``"presampled"`` (bandit only).
         strict: raise :class:`InvalidInputError` for feedback outside ``[0, 1]`` instead of clipping it.
+        sampler: ``"floating-point"``, the only one (and so the default): the privacy comes from each expert's
+            draw from its exponential weights (the exponential mechanism's sampling, Lemma 1), which is computed
+            and sampled in floating point; an exact sampler with a proof (e.g. Ilvento 2020, "Implementing the
+            exponential mechanism with base-2 differential privacy") is not implemented, so the guarantee carries
+            the floating-point caveat (:attr:`PrivacyGuarantee.caveat`). ``"exact"`` is refused with
+            :class:`InvalidInputError`.
         seed: ``None``, int, ``SeedSequence`` or ``Generator``; same seed ⇒ the same sets via ``ask``/``tell``
             and via ``run``.
         secure: ``True`` only asserts the default: without a seed the noise comes from ChaCha20 keyed by the
@@ -132,7 +151,8 @@ class PrivateSubmodular(Learner):
             must then be ``None``).
 
     Raises:
-        InvalidInputError: bad arguments (``k = 0``, ``k > |U|``, ``δ ∉ (0, 1)`` when private, ...).
+        InvalidInputError: bad arguments (``k = 0``, ``k > |U|``, ``δ ∉ (0, 1)`` when private,
+            ``sampler="exact"``, ...).
         MemoryError: the ``k`` experts' weights (about ``24·k·|U|`` bytes) cannot be allocated.
 
     Example:
@@ -157,9 +177,17 @@ class PrivateSubmodular(Learner):
         feedback: Literal["full", "bandit"] = "full",
         exploration: Literal["online", "presampled"] = "online",
         strict: bool = False,
+        sampler: Sampler = "floating-point",
         seed: SeedLike = None,
         secure: bool = False,
     ) -> None:
+        if _validate.option("sampler", sampler, SAMPLERS) == "exact":
+            raise InvalidInputError(
+                "sampler='exact' is not available for PrivateSubmodular: its privacy comes from the Hedge experts' "
+                "draws from their exponential weights, computed and sampled in floating point, and no exact sampler "
+                "for them is implemented; use sampler='floating-point' (the default; the guarantee states the "
+                "caveat)"
+            )
         n = _validate.integer("ground_set_size", ground_set_size, low=1, high=2**40)
         k = _validate.integer("k", k, low=1, high=n)
         horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)

@@ -8,6 +8,7 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from .. import _core, _state, _validate
+from .._options import SAMPLERS, Sampler
 from .._seed import SeedLike
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee, randomness_of
@@ -28,6 +29,36 @@ NEIGHBOURING_LOCAL_L2 = (
 
 Mechanism = Literal["laplace", "l2"]
 _MECHANISMS: tuple[Mechanism, ...] = get_args(Mechanism)
+
+_EXACT_SOURCE = (
+    "; exact: each clipped coordinate rounded onto its grid gamma_j and discrete Laplace DLap(t_j) added in "
+    "integers, t_j = ceil((ceil(2G/gamma_j) + 1)/tau_j), so coordinate j is exactly tau_j-local DP for the released "
+    "floats (the rounding Lemma of the core's noise::grid; the discrete Laplace (geometric) mechanism, "
+    "Ghosh-Roughgarden-Sundararajan 2009 / Canonne-Kamath-Steinke 2020)"
+)
+_L2_FLOAT_NOTE = (
+    "floating-point step: the noise's direction (uniform on the sphere) and Gamma(d, 2G/eps) radius are drawn in "
+    "floating point; the l2 mechanism has no exact sampler here"
+)
+
+
+def resolve_sampler(mechanism: str, sampler: Sampler | None) -> Sampler:
+    """The sampler of a local randomiser: ``sampler`` checked, or for ``None`` the most secure one ``mechanism``
+    has — ``"exact"`` for ``"laplace"``, ``"floating-point"`` for ``"l2"`` (its only one).
+
+    Raises:
+        InvalidInputError: an unknown sampler, or ``"exact"`` with ``"l2"`` (saying why and what to use).
+    """
+    if sampler is None:
+        return "exact" if mechanism == "laplace" else "floating-point"
+    sampler = _validate.option("sampler", sampler, SAMPLERS)  # type: ignore[assignment]
+    if sampler == "exact" and mechanism == "l2":
+        raise InvalidInputError(
+            "sampler='exact' is not available for mechanism='l2': its direction (uniform on the sphere) and Gamma "
+            "radius are drawn in floating point and have no exact sampler; use mechanism='laplace' for exact noise, "
+            "or sampler='floating-point' (or None) to accept the floating-point caveat (Mironov 2012)"
+        )
+    return sampler  # type: ignore[return-value]
 
 
 def _float_array(name: str, value: Any) -> np.ndarray:
@@ -68,12 +99,29 @@ class LocalLaplaceRandomizer:
       Theorem 1, quoted in §2.1 and §4). Inputs are clipped to the ℓ2 ball of radius ``G``.
 
     Both noises are symmetric with mean zero, so ``E[g̃] = g`` for inputs within the bound — the only
-    property of the noise Algorithms 1-3 use.
+    property of the noise Algorithms 1-3 use (with ``sampler="exact"``, ``g`` rounded to the grid: within
+    ``2⁻³⁰`` of the noise scale).
+
+    Samplers. ``"exact"`` (the default of ``"laplace"``): each clipped coordinate with a finite budget is rounded
+    onto a power-of-two grid ``γ_j = 2^(⌊log₂(2G/τ_j)⌋ − 30)`` (from ``G`` and ``τ`` only) and integer discrete
+    Laplace noise ``DLap(t_j)`` is added, ``g̃_j = (round(g_j/γ_j) + Z_j)·γ_j`` (an exact float), with
+    ``t_j = ⌈(⌈2G/γ_j⌉ + 1)/τ_j⌉``: rounding moves a value by at most ``γ_j/2``, so two inputs in ``[−G, G]``
+    differ by at most ``⌈2G/γ_j⌉ + 1`` grid units (the rounding Lemma of the core's ``noise::grid``), and adding
+    ``DLap(t)`` to an integer of sensitivity ``Δ`` is exactly ``Δ/t``-DP (the discrete Laplace Lemma,
+    :func:`dponline.privacy.discrete_laplace_epsilon`) — so coordinate ``j`` is ``τ_j``-local DP for the floats
+    it releases and the row ``Σ_j τ_j``. The noise's variance is that of ``DLap(t_j)`` times ``γ_j²``
+    (``2e^{−1/t}/(1 − e^{−1/t})²``, within ``(2/τ_j + 1)·2⁻²⁹`` relative of ``2(2G/τ_j)²``). Budgets above about
+    ``1.2·10⁵`` need ``"floating-point"``. ``"floating-point"``: ``Laplace(2G/τ_j)`` in floating point — the
+    guarantee is that of the real-valued mechanism (Mironov 2012), bit-identical to earlier versions for a given
+    seed. ``"l2"`` has only ``"floating-point"`` (its direction and radius are continuous draws): ``sampler=None``
+    selects it, and ``sampler="exact"`` is refused.
 
     Args:
         dim: vector length ``d >= 1``.
         bound: the declared bound ``G > 0`` (default 1, the paper's normalisation).
         mechanism: ``"laplace"`` (default) or ``"l2"``.
+        sampler: ``None`` (default: the most secure the mechanism has — ``"exact"`` for ``"laplace"``,
+            ``"floating-point"`` for ``"l2"``), ``"exact"`` or ``"floating-point"`` (see Samplers).
         strict: raise :class:`InvalidInputError` for inputs beyond ``G`` instead of clipping them.
         seed: ``None`` (the default: OS-keyed ChaCha20), int, ``SeedSequence`` or ``Generator``. A seeded
             randomiser is private only while its seed is secret.
@@ -82,7 +130,7 @@ class LocalLaplaceRandomizer:
             must then be ``None``).
 
     Raises:
-        InvalidInputError: bad arguments.
+        InvalidInputError: bad arguments; ``sampler="exact"`` with ``mechanism="l2"`` (no exact sampler).
 
     Example:
         >>> import numpy as np, dponline
@@ -99,6 +147,7 @@ class LocalLaplaceRandomizer:
         *,
         bound: float = 1.0,
         mechanism: Mechanism = "laplace",
+        sampler: Sampler | None = None,
         strict: bool = False,
         seed: SeedLike = None,
         secure: bool = False,
@@ -106,9 +155,10 @@ class LocalLaplaceRandomizer:
         dim = _validate.integer("dim", dim, low=1)
         bound = _validate.real("bound", bound, low=0.0, low_open=True)
         mechanism = _validate.option("mechanism", mechanism, _MECHANISMS)
+        sampler = resolve_sampler(mechanism, sampler)
         strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
         self._core = _core.LocalRandomizer(
-            dim, bound=bound, mechanism=mechanism, strict=strict, seed=seed, secure=secure
+            dim, bound=bound, mechanism=mechanism, sampler=sampler, strict=strict, seed=seed, secure=secure
         )
         self._randomness = randomness_of(seed, secure)
 
@@ -126,8 +176,8 @@ class LocalLaplaceRandomizer:
             float64 array of the shape of ``gradients``.
 
         Raises:
-            InvalidInputError: wrong shapes, a budget ``<= 0`` (or so small that ``2G/τ > 1e250``), an input
-                beyond ``G`` with ``strict=True``.
+            InvalidInputError: wrong shapes, a budget ``<= 0`` (or so small that ``2G/τ > 1e250``; with the exact
+                sampler, outside its range), an input beyond ``G`` with ``strict=True``.
             NonFiniteError: NaN/inf in ``gradients`` or NaN in ``budgets``. In every case nothing is drawn and
                 the randomiser is unchanged.
         """
@@ -179,7 +229,8 @@ class LocalLaplaceRandomizer:
                 neighbouring=NEIGHBOURING_LOCAL_L2.replace("G", f"G={self.bound:g}", 1),
                 unit=UNIT_LOCAL,
                 randomness=self._randomness,
-                notes=f"noise density proportional to exp(-eps ||z||_2 / (2G)), G = {self.bound:g}",
+                notes=f"noise density proportional to exp(-eps ||z||_2 / (2G)), G = {self.bound:g}; {_L2_FLOAT_NOTE}",
+                sampler=self.sampler,
             )
         tau = _budget_matrix(budget, 1, self.dim)[0]
         if np.any(tau <= 0) or np.isnan(tau).any():
@@ -197,14 +248,18 @@ class LocalLaplaceRandomizer:
             epsilon = float(tau[finite].sum())
         if not math.isfinite(epsilon):
             raise InvalidInputError(f"the finite budgets sum beyond the float range: {_validate._shown(tau)}")
+        if self.sampler == "exact":
+            notes = notes.replace("Laplace scales 2G/tau_j", "discrete Laplace scales t_j*gamma_j >= 2G/tau_j")
         return PrivacyGuarantee(
             epsilon=epsilon,
             delta=0.0,
-            source="van der Hoeven 2019, Lemma 1 (local Laplace randomiser)",
+            source="van der Hoeven 2019, Lemma 1 (local Laplace randomiser)"
+            + (_EXACT_SOURCE if self.sampler == "exact" else ""),
             neighbouring=neighbouring,
             unit=UNIT_LOCAL,
             randomness=self._randomness,
             notes=notes,
+            sampler=self.sampler,
         )
 
     # -- introspection ----------------------------------------------------------------------------------
@@ -222,6 +277,11 @@ class LocalLaplaceRandomizer:
     def mechanism(self) -> str:
         """``"laplace"`` or ``"l2"``."""
         return str(self._core.mechanism)
+
+    @property
+    def sampler(self) -> str:
+        """``"exact"`` or ``"floating-point"``: how the noise is drawn."""
+        return str(self._core.sampler)
 
     @property
     def rounds(self) -> int:
@@ -250,4 +310,7 @@ class LocalLaplaceRandomizer:
         self.__dict__.update(state)
 
     def __repr__(self) -> str:
-        return f"LocalLaplaceRandomizer(dim={self.dim}, bound={self.bound:g}, mechanism={self.mechanism!r})"
+        return (
+            f"LocalLaplaceRandomizer(dim={self.dim}, bound={self.bound:g}, mechanism={self.mechanism!r}, "
+            f"sampler={self.sampler!r})"
+        )

@@ -7,9 +7,17 @@ from typing import Any, Literal, get_args
 import numpy as np
 
 from .. import _core, _state, _validate
+from .._options import Sampler
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
-from .randomizer import _MECHANISMS, LocalLaplaceRandomizer, Mechanism, _budget_matrix, _float_array
+from .randomizer import (
+    _MECHANISMS,
+    LocalLaplaceRandomizer,
+    Mechanism,
+    _budget_matrix,
+    _float_array,
+    resolve_sampler,
+)
 
 __all__ = ["LocalStream"]
 
@@ -33,9 +41,13 @@ class LocalStream:
         budgets: ``mechanism="laplace"``: per-round per-coordinate ``τ_{t,j}``, broadcastable to ``(n, d)``;
             ``"l2"``: ``ε_t``, broadcastable to ``(n,)``. Every entry ``> 0``; ``inf`` = no noise (default).
         mechanism: ``"laplace"`` (Lemma 1) or ``"l2"`` (§4's ``ρ ∝ exp(−ε‖z‖/2)``).
+        sampler: how the simulated providers draw their noise, as :class:`LocalLaplaceRandomizer`: ``None``
+            (default: ``"exact"`` for ``"laplace"``, ``"floating-point"`` for ``"l2"``), ``"exact"`` or
+            ``"floating-point"``.
 
     Raises:
-        InvalidInputError: shapes, an unknown loss/mechanism, budgets ``<= 0``.
+        InvalidInputError: shapes, an unknown loss/mechanism/sampler, ``sampler="exact"`` with ``"l2"``, budgets
+            ``<= 0``.
         NonFiniteError: NaN/inf features or labels, NaN budgets.
     """
 
@@ -47,6 +59,7 @@ class LocalStream:
         loss: Loss,
         budgets: Any = np.inf,
         mechanism: Mechanism = "laplace",
+        sampler: Sampler | None = None,
     ) -> None:
         X = _float_array("features", features)
         if X.ndim != 2 or X.shape[0] < 1 or X.shape[1] < 1:
@@ -55,10 +68,16 @@ class LocalStream:
         y = _validate.real_array("labels", labels, (X.shape[0],))
         loss = _validate.option("loss", loss, _LOSSES)
         mechanism = _validate.option("mechanism", mechanism, _MECHANISMS)
+        sampler = resolve_sampler(mechanism, sampler)
         per = X.shape[1] if mechanism == "laplace" else 1
         taus = _budget_matrix(budgets, X.shape[0], per)
         self._core = _core.LocalStream(
-            np.ascontiguousarray(X), np.ascontiguousarray(y[:, None]), taus, loss=loss, mechanism=mechanism
+            np.ascontiguousarray(X),
+            np.ascontiguousarray(y[:, None]),
+            taus,
+            loss=loss,
+            mechanism=mechanism,
+            sampler=sampler,
         )
         self._features, self._labels, self._budgets = X, y, taus
         for a in (self._features, self._labels, self._budgets):
@@ -85,6 +104,11 @@ class LocalStream:
         return str(self._core.mechanism)
 
     @property
+    def sampler(self) -> str:
+        """``"exact"`` or ``"floating-point"``: how the providers' noise is drawn."""
+        return str(self._core.sampler)
+
+    @property
     def features(self) -> np.ndarray:
         """``(n, d)``, read-only."""
         return self._features
@@ -109,7 +133,12 @@ class LocalStream:
         """Provider ``t``'s local guarantee when gradients are clipped to ``G`` (the learner's declared bound);
         ``None`` if it adds no noise. See :meth:`LocalLaplaceRandomizer.privacy`."""
         t = _validate.integer("t", t, low=0, high=self.horizon - 1)
-        r = LocalLaplaceRandomizer(self.dim, bound=G, mechanism=self.mechanism)  # type: ignore[arg-type]
+        r = LocalLaplaceRandomizer(
+            self.dim,
+            bound=G,
+            mechanism=self.mechanism,  # type: ignore[arg-type]
+            sampler=self.sampler,  # type: ignore[arg-type]
+        )
         return r.privacy(self._budgets[t] if self.mechanism == "laplace" else self._budgets[t, 0])
 
     def cumulative_loss(self, u: Any, checkpoints: Any = None) -> np.ndarray:
@@ -144,4 +173,7 @@ class LocalStream:
         self.__dict__.update(state)
 
     def __repr__(self) -> str:
-        return f"LocalStream(n={self.horizon}, d={self.dim}, loss={self.loss!r}, mechanism={self.mechanism!r})"
+        return (
+            f"LocalStream(n={self.horizon}, d={self.dim}, loss={self.loss!r}, mechanism={self.mechanism!r}, "
+            f"sampler={self.sampler!r})"
+        )

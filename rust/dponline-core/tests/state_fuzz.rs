@@ -21,6 +21,7 @@ use dponline_core::learners::{
 };
 use dponline_core::local_dp::{LocalRandomizer, Mechanism as LocalMechanism};
 use dponline_core::noise::NoiseDistribution;
+use dponline_core::noise::release::{SamplerKind, scalar_laplace};
 use dponline_core::rng::Generator;
 use dponline_core::state::seal;
 use proptest::prelude::*;
@@ -186,8 +187,10 @@ fn dp_ftrl() {
 
 #[test]
 fn private_exp3() {
-    let params = Exp3Params::new(4, 40, 1.0, 2.0).unwrap();
-    let mut l = PrivateExp3::new(params, [7, 0, 0, 0], false, false).unwrap();
+    // The exact feedback noise (the default): its grid and integer block are part of the state.
+    let (scale, exact) = scalar_laplace(1.0, Some(0.5), SamplerKind::Exact).unwrap();
+    let params = Exp3Params::new(4, 40, 1.0, scale).unwrap();
+    let mut l = PrivateExp3::new(params, exact, [7, 0, 0, 0], false, false).unwrap();
     for _ in 0..5 {
         l.ask().unwrap();
         l.tell(0.5).unwrap();
@@ -200,7 +203,9 @@ fn private_exp3() {
 #[test]
 fn private_scrible() {
     let domain = Domain::L2Ball(L2Ball::new(3, 1.0).unwrap());
-    let mut l = PrivateScrible::new(domain, 40, 1.0, 2.0, [8, 0, 0, 0], false, false).unwrap();
+    let (scale, exact) = scalar_laplace(2.0, Some(1.0), SamplerKind::Exact).unwrap();
+    let mut l =
+        PrivateScrible::new(domain, 40, 1.0, scale, exact, [8, 0, 0, 0], false, false).unwrap();
     for _ in 0..5 {
         l.ask().unwrap();
         l.tell(0.5).unwrap();
@@ -269,6 +274,7 @@ fn local_randomizer() {
         3,
         1.0,
         LocalMechanism::Coordinate,
+        SamplerKind::Exact,
         [11, 0, 0, 0],
         false,
         false,

@@ -1,6 +1,7 @@
 //! `dponline._core.PrivateEXP3` and `BernoulliArms`: bindings of `dponline_core::learners::PrivateExp3`.
 
 use dponline_core::learners::{ArmLosses, BernoulliArms, Exp3Params, PrivateExp3};
+use dponline_core::noise::release::{SamplerKind, scalar_laplace};
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -131,22 +132,37 @@ pub struct PyPrivateExp3 {
 
 #[pymethods]
 impl PyPrivateExp3 {
+    /// ``epsilon=None``: no noise; otherwise Laplace noise on the feedback (sensitivity ``loss_bound``) of the
+    /// ``sampler`` (``"exact"``: discrete Laplace on a grid meeting ``epsilon`` exactly; ``"floating-point"``:
+    /// ``Laplace(loss_bound/epsilon)``).
     #[new]
-    #[pyo3(signature = (arms, horizon, loss_bound, noise_scale, *, strict = false, seed = None, secure = false))]
+    #[pyo3(signature = (arms, horizon, loss_bound, epsilon, *, sampler = "exact", strict = false, seed = None, secure = false))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         arms: usize,
         horizon: u64,
         loss_bound: f64,
-        noise_scale: f64,
+        epsilon: Option<f64>,
+        sampler: &str,
         strict: bool,
         seed: Option<&Bound<'_, PyAny>>,
         secure: bool,
     ) -> PyResult<Self> {
-        let params = Exp3Params::new(arms, horizon, loss_bound, noise_scale).or_raise()?;
+        let sampler = SamplerKind::from_name(sampler).or_raise()?;
+        let (scale, exact) = scalar_laplace(loss_bound, epsilon, sampler).or_raise()?;
+        let params = Exp3Params::new(arms, horizon, loss_bound, scale).or_raise()?;
         let (words, secure) = keying(py, seed, secure)?;
-        let inner = detached(py, || PrivateExp3::new(params, words, secure, strict))?;
+        let inner = detached(py, || {
+            PrivateExp3::new(params, exact, words, secure, strict)
+        })?;
         Ok(PyPrivateExp3 { inner })
+    }
+
+    /// The grid step ``γ`` of the exact feedback release, or ``None`` (floating-point or no noise).
+    #[getter]
+    fn grid(&self) -> Option<f64> {
+        self.inner.exact().map(|e| e.grid.gamma())
     }
 
     /// The arm to play.

@@ -10,6 +10,7 @@ use dponline_core::local_dp::potential::{
 use dponline_core::local_dp::{
     AlgorithmSpec, LocalLearner, LocalLoss, LocalRandomizer, LocalStream, Mechanism,
 };
+use dponline_core::noise::release::SamplerKind;
 use dponline_core::special;
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
@@ -28,12 +29,14 @@ pub struct PyLocalRandomizer {
 #[pymethods]
 impl PyLocalRandomizer {
     #[new]
-    #[pyo3(signature = (dim, *, bound = None, mechanism = "laplace", strict = false, seed = None, secure = false))]
+    #[pyo3(signature = (dim, *, bound = None, mechanism = "laplace", sampler = "exact", strict = false, seed = None, secure = false))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         dim: &Bound<'_, PyAny>,
         bound: Option<&Bound<'_, PyAny>>,
         mechanism: &str,
+        sampler: &str,
         strict: bool,
         seed: Option<&Bound<'_, PyAny>>,
         secure: bool,
@@ -41,9 +44,11 @@ impl PyLocalRandomizer {
         let dim = len_arg(dim, "dim", 1)?;
         let bound = bound.map_or(Ok(1.0), |b| real_arg(b, "bound", Some(0.0), true))?;
         let mechanism = Mechanism::from_name(mechanism).or_raise()?;
+        let sampler = SamplerKind::from_name(sampler).or_raise()?;
         let (words, secure) = keying(py, seed, secure)?;
         Ok(PyLocalRandomizer {
-            inner: LocalRandomizer::new(dim, bound, mechanism, words, secure, strict).or_raise()?,
+            inner: LocalRandomizer::new(dim, bound, mechanism, sampler, words, secure, strict)
+                .or_raise()?,
         })
     }
 
@@ -92,6 +97,12 @@ impl PyLocalRandomizer {
     #[getter]
     fn mechanism(&self) -> &'static str {
         self.inner.mechanism().name()
+    }
+
+    /// ``"exact"`` or ``"floating-point"``.
+    #[getter]
+    fn sampler(&self) -> &'static str {
+        self.inner.sampler().name()
     }
 
     /// Whether out-of-bound gradients raise.
@@ -374,13 +385,14 @@ pub struct PyLocalStream {
 #[pymethods]
 impl PyLocalStream {
     #[new]
-    #[pyo3(signature = (features, labels, budgets, *, loss, mechanism = "laplace"))]
+    #[pyo3(signature = (features, labels, budgets, *, loss, mechanism = "laplace", sampler = "exact"))]
     fn new(
         features: &Bound<'_, PyAny>,
         labels: &Bound<'_, PyAny>,
         budgets: &Bound<'_, PyAny>,
         loss: &str,
         mechanism: &str,
+        sampler: &str,
     ) -> PyResult<Self> {
         let dim: usize = features
             .getattr("shape")
@@ -397,8 +409,9 @@ impl PyLocalStream {
             )));
         }
         let loss = LocalLoss::from_name(loss).or_raise()?;
+        let sampler = SamplerKind::from_name(sampler).or_raise()?;
         Ok(PyLocalStream {
-            inner: LocalStream::new(dim, x, y, loss, mechanism, taus).or_raise()?,
+            inner: LocalStream::new(dim, x, y, loss, mechanism, sampler, taus).or_raise()?,
         })
     }
 
@@ -463,6 +476,12 @@ impl PyLocalStream {
     #[getter]
     fn mechanism(&self) -> &'static str {
         self.inner.mechanism().name()
+    }
+
+    /// The providers' sampler: ``"exact"`` or ``"floating-point"``.
+    #[getter]
+    fn sampler(&self) -> &'static str {
+        self.inner.sampler().name()
     }
 
     /// Serialized stream.

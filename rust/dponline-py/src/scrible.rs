@@ -1,6 +1,7 @@
 //! `dponline._core.PrivateSCRiBLe`: bindings of `dponline_core::learners::PrivateScrible`.
 
 use dponline_core::learners::{PrivateScrible, ScribleParams};
+use dponline_core::noise::release::{SamplerKind, scalar_laplace};
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -32,32 +33,45 @@ pub struct PyPrivateScrible {
 
 #[pymethods]
 impl PyPrivateScrible {
+    /// ``epsilon=None``: no noise; otherwise Laplace noise on the feedback (sensitivity ``2·loss_bound``) of the
+    /// ``sampler`` (``"exact"``: discrete Laplace on a grid meeting ``epsilon`` exactly; ``"floating-point"``:
+    /// ``Laplace(2·loss_bound/epsilon)``).
     #[new]
-    #[pyo3(signature = (domain, horizon, loss_bound, noise_scale, *, strict = false, seed = None, secure = false))]
+    #[pyo3(signature = (domain, horizon, loss_bound, epsilon, *, sampler = "exact", strict = false, seed = None, secure = false))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         domain: &Bound<'_, PyDomain>,
         horizon: u64,
         loss_bound: f64,
-        noise_scale: f64,
+        epsilon: Option<f64>,
+        sampler: &str,
         strict: bool,
         seed: Option<&Bound<'_, PyAny>>,
         secure: bool,
     ) -> PyResult<Self> {
         let dom = shared(domain, "domain")?.inner.clone();
+        let sampler = SamplerKind::from_name(sampler).or_raise()?;
+        let (scale, exact) = scalar_laplace(2.0 * loss_bound, epsilon, sampler).or_raise()?;
         let (words, secure) = keying(py, seed, secure)?;
         Ok(PyPrivateScrible {
             inner: PrivateScrible::new(
-                dom,
-                horizon,
-                loss_bound,
-                noise_scale,
-                words,
-                secure,
-                strict,
+                dom, horizon, loss_bound, scale, exact, words, secure, strict,
             )
             .or_raise()?,
         })
+    }
+
+    /// The grid step ``γ`` of the exact feedback release, or ``None`` (floating-point or no noise).
+    #[getter]
+    fn grid(&self) -> Option<f64> {
+        self.inner.exact().map(|e| e.grid.gamma())
+    }
+
+    /// The last released noisy feedback.
+    #[getter]
+    fn last_release(&self) -> f64 {
+        self.inner.last_release()
     }
 
     /// The point to play, shape ``(dim,)``.

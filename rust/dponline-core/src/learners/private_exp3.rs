@@ -27,6 +27,14 @@
 //! `[1e-100, 1e100]` the reference `M` is reset to `max w` and the tree rebuilt (`O(K)`, rare: one round moves
 //! `w` by at most about `η B'K/γ ≈ 1` on the event).
 //!
+//! **Exact noise** (the default of the Python wrapper, `sampler="exact"`): the clipped feedback is rounded onto
+//! a power-of-two grid and integer discrete Laplace noise is added, `f̂_t = (round(f_t/γ) + Z_t)·γ` with
+//! `Z_t ~ DLap(t)` calibrated by [`crate::noise::release::exact_laplace`] (`Δ₁ = B`, one coordinate): exactly
+//! ε-DP for the released floats (`(⌈B/γ⌉ + 1)/t <= ε`, the grid Lemma and the discrete Laplace Lemma). The arm
+//! draw from the exponential weights stays in floating point: it is post-processing of the releases with the
+//! learner's own data-independent randomness, so it does not enter the privacy argument. `λ` in the tuning
+//! below is then the effective scale `t·γ`.
+//!
 //! **Speed**: the uniforms and the Laplace noise, independent of the data, are drawn ahead in blocks of 64
 //! (a block is secret like the generators' states: serialised only for a seeded learner); `run`, `ask` and
 //! `tell` run under [`crate::simd::dispatch`], with the same bits at every instruction-set level.
@@ -35,6 +43,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result, check_positive};
 use crate::losses::{LossFamily, LossKind, check_checkpoints};
+use crate::noise::grid::ExactNoise;
+use crate::noise::release::release_on_grid;
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
 use crate::rng::{Generator, Seed};
 use crate::state::{from_state_bytes, to_state_bytes};
@@ -464,13 +474,21 @@ const BLOCK: usize = 64;
 /// A block is secret randomness exactly like the generators' states: for a reproducible learner (whose
 /// generators are serialised) it is serialised too, so a restore resumes bit-identically; for a secure
 /// learner it is never serialised (an empty block is written) and a restore draws a fresh block from the
-/// freshly OS-keyed generators.
+/// freshly OS-keyed generators. A block also records the fork epoch it was drawn in ([`Generator::epoch`]):
+/// a forked child of a process holding a secure learner sees a different epoch and redraws the block (from its
+/// re-keyed generators) before it releases anything — also for a round asked before the fork — so parent and
+/// child never add the same noise.
 #[derive(Debug, Clone)]
 struct DrawBlock {
     uniforms: [f64; BLOCK],
     noise: [f64; BLOCK],
+    /// The integer noise (grid units) of an exact learner ([`PrivateExp3::exact`]); `noise` is then unused.
+    ints: [i64; BLOCK],
     next: usize,
     secret: bool,
+    /// [`Generator::epoch`] of the noise generator when the block was drawn (not serialised: a restored
+    /// seeded block has epoch 0, a restored secure learner redraws its block).
+    epoch: u64,
 }
 
 /// The serialised form of a [`DrawBlock`] (empty vectors for a secret block).
@@ -478,6 +496,7 @@ struct DrawBlock {
 struct SavedBlock {
     uniforms: Vec<f64>,
     noise: Vec<f64>,
+    ints: Vec<i64>,
     next: u32,
 }
 
@@ -490,12 +509,14 @@ impl Serialize for DrawBlock {
             SavedBlock {
                 uniforms: Vec::new(),
                 noise: Vec::new(),
+                ints: Vec::new(),
                 next: BLOCK as u32,
             }
         } else {
             SavedBlock {
                 uniforms: self.uniforms.to_vec(),
                 noise: self.noise.to_vec(),
+                ints: self.ints.to_vec(),
                 next: self.next as u32,
             }
         };
@@ -513,10 +534,12 @@ impl<'de> Deserialize<'de> for DrawBlock {
         match (
             <[f64; BLOCK]>::try_from(saved.uniforms.as_slice()),
             <[f64; BLOCK]>::try_from(saved.noise.as_slice()),
+            <[i64; BLOCK]>::try_from(saved.ints.as_slice()),
         ) {
-            (Ok(u), Ok(z)) => {
+            (Ok(u), Ok(z), Ok(n)) => {
                 block.uniforms = u;
                 block.noise = z;
+                block.ints = n;
                 block.next = saved.next as usize;
             }
             _ => block.secret = true,
@@ -530,8 +553,10 @@ impl DrawBlock {
         DrawBlock {
             uniforms: [0.5; BLOCK],
             noise: [0.0; BLOCK],
+            ints: [0; BLOCK],
             next: BLOCK,
             secret,
+            epoch: 0,
         }
     }
 
@@ -542,9 +567,28 @@ impl DrawBlock {
             && self.noise.iter().all(|z| z.is_finite())
     }
 
-    /// Draw the next block: `BLOCK` uniforms from `rng`, `BLOCK` noise values of `noise` from `noise_rng`.
+    /// Draw the next block: `BLOCK` uniforms from `rng`, `BLOCK` noise values from `noise_rng` — integers of
+    /// `exact` when given, floats of `noise` otherwise. On an error nothing is changed but the generators.
+    ///
+    /// Errors: those of [`ExactNoise::fill`] (probability below `10⁻⁶⁰⁰`).
     #[inline(never)]
-    fn refill(&mut self, rng: &mut Generator, noise_rng: &mut Generator, noise: &SumOf) {
+    fn refill(
+        &mut self,
+        rng: &mut Generator,
+        noise_rng: &mut Generator,
+        noise: &SumOf,
+        exact: Option<&ExactNoise>,
+    ) -> Result<()> {
+        if let Some(exact) = exact {
+            let mut ints = [0i64; BLOCK];
+            exact.fill(noise_rng, &mut ints)?;
+            self.ints = ints;
+            self.epoch = noise_rng.epoch();
+            let uniforms = &mut self.uniforms;
+            crate::with_generator!(rng, g => uniforms.iter_mut().for_each(|u| *u = open01(g)));
+            self.next = 0;
+            return Ok(());
+        }
         let uniforms = &mut self.uniforms;
         crate::with_generator!(rng, g => uniforms.iter_mut().for_each(|u| *u = open01(g)));
         struct Fill<'a> {
@@ -563,8 +607,36 @@ impl DrawBlock {
             rng: noise_rng,
             out: &mut self.noise,
         });
+        self.epoch = noise_rng.epoch();
         self.next = 0;
+        Ok(())
     }
+}
+
+/// Check that `exact` (if any) is discrete Laplace noise of effective scale `params.noise_scale` whose grid
+/// holds the feedback range `[0, B]` (so every release is exact).
+fn check_exact(exact: Option<&ExactNoise>, params: &Exp3Params) -> Result<()> {
+    let Some(exact) = exact else {
+        return Ok(());
+    };
+    let laplace = matches!(
+        exact.dist,
+        crate::noise::grid::ExactDistribution::DiscreteLaplace { t } if (1..=1u64 << 52).contains(&t)
+    );
+    if !laplace
+        || exact.scale() != params.noise_scale
+        || exact
+            .grid
+            .integer_sensitivity_l1(params.loss_bound, 1)
+            .is_err()
+    {
+        return Err(CoreError::invalid(
+            "exact",
+            "discrete Laplace noise whose effective scale is params.noise_scale, on a grid holding [0, B]",
+            exact.name(),
+        ));
+    }
+    Ok(())
 }
 
 fn laplace_noise() -> SumOf {
@@ -637,6 +709,9 @@ pub struct PrivateExp3 {
     noise_rng: Generator,
     #[serde(skip, default = "laplace_noise")]
     noise: SumOf,
+    /// The exact discrete Laplace noise on its grid (module docs, "Exact noise"); `None`: floating-point
+    /// `Laplace(λ)` (or no noise for `λ = 0`).
+    exact: Option<ExactNoise>,
     /// The uniforms and noise of the next rounds (see [`DrawBlock`]).
     block: DrawBlock,
     t: u64,
@@ -650,11 +725,21 @@ pub struct PrivateExp3 {
 
 impl PrivateExp3 {
     /// A learner with constants `params`: Laplace noise of scale `params.noise_scale` from stream 1 of `seed`,
-    /// arm draws from stream 2 (both OS-keyed when `secure`). With `strict`, feedback outside `[0, B]` is an
-    /// error instead of being clipped.
+    /// arm draws from stream 2 (both OS-keyed when `secure`). The noise is the exact discrete Laplace `exact`
+    /// when given (its effective scale [`ExactNoise::scale`] must be `params.noise_scale`, as
+    /// [`crate::noise::release::scalar_laplace`] returns them), floating-point `Laplace(λ)` otherwise. With
+    /// `strict`, feedback outside `[0, B]` is an error instead of being clipped.
     ///
-    /// Errors: [`CoreError::Allocation`] for a huge `K`; entropy failures.
-    pub fn new(params: Exp3Params, seed: Seed, secure: bool, strict: bool) -> Result<Self> {
+    /// Errors: [`CoreError::InvalidArgument`] naming `exact` when its scale is not `params.noise_scale` or the
+    /// feedback range `[0, B]` leaves its grid; [`CoreError::Allocation`] for a huge `K`; entropy failures.
+    pub fn new(
+        params: Exp3Params,
+        exact: Option<ExactNoise>,
+        seed: Seed,
+        secure: bool,
+        strict: bool,
+    ) -> Result<Self> {
+        check_exact(exact.as_ref(), &params)?;
         let k = params.arms;
         let mut tree = SumTree::new(k)?;
         tree.rebuild(std::iter::repeat_n(1.0, k));
@@ -666,6 +751,7 @@ impl PrivateExp3 {
             rng: Generator::for_stream(&seed, 2, secure)?,
             noise_rng: Generator::for_stream(&seed, 1, secure)?,
             block: DrawBlock::empty(secure),
+            exact,
             params,
             t: 0,
             pending: None,
@@ -679,6 +765,11 @@ impl PrivateExp3 {
     /// The constants.
     pub fn params(&self) -> &Exp3Params {
         &self.params
+    }
+
+    /// The exact noise and its grid, or `None` for the floating-point sampler.
+    pub fn exact(&self) -> Option<&ExactNoise> {
+        self.exact.as_ref()
     }
 
     /// Rounds completed.
@@ -747,18 +838,24 @@ impl PrivateExp3 {
                 horizon: self.params.horizon,
             });
         }
-        Ok(crate::simd::dispatch(
+        crate::simd::dispatch(
             #[inline(always)]
             || self.draw(),
-        ))
+        )
     }
 
     /// Draw `I_t` and set `pending` (the kernel of [`PrivateExp3::ask`] and [`PrivateExp3::run`]).
+    ///
+    /// Errors: those of [`DrawBlock::refill`] (not expected); nothing is then changed.
     #[inline(always)]
-    fn draw(&mut self) -> usize {
-        if self.block.next >= BLOCK {
-            self.block
-                .refill(&mut self.rng, &mut self.noise_rng, &self.noise);
+    fn draw(&mut self) -> Result<usize> {
+        if self.block.next >= BLOCK || self.block.epoch != self.noise_rng.epoch() {
+            self.block.refill(
+                &mut self.rng,
+                &mut self.noise_rng,
+                &self.noise,
+                self.exact.as_ref(),
+            )?;
         }
         let k = self.params.arms;
         let gamma = self.params.gamma;
@@ -776,7 +873,7 @@ impl PrivateExp3 {
         // 1/p_t(arm) with p_t(arm) = (1 − γ)·leaf/total + γ/K: one division.
         let inverse = total / ((1.0 - gamma) * self.tree.leaf(arm) + gamma / k as f64 * total);
         self.pending = Some((arm, inverse));
-        arm
+        Ok(arm)
     }
 
     /// Report the loss `ℓ_t(I_t)` of the asked arm.
@@ -806,23 +903,35 @@ impl PrivateExp3 {
         crate::simd::dispatch(
             #[inline(always)]
             || self.update(arm, inverse, loss),
-        );
-        Ok(())
+        )
     }
 
     /// Release the round's feedback and update the played arm (the kernel of [`PrivateExp3::tell`] and
     /// [`PrivateExp3::run`]).
+    ///
+    /// Errors: none for a finite `loss` (the clipped feedback lies on the grid's checked range); the state is
+    /// unchanged on an error.
     #[inline(always)]
-    fn update(&mut self, arm: usize, inverse: f64, loss: f64) {
+    fn update(&mut self, arm: usize, inverse: f64, loss: f64) -> Result<()> {
         let bound = self.params.loss_bound;
+        let clamped = loss.clamp(0.0, bound);
+        if self.block.epoch != self.noise_rng.epoch() {
+            // Forked since this round was asked: the block is the parent's noise. Its arm stays (it is public),
+            // the release takes fresh noise from the re-keyed generator.
+            self.refresh_after_fork()?;
+        }
+        let i = self.block.next % BLOCK;
+        let released = match &self.exact {
+            Some(exact) => release_on_grid(&exact.grid, clamped, self.block.ints[i])?,
+            None => clamped + self.block.noise[i],
+        };
         if !(0.0..=bound).contains(&loss) {
             self.clipped += 1;
         }
-        let released = loss.clamp(0.0, bound) + self.block.noise[self.block.next % BLOCK];
         self.block.next += 1;
         self.last_release = released;
         let Some(slot) = self.log_weights.get_mut(arm) else {
-            return;
+            return Ok(());
         };
         let w = *slot - self.params.eta * released * inverse;
         *slot = w;
@@ -834,6 +943,19 @@ impl PrivateExp3 {
         }
         self.pending = None;
         self.t += 1;
+        Ok(())
+    }
+
+    /// Redraw the block after a fork (see [`DrawBlock`]).
+    #[cold]
+    #[inline(never)]
+    fn refresh_after_fork(&mut self) -> Result<()> {
+        self.block.refill(
+            &mut self.rng,
+            &mut self.noise_rng,
+            &self.noise,
+            self.exact.as_ref(),
+        )
     }
 
     /// Reset the reference to `max w` and rebuild the tree (`O(K)`).
@@ -907,7 +1029,7 @@ impl PrivateExp3 {
         let total = crate::simd::dispatch(
             #[inline(always)]
             || self.play(env, end, &mut marks),
-        );
+        )?;
         Ok(RunSummary {
             rounds,
             total_loss: total,
@@ -917,18 +1039,21 @@ impl PrivateExp3 {
 
     /// The rounds of [`PrivateExp3::run`] up to round `end` (checked): the kernel it dispatches. Returns the
     /// summed loss of the played arms.
+    ///
+    /// Errors: as [`PrivateExp3::draw`] and [`PrivateExp3::update`] (not expected); the rounds before stay
+    /// played.
     #[inline(always)]
-    fn play(&mut self, env: ArmLosses<'_>, end: u64, marks: &mut Checkpoints<'_>) -> f64 {
+    fn play(&mut self, env: ArmLosses<'_>, end: u64, marks: &mut Checkpoints<'_>) -> Result<f64> {
         let mut total = 0.0;
         while self.t < end {
-            let arm = self.draw();
+            let arm = self.draw()?;
             let inverse = self.pending.map_or(1.0, |(_, inv)| inv);
             let loss = env.loss(self.t, arm);
             total += loss;
-            self.update(arm, inverse, loss);
+            self.update(arm, inverse, loss)?;
             marks.record(self.t, total);
         }
-        total
+        Ok(total)
     }
 
     /// Serialize the learner (format-versioned).
@@ -961,7 +1086,8 @@ impl PrivateExp3 {
             && learner
                 .pending
                 .is_none_or(|(arm, inv)| arm < k && inv.is_finite() && inv > 0.0)
-            && block_ok;
+            && block_ok
+            && check_exact(learner.exact.as_ref(), &learner.params).is_ok();
         if !consistent {
             return Err(CoreError::State("PrivateEXP3 state is inconsistent".into()));
         }
@@ -969,9 +1095,12 @@ impl PrivateExp3 {
         if secure {
             // Fresh secret randomness from the freshly OS-keyed generators: nothing secret was restored.
             learner.block = DrawBlock::empty(true);
-            learner
-                .block
-                .refill(&mut learner.rng, &mut learner.noise_rng, &learner.noise);
+            learner.block.refill(
+                &mut learner.rng,
+                &mut learner.noise_rng,
+                &learner.noise,
+                learner.exact.as_ref(),
+            )?;
         }
         learner.tree = SumTree::new(k)?;
         let m = learner.reference;
@@ -1008,7 +1137,7 @@ mod tests {
     #[test]
     fn probabilities_sum_to_one_and_match_the_tree() {
         let p = Exp3Params::new(5, 1000, 1.0, 0.5).unwrap();
-        let mut l = PrivateExp3::new(p, [1, 2, 3, 4], false, false).unwrap();
+        let mut l = PrivateExp3::new(p, None, [1, 2, 3, 4], false, false).unwrap();
         let mut probs = vec![0.0; 5];
         for t in 0..1000 {
             l.probabilities(&mut probs).unwrap();
@@ -1131,7 +1260,7 @@ mod tests {
     #[test]
     fn protocol_errors_leave_state_alone_and_restore_is_bit_identical() {
         let p = Exp3Params::new(4, 500, 1.0, 1.0).unwrap();
-        let mut l = PrivateExp3::new(p, [9, 0, 0, 0], false, true).unwrap();
+        let mut l = PrivateExp3::new(p, None, [9, 0, 0, 0], false, true).unwrap();
         assert!(matches!(l.tell(0.0), Err(CoreError::Protocol(_))));
         let arm = l.ask().unwrap();
         assert_eq!(l.ask().unwrap(), arm);
@@ -1193,7 +1322,7 @@ mod tests {
         let env = BernoulliArms::new(means, 50_000, 3).unwrap();
         let run_level = |level| {
             let p = Exp3Params::new(300, 50_000, 1.0, 1.0).unwrap();
-            let mut l = PrivateExp3::new(p, [1, 1, 2, 3], false, false).unwrap();
+            let mut l = PrivateExp3::new(p, None, [1, 1, 2, 3], false, false).unwrap();
             let mut cumulative = vec![0.0; 1];
             let mut marks = Checkpoints::new(&[50_000], &mut cumulative, 0);
             let total = run_at(
@@ -1202,7 +1331,7 @@ mod tests {
                 || l.play(ArmLosses::Bernoulli(&env), 50_000, &mut marks),
             );
             let mut out: Vec<u64> = l.log_weights().iter().map(|w| w.to_bits()).collect();
-            out.push(total.to_bits());
+            out.push(total.unwrap().to_bits());
             out.push(l.rebuilds());
             out
         };
@@ -1215,7 +1344,7 @@ mod tests {
     fn pre_drawn_blocks_resume_bit_identically_and_secure_blocks_are_never_written() {
         // Reproducible: a restore in the middle of a block, with an arm pending, continues bit-identically.
         let p = Exp3Params::new(40, 10_000, 1.0, 0.5).unwrap();
-        let mut a = PrivateExp3::new(p.clone(), [2, 7, 1, 8], false, false).unwrap();
+        let mut a = PrivateExp3::new(p.clone(), None, [2, 7, 1, 8], false, false).unwrap();
         for _ in 0..1000 + BLOCK / 3 {
             let arm = a.ask().unwrap();
             a.tell(if arm % 3 == 0 { 0.2 } else { 0.9 }).unwrap();
@@ -1232,7 +1361,7 @@ mod tests {
         }
         // Secure: the block's values appear nowhere in the bytes, and a restore (also with an arm pending)
         // draws a fresh block.
-        let mut s = PrivateExp3::new(p, [0; 4], true, false).unwrap();
+        let mut s = PrivateExp3::new(p, None, [0; 4], true, false).unwrap();
         for _ in 0..10 {
             s.ask().unwrap();
             s.tell(0.5).unwrap();
@@ -1250,6 +1379,7 @@ mod tests {
         // A reproducible state whose block was tampered with is refused.
         let mut c = PrivateExp3::new(
             Exp3Params::new(4, 100, 1.0, 1.0).unwrap(),
+            None,
             [1; 4],
             false,
             false,
@@ -1272,5 +1402,59 @@ mod tests {
         let se = ((2.0 / 12.0 + 2.0) / n as f64).sqrt();
         assert!((sum / n as f64 - 1.0).abs() < 6.0 * se);
         assert_eq!(sum, raw_step_draws([4, 4, 4, 4], n, false).unwrap());
+    }
+
+    #[test]
+    fn exact_releases_are_grid_integers_with_the_discrete_laplace_law_and_resume_bit_identically() {
+        use crate::noise::release::{SamplerKind, scalar_laplace};
+        let (scale, exact) = scalar_laplace(1.0, Some(1.0), SamplerKind::Exact).unwrap();
+        let exact = exact.unwrap();
+        assert!((1.0..1.0 + 1e-8).contains(&scale));
+        let p = Exp3Params::new(3, 200_000, 1.0, scale).unwrap();
+        // A mismatched scale is refused.
+        assert!(PrivateExp3::new(p.clone(), Some(exact), [0; 4], false, false).is_ok());
+        let wrong = Exp3Params::new(3, 200_000, 1.0, 1.0).unwrap();
+        assert!(PrivateExp3::new(wrong, Some(exact), [0; 4], false, false).is_err());
+        let mut l = PrivateExp3::new(p, Some(exact), [3, 3, 3, 3], false, false).unwrap();
+        let gamma = exact.grid.gamma();
+        let centre = exact
+            .grid
+            .value(i128::from(exact.grid.quantize(0.7).unwrap()));
+        let n = 100_000;
+        let (mut sum, mut sq) = (0.0, 0.0);
+        for _ in 0..n {
+            l.ask().unwrap();
+            l.tell(0.7).unwrap();
+            let r = l.last_release();
+            assert_eq!((r / gamma).fract(), 0.0);
+            sum += r - centre;
+            sq += (r - centre) * (r - centre);
+        }
+        let var = exact.variance();
+        assert!((sum / n as f64).abs() < 6.0 * (var / n as f64).sqrt());
+        assert!((sq / n as f64 - var).abs() < 6.0 * (5.0 * var * var / n as f64).sqrt());
+        // Mid-block restore continues bit-identically (the integer block is serialised for a seeded learner).
+        l.ask().unwrap();
+        assert!(l.block.next % BLOCK != 0);
+        let mut m = PrivateExp3::from_bytes(&l.to_bytes().unwrap()).unwrap();
+        for _ in 0..300 {
+            assert_eq!(l.ask().unwrap(), m.ask().unwrap());
+            l.tell(0.2).unwrap();
+            m.tell(0.2).unwrap();
+            assert_eq!(l.last_release().to_bits(), m.last_release().to_bits());
+        }
+        // Secure: the integer block is never written and a restore draws a fresh one.
+        let p = Exp3Params::new(3, 1000, 1.0, scale).unwrap();
+        let mut s = PrivateExp3::new(p, Some(exact), [0; 4], true, false).unwrap();
+        s.ask().unwrap();
+        let bytes = s.to_bytes().unwrap();
+        assert!(
+            !s.block
+                .ints
+                .iter()
+                .any(|z| bytes.windows(8).any(|w| w == z.to_le_bytes()))
+        );
+        let r = PrivateExp3::from_bytes(&bytes).unwrap();
+        assert_ne!(r.block.ints, s.block.ints);
     }
 }

@@ -51,13 +51,19 @@
 //!   is projected.
 //!
 //! Privacy: as PrivateEXP3 — one Laplace release per round of a value in `[−B, B]`, so `λ = 2B/ε` makes the
-//! played points ε-DP per round's loss (replacement).
+//! played points ε-DP per round's loss (replacement). With exact noise (the Python wrapper's default,
+//! `sampler="exact"`) the clipped feedback is rounded onto a power-of-two grid and integer discrete Laplace noise
+//! is added, `f̂_t = (round(f_t/γ) + Z_t)·γ`, `Z_t ~ DLap(t)` of [`crate::noise::release::exact_laplace`] with
+//! `Δ₁ = 2B`: exactly ε-DP for the released floats; the eigen-direction and sign draws and every later float
+//! computation are post-processing with data-independent randomness. `λ` is then the effective scale `t·γ`.
 
 use serde::{Deserialize, Serialize};
 
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_finite, check_positive};
 use crate::losses::{LossFamily, LossKind, check_checkpoints};
+use crate::noise::grid::{ExactDistribution, ExactNoise};
+use crate::noise::release::release_on_grid;
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
 use crate::rng::{Generator, Seed};
 use crate::state::{from_state_bytes, to_state_bytes};
@@ -335,6 +341,32 @@ impl WithSampler for ScalarDraw<'_> {
     }
 }
 
+/// Check that `exact` (if any) is discrete Laplace noise of effective scale `noise_scale` whose grid holds the
+/// feedback range `[−B, B]` (so every release is exact).
+fn check_exact(exact: Option<&ExactNoise>, noise_scale: f64, loss_bound: f64) -> Result<()> {
+    let Some(exact) = exact else {
+        return Ok(());
+    };
+    let laplace = matches!(
+        exact.dist,
+        ExactDistribution::DiscreteLaplace { t } if (1..=1u64 << 52).contains(&t)
+    );
+    if !laplace
+        || exact.scale() != noise_scale
+        || exact
+            .grid
+            .integer_sensitivity_l1(2.0 * loss_bound, 1)
+            .is_err()
+    {
+        return Err(CoreError::invalid(
+            "exact",
+            "discrete Laplace noise whose effective scale is the noise scale, on a grid holding [-B, B]",
+            exact.name(),
+        ));
+    }
+    Ok(())
+}
+
 fn scalar_noise() -> SumOf {
     NoiseDistribution::Laplace { scale: 0.0 }.sum_of(1)
 }
@@ -359,22 +391,30 @@ pub struct PrivateScrible {
     noise_rng: Generator,
     #[serde(skip, default = "scalar_noise")]
     noise: SumOf,
+    /// Exact discrete Laplace noise on its grid (module docs); `None`: floating-point `Laplace(λ)`.
+    exact: Option<ExactNoise>,
     t: u64,
     pending: bool,
     strict: bool,
     clipped: u64,
+    /// The last released noisy feedback `f̂_t`.
+    last_release: f64,
 }
 
 impl PrivateScrible {
-    /// A learner on a `Box`, `L2Ball` or `Simplex` domain for `horizon` rounds, feedback bound `B`, Laplace scale `λ`.
+    /// A learner on a `Box`, `L2Ball` or `Simplex` domain for `horizon` rounds, feedback bound `B`, Laplace scale `λ`:
+    /// the exact discrete Laplace `exact` when given (its effective scale must be `λ`, as
+    /// [`crate::noise::release::scalar_laplace`] returns them), floating-point `Laplace(λ)` otherwise.
     ///
-    /// Errors: [`CoreError::InvalidArgument`] for another domain, `T < 1`, a bad `B` or `λ`, or non-finite
-    /// derived constants.
+    /// Errors: [`CoreError::InvalidArgument`] for another domain, `T < 1`, a bad `B` or `λ`, an `exact` noise
+    /// whose scale is not `λ` or whose grid does not hold `[−B, B]`, or non-finite derived constants.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         domain: Domain,
         horizon: u64,
         loss_bound: f64,
         noise_scale: f64,
+        exact: Option<ExactNoise>,
         seed: Seed,
         secure: bool,
         strict: bool,
@@ -384,6 +424,7 @@ impl PrivateScrible {
         }
         check_positive("loss_bound", loss_bound)?;
         crate::error::check_nonnegative("noise scale", noise_scale)?;
+        check_exact(exact.as_ref(), noise_scale, loss_bound)?;
         let n = domain.dim();
         let (barrier, nu) = match &domain {
             Domain::Box(_) => {
@@ -471,10 +512,12 @@ impl PrivateScrible {
             rng: Generator::for_stream(&seed, 2, secure)?,
             noise_rng: Generator::for_stream(&seed, 1, secure)?,
             noise: NoiseDistribution::laplace(noise_scale)?.sum_of(1),
+            exact,
             t: 0,
             pending: false,
             strict,
             clipped: 0,
+            last_release: 0.0,
         };
         learner.update_center()?;
         Ok(learner)
@@ -503,6 +546,16 @@ impl PrivateScrible {
     /// The domain.
     pub fn domain(&self) -> &Domain {
         &self.domain
+    }
+
+    /// The exact noise and its grid, or `None` for the floating-point sampler.
+    pub fn exact(&self) -> Option<&ExactNoise> {
+        self.exact.as_ref()
+    }
+
+    /// The last released noisy feedback `f̂_t` (0 before the first round).
+    pub fn last_release(&self) -> f64 {
+        self.last_release
     }
 
     /// `x = argmin η⟨L̂, x⟩ + R(x)` (module docs).
@@ -662,10 +715,20 @@ impl PrivateScrible {
     /// `t` and the pending point are unchanged; the noise draw is consumed and never used.
     fn update(&mut self, loss: f64) -> Result<()> {
         let bound = self.params.loss_bound;
-        let released = loss.clamp(-bound, bound)
-            + self.noise.with_sampler(ScalarDraw {
-                rng: &mut self.noise_rng,
-            });
+        let clamped = loss.clamp(-bound, bound);
+        let released = match &self.exact {
+            Some(exact) => {
+                let mut z = [0i64];
+                exact.fill(&mut self.noise_rng, &mut z)?;
+                release_on_grid(&exact.grid, clamped, z[0])?
+            }
+            None => {
+                clamped
+                    + self.noise.with_sampler(ScalarDraw {
+                        rng: &mut self.noise_rng,
+                    })
+            }
+        };
         let last = self.t + 1 >= self.params.horizon;
         if matches!(self.barrier, Barrier::Simplex) {
             let next = &mut self.scratch.next_estimate;
@@ -688,6 +751,7 @@ impl PrivateScrible {
         if loss.abs() > bound {
             self.clipped += 1;
         }
+        self.last_release = released;
         self.pending = false;
         self.t += 1;
         Ok(())
@@ -808,6 +872,12 @@ impl PrivateScrible {
                 "PrivateSCRiBLe state is inconsistent".into(),
             ));
         }
+        check_exact(
+            learner.exact.as_ref(),
+            learner.params.noise_scale,
+            learner.params.loss_bound,
+        )
+        .map_err(|_| CoreError::State("PrivateSCRiBLe state is inconsistent".into()))?;
         if matches!(learner.barrier, Barrier::Simplex) {
             learner.scratch = SimplexScratch::new(n)?;
         }
@@ -824,7 +894,7 @@ mod tests {
     /// A simplex learner whose FTRL point is the argmin for `estimate`.
     fn simplex_at(n: usize, estimate: &[f64]) -> PrivateScrible {
         let domain = Domain::Simplex(Simplex::new(n).unwrap());
-        let mut l = PrivateScrible::new(domain, 100, 1.0, 0.0, [7; 4], false, false).unwrap();
+        let mut l = PrivateScrible::new(domain, 100, 1.0, 0.0, None, [7; 4], false, false).unwrap();
         l.estimate = estimate.to_vec();
         l.update_center().unwrap();
         l
@@ -948,9 +1018,17 @@ mod tests {
             Domain::L2Ball(L2Ball::new(3, 2.0).unwrap()),
             Domain::Simplex(Simplex::new(3).unwrap()),
         ] {
-            let mut l =
-                PrivateScrible::new(domain.clone(), 2000, 5.0, 1.0, [1, 2, 3, 4], false, false)
-                    .unwrap();
+            let mut l = PrivateScrible::new(
+                domain.clone(),
+                2000,
+                5.0,
+                1.0,
+                None,
+                [1, 2, 3, 4],
+                false,
+                false,
+            )
+            .unwrap();
             for t in 0..2000 {
                 let y = l.ask().unwrap().to_vec();
                 assert!(domain.contains(&y, 1e-12), "{} t={t} {y:?}", domain.kind());
@@ -1004,7 +1082,8 @@ mod tests {
             ),
         ];
         for (domain, hessian) in hessians {
-            let mut l = PrivateScrible::new(domain, 100, 1.0, 0.0, [0; 4], false, false).unwrap();
+            let mut l =
+                PrivateScrible::new(domain, 100, 1.0, 0.0, None, [0; 4], false, false).unwrap();
             l.estimate = vec![0.3, -1.0, 2.0, 0.5];
             l.update_center().unwrap();
             let x = l.center.clone();

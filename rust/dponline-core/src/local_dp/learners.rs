@@ -26,7 +26,8 @@ use crate::rng::{Generator, Seed};
 use crate::state::{from_state_bytes, to_state_bytes};
 
 use super::potential::{Potential1D, Prior};
-use super::randomizer::{Mechanism, add_noise, check_budgets, clip};
+use super::randomizer::{Mechanism, add_noise, check_budgets, check_sampler, clip};
+use crate::noise::release::SamplerKind;
 
 /// The loss of a stream row: `ℓ(p, y)` of the prediction `p = ⟨w, x⟩`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -115,27 +116,32 @@ pub struct LocalStream {
     labels: Vec<f64>,
     loss: LocalLoss,
     mechanism: Mechanism,
+    sampler: SamplerKind,
     budgets: Vec<f64>,
 }
 
 impl LocalStream {
     /// A stream of `labels.len()` rounds: `features` row-major `(rows, dim)`; `budgets` `(rows, dim)` for
-    /// [`Mechanism::Coordinate`] or `(rows,)` for [`Mechanism::L2`], every entry `> 0` (`+∞` = no noise).
+    /// [`Mechanism::Coordinate`] or `(rows,)` for [`Mechanism::L2`], every entry `> 0` (`+∞` = no noise); the
+    /// providers' noise is drawn by `sampler` (module docs of [`super::randomizer`], "Samplers").
     ///
     /// Errors: [`CoreError::Shape`], [`CoreError::NonFinite`] (features, labels, NaN budgets),
-    /// [`CoreError::InvalidArgument`] (budgets `≤ 0`; noise scales above `1e250` for `G = 1` are refused by the
-    /// learner's own check).
+    /// [`CoreError::InvalidArgument`] (budgets `≤ 0`, a mechanism and sampler refused by [`check_sampler`];
+    /// noise scales above `1e250` for `G = 1` and budgets outside the exact sampler's range are refused by the
+    /// learner's own check, which knows `G`).
     pub fn new(
         dim: usize,
         features: Vec<f64>,
         labels: Vec<f64>,
         loss: LocalLoss,
         mechanism: Mechanism,
+        sampler: SamplerKind,
         budgets: Vec<f64>,
     ) -> Result<Self> {
         if dim == 0 {
             return Err(CoreError::invalid("dim", ">= 1", dim));
         }
+        check_sampler(mechanism, sampler)?;
         let rows = labels.len();
         let expected = crate::alloc::checked_len("features", rows, dim)?;
         if features.len() != expected {
@@ -155,7 +161,7 @@ impl LocalStream {
         }
         crate::error::check_finite("features", &features)?;
         crate::error::check_finite("labels", &labels)?;
-        check_budgets("budgets", &budgets, 0.0)?;
+        check_budgets("budgets", &budgets, 0.0, sampler)?;
         Ok(LocalStream {
             dim,
             rows,
@@ -163,6 +169,7 @@ impl LocalStream {
             labels,
             loss,
             mechanism,
+            sampler,
             budgets,
         })
     }
@@ -185,6 +192,11 @@ impl LocalStream {
     /// The mechanism.
     pub fn mechanism(&self) -> Mechanism {
         self.mechanism
+    }
+
+    /// The providers' sampler.
+    pub fn sampler(&self) -> SamplerKind {
+        self.sampler
     }
 
     /// Budgets of round `t`.
@@ -618,7 +630,12 @@ impl LocalLearner {
         };
         let per = stream.mechanism().budgets_per_round(self.dim);
         let (lo, hi) = (self.t as usize * per, end as usize * per);
-        check_budgets("budgets", &stream.budgets[lo..hi], self.g_bound)?;
+        check_budgets(
+            "budgets",
+            &stream.budgets[lo..hi],
+            self.g_bound,
+            stream.sampler(),
+        )?;
         if strict {
             let l2 = self.clips_l2(stream.mechanism());
             for t in self.t as usize..end as usize {
@@ -684,6 +701,7 @@ impl LocalLearner {
                 add_noise(
                     &mut self.rng,
                     mechanism,
+                    stream.sampler(),
                     self.g_bound,
                     stream.budgets(t),
                     &mut grad,
@@ -740,6 +758,7 @@ mod tests {
             labels,
             LocalLoss::Logistic,
             Mechanism::Coordinate,
+            SamplerKind::FloatingPoint,
             vec![tau; rows * dim],
         )
         .unwrap()

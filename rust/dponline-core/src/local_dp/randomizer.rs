@@ -14,10 +14,27 @@
 //! Inputs beyond the bound (`|g_j| > G`, resp. `‖g‖₂ > G`) are clipped to it — the privacy proof assumes the
 //! bound, and refusing would itself leak — unless `strict`, where they are an error. Both noises are
 //! symmetric and zero-mean, so `E[g̃] = g` for inputs within the bound.
+//!
+//! # Samplers ([`SamplerKind`])
+//!
+//! * **Exact** ([`Mechanism::Coordinate`] only; the Python default): each clipped coordinate with a finite
+//!   budget is rounded onto a power-of-two grid and integer discrete Laplace noise is added, `g̃_j =
+//!   (round(g_j/γ_j) + Z_j)·γ_j`, `Z_j ~ DLap(t_j)` with the grid and `t_j` of
+//!   [`crate::noise::release::exact_laplace`]`(2G, 1, τ_j)`: the coordinate's sensitivity `2G` becomes
+//!   `⌈2G/γ_j⌉ + 1` grid units after rounding (the Lemma of [`crate::noise::grid`]) and `t_j` is chosen so that
+//!   `(⌈2G/γ_j⌉ + 1)/t_j <= τ_j` — coordinate `j` is exactly `τ_j`-local DP for the released floats (the discrete
+//!   Laplace Lemma, `dponline.privacy.discrete_laplace_epsilon`) and the row `Σ_j τ_j`-local DP (independent
+//!   coordinates: the privacy-loss ratios multiply). Still symmetric and zero-mean around the rounded value,
+//!   so `E[g̃_j]` is `g_j` within `γ_j/2 <= 2^{−30}` of the noise scale.
+//! * **Floating-point**: `Laplace(2G/τ_j)` in floating point (Lemma 1 holds for the real-valued mechanism;
+//!   Mironov 2012 caveat). [`Mechanism::L2`] has only this sampler: its direction (uniform on the sphere) and
+//!   radius (`Gamma(d, 2G/ε)`) are drawn in floating point and no exact sampler with a proof exists here, so
+//!   [`check_sampler`] refuses `L2` with [`SamplerKind::Exact`].
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result, check_positive};
+use crate::noise::release::{SamplerKind, exact_laplace, release_on_grid};
 use crate::noise::{LaplaceDraw, Sampler, sample_gamma};
 use crate::rng::{Generator, Seed};
 use crate::sphere::unit_sphere;
@@ -67,11 +84,35 @@ impl Mechanism {
     }
 }
 
-/// Check a budget vector: every entry `> 0` (`+∞` allowed), and `2G/τ ≤ MAX_NOISE_SCALE`.
+/// Check that `mechanism` can be sampled by `sampler`: everything but [`Mechanism::L2`] with
+/// [`SamplerKind::Exact`] (module docs, "Samplers").
 ///
-/// Errors: [`CoreError::NonFinite`] for NaN; [`CoreError::InvalidArgument`] for `τ ≤ 0` or a budget so small
-/// that the noise scale overflows.
-pub fn check_budgets(name: &'static str, budgets: &[f64], bound: f64) -> Result<()> {
+/// Errors: [`CoreError::InvalidArgument`] naming `sampler`, saying why and what to use instead.
+pub fn check_sampler(mechanism: Mechanism, sampler: SamplerKind) -> Result<()> {
+    if mechanism == Mechanism::L2 && sampler == SamplerKind::Exact {
+        return Err(CoreError::invalid(
+            "sampler",
+            "'floating-point' for the l2 mechanism: its direction (uniform on the sphere) and Gamma radius are \
+             drawn in floating point and have no exact sampler; use mechanism='laplace' for exact noise, or \
+             pass sampler='floating-point' to accept the floating-point caveat (Mironov 2012)",
+            "'exact'",
+        ));
+    }
+    Ok(())
+}
+
+/// Check a budget vector: every entry `> 0` (`+∞` allowed), and `2G/τ ≤ MAX_NOISE_SCALE`; with the exact
+/// sampler and a bound `G > 0`, also that every finite budget has an exact calibration
+/// ([`exact_laplace`]`(2G, 1, τ)`: `τ` up to about `2²¹/17`).
+///
+/// Errors: [`CoreError::NonFinite`] for NaN; [`CoreError::InvalidArgument`] for `τ ≤ 0`, a budget so small
+/// that the noise scale overflows, or (exact) outside the exact sampler's range.
+pub fn check_budgets(
+    name: &'static str,
+    budgets: &[f64],
+    bound: f64,
+    sampler: SamplerKind,
+) -> Result<()> {
     for (index, &tau) in budgets.iter().enumerate() {
         if tau.is_nan() {
             return Err(CoreError::NonFinite {
@@ -85,6 +126,18 @@ pub fn check_budgets(name: &'static str, budgets: &[f64], bound: f64) -> Result<
             return Err(CoreError::InvalidArgument {
                 name,
                 allowed: "> 0 (inf = no noise) with 2G/budget <= 1e250",
+                value: format!("{tau} at index {index}"),
+            });
+        }
+        if sampler == SamplerKind::Exact
+            && bound > 0.0
+            && tau.is_finite()
+            && exact_laplace(2.0 * bound, 1, tau).is_err()
+        {
+            return Err(CoreError::InvalidArgument {
+                name,
+                allowed: "within the exact sampler's range (2G/budget in [1e-150, 1e150], budget <= about \
+                          1.2e5); use sampler='floating-point' beyond",
                 value: format!("{tau} at index {index}"),
             });
         }
@@ -126,19 +179,33 @@ pub fn exceeds(g: &[f64], bound: f64, l2: bool) -> bool {
     }
 }
 
-/// Add the noise of `mechanism` to `g` in place (no clipping; `budgets` already checked).
+/// Add the noise of `mechanism` to `g` in place with `sampler` (no clipping; `budgets` already checked by
+/// [`check_budgets`] with the same sampler and bound, and the pair by [`check_sampler`]). The exact sampler
+/// replaces each noised coordinate by its exact release on the grid (module docs).
 ///
-/// Errors: only from the Gamma sampler with parameters already validated (not expected).
+/// Errors: only from samplers with parameters already validated (not expected); `g` may then be partly
+/// noised.
 #[inline]
 pub fn add_noise(
     rng: &mut Generator,
     mechanism: Mechanism,
+    sampler: SamplerKind,
     bound: f64,
     budgets: &[f64],
     g: &mut [f64],
     direction: &mut [f64],
 ) -> Result<()> {
     match mechanism {
+        Mechanism::Coordinate if sampler == SamplerKind::Exact => {
+            for (x, &tau) in g.iter_mut().zip(budgets) {
+                if tau.is_finite() {
+                    let noise = exact_laplace(2.0 * bound, 1, tau)?;
+                    let mut z = [0i64];
+                    noise.fill(rng, &mut z)?;
+                    *x = release_on_grid(&noise.grid, *x, z[0])?;
+                }
+            }
+        }
         Mechanism::Coordinate => {
             crate::with_generator!(rng, g_rng => {
                 for (x, &tau) in g.iter_mut().zip(budgets) {
@@ -168,6 +235,7 @@ pub struct LocalRandomizer {
     dim: usize,
     bound: f64,
     mechanism: Mechanism,
+    sampler: SamplerKind,
     strict: bool,
     rng: Generator,
     direction: Vec<f64>,
@@ -176,15 +244,16 @@ pub struct LocalRandomizer {
 }
 
 impl LocalRandomizer {
-    /// A randomiser for vectors of length `dim` with bound `G` (stream 0 of `seed`, or OS-keyed ChaCha20
-    /// when `secure`).
+    /// A randomiser for vectors of length `dim` with bound `G`, noise of `mechanism` drawn by `sampler`
+    /// (stream 0 of `seed`, or OS-keyed ChaCha20 when `secure`).
     ///
-    /// Errors: [`CoreError::InvalidArgument`] for `dim = 0` or `G` not finite and `> 0`; allocation and
-    /// entropy failures.
+    /// Errors: [`CoreError::InvalidArgument`] for `dim = 0`, `G` not finite and `> 0`, or a pair refused by
+    /// [`check_sampler`]; allocation and entropy failures.
     pub fn new(
         dim: usize,
         bound: f64,
         mechanism: Mechanism,
+        sampler: SamplerKind,
         seed: Seed,
         secure: bool,
         strict: bool,
@@ -193,10 +262,12 @@ impl LocalRandomizer {
             return Err(CoreError::invalid("dim", ">= 1", dim));
         }
         check_positive("bound", bound)?;
+        check_sampler(mechanism, sampler)?;
         Ok(LocalRandomizer {
             dim,
             bound,
             mechanism,
+            sampler,
             strict,
             rng: Generator::for_stream(&seed, 0, secure)?,
             direction: crate::alloc::zeros("sphere direction", dim)?,
@@ -218,6 +289,11 @@ impl LocalRandomizer {
     /// The mechanism.
     pub fn mechanism(&self) -> Mechanism {
         self.mechanism
+    }
+
+    /// The sampler.
+    pub fn sampler(&self) -> SamplerKind {
+        self.sampler
     }
 
     /// Whether out-of-bound inputs are errors.
@@ -263,7 +339,7 @@ impl LocalRandomizer {
             });
         }
         crate::error::check_finite("gradients", gradients)?;
-        check_budgets("budgets", budgets, self.bound)?;
+        check_budgets("budgets", budgets, self.bound, self.sampler)?;
         if self.strict {
             let l2 = self.mechanism == Mechanism::L2;
             if let Some(row) = gradients
@@ -311,6 +387,7 @@ impl LocalRandomizer {
             add_noise(
                 &mut self.rng,
                 self.mechanism,
+                self.sampler,
                 self.bound,
                 tau,
                 o,
@@ -333,7 +410,16 @@ impl LocalRandomizer {
     ///
     /// Errors: [`CoreError::State`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        crate::state::from_state_bytes(bytes)
+        let r: Self = crate::state::from_state_bytes(bytes)?;
+        if r.dim == 0
+            || r.direction.len() != r.dim
+            || check_sampler(r.mechanism, r.sampler).is_err()
+        {
+            return Err(CoreError::State(
+                "LocalRandomizer state is inconsistent".into(),
+            ));
+        }
+        Ok(r)
     }
 }
 
@@ -343,8 +429,16 @@ mod tests {
 
     #[test]
     fn laplace_scales_follow_the_budgets_and_inf_means_exact() {
-        let mut r = LocalRandomizer::new(3, 1.0, Mechanism::Coordinate, [1, 2, 3, 4], false, false)
-            .unwrap();
+        let mut r = LocalRandomizer::new(
+            3,
+            1.0,
+            Mechanism::Coordinate,
+            SamplerKind::FloatingPoint,
+            [1, 2, 3, 4],
+            false,
+            false,
+        )
+        .unwrap();
         let n = 100_000;
         let g = vec![0.5; 3 * n];
         let budgets: Vec<f64> = (0..n).flat_map(|_| [0.5, 4.0, f64::INFINITY]).collect();
@@ -367,8 +461,16 @@ mod tests {
 
     #[test]
     fn bad_budgets_and_gradients_leave_state_unchanged() {
-        let mut r =
-            LocalRandomizer::new(2, 1.0, Mechanism::Coordinate, [1, 0, 0, 0], false, true).unwrap();
+        let mut r = LocalRandomizer::new(
+            2,
+            1.0,
+            Mechanism::Coordinate,
+            SamplerKind::FloatingPoint,
+            [1, 0, 0, 0],
+            false,
+            true,
+        )
+        .unwrap();
         let before = r.to_bytes().unwrap();
         let mut out = [0.0; 2];
         for (g, tau) in [
@@ -391,8 +493,16 @@ mod tests {
     #[test]
     fn l2_noise_has_gamma_radius() {
         let d = 4;
-        let mut r =
-            LocalRandomizer::new(d, 1.0, Mechanism::L2, [9, 9, 9, 9], false, false).unwrap();
+        let mut r = LocalRandomizer::new(
+            d,
+            1.0,
+            Mechanism::L2,
+            SamplerKind::FloatingPoint,
+            [9, 9, 9, 9],
+            false,
+            false,
+        )
+        .unwrap();
         let n = 50_000;
         let mut out = vec![0.0; d * n];
         r.randomize(&vec![0.0; d * n], &vec![2.0; n], &mut out)
@@ -404,5 +514,84 @@ mod tests {
             .collect();
         let mean = radii.iter().sum::<f64>() / n as f64;
         assert!((mean - 4.0).abs() < 6.0 * 2.0 / (n as f64).sqrt(), "{mean}");
+    }
+
+    #[test]
+    fn exact_releases_lie_on_the_grid_with_the_discrete_laplace_variance() {
+        // G = 1, budgets 0.5 and 4 (inf released as is): each noised coordinate is an integer multiple of its
+        // grid, and its variance around the rounded input is the discrete Laplace variance γ²·2e^{-1/t}/(1 −
+        // e^{-1/t})² within 6 standard errors (fourth moment of a Laplace: 6 var²).
+        let mut r = LocalRandomizer::new(
+            3,
+            1.0,
+            Mechanism::Coordinate,
+            SamplerKind::Exact,
+            [5, 6, 7, 8],
+            false,
+            false,
+        )
+        .unwrap();
+        let n = 100_000;
+        let g = vec![0.3; 3 * n];
+        let budgets: Vec<f64> = (0..n).flat_map(|_| [0.5, 4.0, f64::INFINITY]).collect();
+        let mut out = vec![0.0; 3 * n];
+        r.randomize(&g, &budgets, &mut out).unwrap();
+        for (j, tau) in [0.5f64, 4.0].into_iter().enumerate() {
+            let noise = exact_laplace(2.0, 1, tau).unwrap();
+            let gamma = noise.grid.gamma();
+            let centre = noise
+                .grid
+                .value(i128::from(noise.grid.quantize(0.3).unwrap()));
+            let xs: Vec<f64> = out.iter().skip(j).step_by(3).copied().collect();
+            assert!(xs.iter().all(|x| (x / gamma).fract() == 0.0));
+            let var = noise.variance();
+            let m2 = xs.iter().map(|x| (x - centre).powi(2)).sum::<f64>() / n as f64;
+            let mean = xs.iter().map(|x| x - centre).sum::<f64>() / n as f64;
+            assert!(
+                (m2 - var).abs() < 6.0 * (5.0 * var * var / n as f64).sqrt(),
+                "j={j}: {m2} vs {var}"
+            );
+            assert!(mean.abs() < 6.0 * (var / n as f64).sqrt(), "j={j}: {mean}");
+            // The variance is that of Laplace(2G/τ) up to the calibration's excess (< 1e-6 here).
+            let b = 2.0 / tau;
+            assert!((var / (2.0 * b * b) - 1.0).abs() < 1e-6);
+        }
+        assert!(out.iter().skip(2).step_by(3).all(|&x| x == 0.3));
+    }
+
+    #[test]
+    fn exact_sampler_refuses_l2_and_out_of_range_budgets_without_drawing() {
+        assert!(matches!(
+            LocalRandomizer::new(
+                2,
+                1.0,
+                Mechanism::L2,
+                SamplerKind::Exact,
+                [1; 4],
+                false,
+                false
+            ),
+            Err(CoreError::InvalidArgument {
+                name: "sampler",
+                ..
+            })
+        ));
+        let mut r = LocalRandomizer::new(
+            1,
+            1.0,
+            Mechanism::Coordinate,
+            SamplerKind::Exact,
+            [1; 4],
+            false,
+            false,
+        )
+        .unwrap();
+        let before = r.to_bytes().unwrap();
+        for tau in [1e6, 1e-300, 0.0, -1.0, f64::NAN] {
+            assert!(r.randomize(&[0.5], &[tau], &mut [0.0]).is_err(), "{tau}");
+        }
+        assert_eq!(r.to_bytes().unwrap(), before);
+        let back = LocalRandomizer::from_bytes(&before).unwrap();
+        assert_eq!(back.sampler(), SamplerKind::Exact);
     }
 }
