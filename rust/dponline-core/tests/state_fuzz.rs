@@ -21,7 +21,7 @@ use dponline_core::learners::{
 };
 use dponline_core::local_dp::{LocalRandomizer, Mechanism as LocalMechanism};
 use dponline_core::noise::NoiseDistribution;
-use dponline_core::noise::release::{SamplerKind, scalar_laplace};
+use dponline_core::noise::release::scalar_laplace;
 use dponline_core::rng::Generator;
 use dponline_core::state::seal;
 use proptest::prelude::*;

@@ -48,40 +48,8 @@ use crate::error::{CoreError, Result};
 use crate::noise::grid::{ExactNoise, Grid};
 use crate::noise::{NoiseDistribution, SumOf};
 
-/// How a mechanism draws its noise.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum SamplerKind {
-    /// Exact discrete noise on a power-of-two grid (module docs).
-    Exact,
-    /// The floating-point Laplace / Gaussian samplers (fast; their releases carry the representation effects of
-    /// Mironov 2012).
-    FloatingPoint,
-}
-
-impl SamplerKind {
-    /// Parse `"exact"` or `"floating-point"`.
-    ///
-    /// Errors: [`CoreError::InvalidArgument`] naming `sampler` otherwise.
-    pub fn from_name(name: &str) -> Result<Self> {
-        match name {
-            "exact" => Ok(SamplerKind::Exact),
-            "floating-point" => Ok(SamplerKind::FloatingPoint),
-            other => Err(CoreError::invalid(
-                "sampler",
-                "'exact' or 'floating-point'",
-                format!("{other:?}"),
-            )),
-        }
-    }
-
-    /// `"exact"` or `"floating-point"`.
-    pub fn name(&self) -> &'static str {
-        match self {
-            SamplerKind::Exact => "exact",
-            SamplerKind::FloatingPoint => "floating-point",
-        }
-    }
-}
+/// How a mechanism draws its noise (one type for every release: [`crate::noise::release::SamplerKind`]).
+pub use crate::noise::release::SamplerKind;
 
 /// The exact path's state: the noise on its grid, the data's running sum in grid units, scratch rows.
 #[derive(Debug, Serialize, Deserialize)]
