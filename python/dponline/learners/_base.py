@@ -22,7 +22,15 @@ from .._state import check_agrees, declared_of
 from ..errors import InvalidInputError, StateError
 from ..privacy import PrivacyGuarantee, randomness_of, row_multiplicity
 
-__all__ = ["Learner", "RunResult", "randomness_of", "mechanism_noise", "exact_learner_noise", "resolve_sampler"]
+__all__ = [
+    "FeedbackRelease",
+    "Learner",
+    "RunResult",
+    "randomness_of",
+    "mechanism_noise",
+    "exact_learner_noise",
+    "resolve_sampler",
+]
 
 _MAX_CHECKPOINTS = 10_000
 
@@ -205,6 +213,31 @@ class RunResult:
 def _checkpoints(start: int, end: int, count: int) -> np.ndarray:
     count = max(1, min(count, end - start, _MAX_CHECKPOINTS))
     return np.unique(np.linspace(start, end, count + 1)[1:].round().astype(np.int64))
+
+
+class FeedbackRelease:
+    """The release of a learner that adds noise to one scalar feedback per round (PrivateEXP3, PrivateSCRiBLe):
+    its sampler, grid and last release."""
+
+    _sampler: str
+    _core: Any
+
+    @property
+    def sampler(self) -> str:
+        """``"exact"`` or ``"floating-point"``: how the feedback noise is drawn."""
+        return self._sampler
+
+    @property
+    def grid(self) -> float | None:
+        """The grid step ``γ`` (a power of two) of the exact feedback release: every release is an integer multiple
+        of it. ``None`` for ``sampler="floating-point"`` or ``epsilon=None``."""
+        return self._core.grid
+
+    @property
+    def last_release(self) -> float:
+        """The last released noisy feedback ``f̂_t`` (0.0 before the first round). It is the private release itself,
+        covered by :attr:`privacy` (every later computation is post-processing of it)."""
+        return float(self._core.last_release)
 
 
 class Learner:

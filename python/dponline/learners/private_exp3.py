@@ -11,7 +11,7 @@ from .. import _core, _validate
 from .._options import SAMPLERS, Sampler
 from .._seed import SeedLike
 from ..privacy import PrivacyGuarantee
-from ._base import Learner, randomness_of
+from ._base import FeedbackRelease, Learner, randomness_of
 
 __all__ = ["PrivateEXP3"]
 
@@ -43,7 +43,7 @@ def _feedback_noise_text(core: object, sensitivity: str, sampler: str) -> tuple[
     return "", f"lambda = {sensitivity}/eps = {scale:.6g}"
 
 
-class PrivateEXP3(Learner):
+class PrivateEXP3(FeedbackRelease, Learner):
     """ε-differentially private EXP3 for ``K``-armed bandits with losses in ``[0, B]``.
 
     Source: Agarwal & Singh, "The Price of Differential Privacy for Online Learning" (ICML 2017): Algorithm 4
@@ -175,23 +175,6 @@ class PrivateEXP3(Learner):
         """``arms``, ``horizon``, ``loss_bound``, ``noise_scale`` (λ), ``noisy_range`` (B'), ``eta``, ``gamma``,
         ``regret_bound``."""
         return dict(self._core.params)
-
-    @property
-    def sampler(self) -> str:
-        """``"exact"`` or ``"floating-point"``: how the feedback noise is drawn."""
-        return self._sampler
-
-    @property
-    def grid(self) -> float | None:
-        """The grid step ``γ`` (a power of two) of the exact feedback release: every release is an integer multiple
-        of it. ``None`` for ``sampler="floating-point"`` or ``epsilon=None``."""
-        return self._core.grid
-
-    @property
-    def last_release(self) -> float:
-        """The last released noisy feedback ``f̂_t`` (0.0 before the first round). It is the private release itself,
-        covered by :attr:`privacy` (every later computation is post-processing of it)."""
-        return float(self._core.last_release)
 
     @property
     def clipped(self) -> int:

@@ -12,13 +12,13 @@ from .._options import SAMPLERS, Sampler
 from .._seed import SeedLike
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
-from ._base import Learner, randomness_of
+from ._base import FeedbackRelease, Learner, randomness_of
 from .private_exp3 import _feedback_noise_text
 
 __all__ = ["PrivateSCRiBLe"]
 
 
-class PrivateSCRiBLe(Learner):
+class PrivateSCRiBLe(FeedbackRelease, Learner):
     """ε-differentially private bandit linear optimisation (SCRiBLe with Laplace-noised feedback).
 
     Source: Agarwal & Singh, "The Price of Differential Privacy for Online Learning" (ICML 2017), Theorem 4.5:
@@ -158,23 +158,6 @@ class PrivateSCRiBLe(Learner):
     def domain(self) -> _core.Domain:
         """The domain."""
         return self._domain
-
-    @property
-    def sampler(self) -> str:
-        """``"exact"`` or ``"floating-point"``: how the feedback noise is drawn."""
-        return self._sampler
-
-    @property
-    def grid(self) -> float | None:
-        """The grid step ``γ`` (a power of two) of the exact feedback release: every release is an integer multiple
-        of it. ``None`` for ``sampler="floating-point"`` or ``epsilon=None``."""
-        return self._core.grid
-
-    @property
-    def last_release(self) -> float:
-        """The last released noisy feedback ``f̂_t`` (0.0 before the first round). It is the private release itself,
-        covered by :attr:`privacy` (every later computation is post-processing of it)."""
-        return float(self._core.last_release)
 
     @property
     def clipped(self) -> int:
