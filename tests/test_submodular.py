@@ -720,3 +720,21 @@ def test_privacy_audit_of_fi_dp_on_neighbouring_streams(k):
     estimate = epsilon_lower_bound(a, b, trials)
     assert estimate <= exact <= eps
     assert estimate > exact - 0.1
+
+
+def test_bandit_feedback_warns_when_exploration_is_capped_and_names_the_horizon():
+    """γ = k((16|U| ln|U|)²/T)^{1/3} is capped at 1 below T = k³(16|U| ln|U|)²: the constructor says so."""
+    import re
+    import warnings
+
+    from dponline.errors import ExplorationCappedWarning
+
+    n, k, T = 80, 3, 10**6
+    needed = k**3 * (16 * n * math.log(n)) ** 2
+    with pytest.warns(ExplorationCappedWarning, match=re.escape(f"horizon > {needed:.3g}")) as record:
+        learner = PrivateSubmodular(n, k, horizon=T, epsilon=1.0, delta=1e-6, feedback="bandit", seed=0)
+    assert learner.params["gamma"] == 1.0 and record[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ExplorationCappedWarning)
+        assert PrivateSubmodular(n, k, horizon=10**9, epsilon=1.0, delta=1e-6, feedback="bandit").params["gamma"] < 1
+        PrivateSubmodular(n, k, horizon=T, epsilon=1.0, delta=1e-6, feedback="full")

@@ -18,6 +18,7 @@ __all__ = [
     "InvalidGraphError",
     "StateError",
     "ConvergenceError",
+    "ExplorationCappedWarning",
 ]
 
 
@@ -56,3 +57,8 @@ class ProtocolError(DPOnlineError, RuntimeError):
 
 class HorizonExhaustedError(ProtocolError):
     """More rounds were requested than the ``horizon`` the object was built for."""
+
+
+class ExplorationCappedWarning(UserWarning):
+    """A learner's exploration rate reached its cap at the given horizon, so it explores every round and cannot
+    exploit what it learns; the message names the horizon from which the rate drops below the cap."""

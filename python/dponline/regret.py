@@ -19,6 +19,7 @@ from .errors import InvalidInputError
 __all__ = [
     "APPROXIMATION",
     "Comparator",
+    "RegretBound",
     "SubmodularComparator",
     "best_fixed",
     "best_constant_rebalanced_portfolio",
@@ -27,6 +28,60 @@ __all__ = [
     "regret_curve",
     "submodular_regret_curve",
 ]
+
+
+class RegretBound(float):
+    """A learner's regret bound beside the trivial one, so a bound that says nothing is never silent.
+
+    The value is the bound itself (a ``float``: it compares, formats and adds as before); ``trivial`` is the
+    largest regret any play can have under the same declared constants (``T·G·D`` and its analogues, given by each
+    learner's ``regret_bound`` docstring), which playing the starting point (uniform weights, the centre of the
+    domain) never exceeds. The bound *informs* only below it: ``vacuous`` is ``bound >= trivial``.
+
+    Attributes:
+        trivial: the largest possible regret for the learner's declared constants (same unit as the bound).
+        source: where the bound comes from (paper, theorem) and how the trivial bound is obtained.
+        vacuous: ``True`` when the bound is not below ``trivial`` (it then adds nothing to the trivial bound).
+        informative: ``not vacuous``.
+        ratio: ``bound / trivial`` (``inf`` when ``trivial == 0`` and the bound is positive).
+    """
+
+    trivial: float
+    source: str
+
+    def __new__(cls, bound: float, *, trivial: float, source: str = "") -> RegretBound:
+        obj = super().__new__(cls, bound)
+        obj.trivial = float(trivial)
+        obj.source = source
+        return obj
+
+    @property
+    def vacuous(self) -> bool:
+        """Whether the bound is at least the trivial bound (it then says nothing)."""
+        return float(self) >= self.trivial
+
+    @property
+    def informative(self) -> bool:
+        """Whether the bound is below the trivial bound."""
+        return not self.vacuous
+
+    @property
+    def ratio(self) -> float:
+        """``bound / trivial``."""
+        if self.trivial > 0:
+            return float(self) / self.trivial
+        return 0.0 if float(self) == 0.0 else float("inf")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_regret_bound, (float(self), self.trivial, self.source))
+
+    def __repr__(self) -> str:
+        state = "vacuous" if self.vacuous else "informative"
+        return f"RegretBound({float(self)!r}, trivial={self.trivial!r}, {state})"
+
+
+def _regret_bound(bound: float, trivial: float, source: str) -> RegretBound:
+    return RegretBound(bound, trivial=trivial, source=source)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from .._seed import SeedLike
 from ..domains import require_native
 from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
+from ..regret import RegretBound
 from ._base import Learner, exact_learner_noise, mechanism_noise, randomness_of, resolve_sampler
 
 __all__ = ["DPFTPL", "DPFTRL", "dp_ftrl_noise", "noise_width"]
@@ -546,13 +547,27 @@ class DPFTRL(Learner):
             "dim": n,
         }
 
-    def regret_bound(self, *, samples: int = 20_000, seed: int = 0) -> float:
+    def regret_bound(self, *, samples: int = 20_000, seed: int = 0) -> RegretBound:
         """Expected-regret bound against an oblivious adversary with linear losses bounded by ``G``:
         ``min(ftrl + noise, perturbation) + frank_wolfe`` of :meth:`regret_bound_terms`, with the Monte Carlo noise
-        term (when used) raised by 4 standard errors. Agarwal-Singh 2017 Theorem 3.1 and the perturbation bound."""
+        term (when used) raised by 4 standard errors. Agarwal-Singh 2017 Theorem 3.1 and the perturbation bound.
+
+        Returned beside the trivial bound (``RegretBound.trivial``): ``T·G_*·W`` with ``W`` the domain's width in
+        the norm dual to ``G_*`` (2, the L1 diameter of the simplex, for the entropy; the L2 diameter otherwise),
+        since ``⟨ℓ, x − u⟩ ≤ ‖ℓ‖_*·‖x − u‖``; ``RegretBound.vacuous`` says when the bound is not below it.
+
+        Raises:
+            as :meth:`regret_bound_terms`.
+        """
         terms = self.regret_bound_terms(samples=samples, seed=seed)
         theorem = terms["ftrl"] + terms["noise"] + 4.0 * terms["noise_stderr"]
-        return float(min(theorem, terms["perturbation"]) + terms["frank_wolfe"])
+        p = self.params
+        width = 2.0 if p["regularizer"] == "entropy" else float(self._domain.diameter)
+        return RegretBound(
+            min(theorem, terms["perturbation"]) + terms["frank_wolfe"],
+            trivial=p["horizon"] * p["dual_bound"] * width,
+            source=terms["source"] + "; trivial: T*G_**width",
+        )
 
     def _noise_term(self, p: dict[str, Any], samples: int, seed: int) -> tuple[float, float, str]:
         return noise_width(self._domain, p["noise"], p["noise_scale"], p["release_draws"], samples, seed)
@@ -786,9 +801,10 @@ class DPFTPL(Learner):
         """The latest release ``L̃_t`` of the tree (``L̃_0`` before any data), shape ``(n,)``."""
         return self._core.noisy_cumulative_loss
 
-    def regret_bound(self) -> float:
+    def regret_bound(self) -> RegretBound:
         """``s·W + T·G²·D/(s·√(2π))`` with ``s = σ·sqrt(draws)`` (see the class docs; Agarwal-Singh 2017
-        Theorem 3.5 with Kalai-Vempala's stability argument).
+        Theorem 3.5 with Kalai-Vempala's stability argument), beside the trivial bound ``T·G·D``
+        (``RegretBound.trivial``; ``|⟨ℓ, x − x*⟩| ≤ G·D`` per round) and whether it is below it.
 
         On a single point (``W = 0``) the bound is 0; without perturbation (``σ = 0``, when ``G·sqrt(T·D/W)``
         underflows) it is the trivial ``T·G·D``.
@@ -806,15 +822,16 @@ class DPFTPL(Learner):
         p = self.params
         s = p["noise_scale"] * math.sqrt(p["release_draws"])
         T, G, W, D = p["horizon"], p["loss_bound"], p["standard_width"], p["diameter"]
+        source = "Agarwal-Singh 2017 Theorem 3.5; trivial: T*G*D"
         if W == 0.0:  # a single point: every action is the comparator
-            return 0.0
+            return RegretBound(0.0, trivial=0.0, source=source)
         if s == 0.0:  # no perturbation (σ = 0): only the trivial bound T·G·D (|<l, x - x*>| <= G·D per round)
             bound = T * G * D
         else:  # G·(G/s): G² over- or underflows for |log10 G| > 154
             bound = s * W + T * G * (G / s) * D / math.sqrt(2 * math.pi)
         if not math.isfinite(bound):
             raise InvalidInputError(f"regret_bound: the bound overflows float64 (loss_bound={G:g}, horizon={T})")
-        return float(bound)
+        return RegretBound(bound, trivial=T * G * D, source=source)
 
     def __repr__(self) -> str:
         eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"

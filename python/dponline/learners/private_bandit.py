@@ -12,8 +12,9 @@ from .. import _core, _validate, privacy
 from .._options import CALIBRATIONS, MECHANISMS, NOISES, Calibration, Mechanism, Noise, Sampler
 from .._seed import SeedLike
 from ..domains import require_native
-from ..errors import InvalidInputError
+from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
+from ..regret import RegretBound
 from ._base import Learner, RunResult, exact_learner_noise, mechanism_noise, randomness_of, resolve_sampler
 
 __all__ = ["PrivateBandit", "RunResult", "private_bandit_noise"]
@@ -186,7 +187,7 @@ class PrivateBandit(Learner):
             ``γ <= η(⌈log T⌉·μ + κ) + …``, the triangle inequality over its draws, not their independence across
             releases). Substituting a mechanism's ``max_R E‖Z_R‖₂ <= sqrt(n · max_R variance(R))`` appears to
             carry the argument over, but its appendix (Corollary 10.5) is not in our copy: dponline does not
-            claim the Lemma 5.2 / 5.5 bounds for these mechanisms.
+            claim the Lemma 5.2 / 5.5 bounds for these mechanisms, and :meth:`regret_bound` raises for them.
         strict: raise :class:`InvalidInputError` on ``|loss| > B`` instead of clipping.
         seed: ``None``, int, ``SeedSequence`` or ``Generator``; same seed ⇒ identical actions via
             ``ask``/``tell`` and via ``run``.
@@ -377,27 +378,50 @@ class PrivateBandit(Learner):
         Not private: an exact count over the raw data (do not publish it beside the actions)."""
         return self._core.clipped
 
-    def regret_bound(self) -> float:
-        """The explicit regret bound behind Lemma 3.1, with the constants of its proof (Appendix C).
+    def regret_bound(self) -> RegretBound:
+        """The explicit regret bound behind Lemma 3.1, with the constants of its proof (Appendix C), beside the
+        trivial bound.
 
         With ``κ = T_batch^{1/2}·M + T_batch·L`` (``params["kappa"]``)
-        (Lemma C.2, ``M = (d/ζ)B``), ``μ = E‖Z‖ ≤ sqrt(n·Var)`` for one node's noise vector and
-        ``γ = η(⌈log T⌉·μ + κ) + √20·D/√T_batch`` (Corollary C.5), Lemma 4.1's proof gives
+        (Lemma C.2, ``M = (d/ζ)B``), ``N = sqrt(n·r·Var) ≥ E‖Z_R‖₂`` for one release's noise vector (the sum of
+        ``r = max(1, ⌈log₂ T_round⌉)`` independent node draws of per-coordinate variance ``Var``; Jensen) and
+        ``γ = η(N + κ) + √20·D/√T_batch`` (Corollary C.5, whose ``⌈log T⌉·μ`` bounds the same ``E‖Z_R‖₂`` by the
+        triangle inequality), Lemma 4.1's proof gives
         ``(ω*(0) + ω(x*))/η + (η/2)·T_round·κ² + T_round·κ·γ`` for the batched smoothed losses, to which
         (C.1), (C.3) and the feasibility device add ``2·T·ζ·L + T·α·L·D`` (``α = params["shrink"]``; Appendix D's
         ``T·ζ·L·D/r`` when ``α = ζ/r``). Here ``ω*(0) ≤ 0`` and
-        ``ω(x*) ≤ (‖c‖ + D)²/2`` (``c`` the domain's interior point).
+        ``ω(x*) ≤ (‖c‖ + D)²/2`` (``c`` the domain's interior point). The bound holds for every ``η``, so also for
+        the noise-aware default (``params["eta"]``).
+
+        Trivial bound (``RegretBound.trivial``): ``T·min(L·D, 2B)`` — per round two points of the domain differ in
+        loss by at most ``L·D`` (Lipschitz) and ``2B`` (``|f_t| ≤ B``). ``RegretBound.vacuous`` says when the
+        bound is not below it (at small ``T``, or with heavy noise).
+
+        Raises:
+            DPOnlineError: ``mechanism`` is ``"honaker"`` or ``"blt"``: the paper's proof covers the padded tree,
+                and dponline claims no bound for the others (see ``mechanism`` in the class docs).
         """
         p = self.params
+        if self._core.mechanism != "tree":
+            raise DPOnlineError(
+                f"regret_bound: Ene-Nguyen-Vladu Lemmas 5.2/5.5 cover the padded tree only, not mechanism="
+                f"{self._core.mechanism!r}; no bound is claimed for it"
+            )
         T, D, L = p["horizon"], p["diameter"], p["lipschitz"]
         Tb, Tr, eta, zeta = p["t_batch"], p["t_round"], p["eta"], p["zeta"]
         kappa = p["kappa"]
         var = 2 * p["noise_scale"] ** 2 if p["noise"] == "laplace" else p["noise_scale"] ** 2
-        mu = math.sqrt(p["dim"] * var)
-        gamma = eta * (math.ceil(math.log2(max(T, 2))) * mu + kappa) + math.sqrt(20) * D / math.sqrt(Tb)
+        draws = max(1, (int(Tr) - 1).bit_length())  # every padded release sums max(1, ceil(log2 T_round)) draws
+        release_norm = math.sqrt(p["dim"] * draws * var)
+        gamma = eta * (release_norm + kappa) + math.sqrt(20) * D / math.sqrt(Tb)
         radius = float(np.linalg.norm(self._domain.interior_point)) + D
         omd = (radius * radius / 2) / eta + eta / 2 * Tr * kappa**2 + Tr * kappa * gamma
-        return omd + 2 * T * zeta * L + T * p["shrink"] * L * D
+        bound = omd + 2 * T * zeta * L + T * p["shrink"] * L * D
+        return RegretBound(
+            bound,
+            trivial=T * min(L * D, 2.0 * p["loss_bound"]),
+            source="Ene-Nguyen-Vladu 2021 Lemma 3.1 with the constants of Appendix C; trivial: T*min(L*D, 2B)",
+        )
 
     def __repr__(self) -> str:
         eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"

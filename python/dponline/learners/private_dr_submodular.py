@@ -12,6 +12,7 @@ from .._options import CALIBRATIONS, MECHANISMS, Calibration, Mechanism, Sampler
 from .._seed import SeedLike
 from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
+from ..regret import RegretBound
 from ._base import Learner, RunResult, mechanism_noise, randomness_of, resolve_sampler
 from .dp_ftrl import _exact_tree_noise, dp_ftrl_noise
 from .private_submodular import _NEIGHBOURING, _UNIT
@@ -395,10 +396,21 @@ class PrivateDRSubmodular(Learner):
             "Theorem 9's constants are not stated",
         }
 
-    def regret_bound(self, *, smoothness: float | None = None) -> float:
+    def regret_bound(self, *, smoothness: float | None = None) -> RegretBound:
         """Bound on the expected ``(1 − 1/e)``-regret ``(1 − 1/e)·max_{x∈X} Σ_t F_t(x) − E Σ_t f_t(S_t)``:
-        ``total`` of :meth:`regret_bound_terms` (Theorem 9's own constants are not stated in the paper)."""
-        return float(self.regret_bound_terms(smoothness=smoothness)["total"])
+        ``total`` of :meth:`regret_bound_terms` (Theorem 9's own constants are not stated in the paper), beside the
+        trivial bound ``(1 − 1/e)·T`` (``RegretBound.trivial``: coverage values lie in ``[0, 1]``) and whether it is
+        below it.
+
+        Raises:
+            as :meth:`regret_bound_terms`.
+        """
+        terms = self.regret_bound_terms(smoothness=smoothness)
+        return RegretBound(
+            terms["total"],
+            trivial=(1.0 - 1.0 / math.e) * self.horizon,
+            source=terms["source"] + "; trivial: (1-1/e)*T",
+        )
 
     def __repr__(self) -> str:
         eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"

@@ -11,6 +11,7 @@ from .. import _core, _validate
 from .._options import SAMPLERS, Sampler
 from .._seed import SeedLike
 from ..privacy import PrivacyGuarantee
+from ..regret import RegretBound
 from ._base import FeedbackRelease, Learner, randomness_of
 
 __all__ = ["PrivateEXP3"]
@@ -183,11 +184,17 @@ class PrivateEXP3(FeedbackRelease, Learner):
         Not private: an exact count over the raw data (do not publish it beside the actions)."""
         return self._core.clipped
 
-    def regret_bound(self) -> float:
+    def regret_bound(self) -> RegretBound:
         """``ln K/η + η T K B'²/(1 − γ) + γ B T + B``: the expected (pseudo-)regret bound of the tuning above
         (Agarwal-Singh 2017 Theorem 4.1 with the constants of the Hedge/EXP3 proof, Bubeck & Cesa-Bianchi 2012
-        Theorem 3.1, on the event ``|noise| ≤ λ ln T²``; the last ``B`` pays for its complement)."""
-        return float(self._core.params["regret_bound"])
+        Theorem 3.1, on the event ``|noise| ≤ λ ln T²``; the last ``B`` pays for its complement), beside the trivial
+        bound ``T·B`` (``RegretBound.trivial``: losses in ``[0, B]``) and whether it is below it."""
+        p = self._core.params
+        return RegretBound(
+            float(p["regret_bound"]),
+            trivial=float(p["horizon"]) * float(p["loss_bound"]),
+            source="Agarwal-Singh 2017 Theorem 4.1 (Bubeck-Cesa-Bianchi 2012 Theorem 3.1 constants); trivial: T*B",
+        )
 
     def __repr__(self) -> str:
         eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"

@@ -12,6 +12,7 @@ from .._options import SAMPLERS, Sampler
 from .._seed import SeedLike
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
+from ..regret import RegretBound
 from ._base import FeedbackRelease, Learner, randomness_of
 from .private_exp3 import _feedback_noise_text
 
@@ -166,9 +167,16 @@ class PrivateSCRiBLe(FeedbackRelease, Learner):
         Not private: an exact count over the raw data (do not publish it beside the actions)."""
         return self._core.clipped
 
-    def regret_bound(self) -> float:
-        """``ν ln T/η + 2η n² B'² T + B`` (see the class docs)."""
-        return float(self._core.params["regret_bound"])
+    def regret_bound(self) -> RegretBound:
+        """``ν ln T/η + 2η n² B'² T + B`` (see the class docs), beside the trivial bound ``2·B·T``
+        (``RegretBound.trivial``: ``|⟨ℓ_t, y⟩| ≤ B`` on the domain) and whether it is below it."""
+        p = self._core.params
+        return RegretBound(
+            float(p["regret_bound"]),
+            trivial=2.0 * float(p["loss_bound"]) * self.horizon,
+            source="Agarwal-Singh 2017 Theorem 4.5 (Abernethy-Hazan-Rakhlin 2012 Theorem 5.1 constants); "
+            "trivial: 2*B*T",
+        )
 
     def __repr__(self) -> str:
         eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Literal
 
 import numpy as np
@@ -10,8 +11,9 @@ import numpy as np
 from .. import _core, _validate
 from .._options import SAMPLERS, Sampler
 from .._seed import SeedLike
-from ..errors import InvalidInputError, ProtocolError
+from ..errors import ExplorationCappedWarning, InvalidInputError, ProtocolError
 from ..privacy import PrivacyGuarantee
+from ..regret import RegretBound
 from ._base import Learner, RunResult, randomness_of
 
 __all__ = ["PrivateSubmodular", "submodular_privacy"]
@@ -103,8 +105,11 @@ class PrivateSubmodular(Learner):
       ``g_t^i(a) = f_t(S_t^{i−1} + a) − f_t(S_t^{i−1})``, ``S_t^i = ∪_{j≤i} {a_t^j}``, at rate
       ``η = ε / (k·sqrt(32·T·ln(k/δ)))``.
     * ``feedback="bandit"`` — Algorithm 3 (BanditDP): with probability ``γ = min(1, k·((16|U| ln|U|)²/T)^{1/3})``
-      a round explores — uniform ``i ∈ [k]`` and ``a ∈ U``, play ``S_t^{i−1} ∪ {a}``, feed ``f_t(S_t)`` to expert
-      ``i`` on coordinate ``a``, then every expert resamples; otherwise the current set is played again.
+      (the cap binds for ``T ≤ k³(16|U| ln|U|)²``, e.g. about ``8.5·10⁸`` for ``k = 3``, ``|U| = 80``: the
+      learner then explores every round, and the constructor warns with
+      :class:`~dponline.errors.ExplorationCappedWarning` naming the horizon from which ``γ < 1``) a round
+      explores — uniform ``i ∈ [k]`` and ``a ∈ U``, play ``S_t^{i−1} ∪ {a}``, feed ``f_t(S_t)`` to expert ``i`` on
+      coordinate ``a``, then every expert resamples; otherwise the current set is played again.
       ``η = ε / (k·sqrt(32·(2γT)·ln(k/δ)))``.
     * ``exploration="presampled"`` (bandit) — Appendix B.2: ``M ~ Binomial(T, γ)`` explore rounds are drawn
       before the data and ``η = ε / (k·sqrt(32·(M+1)·ln(k/δ)))``. The explore rounds (a uniform ``M``-subset of
@@ -222,6 +227,16 @@ class PrivateSubmodular(Learner):
         self._horizon = horizon
         self._privacy = guarantee
         self._feedback = feedback
+        gamma_paper = float(self._core.params.get("gamma_paper", 0.0))
+        if feedback == "bandit" and gamma_paper >= 1.0:
+            # gamma = k((16|U| ln|U|)^2 / T)^(1/3) falls below 1 only from T' = T * gamma_paper^3 on.
+            warnings.warn(
+                f"PrivateSubmodular(feedback='bandit'): the exploration rate gamma = k((16|U| ln|U|)^2/T)^(1/3) = "
+                f"{gamma_paper:.3g} is capped at 1 at horizon={horizon}: every round explores (uniform sets) and the "
+                f"learner cannot exploit; gamma < 1 from horizon > {math.ceil(horizon * gamma_paper**3):.3g}",
+                ExplorationCappedWarning,
+                stacklevel=3,  # the caller of the constructor (through Learner's __init__ wrapper)
+            )
 
     # -- protocol ---------------------------------------------------------------------------------------
     def ask(self) -> np.ndarray:
@@ -346,8 +361,10 @@ class PrivateSubmodular(Learner):
         k = int(self._core.params["k"])
         return self._core.expert_probabilities(_validate.integer("i", i, low=0, high=k - 1))
 
-    def regret_bound(self) -> float:
-        """Explicit bound on the expected ``(1 − 1/e)``-regret from the proofs.
+    def regret_bound(self) -> RegretBound:
+        """Explicit bound on the expected ``(1 − 1/e)``-regret from the proofs, beside the trivial bound
+        ``(1 − 1/e)·T`` (``RegretBound.trivial``: payoffs in ``[0, 1]``, so ``(1 − 1/e)·OPT ≤ (1 − 1/e)·T``) and
+        whether it is below it.
 
         * full information (Theorem 6's proof, Hedge bound of Theorem 3 with payoffs in ``[0, 1]``):
           ``k·(ηT + ln|U|/η)``;
@@ -361,17 +378,21 @@ class PrivateSubmodular(Learner):
         p = self.params
         T, n, k, eta = float(p["horizon"]), float(p["ground_set_size"]), float(p["k"]), float(p["eta"])
         log_n = max(math.log(n), math.log(2.0))
+        trivial, source = (
+            (1.0 - 1.0 / math.e) * T,
+            "Perez-Salazar & Cummings 2021 Theorems 6/8 (proofs); trivial: (1-1/e)*T",
+        )
         if p["feedback"] == "full":
             bound = k * (eta * T + log_n / eta)
         else:
             gamma = float(p["gamma"])
             if gamma <= 0:
-                return 0.0
+                return RegretBound(0.0, trivial=trivial, source=source)
             tail = (k * n / gamma) * T * math.exp(-8.0 * gamma * gamma * T)
             bound = k * (eta * T + k * n * log_n / (gamma * eta) + tail) + gamma * T
         if not math.isfinite(bound):
             raise InvalidInputError(f"the regret bound overflows float64 (eta = {eta:g}): declare a larger epsilon")
-        return bound
+        return RegretBound(bound, trivial=trivial, source=source)
 
     def __repr__(self) -> str:
         p = self._core.params
