@@ -133,7 +133,12 @@ class LocalLearner(Learner):
 
 class _ParameterFreeLearner(LocalLearner):
     """Base of Algorithms 2 and 3 of van der Hoeven (2019), both built on Algorithm 1 with a prior of precision
-    ``b`` (default ``G²``); the subclass names its ``_algorithm``. Args: see :class:`CoordinatewiseLearner`."""
+    ``b`` (default ``G²``); the subclass names its ``_algorithm``. Args: see :class:`CoordinatewiseLearner`.
+
+    Both predict (nearly) 0 while the summed gradient signal is within a few noise standard deviations of 0 —
+    small budgets ``τ`` or short horizons; exactly the regret of predicting 0 then, by design (Theorem 1's bound is
+    below predict-0 only once ``T|ḡ| ≳ sqrt(8T(ḡ² + s²) ln(·))``; see "When it predicts 0" in
+    :class:`dponline.local_dp.PotentialLearner1D`)."""
 
     _algorithm: ClassVar[str]
 

@@ -70,6 +70,15 @@ class PotentialLearner1D:
       :class:`~dponline.errors.ConvergenceError`). A callable is pickled by reference (a module-level function
       pickles; a lambda does not).
 
+    **When it predicts 0.** With noisy gradients ``g̃_t = g_t + Z_t`` (``E Z_t = 0``, variance ``s²`` per round, e.g.
+    ``8G²/τ²`` for the coordinate-wise Laplace randomiser) the potential is a function of ``L_t = −Σ g̃`` and
+    ``Q_t = Σ g̃² ≈ t(ḡ² + s²)``: the conjugate prediction is about ``(L_t/2B_t)·sqrt(b/B_t)·exp(L_t²/(4B_t))``, which
+    stays near 0 while ``|L_t| ≲ sqrt(B_t)`` — while the summed signal ``t|ḡ|`` is within a few noise standard
+    deviations ``sqrt(t)·s``. That is the design, not a defect: Theorem 1 bounds the regret against ``u`` by about
+    ``|u|·sqrt(8 Q_T ln(|u| Q_T))``, while predicting 0 has regret ``|u|·T|ḡ|``, so the bound is below predict-0 only
+    from ``T ≳ 8(ḡ² + s²)·ln(·)/ḡ²``; at smaller horizons (small budgets ``τ``, i.e. large ``s``) the learner stays at
+    0, which costs about the regret of predicting 0.
+
     Predictions whose magnitude would exceed ``1e100`` (only after long one-signed feedback: ``|w_t|`` can grow
     like ``e^{t/5}``) saturate at ``±1e100`` and are counted in :attr:`saturated`.
 
