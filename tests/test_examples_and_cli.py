@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
         ("local_dp_streams.py", ["--seeds", "2", "--rounds", "3000"]),
         ("display_slots.py", ["--horizon", "20000", "--seeds", "2"]),
         ("ranking.py", ["--horizon", "5000", "--seeds", "2", "--workers", "1"]),
+        ("privacy_for_free.py", ["--quick"]),
     ],
 )
 def test_example_runs(script, args, tmp_path):
