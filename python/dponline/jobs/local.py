@@ -273,6 +273,11 @@ def _report(
     lines.append("")
     lines.append(f"  randomness: {randomness_text(args.seed)}")
     lines.append("  not private: the regrets above are evaluations computed from the data")
+    lines.append(
+        "  a parameter-free learner scoring exactly 'predict 0' is expected while the providers' noise hides the "
+        "summed gradient signal: it moves only once that signal exceeds a few noise standard deviations (Theorem 1; "
+        "see the learners' docstrings)"
+    )
     lines.append("")
     for row in summary:
         if EXACT in row["scenario"]:
