@@ -112,6 +112,11 @@ impl FrankWolfe {
         })
     }
 
+    /// The target `v`.
+    pub fn target(&self) -> &[f64] {
+        &self.v
+    }
+
     /// Mutable access to the target `v` (warm start: the iterate is kept); the caller keeps it finite.
     pub fn target_mut(&mut self) -> &mut [f64] {
         &mut self.v

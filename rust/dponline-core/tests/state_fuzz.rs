@@ -15,9 +15,9 @@ use dponline_core::learners::dp_ftrl::{DpFtrlParams, LossNorm, Regularizer};
 use dponline_core::learners::private_bandit::Feasibility;
 use dponline_core::learners::private_dr_submodular::Argmin;
 use dponline_core::learners::{
-    DpFtrl, DrSubmodularParams, Exp3Params, Exploration, Feedback, PrivateBandit,
-    PrivateBanditParams, PrivateDrSubmodular, PrivateExp3, PrivateScrible, PrivateSubmodular,
-    SubmodularParams,
+    DpFtrl, DrSubmodularParams, Exp3Params, Exploration, Feedback, NoisyOco, NoisyOcoParams,
+    PrivateBandit, PrivateBanditParams, PrivateDrSubmodular, PrivateExp3, PrivateScrible,
+    PrivateSubmodular, SubmodularParams,
 };
 use dponline_core::local_dp::{LocalRandomizer, Mechanism as LocalMechanism};
 use dponline_core::noise::NoiseDistribution;
@@ -181,6 +181,30 @@ fn dp_ftrl() {
         l.tell(&[0.1, 0.2, 0.3]).unwrap();
     }
     fuzz(&l.to_bytes().unwrap(), DpFtrl::from_bytes, |l| {
+        l.to_bytes().unwrap()
+    });
+}
+
+#[test]
+fn noisy_oco() {
+    let domain = Domain::UniformMatroid(UniformMatroid::new(4, 2, true).unwrap());
+    let params = NoisyOcoParams::new(&domain, 30, 1.0, None, 2).unwrap();
+    let mut l = NoisyOco::new(
+        domain,
+        params,
+        MechanismSpec::Tree { padded: true },
+        NoiseDistribution::gaussian(2.0).unwrap(),
+        SamplerKind::Exact,
+        [12, 0, 0, 0],
+        false,
+        false,
+    )
+    .unwrap();
+    for _ in 0..7 {
+        l.ask().unwrap();
+        l.tell(&[0.1, -0.2, 0.3, 0.0]).unwrap();
+    }
+    fuzz(&l.to_bytes().unwrap(), NoisyOco::from_bytes, |l| {
         l.to_bytes().unwrap()
     });
 }

@@ -10,7 +10,9 @@ pub mod private_scrible;
 pub mod private_submodular;
 
 pub use dp_ftrl::{DpFtrl, DpFtrlParams, LossNorm, Regularizer};
-pub use noisy_oco::{NoisyGradient, NoisyMap, NoisyOco};
+pub use noisy_oco::{
+    NoisyGradient, NoisyMap, NoisyOco, NoisyOcoParams, NoisyOcoTemplate, RegretBound,
+};
 pub use private_bandit::{
     PrivateBandit, PrivateBanditParams, PrivateFrankWolfeMap, SmoothedBatchGradient,
 };
@@ -91,6 +93,7 @@ macro_rules! native_run {
 }
 
 native_run!(DpFtrl, 'a => &'a crate::losses::LossFamily);
+native_run!(NoisyOco, 'a => &'a crate::losses::LossFamily);
 native_run!(PrivateBandit, 'a => &'a crate::losses::LossFamily);
 native_run!(PrivateScrible, 'a => &'a crate::losses::LossFamily);
 native_run!(PrivateExp3, 'a => ArmLosses<'a>);

@@ -83,7 +83,7 @@ impl Feasibility {
         }
     }
 }
-use super::noisy_oco::{NoisyGradient, NoisyMap, NoisyOco};
+use super::noisy_oco::{NoisyGradient, NoisyMap, NoisyOcoTemplate};
 
 /// The schedule of Algorithm 1, line 1, and the constants the privacy analysis needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -414,7 +414,7 @@ impl NoisyMap for PrivateFrankWolfeMap {
 #[derive(Debug, Serialize, Deserialize)]
 pub struct PrivateBandit {
     params: PrivateBanditParams,
-    oco: NoisyOco<SmoothedBatchGradient, PrivateFrankWolfeMap>,
+    oco: NoisyOcoTemplate<SmoothedBatchGradient, PrivateFrankWolfeMap>,
     t: u64,
     strict: bool,
 }
@@ -470,7 +470,7 @@ impl PrivateBandit {
             center.clone(),
             Generator::for_stream(&seed, 2, secure)?,
         );
-        let oco = NoisyOco::new(domain, gradient, map, center);
+        let oco = NoisyOcoTemplate::new(domain, gradient, map, center);
         Ok(PrivateBandit {
             params,
             oco,
