@@ -6,6 +6,7 @@ See the README for an overview. Public API:
   :mod:`dponline.aggregation` also has :class:`~dponline.aggregation.HonakerTree`,
   :class:`~dponline.aggregation.KaryTree` and :class:`~dponline.aggregation.BLT`.
 * :class:`PrivateBandit` — private projection-free bandit convex optimisation (Ene-Nguyen-Vladu 2021).
+* :class:`NoisyOCO` — private projection-free online convex optimisation, full information (their Algorithm 2).
 * :class:`DPFTRL` — private follow-the-regularised-leader with full information (Agarwal-Singh 2017).
 * :class:`DPFTPL` — private follow-the-perturbed-leader, one LMO call per round (Agarwal-Singh 2017).
 * :class:`PrivateEXP3` — ε-DP EXP3 for multi-armed bandits (Agarwal-Singh 2017).
@@ -42,6 +43,7 @@ from .errors import (
 from .learners import (
     DPFTPL,
     DPFTRL,
+    NoisyOCO,
     PrivateBandit,
     PrivateDRSubmodular,
     PrivateEXP3,
@@ -64,6 +66,7 @@ __all__ = [
     "simd_level",
     "TreeAggregator",
     "PrivateBandit",
+    "NoisyOCO",
     "DPFTRL",
     "DPFTPL",
     "PrivateEXP3",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ._base import Learner, RunResult
 from .dp_ftrl import DPFTPL, DPFTRL, dp_ftrl_noise
+from .noisy_oco import NoisyOCO, noisy_oco_noise
 from .private_bandit import PrivateBandit, private_bandit_noise
 from .private_dr_submodular import PrivateDRSubmodular, dr_submodular_privacy
 from .private_exp3 import PrivateEXP3
@@ -14,6 +15,7 @@ __all__ = [
     "DPFTPL",
     "DPFTRL",
     "Learner",
+    "NoisyOCO",
     "PrivateBandit",
     "PrivateDRSubmodular",
     "PrivateEXP3",
@@ -22,6 +24,7 @@ __all__ = [
     "RunResult",
     "dp_ftrl_noise",
     "dr_submodular_privacy",
+    "noisy_oco_noise",
     "private_bandit_noise",
     "submodular_privacy",
 ]

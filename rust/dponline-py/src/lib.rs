@@ -18,6 +18,7 @@ mod learners;
 mod local_dp;
 mod losses;
 mod noise;
+mod noisy_oco;
 mod optimization;
 mod scrible;
 mod submodular;
@@ -53,6 +54,8 @@ mod _core {
     use super::losses::PyLossFamily;
     #[pymodule_export]
     use super::noise::{sample_discrete, sample_noise};
+    #[pymodule_export]
+    use super::noisy_oco::{PyNoisyOco, noisy_oco_params};
     #[pymodule_export]
     use super::optimization::{frank_wolfe, sample_sphere};
     #[pymodule_export]
