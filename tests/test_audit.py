@@ -17,6 +17,7 @@ from dponline import (
     DPFTPL,
     DPFTRL,
     LocalLaplaceRandomizer,
+    NoisyOCO,
     PrivateBandit,
     PrivateDRSubmodular,
     PrivateEXP3,
@@ -405,6 +406,10 @@ LEARNER_AUDITS = {
         lambda e, s: DPFTPL(Box([-1.0], [1.0]), horizon=2, epsilon=e, delta=1e-5 if e else 0.0, loss_bound=1.0,
                             seed=s),
         play, [[1.0], [0.0]], [[-1.0], [0.0]], FirstAction(1), (1.0, 1e-5), 4_000, 6_000,
+    ),
+    "NoisyOCO": LearnerAudit(
+        lambda e, s: NoisyOCO(L2Ball(1), horizon=2, epsilon=e, lipschitz=1.0, seed=s),
+        play, [[1.0], [0.0]], [[-1.0], [0.0]], FirstAction(1), (1.0, 0.0), 4_000, 2_000,
     ),
     "PrivateBandit": LearnerAudit(
         lambda e, s: PrivateBandit(L2Ball(1), horizon=9, epsilon=e, lipschitz=1.0, seed=s),

@@ -86,7 +86,7 @@ def test_no_panic_escapes_from_mutated_native_bytes() -> None:
     """Native ``from_bytes`` of every learner over payload-level damage behind a valid checksum (what a crafted
     state looks like): a value or a ``DPOnlineError``, never a ``PanicException``; the restored learners answer."""
     rng = np.random.default_rng(0)
-    for name in ("PrivateBandit", "DPFTRL", "PrivateEXP3", "PrivateSCRiBLe", "PrivateSubmodular"):
+    for name in ("PrivateBandit", "DPFTRL", "NoisyOCO", "PrivateEXP3", "PrivateSCRiBLe", "PrivateSubmodular"):
         obj = _OBJECTS[name]
         payload = bytearray(_core.open_state(obj._core.to_bytes()))
         for _ in range(200):

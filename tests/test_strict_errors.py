@@ -12,6 +12,7 @@ from dponline import (
     DPFTPL,
     DPFTRL,
     InvalidInputError,
+    NoisyOCO,
     PrivateBandit,
     PrivateDRSubmodular,
     PrivateEXP3,
@@ -38,6 +39,10 @@ STRICT = {
     "DPFTPL": (
         lambda: DPFTPL(Box([-1.0], [1.0]), horizon=4, epsilon=1.0, delta=1e-5, loss_bound=1.0, strict=True, seed=0),
         [0.5], [-SECRET], "loss_bound",
+    ),
+    "NoisyOCO": (
+        lambda: NoisyOCO(Simplex(2), horizon=4, epsilon=1.0, lipschitz=1.0, strict=True, seed=0),
+        [0.5, 0.0], [SECRET, 0.0], "lipschitz",
     ),
     "PrivateEXP3": (
         lambda: PrivateEXP3(2, horizon=4, epsilon=1.0, strict=True, seed=0),

@@ -52,6 +52,11 @@ FACTORIES: dict[str, Callable[[], Any]] = {
         7,
         lambda x: [0.1, 0.5, 0.2],
     ),
+    "NoisyOCO": lambda: _played(
+        dponline.NoisyOCO(UniformMatroid(4, 2), horizon=100, epsilon=1.0, lipschitz=1.0, seed=12),
+        7,
+        lambda x: [0.1, 0.5, 0.2, -0.3],
+    ),
     "PrivateEXP3": lambda: _played(dponline.PrivateEXP3(4, horizon=100, epsilon=1.0, seed=4), 7, lambda a: 0.5),
     "PrivateSCRiBLe": lambda: _played(
         dponline.PrivateSCRiBLe(L2Ball(3), horizon=100, epsilon=1.0, loss_bound=1.0, seed=5), 7, lambda x: 0.2
