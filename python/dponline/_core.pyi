@@ -35,6 +35,8 @@ __all__ = [
     "mechanism_column_norms",
     "DPFTRL",
     "dp_ftrl_params",
+    "NoisyOCO",
+    "noisy_oco_params",
     "PrivateEXP3",
     "exp3_params",
     "exp3_raw_step_draws",

@@ -252,8 +252,9 @@ class NoisyOCO(Learner):
             )
             if not scale <= _MAX_NOISE_SCALE:
                 raise InvalidInputError(
-                    f"epsilon={epsilon!r}, delta={delta!r}, lipschitz={lipschitz!r} and horizon={horizon} need a noise "
-                    f"scale of {scale:.3g}, beyond the largest noise supported ({_MAX_NOISE_SCALE:g}); rescale the losses"
+                    f"epsilon={epsilon!r}, delta={delta!r}, lipschitz={lipschitz!r} and horizon={horizon} need a "
+                    f"noise scale of {scale:.3g}, beyond the largest supported ({_MAX_NOISE_SCALE:g}); rescale the "
+                    "losses"
                 )
         self._core = _core.NoisyOCO(
             domain,
