@@ -441,8 +441,8 @@ def test_learner_audit_on_the_first_released_quantity(name):
     Measured ε̂ (claimed ε = 1; the non-private control in brackets): PrivateEXP3 0.86 [4.2] and PrivateSCRiBLe
     0.81 [3.4] — their first release is one Laplace draw, which the statistic reads almost losslessly; DP-FTRL
     Laplace 0.11 [4.2] — its first release carries at most half of ε (row 1 enters two released nodes) and the
-    action is a softmax of a difference of two noisy coordinates; DP-FTRL Gaussian, DP-FTPL, PrivateBandit and
-    PrivateDRSubmodular 0 [4.2, 1.5, 3.4, 4.2] — their noise at these tiny horizons (scale several times the
+    action is a softmax of a difference of two noisy coordinates; DP-FTRL Gaussian, DP-FTPL, NoisyOCO, PrivateBandit
+    and PrivateDRSubmodular 0 [4.2, 1.5, 4.2, 3.4, 4.2] — their noise at these tiny horizons (scale several times the
     sensitivity) leaves one action nearly independent of round 1, so these only catch gross violations."""
     case = LEARNER_AUDITS[name]
     eps, delta = case.claimed

@@ -8,6 +8,20 @@ import pickle
 
 import numpy as np
 import pytest
+from _fuzz import (
+    assert_finite,
+    attempt,
+    finite_vectors,
+    ints,
+    reals,
+    seeds,
+    tolerance,
+    unchanged_if_failed,
+    valid_domains,
+    vectors,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import dponline
 from dponline import losses, privacy
@@ -223,6 +237,8 @@ def test_bad_input_raises_and_leaves_the_learner_unchanged():
         dponline.NoisyOCO(Simplex(3), horizon=10, epsilon=1.0, lipschitz=1.0, lmo_calls=0)
     with pytest.raises(InvalidInputError, match="horizon"):
         dponline.NoisyOCO(Simplex(3), horizon=0, epsilon=1.0, lipschitz=1.0)
+    with pytest.raises(InvalidInputError, match="too extreme"):  # found by the fuzz below: was an OverflowError
+        dponline.NoisyOCO(L2Ball(1, 1e-300), horizon=1, epsilon=5e-324, lipschitz=5e-324)
     with pytest.raises(InvalidInputError, match="dimension"):
         dponline.NoisyOCO(Simplex(3), horizon=10, epsilon=1.0, lipschitz=1.0).run(losses.Linear(np.ones((5, 4))))
 
@@ -236,3 +252,51 @@ def test_portfolio_losses_are_linearised_on_the_simplex():
     assert result.clipped == 0 and abs(result.total_loss - uniform) < 1.0
     with pytest.raises(InvalidInputError, match="Simplex"):
         dponline.NoisyOCO(L2Ball(4), horizon=200, epsilon=None, lipschitz=2.0).run(losses.PortfolioLogLoss(R))
+
+
+# -- property-based fuzzing of the constructor and the protocol (as tests/test_fuzz_agarwal_singh.py) ----------
+noisy_oco_kwargs = st.fixed_dictionaries(
+    {
+        "horizon": st.one_of(st.integers(1, 300), ints),
+        "epsilon": st.one_of(st.none(), st.sampled_from([1.0, 1e-3, 1e3]), reals),
+        "lipschitz": st.one_of(st.sampled_from([1.0, 1e-6, 1e6]), reals),
+    },
+    optional={
+        "delta": st.one_of(st.sampled_from([0.0, 1e-6, 0.5]), reals),
+        "learning_rate": st.one_of(st.none(), st.sampled_from([1e-3, 1.0, 1e300]), reals),
+        "lmo_calls": st.one_of(st.sampled_from([1, 4, 50]), ints),
+        "calibration": st.sampled_from(["paper", "analytic", "zcdp", "x", None]),
+        "mechanism": st.sampled_from(["tree", "tree", "honaker", "blt", "other"]),
+        "sampler": st.sampled_from(["exact", "floating-point", "x", None]),
+        "strict": st.sampled_from([True, False, 0, None]),
+        "seed": seeds,
+    },
+)
+
+
+@settings(deadline=None)
+@given(valid_domains(), noisy_oco_kwargs, st.data())
+def test_fuzzed_construction_and_play_never_panic_and_keep_the_invariants(d, kwargs, data):
+    ok, learner = attempt(lambda: dponline.NoisyOCO(d, **kwargs))
+    if not ok:
+        return
+    assert learner.t == 0 and learner.horizon == int(kwargs["horizon"])
+    p = learner.params
+    assert all(math.isfinite(p[k]) and p[k] >= 0 for k in ("eta", "noise_scale", "noise_norm", "mirror_range"))
+    assert (learner.privacy is None) == (kwargs["epsilon"] is None)
+    ok, bound = attempt(learner.regret_bound)
+    if ok:
+        assert math.isfinite(bound) and bound >= 0
+    n = d.dim
+    for _ in range(min(learner.horizon, 3)):
+        x = learner.ask()
+        assert_finite(x)
+        assert d.contains(x, tolerance(d)), x
+        gradient = data.draw(st.one_of(finite_vectors(n), vectors(n)), "gradient")
+        ok, _ = unchanged_if_failed(learner, lambda g=gradient: learner.tell(g))
+        if ok:
+            assert_finite(learner.noisy_cumulative_gradient)
+        else:
+            learner.tell(np.zeros(n))
+    clone = pickle.loads(pickle.dumps(learner))
+    assert clone.params == learner.params and clone.t == learner.t

@@ -277,6 +277,7 @@ class ExactCalibration:
         )
 
 
+@_numeric
 def exact_linear_noise(
     noise: str,
     epsilon: float,
