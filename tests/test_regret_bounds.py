@@ -92,6 +92,19 @@ def test_dp_ftpl(stream):
     _check(learner.regret_bound(), float(np.mean(runs)), T * p["loss_bound"] * p["diameter"])
 
 
+@pytest.mark.parametrize("stream", ["drift", "alternating"])
+@pytest.mark.parametrize("domain,delta", [(Simplex(4), 0.0), (UniformMatroid(4, 2), 1e-6)])
+def test_noisy_oco(stream, domain, delta):
+    C = _streams(4)[stream]
+    fam = Linear(C, horizon=T, resample="bootstrap", seed=3)
+    best = best_fixed(fam, domain=domain).total_loss
+    runs = []
+    for seed in range(3):
+        learner = dponline.NoisyOCO(domain, horizon=T, epsilon=1.0, delta=delta, lipschitz=1.0, seed=seed)
+        runs.append(learner.run(fam, checkpoints=1).total_loss - best)
+    _check(learner.regret_bound(), float(np.mean(runs)), T * 1.0 * domain.diameter)
+
+
 @pytest.mark.parametrize("means", [[0.5, 0.45, 0.6, 0.7], [0.9, 0.1, 0.5, 0.5]])
 def test_private_exp3(means):
     """Expected losses (a fixed row), so the run's regret is the pseudo-regret exactly."""

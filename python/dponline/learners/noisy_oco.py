@@ -4,6 +4,7 @@ information."""
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,7 @@ from .._seed import SeedLike
 from ..domains import require_native
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
+from ..regret import RegretBound
 from ._base import Learner, exact_learner_noise, mechanism_noise, randomness_of, resolve_sampler
 
 __all__ = ["NoisyOCO", "noisy_oco_noise"]
@@ -162,7 +164,8 @@ class NoisyOCO(Learner):
 
         D²/(2η) + η T L²/2 + η L Σ_t E‖s̃_t − s_t‖₂ + T L · 2D/√(k+2)
 
-    (mirror, stability, noise, Frank-Wolfe terms), and never more than ``T L D``. ``k = lmo_calls``: the
+    (mirror, stability, noise, Frank-Wolfe terms); any play's regret is at most the trivial ``T L D``, which
+    :meth:`regret_bound` reports beside it (``RegretBound``). ``k = lmo_calls``: the
     Frank-Wolfe term is linear in ``T`` unless ``k`` grows like ``T`` (the price of a projection-free map without
     batching; :class:`PrivateBandit` batches instead). With the padded tree and ``k ≳ T`` the bound is
     ``O(D √(T L (L + μ̄)))``, ``μ̄ = Θ(√(n log T)·σ)``.
@@ -346,18 +349,32 @@ class NoisyOCO(Learner):
     def regret_bound_terms(self) -> dict[str, float]:
         """The terms of :meth:`regret_bound`: ``mirror`` (``D²/(2η)``), ``stability`` (``ηTL²/2``), ``noise``
         (``ηL·Σ_t E‖s̃_t − s_t‖₂``, exact per-release variances, plus the grid rounding on the exact path),
-        ``frank_wolfe`` (``TL·2D/√(k+2)``), ``trivial`` (``TLD``) and ``total``.
+        ``frank_wolfe`` (``TL·2D/√(k+2)``), their sum ``total``, and ``trivial`` (``TLD``).
 
         Raises:
             InvalidInputError: a mechanism other than the padded tree with ``horizon > 2**24`` (its releases are
                 summed one by one)."""
         return dict(self._core.regret_bound_terms())
 
-    def regret_bound(self) -> float:
-        """Expected-regret bound (ENV Lemma 4.1's proof for Algorithm 2 with full information; see the class docs):
-        ``min(mirror + stability + noise + frank_wolfe, T·L·D)``, in loss units. Errors as
-        :meth:`regret_bound_terms`."""
-        return float(self._core.regret_bound_terms()["total"])
+    def regret_bound(self) -> RegretBound:
+        """Expected-regret bound, in loss units (ENV Lemma 4.1's proof for Algorithm 2 with full information; see
+        the class docs): ``mirror + stability + noise + frank_wolfe`` of :meth:`regret_bound_terms`, beside the
+        trivial bound ``T·L·D`` (``RegretBound.trivial``: ``⟨g_t, x̃_t − x*⟩ ≤ L·D`` per round);
+        ``RegretBound.vacuous`` says when it is not below it (e.g. with few ``lmo_calls``: the Frank-Wolfe term).
+
+        Raises:
+            InvalidInputError: as :meth:`regret_bound_terms`, or a bound that overflows float64."""
+        terms = self._core.regret_bound_terms()
+        if not math.isfinite(terms["total"]):
+            raise InvalidInputError(
+                f"regret_bound: the bound overflows float64 ({terms}); rescale the losses or the domain"
+            )
+        return RegretBound(
+            terms["total"],
+            trivial=terms["trivial"],
+            source="Ene-Nguyen-Vladu 2021 Lemma 4.1 (proof, Appendix B) with kappa = L, Lemmas C.3-C.4 "
+            "(Frank-Wolfe error 2D/sqrt(k+2), Jaggi 2013); trivial: T*L*D",
+        )
 
     def __repr__(self) -> str:
         eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"
