@@ -16,15 +16,13 @@ from ..errors import InvalidInputError
 from .cache import jsonable
 from .outputs import publish
 from .spec import Configuration
-from .verdict import band, interval, verdict
+from .verdict import interval, verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
     from matplotlib.figure import Figure
 
 __all__ = ["Results"]
-
-PLOTS = ("regret", "price_of_privacy")
 
 
 def _column(values: list[Any]) -> list[Any] | np.ndarray:
@@ -49,16 +47,6 @@ def _interval(x: np.ndarray) -> tuple[float, float, float, float]:
 def column_name(name: str) -> str:
     """A comparator's name as a snake_case column suffix (``"best stock"`` → ``best_stock``)."""
     return re.sub(r"[^0-9a-zA-Z]+", "_", name).strip("_").lower() or "comparator"
-
-
-_STYLES = ("-", "--", "-.", ":")
-_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
-
-
-def _wrap(text: str, width: int = 95) -> str:
-    import textwrap
-
-    return "\n".join(textwrap.wrap(text, width)) or text
 
 
 class Results:
@@ -96,13 +84,8 @@ class Results:
                 return c
         raise KeyError((spec, point))
 
-    def _param_value(self, config: Configuration, name: str) -> Any:
-        if name in config.values:
-            return config.values[name]
-        return config.kwargs.get(name)  # fixed in the learner (e.g. epsilon=None), or absent → None
-
     def _params_columns(self, configs: Sequence[Configuration]) -> dict[str, Any]:
-        return {p: _column([self._param_value(c, p) for c in configs]) for p in self.parameters}
+        return {p: _column([self.param_value(c, p) for c in configs]) for p in self.parameters}
 
     def frame(self) -> pd.DataFrame:
         """The tidy table: one row per (learner, parameters, seed, checkpoint) of every finished run.
@@ -222,7 +205,7 @@ class Results:
 
     def final_losses(self, config: Configuration) -> dict[int, float]:
         """``{seed index: final cumulative loss}`` of the finished runs of ``config``."""
-        return {r["seed_index"]: float(r["cumulative_loss"][-1]) for r in self._finished(config)}
+        return {r["seed_index"]: float(r["cumulative_loss"][-1]) for r in self.finished(config)}
 
     def twin(self, config: Configuration) -> Configuration | None:
         """The non-private twin of a private ``config`` (same learner and arguments without the privacy ones),
@@ -241,7 +224,7 @@ class Results:
         for c in self.configurations:
             if not c.privacy:
                 continue
-            mine = self._finished(c)
+            mine = self.finished(c)
             against = None
             if base is not None:
                 against = (baseline_text or base, [float(r["regret"][base][-1]) for r in mine])
@@ -322,9 +305,9 @@ class Results:
 
     def _varies(self, name: str) -> bool:
         values = {
-            self._param_value(c, name)
+            self.param_value(c, name)
             for c in self.configurations
-            if isinstance(self._param_value(c, name), numbers.Real)
+            if isinstance(self.param_value(c, name), numbers.Real)
         }
         return len(values) > 1
 
@@ -339,7 +322,8 @@ class Results:
         formats: Sequence[str] = ("png",),
         title: str | None = None,
     ) -> tuple[Figure, list[Path]]:
-        """Draw a plot (matplotlib, Agg backend) and save it when ``path`` is given.
+        """Draw a plot (matplotlib, Agg backend) and save it when ``path`` is given: see
+        :func:`dponline.experiments.plots.plot`, the one plotting module of every job.
 
         Args:
             kind: ``"regret"`` — regret curves against ``comparator``, mean over seeds with its 95% t-band,
@@ -359,157 +343,23 @@ class Results:
         Raises:
             InvalidInputError: unknown kind or comparator, or nothing to plot.
         """
-        import matplotlib
+        from .plots import plot
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        return plot(self, kind, path, comparator=comparator, x=x, formats=formats, title=title)
 
-        if kind not in PLOTS:
-            raise InvalidInputError(f"kind must be one of {', '.join(PLOTS)}; got {kind!r}")
-        comparator = comparator or self.comparators[0]
-        if comparator not in self.comparators:
-            raise InvalidInputError(f"comparator must be one of {', '.join(self.comparators)}; got {comparator!r}")
-        fig, ax = plt.subplots(figsize=(9.5, 4.8), dpi=120, layout="constrained")
-        if kind == "regret":
-            self._plot_regret(ax, comparator)
-        else:
-            self._plot_price(ax, comparator, x)
-        heading = title or f"{self._metadata['name']}: {self._metadata['description']}".rstrip(": ")
-        ax.set_title(_wrap(heading), fontsize=8)
-        written: list[Path] = []
-        if path is not None:
-            base = Path(path)
-            if base.suffix.lstrip(".") in ("png", "svg", "pdf"):
-                base = base.with_suffix("")
-            for fmt in formats:
-                target = base.with_name(f"{base.name}.{fmt}")
-                fig.savefig(target)
-                written.append(target)
-            plt.close(fig)
-        return fig, written
+    def finished(self, config: Configuration) -> list[dict[str, Any]]:
+        """The records of the finished runs of ``config`` (checkpoints, cumulative loss, regret per comparator)."""
+        return [
+            r for r in self._records if r["spec"] == config.spec and r["point"] == config.point and r["status"] == "ok"
+        ]
 
-    def _finished(self, c: Configuration) -> list[dict[str, Any]]:
-        return [r for r in self._records if r["spec"] == c.spec and r["point"] == c.point and r["status"] == "ok"]
+    @property
+    def comparator_curves(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """``{comparator: (checkpoints, its cumulative loss there)}`` at the first finished run's checkpoints."""
+        return self._comparator_curves
 
-    def _plot_regret(self, ax: Any, comparator: str) -> None:
-        drawn = 0
-        for c in self.configurations:
-            ok = self._finished(c)
-            if not ok:
-                continue
-            marks = ok[0]["checkpoints"]
-            curves = np.vstack([r["regret"][comparator] for r in ok if len(r["checkpoints"]) == len(marks)])
-            mean, half = band(curves)
-            # Line style and marker vary with the curve, so curves that coincide (a learner equal to a reference)
-            # stay visible; markers are spread over the checkpoints, offset per curve.
-            (line,) = ax.plot(
-                marks,
-                mean,
-                label=c.label,
-                linewidth=1.3,
-                linestyle=_STYLES[drawn % len(_STYLES)],
-                marker=_MARKERS[drawn % len(_MARKERS)],
-                markersize=4,
-                markevery=(drawn % 7 / 70, 0.1),
-            )
-            if len(curves) > 1:
-                ax.fill_between(marks, mean - half, mean + half, color=line.get_color(), alpha=0.2, linewidth=0)
-            drawn += 1
-        if not drawn:
-            raise InvalidInputError("no finished run to plot")
-        # The other comparators as references, drawn last and dashed so they stay visible over the learners.
-        if comparator in self._comparator_curves:
-            marks, base = self._comparator_curves[comparator]
-            for n, (name, (ref_marks, values)) in enumerate(self._comparator_curves.items()):
-                if name != comparator and np.array_equal(ref_marks, marks):
-                    style = ("--", "-.", ":")[n % 3]
-                    ax.plot(
-                        marks,
-                        values - base,
-                        linestyle=style,
-                        color="black",
-                        linewidth=1.4,
-                        zorder=5,
-                        label=f"{name} (comparator)",
-                    )
-        ax.axhline(0.0, color="grey", linewidth=0.8)
-        ax.set_xlabel("round t (rounds)")
-        unit = self._metadata.get("unit", "loss units")
-        ax.set_ylabel(f"cumulative regret vs {comparator} ({unit}; + = worse)")
-        seeds = self._metadata.get("seeds")
-        ax.legend(
-            title=f"mean, band = 95% t-interval\nover {seeds} seed(s)",
-            fontsize=7,
-            title_fontsize=7,
-            loc="upper left",
-            bbox_to_anchor=(1.01, 1.0),
-        )
-
-    def _plot_price(self, ax: Any, comparator: str, x: str) -> None:
-        from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter
-
-        groups: dict[tuple[str, tuple[tuple[str, str], ...]], list[tuple[float, tuple[float, ...]]]] = {}
-        ticks: set[float] = set()
-        references: list[tuple[str, tuple[float, ...]]] = []
-        for c in self.configurations:
-            ok = self._finished(c)
-            if not ok:
-                continue
-            finals = np.asarray([r["regret"][comparator][-1] for r in ok], dtype=np.float64)
-            summary = _interval(finals)
-            value = self._param_value(c, x)
-            if isinstance(value, numbers.Real) and not isinstance(value, bool):
-                rest = tuple((k, _label_value(v)) for k, v in c.values.items() if k != x)
-                groups.setdefault((c.name, rest), []).append((float(value), summary))
-            else:
-                references.append((c.label, summary))
-        if not groups:
-            raise InvalidInputError(f"the price-of-privacy plot needs a grid over {x!r} with numeric values")
-        for n, ((name, rest), points) in enumerate(groups.items()):
-            points.sort()
-            xs = np.asarray([p[0] for p in points])
-            mean = np.asarray([p[1][0] for p in points])
-            low = np.asarray([p[1][2] for p in points])
-            high = np.asarray([p[1][3] for p in points])
-            label = name + (f" ({', '.join(f'{k}={v}' for k, v in rest)})" if rest else "")
-            err = np.vstack([mean - low, high - mean])
-            ax.errorbar(
-                xs,
-                mean,
-                yerr=np.nan_to_num(err),
-                marker=_MARKERS[n % len(_MARKERS)],
-                linestyle=_STYLES[n % len(_STYLES)],
-                capsize=3,
-                label=label,
-                linewidth=1.2,
-            )
-            ticks.update(float(v) for v in xs)
-        shades = ["black", "dimgray", "saddlebrown", "darkslategray"]
-        for n, (label, (ref_mean, _, ref_low, ref_high)) in enumerate(references):
-            color = shades[n % len(shades)]
-            ax.axhline(ref_mean, linestyle="--", linewidth=1.2, label=f"{label} (no {x})", color=color)
-            if math.isfinite(ref_low):
-                ax.axhspan(ref_low, ref_high, color=color, alpha=0.1, linewidth=0)
-        base = self._metadata.get("baseline")
-        if base and base != comparator and {base, comparator} <= self._comparator_curves.keys():
-            level = float(self._comparator_curves[base][1][-1] - self._comparator_curves[comparator][1][-1])
-            ax.axhline(level, linestyle=":", linewidth=1.4, color="black", label=f"{base} (do-nothing baseline)")
-        ax.set_xscale("log")
-        # Ticks at the swept values, printed plainly (0.1, 1, 10 — not 10⁻¹ or 6×10⁻¹).
-        ax.xaxis.set_major_locator(FixedLocator(sorted(ticks)))
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel("ε (log scale)" if x == "epsilon" else x)
-        unit = self._metadata.get("unit", "loss units")
-        ax.set_ylabel(f"final regret vs {comparator} ({unit}; + = worse)")
-        ax.legend(
-            title="mean and 95% t-interval\nover seeds",
-            fontsize=7,
-            title_fontsize=7,
-            loc="upper left",
-            bbox_to_anchor=(1.01, 1.0),
-        )
-
-
-def _label_value(v: Any) -> str:
-    return f"{v:g}" if isinstance(v, float) else str(v)
+    def param_value(self, config: Configuration, name: str) -> Any:
+        """The value of parameter ``name`` in ``config``: its grid value, else its fixed argument, else None."""
+        if name in config.values:
+            return config.values[name]
+        return config.kwargs.get(name)  # fixed in the learner (e.g. epsilon=None), or absent → None
