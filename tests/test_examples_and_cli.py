@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
         ("tree_aggregation.py", ["--days", "500"]),
         ("portfolio.py", ["--horizon", "20000"]),
         ("experts_and_bandits.py", ["--bandit-horizon", "20000"]),
-        ("local_dp_streams.py", ["--seeds", "2", "--rounds", "3000"]),
+        ("local_dp_streams.py", ["--seeds", "2", "--data", "shuttle", "--rounds", "3000"]),
         ("display_slots.py", ["--horizon", "20000", "--seeds", "2"]),
         ("ranking.py", ["--horizon", "5000", "--seeds", "2", "--workers", "1"]),
         ("privacy_for_free.py", ["--quick"]),
@@ -182,33 +182,37 @@ def test_bandit_job_runs_on_open_bandit_rates(tmp_path, capsys):
     assert stop.value.code == 2
 
 
-def test_local_job_writes_its_table_and_plot(tmp_path, capsys):
-    assert main(["local", "--seeds", "2", "--rounds", "2000", "--out", str(tmp_path)]) == 0
+def test_local_job_writes_the_harness_outputs(tmp_path, capsys):
+    argv = ["local", "--data", "trump", "--seeds", "2", "--rounds", "400", "--workers", "1", "--quiet"]
+    assert main([*argv, "--out", str(tmp_path)]) == 0
     printed = capsys.readouterr().out
-    assert "UnconstrainedLearner" in printed and "CoordinatewiseLearner" in printed and "eps" in printed
-    rows = (tmp_path / "local.csv").read_text().splitlines()
-    assert rows[0].startswith("stream,scenario,learner,seed,regret") and len(rows) > 20
-    assert (tmp_path / "local.png").stat().st_size > 10_000
+    assert "UnconstrainedLearner" in printed and "CoordinatewiseLearner" in printed and "per provider" in printed
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    assert len(summary) == 15 and {"regret_best_mean", "regret_predict_0_mean"} <= set(summary.columns)
+    assert (tmp_path / "regret.png").stat().st_size > 10_000 and (tmp_path / "runs.parquet").exists()
 
 
-def test_display_job_writes_its_table_and_plot(tmp_path, capsys):
-    argv = ["display", "--horizon", "3000", "--seeds", "2", "--seed", "4", "--out", str(tmp_path)]
-    assert main(argv) == 0
+def test_display_job_writes_the_harness_outputs(tmp_path, capsys):
+    argv = ["display", "--horizon", "3000", "--seeds", "2", "--seed", "4", "--workers", "1", "--quiet"]
+    assert main([*argv, "--out", str(tmp_path / "k")]) == 0
+    assert main([*argv, "--domain", "matroid", "--out", str(tmp_path / "m")]) == 0
     printed = capsys.readouterr().out
     for text in (
-        "full, ε=1",
+        "FI-DP (full information) (ε=1)",
         "bandit, non-private",
-        "DR-submodular, ε=1",
+        "DR-submodular (ε=1)",
         "DR-submodular, non-private",
         "greedy in hindsight",
         "greedy on the matroid",
         "Theorem 9",
         "per logged round",
+        "expected clicks (gain)",
     ):
         assert text in printed, text
-    rows = (tmp_path / "display.csv").read_text().splitlines()
-    assert rows[0].startswith("learner,feedback,epsilon,seed,clicks,regret") and len(rows) == 1 + 6 * 2
-    assert (tmp_path / "display.png").stat().st_size > 10_000
+    k_sets = pd.read_csv(tmp_path / "k" / "summary.csv")
+    assert len(k_sets) == 4 and {"regret_greedy_mean", "regret_random_mean"} <= set(k_sets.columns)
+    assert len(pd.read_csv(tmp_path / "m" / "summary.csv")) == 2
+    assert (tmp_path / "k" / "regret.png").stat().st_size > 10_000
     with pytest.raises(SystemExit) as stop:
         main(["display", "--delta", "0"])
     assert stop.value.code == 2

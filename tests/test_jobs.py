@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 import dponline
 import dponline.cli
@@ -23,15 +23,17 @@ import dponline.jobs.local
 import dponline.jobs.portfolio
 from dponline.cli import main
 from dponline.domains import Simplex
-from dponline.experiments import Experiment, LearnerSpec, Results, RunCache, backends
-from dponline.experiments.outputs import MANIFEST
+from dponline.experiments import Experiment, LearnerSpec, Results, RunCache, backends, outputs
+from dponline.experiments.outputs import MANIFEST, FolderLock, OutputBusyError
 from dponline.experiments.verdict import compare, format_interval, format_number, interval, vacuous, verdict
 
 PORTFOLIO = ["portfolio", "--horizon", "300", "--seeds", "2", "--workers", "1", "--quiet"]
+LOCAL = ["local", "--data", "trump", "--horizon", "300", "--seeds", "2", "--workers", "1", "--quiet"]
+DISPLAY = ["display", "--horizon", "2000", "--seeds", "2", "--workers", "1", "--quiet"]
 
 
 def _files(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file() and p.name != ".lock"}
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
 def _staging(folder: Path) -> list[Path]:
@@ -338,9 +340,18 @@ def test_an_interrupted_unseeded_run_resumes_without_recording_its_seeds(tmp_pat
     assert pd.read_csv(tmp_path / "runs_index.csv").cached.sum() == 0
 
 
-def test_sigint_to_the_command_exits_130_with_one_line_and_no_half_written_folder(tmp_path):
+@pytest.mark.parametrize(
+    "job",
+    [
+        ["portfolio", "--horizon", "2000000", "--seeds", "2"],
+        ["local", "--data", "shuttle", "--seeds", "40"],
+        ["display", "--seeds", "6"],
+    ],
+    ids=["portfolio", "local", "display"],
+)
+def test_sigint_to_the_command_exits_130_with_one_line_and_no_half_written_folder(job, tmp_path):
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "dponline", "portfolio", "--horizon", "2000000", "--seeds", "2", "--quiet"]
+    cmd = [sys.executable, "-m", "dponline", *job, "--quiet"]
     proc = subprocess.Popen([*cmd, "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     while not (out / ".lock").exists() and proc.poll() is None:  # the job has started (imports are done)
         time.sleep(0.05)
@@ -350,7 +361,106 @@ def test_sigint_to_the_command_exits_130_with_one_line_and_no_half_written_folde
     assert proc.returncode == 130, stderr
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert "Traceback" not in stderr and len(lines) == 1 and "interrupted" in lines[0], stderr
-    assert not (out / "runs.parquet").exists() and not _staging(out)
+    assert not (out / "runs.parquet").exists() and not _staging(out) and not (out / ".lock").exists()
+
+
+# -- every job is a preset of the harness: same outputs, verdicts and resume --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "verdicts"),
+    [(PORTFOLIO, 2), ([*LOCAL, "--epsilon", "1,4"], 20), ([*DISPLAY, "--epsilon", "1,4"], 4)],
+    ids=["portfolio", "local", "display"],
+)
+def test_every_job_writes_the_harness_outputs_ends_with_verdicts_and_resumes(argv, verdicts, tmp_path, capsys):
+    assert main([*argv, "--seed", "3", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    names = {p.name for p in tmp_path.iterdir()}
+    expected = {"runs.parquet", "summary.csv", "runs_index.csv", "metadata.json", "regret.png", "cache", MANIFEST}
+    assert expected <= names and ".lock" not in names, names
+    assert ("price_of_privacy.png" in names) == ("--epsilon" in argv)
+    lines = [line for line in printed.splitlines() if line.startswith("verdict — ")]
+    assert len(lines) == verdicts and all("privacy: " in line for line in lines)
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    assert all(re.fullmatch(r"[a-z0-9_]+", c) for c in summary.columns) and (summary.failed == 0).all()
+    meta = json.loads((tmp_path / "metadata.json").read_text())
+    assert meta["sign_convention"].endswith("+ = worse") and meta["baseline"] in meta["comparators"]
+    # A rerun with the same seed reuses every finished run, and leaves the same files.
+    assert main([*argv, "--seed", "3", "--out", str(tmp_path)]) == 0
+    assert pd.read_csv(tmp_path / "runs_index.csv").cached.all()
+    assert {p.name for p in tmp_path.iterdir()} == names
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["local", "--data", "trump", "--horizon", "5000"],  # beyond the 1,001 rows of the polls
+        ["local", "--epsilon", "0"],
+        ["display", "--delta", "0"],
+        ["display", "--domain", "cube"],
+    ],
+)
+def test_local_and_display_refuse_bad_values_with_exit_2_before_writing(argv, tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, "--quiet", "--out", str(tmp_path / "out")])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert ": error: " in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+# -- the output lock: removed when the job ends, still exclusive --------------------------------------------------
+
+
+def test_the_lock_file_is_removed_after_success_error_and_ctrl_c(tmp_path, monkeypatch, capsys):
+    assert main([*PORTFOLIO, "--seed", "1", "--out", str(tmp_path)]) == 0
+    assert not (tmp_path / ".lock").exists()
+
+    def full(self, path):
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Results, "to_parquet", full)
+        assert main([*PORTFOLIO, "--seed", "2", "--out", str(tmp_path)]) == 2
+    assert not (tmp_path / ".lock").exists()
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Results, "plot", interrupt)
+    assert main([*PORTFOLIO, "--seed", "3", "--out", str(tmp_path)]) == 130
+    assert not (tmp_path / ".lock").exists()
+
+
+def test_the_folder_lock_never_admits_two_holders_when_its_file_is_removed(tmp_path, monkeypatch):
+    """The race that makes removing a lock file unsafe: B opens the file, the holder A removes it and unlocks, B
+    locks the orphaned file while C creates and locks a new one. B must notice and lock the current file."""
+    path = tmp_path / ".lock"
+    holder = FolderLock(path)
+    holder.acquire("busy")
+    real_open, opened = os.open, []
+
+    def open_then_the_holder_releases(file, flags, mode=0o777):
+        fd = real_open(file, flags, mode)
+        if not opened:
+            opened.append(fd)
+            holder.release()  # between B's open and B's flock
+            assert not path.exists()
+        return fd
+
+    monkeypatch.setattr(outputs.os, "open", open_then_the_holder_releases)
+    b = FolderLock(path)
+    b.acquire("busy")
+    monkeypatch.undo()
+    assert len(opened) == 1 and path.exists() and os.fstat(b._fd).st_ino == os.stat(path).st_ino
+    with pytest.raises(OutputBusyError):
+        FolderLock(path).acquire("busy")
+    with pytest.raises(Timeout):  # the filelock package takes the same lock
+        FileLock(path).acquire(timeout=0)
+    b.release()
+    assert not path.exists()
+    with FileLock(path).acquire(timeout=0), pytest.raises(OutputBusyError):
+        FolderLock(path).acquire("busy")
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,7 @@ from .config import OutputOptions, build_domain, experiment_from_config, load_co
 from .experiment import Experiment, SweepInterrupted
 from .job import float_list, format_summary, run_job
 from .results import Results
-from .spec import Configuration, LearnerSpec
+from .spec import Configuration, LearnerSpec, Reference
 
 # The harness writes Parquet tables, plots and progress bars, and locks its output folder: refuse early, naming
 # the extra, when one is missing.
@@ -44,6 +44,7 @@ __all__ = [
     "Experiment",
     "LearnerSpec",
     "Configuration",
+    "Reference",
     "Results",
     "RunCache",
     "SweepInterrupted",

@@ -29,7 +29,7 @@ from ._worker import RunTask
 from .backends import BACKENDS, _cpu_count, _describe, execute_tasks
 from .cache import RunCache, _canonical, _qualname, jsonable, stream_identity
 from .results import Results
-from .spec import Configuration, LearnerSpec, _check_spec
+from .spec import Configuration, LearnerSpec, Reference, _check_spec
 
 __all__ = ["Experiment", "SweepInterrupted"]
 
@@ -88,8 +88,10 @@ class Experiment:
             the CLI presets do).
         checkpoints: checkpoints per run (passed to ``learner.run``), 1 to 10⁴ (what every learner's ``run``
             accepts).
-        comparators: ``{name: regret.Comparator}``; default ``{"best": regret.best_fixed(stream, domain)}``
-            and, for portfolio losses, ``"uniform"`` (the uniform constant-rebalanced portfolio).
+        comparators: ``{name: regret.Comparator or Reference}`` (a :class:`Reference` brings its own cumulative
+            loss curve, for references the stream cannot evaluate as a point); default
+            ``{"best": regret.best_fixed(stream, domain)}`` and, for portfolio losses, ``"uniform"`` (the uniform
+            constant-rebalanced portfolio).
         domain: domain for the default comparator of linear losses (default: the first learner's ``domain``
             parameter).
         seed_fn: optional ``(i, j, k) -> seed`` replacing the seed layout above (for presets that must keep an
@@ -123,7 +125,7 @@ class Experiment:
         baseline: str | None = None,
         unit: str | None = None,
     ) -> None:
-        for attr in ("kind", "horizon", "dim", "cumulative_at", "data"):
+        for attr in ("kind", "horizon", "cumulative_at", "data"):
             if not hasattr(stream, attr):
                 raise InvalidInputError(f"stream: must be a dponline.losses family, got {type(stream).__name__}")
         if not _is_count(seeds, 1) or int(seeds) > MAX_SEEDS:
@@ -162,10 +164,16 @@ class Experiment:
         self.configurations = self._validate()
         if comparators is not None and (
             not isinstance(comparators, Mapping)
-            or not all(isinstance(k, str) and isinstance(v, regret.Comparator) for k, v in comparators.items())
+            or not all(
+                isinstance(k, str) and isinstance(v, (regret.Comparator, Reference)) for k, v in comparators.items()
+            )
         ):
-            raise InvalidInputError(f"comparators: must map names to regret.Comparator objects, got {comparators!r}")
-        self.comparators = dict(comparators) if comparators is not None else self._default_comparators(domain)
+            raise InvalidInputError(
+                f"comparators: must map names to regret.Comparator or Reference objects, got {comparators!r}"
+            )
+        self.comparators: dict[str, regret.Comparator | Reference] = (
+            dict(comparators) if comparators is not None else dict(self._default_comparators(domain))
+        )
         if baseline is None and "uniform" in self.comparators:
             baseline = "uniform"
         if baseline is not None and baseline not in self.comparators:
@@ -327,22 +335,45 @@ class Experiment:
         return out
 
     def _twins(self) -> dict[int, int]:
-        """``{private configuration index: its non-private twin's index}``: the twin is a non-private
-        configuration (no ``privacy``) of the same factory whose arguments equal the private one's once the
-        privacy arguments (ε, δ, calibration, mechanism) are removed."""
+        """``{private configuration index: its non-private twin's index}``: the first non-private configuration
+        (no ``privacy``) of the spec that :attr:`LearnerSpec.twin` names, or else one of the same factory whose
+        arguments equal the private one's once the privacy arguments (ε, δ, calibration, mechanism) are removed.
+
+        Raises:
+            InvalidInputError: a ``twin`` that names no learner, or one without a non-private configuration."""
+        names = {s.name: i for i, s in enumerate(self.learners)}
+        named: dict[int, int] = {}
+        for i, spec in enumerate(self.learners):
+            if spec.twin is None:
+                continue
+            where = f"{spec.key or f'learners[{i}]'}.twin"
+            if spec.twin not in names:
+                raise InvalidInputError(f"{where}: no learner named {spec.twin!r}")
+            public_twin = next(
+                (n for n, c in enumerate(self.configurations) if c.spec == names[spec.twin] and not c.privacy), None
+            )
+            if public_twin is None:
+                raise InvalidInputError(f"{where}: {spec.twin!r} has no non-private configuration (epsilon=None)")
+            named[i] = public_twin
 
         def signature(c: Configuration) -> str:
             kwargs = {k: v for k, v in c.kwargs.items() if k not in _PRIVACY_ARGUMENTS}
             factory = _qualname(self.learners[c.spec].factory)
             return json.dumps([factory, _canonical(kwargs)], sort_keys=True, default=str)
 
-        public = {}
+        public: dict[str, int] = {}
         for n, c in enumerate(self.configurations):
             if not c.privacy:
                 public.setdefault(signature(c), n)
-        return {
-            n: public[signature(c)] for n, c in enumerate(self.configurations) if c.privacy and signature(c) in public
-        }
+        twins = {}
+        for n, c in enumerate(self.configurations):
+            if not c.privacy:
+                continue
+            if c.spec in named:
+                twins[n] = named[c.spec]
+            elif signature(c) in public:
+                twins[n] = public[signature(c)]
+        return twins
 
     # -- seeds, keys, tasks --------------------------------------------------------------------------------
     def _seed_tree(self) -> dict[tuple[int, int, int], Any]:
@@ -536,7 +567,10 @@ class Experiment:
                 for name, comp in self.comparators.items():
                     at = (name, marks.tobytes())
                     if at not in curves:
-                        curves[at] = np.asarray(self.stream.cumulative_at(comp.x, marks.tolist()))
+                        if isinstance(comp, Reference):
+                            curves[at] = np.asarray(comp.curve(marks), dtype=np.float64)
+                        else:
+                            curves[at] = np.asarray(self.stream.cumulative_at(comp.x, marks.tolist()))
                     record["regret"][name] = record["cumulative_loss"] - curves[at]
             out.append(record)
         parameters: list[str] = []

@@ -57,30 +57,42 @@ def cell(row: Any, metric: str, *, signed: bool = False, scale: float = 1.0) -> 
     return format_interval(mean, abs(high - low) / 2, signed=signed)
 
 
-def format_summary(results: Results, *, names: dict[str, str] | None = None, notes: str = "") -> str:
+def format_summary(
+    results: Results, *, names: dict[str, str] | None = None, notes: str = "", gain: str | None = None
+) -> str:
     """A plain-text table of :meth:`Results.summary` — final loss and regret against every comparator (+ =
     worse) with their 95% intervals, each comparator's own loss, and a verdict per private learner
     (:meth:`Results.verdicts`). ``names`` gives comparators a readable name in the text; ``notes`` (a job's
-    privacy lines ...) go between the table and the verdicts."""
+    privacy lines ...) go between the table and the verdicts; ``gain`` names the negated loss (a gain, higher
+    is better: ``"expected clicks"``) printed instead of the loss."""
     names = names or {}
     table = results.summary()
     unit = results.metadata().get("unit", "loss units")
     comps = results.comparators
     width = max(24, *(len(c.label) for c in results.configurations))
-    head = f"{'learner':<{width}} {'runs':>4} {'failed':>6} {'loss':>18}"
+    first = f"{gain} (gain)" if gain else "loss"
+    sign = -1.0 if gain else 1.0
+    head = f"{'learner':<{width}} {'runs':>4} {'failed':>6} {first:>22}"
     for name in comps:
         head += f" {'regret vs ' + names.get(name, name):>24}"
     lines = [head, "-" * len(head)]
     for config, (_, row) in zip(results.configurations, table.iterrows(), strict=True):
-        line = f"{config.label:<{width}} {int(row['runs']):>4} {int(row['failed']):>6} {cell(row, 'loss'):>18}"
+        line = (
+            f"{config.label:<{width}} {int(row['runs']):>4} {int(row['failed']):>6} {cell(row, 'loss', scale=sign):>22}"
+        )
         for name in comps:
             line += f" {cell(row, f'regret_{column_name(name)}', signed=True):>24}"
         lines.append(line)
     for name, comp in results.metadata()["comparators"].items():
-        label = f"{names.get(name, name)}: total loss {format_number(comp['total_loss'])} ({comp['method']})"
+        total = (
+            f"{gain} {format_number(-comp['total_loss'])}"
+            if gain
+            else f"total loss {format_number(comp['total_loss'])}"
+        )
+        label = f"{names.get(name, name)}: {total} ({comp['method']})"
         lines.append(label)
     lines.append(
-        f"(loss and regret in {unit}; regret = learner's loss − comparator's: + = worse; "
+        f"({'gain' if gain else 'loss'} and regret in {unit}; regret = learner's loss − comparator's: + = worse; "
         "mean ± half-width of the 95% t-interval over seeds)"
     )
     if notes:

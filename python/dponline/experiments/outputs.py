@@ -1,8 +1,9 @@
 """Output folders a job can trust: one writer at a time, and outputs replaced all at once or not at all.
 
 * :func:`exclusive_output` — checks that ``--out`` can be written *before* any computing, and holds a lock
-  (the ``filelock`` package, ``OUT/.lock``) so a second job on the same folder refuses with a clear message
-  instead of silently overwriting the first one's files.
+  (``OUT/.lock``, an advisory ``flock`` — the lock the ``filelock`` package takes, so the two exclude each other)
+  so a second job on the same folder refuses with a clear message instead of silently overwriting the first one's
+  files. The lock file is removed when the job ends (success, error or Ctrl-C), safely: see :class:`FolderLock`.
 * :func:`publish` — writes a job's files into a temporary folder beside ``OUT``, flushes them to disk, then
   moves them into ``OUT`` with Ctrl-C held back for those few renames, and removes the files of the previous
   publication that this one does not replace. A failure or an interrupt before the renames (a full disk, an
@@ -23,7 +24,7 @@ from pathlib import Path
 
 from ..errors import InvalidInputError
 
-__all__ = ["OutputBusyError", "exclusive_output", "publish", "check_output", "sigint_deferred"]
+__all__ = ["OutputBusyError", "FolderLock", "exclusive_output", "publish", "check_output", "sigint_deferred"]
 
 MANIFEST = ".outputs.json"
 """The list of files the last :func:`publish` wrote (so the next one removes those it does not replace)."""
@@ -35,6 +36,77 @@ _HELD: set[Path] = set()
 
 class OutputBusyError(InvalidInputError):
     """Another job holds the output folder's lock."""
+
+
+class FolderLock:
+    """An exclusive, non-blocking lock on ``path`` whose file is removed on release without a race.
+
+    POSIX: ``flock(LOCK_EX | LOCK_NB)`` on ``path`` (created if missing). Removing a lock file naively breaks mutual
+    exclusion: a process that opened the old file before it was removed can lock that orphaned inode while a third
+    one creates and locks a new file under the same name. So the holder unlinks the file *while still holding
+    it*, and an acquirer checks after ``flock`` that ``path`` still names the inode it locked, else retries on the
+    new file. Elsewhere (Windows) ``filelock.FileLock``, which removes its file on release itself.
+
+    Raises (``acquire``):
+        OutputBusyError: another process holds the lock (``message`` names the folder).
+        OSError: the file cannot be created or locked.
+    """
+
+    _RETRIES = 100
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+        self._fallback: object | None = None
+
+    def acquire(self, busy: str) -> None:
+        if os.name != "posix":
+            from filelock import FileLock, Timeout
+
+            lock = FileLock(self.path)
+            try:
+                lock.acquire(timeout=0)
+            except Timeout:
+                raise OutputBusyError(busy) from None
+            self._fallback = lock
+            return
+        import fcntl
+
+        for _ in range(self._RETRIES):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise OutputBusyError(busy) from None
+            except BaseException:
+                os.close(fd)
+                raise
+            try:
+                current = os.stat(self.path)
+            except FileNotFoundError:
+                current = None
+            held = os.fstat(fd)
+            if current is not None and (current.st_dev, current.st_ino) == (held.st_dev, held.st_ino):
+                self._fd = fd
+                return
+            os.close(fd)  # we locked a file its holder removed on release: lock the current one instead
+        raise OSError(f"could not lock {self.path}: it was replaced {self._RETRIES} times in a row")
+
+    def release(self) -> None:
+        """Remove the lock file, then unlock (in that order: see the class docstring). Idempotent."""
+        if self._fallback is not None:
+            self._fallback.release()  # type: ignore[attr-defined]
+            self._fallback = None
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+            return
+        if self._fd is None:
+            return
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+        os.close(self._fd)  # closing the last descriptor releases the flock
+        self._fd = None
 
 
 def check_output(out: str | os.PathLike[str]) -> Path:
@@ -57,16 +129,15 @@ def check_output(out: str | os.PathLike[str]) -> Path:
 
 @contextlib.contextmanager
 def exclusive_output(out: str | os.PathLike[str]) -> Iterator[Path]:
-    """Hold ``out`` for this job: :func:`check_output`, create it, take its lock, remove the temporary
-    folders an interrupted :func:`publish` left beside it. Reentrant within one process. On exit the lock is
-    released and a folder this call created is removed again if nothing was written to it.
+    """Hold ``out`` for this job: :func:`check_output`, create it, take its lock (:class:`FolderLock`), remove the
+    temporary folders an interrupted :func:`publish` left beside it. Reentrant within one process. On exit
+    (success, error or Ctrl-C) the lock is released and its file removed, and a folder this call created is
+    removed again if nothing was written to it.
 
     Raises:
         InvalidInputError: see :func:`check_output`.
         OutputBusyError: another process holds the folder (a second sweep on the same ``--out``).
     """
-    from filelock import FileLock, Timeout
-
     path = check_output(out)
     if path in _HELD:
         yield path
@@ -76,14 +147,18 @@ def exclusive_output(out: str | os.PathLike[str]) -> Iterator[Path]:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InvalidInputError(f"--out {out}: cannot create the folder ({exc.strerror or exc})") from None
-    lock = FileLock(path / LOCK)
+    lock = FolderLock(path / LOCK)
     try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        raise OutputBusyError(
-            f"--out {out}: another dponline job is writing to this folder (it holds {path / LOCK}); wait for it "
-            "to finish or choose another --out"
-        ) from None
+        with sigint_deferred():  # never leave a locked descriptor without its owner
+            lock.acquire(
+                f"--out {out}: another dponline job is writing to this folder (it holds {path / LOCK}); wait for "
+                "it to finish or choose another --out"
+            )
+    except OutputBusyError:
+        if created:
+            with contextlib.suppress(OSError):
+                path.rmdir()
+        raise
     except OSError as exc:
         raise InvalidInputError(f"--out {out}: cannot lock the folder ({exc.strerror or exc})") from None
     _HELD.add(path)
@@ -93,12 +168,11 @@ def exclusive_output(out: str | os.PathLike[str]) -> Iterator[Path]:
         yield path
     finally:
         _HELD.discard(path)
-        lock.release()
+        with sigint_deferred():
+            lock.release()
         if created:
             with contextlib.suppress(OSError):
-                if os.listdir(path) == [LOCK]:  # nothing was written: leave no empty folder behind
-                    (path / LOCK).unlink()
-                    path.rmdir()
+                path.rmdir()  # only if empty: nothing was written, leave no folder behind
 
 
 @contextlib.contextmanager

@@ -1,4 +1,5 @@
-"""What a sweep is made of: a learner specification and one validated (learner, grid point) configuration."""
+"""What a sweep is made of: a learner specification, one validated (learner, grid point) configuration, and a
+comparator given by its cumulative loss (:class:`Reference`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 from ..errors import InvalidInputError
 
-__all__ = ["LearnerSpec", "Configuration"]
+__all__ = ["LearnerSpec", "Configuration", "Reference"]
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,11 @@ class LearnerSpec:
             swept. Merged with the experiment's grid, whose keys apply to every learner that neither fixes
             them in ``params`` nor sweeps them in its own ``grid``.
         key: prefix naming this learner's parameters in error messages (default ``learners[i].params``).
+        twin: the name of another learner spec whose non-private configuration is this learner's non-private
+            twin (the price of privacy is measured against it). Default: the twin is found by arguments — a
+            non-private configuration of the same factory whose arguments equal this one's once the privacy
+            arguments (ε, δ, calibration, mechanism) are removed. Name it when the twin differs in more than
+            those (``dponline local``: the providers' budget layout).
     """
 
     name: str
@@ -34,6 +40,29 @@ class LearnerSpec:
     params: Mapping[str, Any] = field(default_factory=dict)
     grid: Mapping[str, Sequence[Any]] = field(default_factory=dict)
     key: str | None = None
+    twin: str | None = None
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A comparator given by its cumulative loss at any checkpoints, for references that are not a point the
+    stream can evaluate with ``cumulative_at``: ``(1 − 1/e)`` times a greedy set's value, the expected loss of a
+    uniformly random choice. Accepted wherever an :class:`Experiment` takes a :class:`dponline.regret.Comparator`.
+
+    Attributes:
+        method: how it was computed (tables, metadata).
+        total_loss: its cumulative loss over the whole horizon (in the stream's unit).
+        curve: ``checkpoints -> cumulative loss``: int64 ``(m,)`` rounds ``1..T`` to float64 ``(m,)``. Called in
+            the process that assembles the results (never pickled).
+        x: the decision it stands for, for the metadata (a set of items ...), or ``None``.
+        gap: an upper bound on how far ``total_loss`` is from the best (NaN when not known).
+    """
+
+    method: str
+    total_loss: float
+    curve: Callable[[Any], Any]
+    x: Any = None
+    gap: float = float("nan")
 
 
 @dataclass(frozen=True)
@@ -83,6 +112,8 @@ def _check_spec(i: int, spec: LearnerSpec) -> None:
         raise InvalidInputError(f"learners[{i}].name: must be a non-empty string, got {spec.name!r}")
     if spec.key is not None and not isinstance(spec.key, str):
         raise InvalidInputError(f"learners[{i}].key: must be a string or None, got {spec.key!r}")
+    if spec.twin is not None and not isinstance(spec.twin, str):
+        raise InvalidInputError(f"learners[{i}].twin: must be a learner's name or None, got {spec.twin!r}")
     where = spec.key or f"learners[{i}]"
     for field_name in ("params", "grid"):
         table = getattr(spec, field_name)

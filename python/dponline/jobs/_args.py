@@ -31,8 +31,6 @@ __all__ = [
     "preset_experiment",
     "randomness_text",
     "built",
-    "map_runs",
-    "root_seed",
     "run_sweep",
     "run_preset",
     "plain",
@@ -131,55 +129,6 @@ def plain(doc: str) -> str:
 def parser_options(doc: str) -> dict[str, Any]:
     """The ``add_parser`` keywords that print a job's whole docstring as plain text under ``--help``."""
     return {"description": plain(doc), "formatter_class": argparse.RawDescriptionHelpFormatter}
-
-
-def _ignore_sigint() -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
-
-
-def map_runs(fn: Callable[[Any], _T], tasks: list[Any], *, workers: int | None, quiet: bool, desc: str) -> list[_T]:
-    """``[fn(task) for task in tasks]``, in order: in this process with ``workers=1`` (or one task), else on a
-    local process pool started as the sweeps' (``forkserver`` where available); a progress bar unless
-    ``quiet``. ``fn`` must be a module-level function and the tasks must pickle. On Ctrl-C the pool is stopped at
-    once and ``KeyboardInterrupt`` propagates."""
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    from tqdm.auto import tqdm
-
-    from ..experiments.backends import _cpu_count, _mp_context, stop_pool
-    from ..experiments.outputs import sigint_deferred
-
-    out: list[_T] = []
-    with tqdm(total=len(tasks), desc=desc, unit="run", disable=quiet) as bar:
-        n = min(workers or _cpu_count(), len(tasks))
-        if n <= 1:
-            for task in tasks:
-                out.append(fn(task))
-                bar.update(1)
-            return out
-        pool = ProcessPoolExecutor(max_workers=n, mp_context=_mp_context(None), initializer=_ignore_sigint)
-        finished = False
-        try:
-            with sigint_deferred():  # submitting starts the workers: never cut a start short
-                futures = [pool.submit(fn, task) for task in tasks]
-            for future in as_completed(futures):
-                future.result()
-                bar.update(1)
-            out = [f.result() for f in futures]
-            finished = True
-        finally:
-            if finished:
-                pool.shutdown(wait=True)
-            else:
-                stop_pool(pool)
-    return out
-
-
-def root_seed(seed: int | None) -> int:
-    """The root of a job's seed tree: ``--seed``, or fresh operating-system entropy (never recorded)."""
-    return int(np.random.SeedSequence().entropy) if seed is None else seed
 
 
 def preset_experiment(args: argparse.Namespace, stream: Any, specs: list[LearnerSpec], **options: Any) -> Experiment:

@@ -1,64 +1,75 @@
-"""``dponline local``: user-specified local DP on real streams, the two scenarios of van der Hoeven (2019, §4).
+"""``dponline local``: user-specified local DP on a real stream, the two scenarios of van der Hoeven (2019, §4).
 
-Streams: Phishing and Shuttle (logistic loss, labels ±1, features in [−1, 1]) and the Trump approval polls
-(squared loss: predict FiveThirtyEight's average from the five pollsters, both divided by 100).
+Streams (--data): Phishing (default) and Shuttle (logistic loss, labels ±1, features in [−1, 1]) and the Trump
+approval polls (squared loss: predict FiveThirtyEight's average from the five pollsters, both divided by 100).
 
 * Scenario (a), ℓ2 randomiser ρ(z) ∝ exp(−ε‖z‖₂/(2G)): most providers add no noise and ⌈ln T⌉ of them (chosen
-  at random) use the budget --epsilon (default 1), against every provider using it — Algorithm 2
-  (UnconstrainedLearner), with online gradient descent (step tuned in hindsight over a grid, and untuned 1/√T)
-  as baselines.
-* Scenario (b), local Laplace randomiser: only the first two coordinates are sensitive (τ = --epsilon/2 each, the
-  others released exactly), against τ = --epsilon/2 on every coordinate — Algorithm 3 (CoordinatewiseLearner)
-  and AdaGrad on [−1, 1]^d.
+  at random per seed) use the budget ε ("few heavy"), against every provider using it ("all heavy") —
+  Algorithm 2 (UnconstrainedLearner), with online gradient descent (untuned step 1/√T, and the best of a grid of
+  steps chosen in hindsight) as baselines.
+* Scenario (b), local Laplace randomiser: only the first two coordinates are sensitive (τ = ε/2 each, the others
+  released exactly: "sparse τ"), against τ = ε/2 on every coordinate ("dense τ") — Algorithm 3
+  (CoordinatewiseLearner) and AdaGrad on [−1, 1]^d.
 
-Every learner also runs on the exact stream (no provider adds noise): its non-private twin. The do-nothing
-baseline is predicting 0 every round. Regret is against the best fixed predictor in hindsight (L-BFGS on the
-convex total loss; + = worse), in nats for the logistic loss and in squared-loss units for the polls, mean ±
-half-width of the 95% t-interval over seeds. Each private learner ends with a verdict: whether it beats
-predicting 0 and what the providers' noise costs against its twin, or that the difference is within noise.
-"ε/provider" is the budget each provider spends (Lemma 1: Σ_j τ_j).
+ε is each privacy-conscious provider's budget (--epsilon, a list sweeps it). Every learner also runs on the
+exact stream (no provider adds noise): its non-private twin. The do-nothing baseline is predicting 0 every
+round. Regret is against the best fixed predictor in hindsight (L-BFGS on the convex total loss; + = worse), in
+nats for the logistic loss and in squared-loss units for the polls, mean ± half-width of the 95% t-interval
+over seeds. Each private learner ends with a verdict: whether it beats predicting 0 and what the providers'
+noise costs against its twin, or that the difference is within noise.
 
-Outputs in --out, replaced all at once at the end: local.csv (one row per stream, scenario, learner and seed),
-local_summary.csv (mean and 95% interval per stream, scenario and learner) and local.png. Run k of every learner
-keys the simulated providers' noise with SeedSequence(--seed, spawn_key=(k,)) (OS entropy, never recorded,
-without --seed; a real provider keys its own noise, secretly).
+A preset of the experiments harness: outputs in --out (runs.parquet, summary.csv, runs_index.csv,
+metadata.json, regret.png and, for several ε, price_of_privacy.png) replaced all at once at the end; finished
+runs are cached in OUT/cache so an interrupted run resumes. Run k of every learner keys the simulated
+providers' noise with the same seed (common random numbers; OS entropy, never recorded, without --seed; a real
+provider keys its own noise, secretly).
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import math
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from scipy import optimize, special
 
-from .. import datasets
-from ..experiments.outputs import exclusive_output, publish
-from ..experiments.verdict import format_interval, format_number, interval, verdict
+from .. import datasets, regret
+from ..errors import InvalidInputError
+from ..experiments import Experiment, LearnerSpec, format_summary
+from ..experiments.verdict import vacuous
 from ..local_dp import (
     AdaGrad,
     CoordinatewiseLearner,
+    LocalLaplaceRandomizer,
     LocalStream,
     OnlineGradientDescent,
     UnconstrainedLearner,
 )
-from ._args import (
-    add_execution_flags,
-    map_runs,
-    nonnegative_int,
-    parser_options,
-    positive_float,
-    positive_int,
-    randomness_text,
-    root_seed,
+from . import _args
+
+__all__ = ["add_parser", "build_experiment", "best_fixed", "ProviderStream", "SimulatedProviders"]
+
+DATA = ("phishing", "shuttle", "trump")
+"""The streams of ``--data``."""
+SHUTTLE_ROUNDS = 20_000
+"""Rounds of Shuttle used by default (its 49,097 rows take longer and change no conclusion)."""
+LEARNERS = (
+    "UnconstrainedLearner",
+    "OGD untuned 1/sqrt(T)",
+    "OGD tuned in hindsight",
+    "CoordinatewiseLearner",
+    "AdaGrad D=1",
 )
+"""The learners: scenario (a)'s three, then scenario (b)'s two."""
+LAYOUTS = {"few heavy": "l2", "all heavy": "l2", "sparse tau": "laplace", "dense tau": "laplace"}
+"""The providers' budget layouts of the private runs and the randomiser each uses."""
+OGD_RATES = 7
+"""Steps of the hindsight-tuned OGD: a geometric grid from 1e-3 to 1, plus 1/√T."""
 
 
-def best_fixed(X: np.ndarray, y: np.ndarray, loss: str) -> float:
-    """The smallest total loss of a fixed predictor ``u`` (convex: L-BFGS to a tight tolerance)."""
+def best_fixed(X: np.ndarray, y: np.ndarray, loss: str) -> tuple[np.ndarray, float]:
+    """The best fixed predictor ``u`` and its total loss (convex: L-BFGS to a tight tolerance)."""
 
     def f(u: np.ndarray) -> tuple[float, np.ndarray]:
         p = X @ u
@@ -69,36 +80,133 @@ def best_fixed(X: np.ndarray, y: np.ndarray, loss: str) -> float:
         return float(0.5 * r @ r), X.T @ r
 
     res = optimize.minimize(f, np.zeros(X.shape[1]), jac=True, method="L-BFGS-B", options={"gtol": 1e-10})
-    return float(res.fun)
+    return np.asarray(res.x, dtype=np.float64), float(res.fun)
 
 
-def streams(rounds: int) -> list[tuple[str, np.ndarray, np.ndarray, str]]:
-    phishing = datasets.load_phishing()
-    shuttle = datasets.load_shuttle()
-    trump = datasets.load_trump_approval()
-    return [
-        ("phishing", phishing.features, phishing.labels, "logistic"),
-        ("shuttle", shuttle.features[:rounds], shuttle.labels[:rounds], "logistic"),
-        ("trump", trump.polls / 100.0, trump.average / 100.0, "squared"),
-    ]
+class ProviderStream:
+    """The providers' exact data (features, labels, loss) as the stream of an :class:`Experiment`: the harness
+    evaluates a fixed predictor ``u`` on it (``cumulative_at``) and :class:`SimulatedProviders` privatises each
+    provider's gradient with its layout's budgets.
+
+    Args:
+        features: ``(T, d)`` float64; labels: ``(T,)`` float64; loss: ``"logistic"`` or ``"squared"``.
+    """
+
+    order = "sequential"
+
+    def __init__(self, features: np.ndarray, labels: np.ndarray, loss: str) -> None:
+        self.exact = LocalStream(features, labels, loss=loss)  # type: ignore[arg-type]  # validated there
+        self.kind = f"local_{loss}"
+        self.loss = loss
+
+    @property
+    def horizon(self) -> int:
+        return self.exact.horizon
+
+    @property
+    def dim(self) -> int:
+        return self.exact.dim
+
+    @property
+    def data(self) -> np.ndarray:
+        """Features and labels side by side, ``(T, d + 1)`` (what identifies the stream in the cache)."""
+        return np.hstack([self.exact.features, self.exact.labels[:, None]])
+
+    def cumulative_at(self, u: Any, checkpoints: list[int]) -> np.ndarray:
+        """``Σ_{t<n} ℓ_t(u)`` of a fixed predictor ``u`` at each checkpoint ``n``."""
+        return self.exact.cumulative_loss(u, checkpoints)
 
 
-def describe(stream: LocalStream) -> str:
-    """Budget spent per provider: ε (ℓ2) or Σ_j τ_j over the noisy coordinates (Lemma 1)."""
-    b = stream.budgets
-    finite = np.isfinite(b)
-    private_rows = finite.any(axis=1)
-    if not private_rows.any():
-        return "none (exact release)"
-    spent = np.where(finite, b, 0.0).sum(axis=1)[private_rows]
-    text = f"eps {spent.max():g} for {private_rows.sum()}/{len(b)} providers"
-    if stream.mechanism == "laplace" and not finite.all():
-        text += f" on {finite[private_rows][0].sum()}/{b.shape[1]} coords (others exact)"
-    return text
+def _seed_sequence(seed: Any) -> np.random.SeedSequence:
+    return seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
 
 
-EXACT = "no noise"
-"""The scenario of the non-private twins: every provider releases its gradient exactly."""
+class SimulatedProviders:
+    """One local-DP learner of van der Hoeven (2019) facing providers who privatise their own gradients with the
+    budgets of ``layout``: the "learner" of one run of ``dponline local`` (it has ``run`` and ``privacy``).
+
+    Args:
+        learner: one of :data:`LEARNERS`.
+        layout: one of :data:`LAYOUTS` — which providers spend ``epsilon`` and on which coordinates.
+        horizon, dim: the stream's shape (``ProviderStream.horizon``, ``.dim``).
+        epsilon: the budget of a privacy-conscious provider (ℓ2 ε, or Σ τ_j over its two sensitive coordinates
+            for ``"sparse tau"``), or ``None``: every provider releases exactly (the non-private twin).
+        seed: keys the providers' noise (and, for ``"few heavy"``, which providers are heavy).
+
+    Raises:
+        InvalidInputError: an unknown learner or layout, ``epsilon <= 0``, a layout that does not fit the learner.
+    """
+
+    def __init__(
+        self, *, learner: str, layout: str, horizon: int, dim: int, epsilon: float | None, seed: Any = None
+    ) -> None:
+        if learner not in LEARNERS:
+            raise InvalidInputError(f"learner must be one of {', '.join(LEARNERS)}, got {learner!r}")
+        if layout not in LAYOUTS:
+            raise InvalidInputError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+        self.mechanism = LAYOUTS[layout]
+        if (self.mechanism == "l2") != (LEARNERS.index(learner) < 3):
+            raise InvalidInputError(f"layout {layout!r} is not a scenario of {learner}")
+        if epsilon is not None and not (math.isfinite(epsilon) and epsilon > 0):
+            raise InvalidInputError(f"epsilon must be a finite number > 0 or None, got {epsilon!r}")
+        self.learner, self.layout, self.horizon, self.dim, self.epsilon = learner, layout, horizon, dim, epsilon
+        ss = _seed_sequence(seed)
+        self._seed = ss
+        # ‖x‖₂ ≤ √d and |ℓ'| ≤ 1 (logistic); squared-loss gradients are clipped to it: scenario (a)'s bound G.
+        self.G = math.sqrt(dim) if self.mechanism == "l2" else 1.0
+        if self.mechanism == "l2":
+            budgets = np.full(horizon, np.inf)
+            if epsilon is not None:
+                if layout == "few heavy":
+                    rng = np.random.default_rng(np.random.SeedSequence(ss.entropy, spawn_key=(*ss.spawn_key, 1)))
+                    budgets[rng.choice(horizon, size=math.ceil(math.log(horizon)), replace=False)] = epsilon
+                else:
+                    budgets[:] = epsilon
+            heavy: Any = epsilon if epsilon is not None else np.inf
+        else:
+            budgets = np.full(dim, np.inf)
+            if epsilon is not None:
+                budgets[: 2 if layout == "sparse tau" else dim] = epsilon / 2
+            heavy = budgets
+        self.budgets = budgets
+        randomiser = LocalLaplaceRandomizer(dim, bound=self.G, mechanism=self.mechanism)  # type: ignore[arg-type]
+        self.privacy = randomiser.privacy(heavy)
+        finite = np.isfinite(budgets)
+        self.params = {
+            "mechanism": self.mechanism,
+            "G": self.G,
+            "private_providers": int(finite.sum()) if self.mechanism == "l2" else (horizon if finite.any() else 0),
+            "providers": horizon,
+            "private_coordinates": dim if self.mechanism == "l2" else int(finite.sum()),
+        }
+
+    def _learners(self) -> list[Any]:
+        d, T, seed = self.dim, self.horizon, self._seed
+        if self.learner == "UnconstrainedLearner":
+            return [UnconstrainedLearner(d, self.G, seed=seed)]
+        if self.learner == "OGD untuned 1/sqrt(T)":
+            return [OnlineGradientDescent(d, 1 / math.sqrt(T), G=self.G, seed=seed)]
+        if self.learner == "OGD tuned in hindsight":
+            rates = [*np.geomspace(1e-3, 1.0, OGD_RATES), 1 / math.sqrt(T)]
+            return [OnlineGradientDescent(d, float(lr), G=self.G, seed=seed) for lr in rates]
+        if self.learner == "CoordinatewiseLearner":
+            return [CoordinatewiseLearner(d, 1.0, seed=seed)]
+        return [AdaGrad(d, 1.0, seed=seed)]
+
+    def run(self, stream: ProviderStream, *, checkpoints: int = 100) -> Any:
+        """Play the whole stream, each provider privatising its clipped gradient with its budgets; the tuned OGD
+        returns the run of its step with the smallest total loss (chosen in hindsight: a reference, not a
+        learner one could deploy)."""
+        exact = stream.exact
+        providers = LocalStream(
+            exact.features,
+            exact.labels,
+            loss=stream.loss,  # type: ignore[arg-type]
+            budgets=self.budgets,
+            mechanism=self.mechanism,  # type: ignore[arg-type]
+        )
+        results = [learner.run(providers, checkpoints=checkpoints) for learner in self._learners()]
+        return min(results, key=lambda r: r.total_loss)
 
 
 def add_parser(sub: Any) -> argparse.ArgumentParser:
@@ -106,282 +214,135 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "local",
         help="user-specified local DP on real streams (van der Hoeven 2019, scenarios a, b)",
-        **parser_options(__doc__),
+        **_args.parser_options(__doc__),
     )
-    p.add_argument("--seeds", type=positive_int, default=3, help="runs per learner (default 3)")
+    p.add_argument("--data", choices=DATA, default="phishing", help="the providers' stream (default phishing)")
     p.add_argument(
         "--epsilon",
         "--heavy-eps",
         dest="epsilon",
-        type=positive_float,
-        default=1.0,
+        type=_args.epsilons,
+        default=[1.0],
         help="budget of a privacy-conscious provider: ε in scenario (a), Σ τ_j over its two sensitive "
-        "coordinates in scenario (b) (default 1)",
+        "coordinates in scenario (b); a list such as 0.1,1,10 sweeps it (default 1)",
     )
-    p.add_argument("--rounds", type=positive_int, default=20_000, help="rounds of Shuttle used (default 20000)")
+    p.add_argument(
+        "--horizon",
+        "--rounds",
+        dest="horizon",
+        type=_args.positive_int,
+        default=None,
+        help=f"rounds: the first T providers (default: the whole stream; {SHUTTLE_ROUNDS} for shuttle)",
+    )
+    p.add_argument("--seeds", type=_args.positive_int, default=3, help="runs per learner (default 3)")
     p.add_argument(
         "--seed",
-        type=nonnegative_int,
+        type=_args.nonnegative_int,
         default=None,
-        help="root seed of the simulated providers' noise (default: OS entropy, not recorded)",
+        help="root seed of the simulated providers' noise (default: OS entropy, not recorded; a seeded run is "
+        "private only while its seed is secret)",
     )
     p.add_argument("--out", default="dponline-local", help="output directory (default ./dponline-local)")
-    add_execution_flags(p, scheduler=False)
+    _args.add_execution_flags(p)
     p.set_defaults(func=run, parser=p)
     return p
 
 
-def _scenarios(heavy: float) -> list[str]:
-    return [
-        "(a) few heavy, l2",
-        "(a) all heavy, l2",
-        f"(a) {EXACT}, l2",
-        "(b) sparse tau, laplace",
-        "(b) dense tau, laplace",
-        f"(b) {EXACT}, laplace",
-    ]
+def _data(name: str, horizon: int | None) -> tuple[np.ndarray, np.ndarray, str]:
+    if name == "trump":
+        trump = datasets.load_trump_approval()
+        X, y, loss = trump.polls / 100.0, trump.average / 100.0, "squared"
+    else:
+        data = datasets.load_phishing() if name == "phishing" else datasets.load_shuttle()
+        X, y, loss = data.features, data.labels, "logistic"
+        horizon = horizon or (SHUTTLE_ROUNDS if name == "shuttle" else None)
+    if horizon is not None and horizon > len(y):
+        raise InvalidInputError(f"--horizon must be at most {len(y)} for --data {name} (its rows), got {horizon}")
+    return np.asarray(X[:horizon]), np.asarray(y[:horizon]), loss
 
 
-def _task(task: tuple[str, int, int, float, int, float]) -> list[dict[str, Any]]:
-    """Every scenario and learner of one stream for seed index ``k`` (a process-pool task)."""
-    name, k, root, heavy, rounds, best = task
-    X, y, loss = next((X, y, loss) for n, X, y, loss in streams(rounds) if n == name)
-    T, d = X.shape
-    seed = np.random.SeedSequence(root, spawn_key=(k,))
-    rng = np.random.default_rng(np.random.SeedSequence(root, spawn_key=(k, 1)))
-    g2 = math.sqrt(d)  # ‖x‖₂ <= √d and |ℓ'| <= 1 (logistic); squared-loss gradients are clipped to it
-    few = rng.choice(T, size=math.ceil(math.log(T)), replace=False)
-    records = []
-    for scenario in _scenarios(heavy):
-        if scenario.startswith("(a)"):
-            eps = np.full(T, heavy)
-            if "few" in scenario:
-                eps = np.full(T, np.inf)
-                eps[few] = heavy
-            elif EXACT in scenario:
-                eps = np.full(T, np.inf)
-            stream = LocalStream(X, y, loss=loss, budgets=eps, mechanism="l2")
-            learners = {
-                "UnconstrainedLearner": UnconstrainedLearner(d, g2, seed=seed),
-                "OGD untuned 1/sqrt(T)": OnlineGradientDescent(d, 1 / math.sqrt(T), G=g2, seed=seed),
-            }
-            rates = [*np.geomspace(1e-3, 1.0, 7), 1 / math.sqrt(T)]
-            grid = [OnlineGradientDescent(d, lr, G=g2, seed=seed) for lr in rates]
-        else:
-            tau = np.full(d, heavy / 2)
-            if "sparse" in scenario:
-                tau[2:] = np.inf
-            elif EXACT in scenario:
-                tau[:] = np.inf
-            stream = LocalStream(X, y, loss=loss, budgets=tau)
-            learners = {
-                "CoordinatewiseLearner": CoordinatewiseLearner(d, 1.0, seed=seed),
-                "AdaGrad D=1": AdaGrad(d, 1.0, seed=seed),
-            }
-            grid = []
-        totals = {label: learner.run(stream).total_loss for label, learner in learners.items()}
-        if grid:
-            totals["OGD tuned in hindsight"] = min(learner.run(stream).total_loss for learner in grid)
-        spent = describe(stream)
-        records += [
-            {
-                "stream": name,
-                "scenario": scenario,
-                "learner": label,
-                "seed": k,
-                "regret": total - best,
-                "epsilon_per_provider": spent,
-            }
-            for label, total in totals.items()
+def build_experiment(args: argparse.Namespace) -> Experiment:
+    """The local-DP sweep the flags describe (a bad value raises ``InvalidInputError``)."""
+    X, y, loss = _data(args.data, args.horizon)
+    stream = ProviderStream(X, y, loss)
+    T, d = stream.horizon, stream.dim
+    specs = []
+    for learner in LEARNERS:
+        layouts = [k for k, m in LAYOUTS.items() if (m == "l2") == (LEARNERS.index(learner) < 3)]
+        fixed = {"learner": learner, "horizon": T, "dim": d}
+        twin = f"{learner}, no noise"
+        specs += [
+            LearnerSpec(f"{learner}, {layout}", SimulatedProviders, {**fixed, "layout": layout}, twin=twin)
+            for layout in layouts
         ]
-    return records
-
-
-def _predict_zero(y: np.ndarray, loss: str) -> float:
-    """Total loss of predicting 0 every round: T·ln 2 (logistic) or ½Σy² (squared)."""
-    return len(y) * math.log(2.0) if loss == "logistic" else float(0.5 * y @ y)
+        specs.append(LearnerSpec(twin, SimulatedProviders, {**fixed, "layout": layouts[0], "epsilon": None}))
+    u, total = best_fixed(X, y, loss)
+    zero = np.zeros(d)
+    comparators = {
+        "best": regret.Comparator(x=u, total_loss=total, gap=0.0, method="best fixed predictor in hindsight (L-BFGS)"),
+        "predict 0": regret.Comparator(
+            x=zero,
+            total_loss=float(stream.cumulative_at(zero, [T])[0]),
+            gap=0.0,
+            method="predicting 0 every round (no learning)",
+        ),
+    }
+    unit = "nats" if loss == "logistic" else "squared-loss units"
+    return _args.preset_experiment(
+        args,
+        stream,
+        specs,
+        checkpoints=min(200, T),
+        comparators=comparators,
+        name="dponline local",
+        description=f"user-specified local DP (van der Hoeven 2019) on {args.data}: the first {T} providers in "
+        f"order ({loss} loss, {d} features)",
+        baseline="predict 0",
+        unit=unit,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run both scenarios and the twins on every stream; print the table and verdicts, write the outputs."""
-    with exclusive_output(args.out) as out:
-        root = root_seed(args.seed)
-        data = streams(args.rounds)
-        best = {name: best_fixed(X, y, loss) for name, X, y, loss in data}
-        zero = {name: _predict_zero(y, loss) - best[name] for name, X, y, loss in data}
-        units = {name: "nats" if loss == "logistic" else "squared-loss units" for name, _, _, loss in data}
-        tasks = [(name, k, root, args.epsilon, args.rounds, best[name]) for name, *_ in data for k in range(args.seeds)]
-        records = [
-            r for part in map_runs(_task, tasks, workers=args.workers, quiet=args.quiet, desc="local") for r in part
-        ]
-        summary = _summary(records)
-        text = _report(records, summary, zero, units, args)
-        written = publish(out, lambda stage: _write(stage, records, summary, zero, units))
-    print(text)
-    print(f"\nwrote {', '.join(str(p) for p in written)}")
-    return 0
+    """Run the job: build, sweep (cached, resumable), write the outputs, print the table and verdicts."""
+    plots = ["regret", "price_of_privacy"] if len(args.epsilon) > 1 else ["regret"]
+    names = {"best": "best fixed", "predict 0": "predicting 0"}
+    return _args.run_preset(
+        args,
+        build_experiment,
+        args.out,
+        plots=plots,
+        report=lambda r: format_summary(r, names=names, notes=_privacy_lines(r, args)),
+    )
 
 
-def _summary(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    keys = list(dict.fromkeys((r["stream"], r["scenario"], r["learner"]) for r in records))
-    rows = []
-    for key in keys:
-        mine = [r for r in records if (r["stream"], r["scenario"], r["learner"]) == key]
-        iv = interval([r["regret"] for r in mine])
-        rows.append(
-            {
-                "stream": key[0],
-                "scenario": key[1],
-                "learner": key[2],
-                "runs": iv.n,
-                "regret_mean": iv.mean,
-                "regret_ci_low": iv.low,
-                "regret_ci_high": iv.high,
-                "epsilon_per_provider": mine[0]["epsilon_per_provider"],
-            }
-        )
-    return rows
-
-
-def _twin_scenario(scenario: str) -> str:
-    return f"(a) {EXACT}, l2" if scenario.startswith("(a)") else f"(b) {EXACT}, laplace"
-
-
-def _report(
-    records: list[dict[str, Any]],
-    summary: list[dict[str, Any]],
-    zero: dict[str, float],
-    units: dict[str, str],
-    args: argparse.Namespace,
-) -> str:
-    lines = [
-        f"Local DP (van der Hoeven 2019): regret vs the best fixed predictor (+ = worse), mean ± half-width of the "
-        f"95% t-interval over {args.seeds} seed(s); nats for the logistic streams, squared-loss units for trump",
-        "(ε per provider is local DP for that provider's gradient under the bound G; Shuttle's features are divided "
-        "by an empirical scale computed from the whole file, a data-dependent constant that is not private)",
-        "",
-        f"{'stream':<9} {'scenario':<24} {'learner':<24} {'regret':>18}  ε/provider",
-    ]
-    lines.append("-" * (len(lines[-1]) + 30))
-    for name in zero:
-        for row in (r for r in summary if r["stream"] == name):
-            value = format_interval(row["regret_mean"], (row["regret_ci_high"] - row["regret_ci_low"]) / 2)
+def _privacy_lines(results: Any, args: argparse.Namespace) -> str:
+    lines = ["privacy (local: each provider's own release of its gradient, clipped to G):"]
+    for c in results.configurations:
+        if c.privacy:
+            g, p = c.privacy, c.learner_params or {}
+            who = f"{p.get('private_providers')}/{p.get('providers')} providers"
+            if p.get("mechanism") == "laplace" and p.get("private_coordinates") != _dim(c):
+                who += f", {p.get('private_coordinates')}/{_dim(c)} coordinates (the others released exactly)"
+            source = g["source"].split(";")[0]
             lines.append(
-                f"{name:<9} {row['scenario']:<24} {row['learner']:<24} {value:>18}  {row['epsilon_per_provider']}"
+                f"  {c.label}: (ε={g['epsilon']:g}, δ={g['delta']:g}) per provider for {who} — {source}"
+                + vacuous(g["epsilon"], g["delta"])
             )
-        lines.append(f"{name:<9} {'baseline':<24} {'predict 0':<24} {format_number(zero[name]):>18}  (no learning)")
-    lines.append("")
-    lines.append(f"  randomness: {randomness_text(args.seed)}")
-    lines.append("  not private: the regrets above are evaluations computed from the data")
+    if args.data == "shuttle":
+        lines.append(
+            "  Shuttle's features are divided by an empirical scale computed from the whole file: a data-dependent "
+            "constant that is not private"
+        )
+    lines.append(f"  randomness: {_args.randomness_text(args.seed)}")
+    lines.append("  not private: losses and regrets are evaluations computed from the data")
     lines.append(
         "  a parameter-free learner scoring exactly 'predict 0' is expected while the providers' noise hides the "
         "summed gradient signal: it moves only once that signal exceeds a few noise standard deviations (Theorem 1; "
         "see the learners' docstrings)"
     )
-    lines.append("")
-    for row in summary:
-        if EXACT in row["scenario"]:
-            continue
-        mine = {
-            r["seed"]: r["regret"]
-            for r in records
-            if (r["stream"], r["scenario"], r["learner"]) == (row["stream"], row["scenario"], row["learner"])
-        }
-        twin_scenario = _twin_scenario(row["scenario"])
-        twin = {
-            r["seed"]: r["regret"]
-            for r in records
-            if (r["stream"], r["scenario"], r["learner"]) == (row["stream"], twin_scenario, row["learner"])
-        }
-        label = f"{row['learner']}, {row['stream']} {row['scenario']}"
-        lines.append(
-            verdict(
-                label,
-                units[row["stream"]],
-                ("predicting 0", [v - zero[row["stream"]] for v in mine.values()]),
-                (f"{row['learner']} with {EXACT}", [mine[k] - twin[k] for k in sorted(mine.keys() & twin.keys())]),
-            )
-        )
     return "\n".join(lines)
 
 
-def _write(
-    out: Path,
-    records: list[dict[str, Any]],
-    summary: list[dict[str, Any]],
-    zero: dict[str, float],
-    units: dict[str, str],
-) -> list[Path]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    paths = [out / "local.csv", out / "local_summary.csv", out / "local.png"]
-    for path, rows in zip(paths, (records, summary), strict=False):
-        with open(path, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-    names = list(zero)
-    per = max(sum(1 for r in summary if r["stream"] == n) for n in names)
-    fig, axes = plt.subplots(1, len(names), figsize=(5.2 * len(names), 0.32 * per + 2.2), dpi=120, layout="constrained")
-    colours = {
-        "few heavy": "tab:blue",
-        "all heavy": "tab:red",
-        "sparse tau": "tab:green",
-        "dense tau": "tab:purple",
-        EXACT: "tab:gray",
-    }
-    for ax, name in zip(np.atleast_1d(axes), names, strict=True):
-        mine = [r for r in summary if r["stream"] == name]
-        ys = np.arange(len(mine))[::-1]
-        means = np.array([r["regret_mean"] for r in mine])
-        half = np.nan_to_num(np.array([(r["regret_ci_high"] - r["regret_ci_low"]) / 2 for r in mine]))
-        colour = [next(c for k, c in colours.items() if k in r["scenario"]) for r in mine]
-        ax.barh(ys, means, xerr=half, color=colour, capsize=2, error_kw={"linewidth": 0.8})
-        ax.set_yticks(ys, [f"{r['scenario'][:3]} {r['learner']}" for r in mine], fontsize=8)
-        ax.axvline(zero[name], color="black", linestyle="--", linewidth=1.0)
-        # The axis stops at 2.5× predicting 0 so the useful range stays readable; longer bars are cut and labelled.
-        right = 2.5 * zero[name] if zero[name] > 0 else float(np.max(means + half)) * 1.1
-        ax.set_xlim(min(0.0, float(np.min(means - half)) * 1.1), right)
-        for yv, m in zip(ys, means, strict=True):
-            if m > right:
-                ax.annotate(
-                    f"{format_number(m)} →",
-                    (right, yv),
-                    xytext=(-3, 0),
-                    textcoords="offset points",
-                    ha="right",
-                    va="center",
-                    fontsize=7,
-                    color="white",
-                    fontweight="bold",
-                )
-            else:
-                ax.annotate(
-                    format_number(m),
-                    (max(m, 0.0), yv),
-                    xytext=(3, 0),
-                    textcoords="offset points",
-                    va="center",
-                    fontsize=7,
-                )
-        ax.set_xlabel(f"regret vs best fixed predictor ({units[name]}; + = worse)", fontsize=8)
-        ax.tick_params(axis="x", labelsize=8)
-        ax.set_title(name, fontsize=10)
-    handles = [plt.Rectangle((0, 0), 1, 1, color=c) for c in colours.values()]
-    handles.append(plt.Line2D([0], [0], color="black", linestyle="--"))
-    labels = [*(f"{k}" for k in colours), "predict 0 (baseline)"]
-    fig.legend(
-        handles,
-        labels,
-        loc="outside lower center",
-        ncols=len(labels),
-        fontsize=8,
-        title="scenario (bars: mean, whiskers: 95% t-interval over seeds; axis cut at 2.5× predict 0)",
-        title_fontsize=8,
-    )
-    fig.savefig(paths[2])
-    plt.close(fig)
-    return paths
+def _dim(config: Any) -> int:
+    """The stream's dimension recorded in a configuration's arguments."""
+    return int(config.kwargs["dim"])
