@@ -6,7 +6,9 @@
 * :class:`Results` — ``frame()`` (tidy: one row per learner, parameters, seed, checkpoint), ``runs()``,
   ``summary()`` (mean, standard error, 95% t-interval over seeds), ``metadata()``, ``save()``, ``plot()``.
 * :func:`load_config` — a TOML sweep file to an :class:`Experiment`; :func:`run_job` — run, write, print
-  (what ``dponline sweep`` and the CLI presets do).
+  (what ``dponline sweep`` and every CLI job do).
+* :class:`Reference` — a comparator given by its own cumulative-loss curve; :mod:`.plots` — the one plotting
+  module (regret curves, price of privacy) of every job.
 
 Example:
     >>> import dponline

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 import shutil
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -104,6 +105,22 @@ def format_summary(
     return "\n".join(lines)
 
 
+def _preload() -> None:
+    """Import what saving and plotting need (pandas, pyarrow, matplotlib with its Agg backend) — about a second
+    of a job's start-up — while the runs go on: the main process of a process-pool or Dask sweep only waits for
+    its workers then, and an in-process run releases the GIL in its native loop. A failed import is left for
+    the save to report."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot  # noqa: F401
+        import pandas  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+    except Exception:  # noqa: S110 - the save imports them again and reports the error there
+        pass
+
+
 def run_job(
     experiment: Experiment,
     out: str | os.PathLike[str],
@@ -140,6 +157,8 @@ def run_job(
         cache_dir = folder / "cache" if cache else None
         if cache_dir is not None:
             RunCache(experiment.cache_directory(cache_dir)).clean_temporary()
+        preload = threading.Thread(target=_preload, name="dponline-preload", daemon=True)
+        preload.start()
         results = experiment.run(
             backend=backend,
             workers=workers,
@@ -147,6 +166,7 @@ def run_job(
             cache_dir=cache_dir,
             progress=not quiet,
         )
+        preload.join()
         written = results.save(folder, format=format, svg=svg, plots=plots)
         n_failed = results.execution["failed"]
         if cache_dir is not None and experiment.root_seed is None and n_failed == 0:
