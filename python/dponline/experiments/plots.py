@@ -15,17 +15,16 @@ import numbers
 import textwrap
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from ..errors import InvalidInputError
+from .spec import Configuration
 from .verdict import band, interval
 
 if TYPE_CHECKING:  # pragma: no cover
     from matplotlib.figure import Figure
-
-    from .results import Results
 
 __all__ = ["PLOTS", "plot"]
 
@@ -34,6 +33,20 @@ PLOTS = ("regret", "price_of_privacy")
 
 _STYLES = ("-", "--", "-.", ":")
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+
+
+class Results(Protocol):
+    """What the plots read of a sweep's :class:`~dponline.experiments.Results` (named here, not imported:
+    ``Results.plot`` calls this module)."""
+
+    configurations: list[Configuration]
+    comparators: list[str]
+
+    def finished(self, config: Configuration) -> list[dict[str, Any]]: ...
+    @property
+    def comparator_curves(self) -> dict[str, tuple[np.ndarray, np.ndarray]]: ...
+    def param_value(self, config: Configuration, name: str) -> Any: ...
+    def metadata(self) -> dict[str, Any]: ...
 
 
 def _wrap(text: str, width: int = 95) -> str:
