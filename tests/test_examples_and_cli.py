@@ -207,6 +207,7 @@ def test_display_job_writes_the_harness_outputs(tmp_path, capsys):
         "Theorem 9",
         "per logged round",
         "expected clicks (gain)",
+        "every round explores",  # the bandit learner's ExplorationCappedWarning, said once in the report
     ):
         assert text in printed, text
     k_sets = pd.read_csv(tmp_path / "k" / "summary.csv")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import warnings
 from typing import Any
 
 import numpy as np
@@ -33,7 +34,7 @@ import numpy as np
 from .. import privacy
 from ..datasets import open_bandit_item_blocks, open_bandit_round_probabilities
 from ..domains import PartitionMatroid
-from ..errors import InvalidInputError
+from ..errors import ExplorationCappedWarning, InvalidInputError
 from ..experiments import Experiment, LearnerSpec, Reference, format_summary
 from ..experiments.verdict import format_number, vacuous
 from ..learners import PrivateDRSubmodular, PrivateSubmodular
@@ -41,7 +42,7 @@ from ..regret import APPROXIMATION, greedy_in_hindsight, matroid_greedy_in_hinds
 from ..submodular import ProbabilisticCoverage
 from . import _args
 
-__all__ = ["add_parser", "build_experiment", "run"]
+__all__ = ["add_parser", "build_experiment", "run", "submodular_learner", "exploration_note"]
 
 DR_FEATURE = 3
 """The categorical item feature whose values are the blocks of the DR-submodular learner's partition matroid."""
@@ -81,6 +82,27 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     return p
 
 
+def submodular_learner(**kwargs: Any) -> PrivateSubmodular:
+    """``PrivateSubmodular(**kwargs)`` without its :class:`~dponline.errors.ExplorationCappedWarning`: built once
+    per run (in worker processes too), it would repeat on standard error what the job's report says once
+    (:func:`exploration_note`)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExplorationCappedWarning)
+        return PrivateSubmodular(**kwargs)
+
+
+def exploration_note(args: argparse.Namespace) -> str | None:
+    """The bandit learner's :class:`~dponline.errors.ExplorationCappedWarning` at these flags (its exploration
+    rate capped at 1: every round explores), or ``None``."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ExplorationCappedWarning)
+        PrivateSubmodular(
+            ITEMS, args.k, horizon=args.horizon, epsilon=args.epsilon[0], delta=args.delta, feedback="bandit"
+        )
+    capped = [w for w in caught if issubclass(w.category, ExplorationCappedWarning)]
+    return str(capped[0].message) if capped else None
+
+
 def random_values(P: np.ndarray, k: int, blocks: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
     """Per logged round, the expected clicks of a uniformly random k-set — ``1 − e_k(1 − p)/C(n, k)`` with
     ``e_k`` the elementary symmetric polynomial (a product over a random k-subset, averaged exactly) — and of
@@ -111,10 +133,10 @@ def build_experiment(args: argparse.Namespace) -> Experiment:
     if args.domain == "k-sets":
         fixed = {"ground_set_size": ITEMS, "k": args.k, "horizon": args.horizon, "delta": args.delta}
         specs = [
-            LearnerSpec("FI-DP (full information)", PrivateSubmodular, {**fixed, "feedback": "full"}),
-            LearnerSpec("FI, non-private", PrivateSubmodular, {**fixed, "feedback": "full", "epsilon": None}),
-            LearnerSpec("BanditDP (bandit feedback)", PrivateSubmodular, {**fixed, "feedback": "bandit"}),
-            LearnerSpec("bandit, non-private", PrivateSubmodular, {**fixed, "feedback": "bandit", "epsilon": None}),
+            LearnerSpec("FI-DP (full information)", submodular_learner, {**fixed, "feedback": "full"}),
+            LearnerSpec("FI, non-private", submodular_learner, {**fixed, "feedback": "full", "epsilon": None}),
+            LearnerSpec("BanditDP (bandit feedback)", submodular_learner, {**fixed, "feedback": "bandit"}),
+            LearnerSpec("bandit, non-private", submodular_learner, {**fixed, "feedback": "bandit", "epsilon": None}),
         ]
     else:
         domain = PartitionMatroid(blocks, [DR_CAPACITY] * len(blocks), base=False)
@@ -200,6 +222,9 @@ def run(args: argparse.Namespace) -> int:
 
     def report(results: Any) -> str:
         notes = _privacy_lines(results, args, multiplicity[0])
+        capped = exploration_note(args) if args.domain == "k-sets" else None
+        if capped:
+            notes += f"\nnote: {capped}"
         return format_summary(results, names=names, notes=notes, gain="expected clicks")
 
     return _args.run_preset(args, build, args.out, plots=plots, report=report)
