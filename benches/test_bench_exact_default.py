@@ -4,6 +4,9 @@ sampler it replaced, side by side in one run (issue 21: the default may cost at 
 * group ``default-tree-push-dim=100``: ``TreeAggregator.push`` at d = 100 (padded, horizon 10^7, Laplace and
   Gaussian, scale 1), seeded (xoshiro256++) and unseeded (the OS-keyed generator), ``sampler="exact"`` (the
   default) vs ``sampler="floating-point"``; one Python call per iteration.
+* group ``default-blt-push-dim=100``: ``BLT.push`` at d = 100 (4 buffers, horizon 10^6, Gaussian σ = 1, seeded),
+  ``sampler="exact"`` (the default: integer encoder, exact discrete Gaussian, float decoder) vs
+  ``sampler="floating-point"``; one Python call per iteration.
 * group ``default-private_bandit-run-T=1e6``: a whole ``PrivateBandit.run`` of T = 10^6 rounds on the NYSE
   portfolio losses (simplex, n = 36, ε = 1, δ = 1e-6), exact vs floating-point, the same calibration for both
   (``calibration="zcdp"`` is not available to the float tree, so both take the paper's, whose scale is the same
@@ -24,6 +27,7 @@ from dponline.domains import Simplex
 HORIZON = 10**7
 DIM = 100
 BANDIT_ROUNDS = 10**6
+BLT_HORIZON = 10**6
 
 
 @pytest.mark.parametrize("seeded", [True, False], ids=["seeded", "os-keyed"])
@@ -38,6 +42,17 @@ def test_tree_push(benchmark, noise: str, sampler: str, seeded: bool) -> None:
     rounds, iterations = 30, 1_000
     out = benchmark.pedantic(tree.push, args=(x,), rounds=rounds, iterations=iterations, warmup_rounds=1)
     assert out.shape == (DIM,) and tree.t < HORIZON
+
+
+@pytest.mark.parametrize("sampler", ["exact", "floating-point"])
+def test_blt_push(benchmark, sampler: str) -> None:
+    benchmark.group = f"default-blt-push-dim={DIM}"
+    benchmark.extra_info.update(dim=DIM, sampler=sampler)
+    blt = dponline.aggregation.BLT(DIM, BLT_HORIZON, scale=1.0, buffers=4, seed=0, sampler=sampler)
+    assert blt.sampler == sampler
+    x = np.random.default_rng(0).uniform(-1.0, 1.0, DIM)
+    out = benchmark.pedantic(blt.push, args=(x,), rounds=30, iterations=1_000, warmup_rounds=1)
+    assert out.shape == (DIM,) and blt.t < BLT_HORIZON
 
 
 @pytest.mark.parametrize("sampler", ["exact", "floating-point"])

@@ -28,6 +28,7 @@ MAKERS = {
     "honaker": lambda **kw: HonakerTree(**kw),
     "4-ary plain": lambda **kw: KaryTree(k=4, readout="plain", **kw),
     "4-ary honaker": lambda **kw: KaryTree(k=4, **kw),
+    "blt": lambda **kw: BLT(buffers=3, **kw),
 }
 
 
@@ -99,14 +100,12 @@ def test_calibration_is_the_discrete_one_and_meets_the_target():
 def test_calibrations_that_do_not_bound_the_discrete_mechanism_are_refused():
     with pytest.raises(InvalidInputError, match="analytic"):
         TreeAggregator.calibrated(2, 10, epsilon=1.0, delta=1e-6, sensitivity=1.0, calibration="analytic")
-    with pytest.raises(InvalidInputError, match="sampler"):
-        BLT(2, 10, scale=1.0, sampler="exact")
-    with pytest.raises(InvalidInputError, match="sampler"):
-        BLT.calibrated(2, 10, epsilon=1.0, delta=1e-6, sensitivity=1.0, sampler="exact")
+    with pytest.raises(InvalidInputError, match="analytic"):
+        BLT.calibrated(2, 10, epsilon=1.0, delta=1e-6, sensitivity=1.0, calibration="analytic")
     with pytest.raises(InvalidInputError, match="sampler must be"):
         TreeAggregator(2, 10, scale=1.0, sampler="float")
-    with pytest.raises(InvalidInputError, match="sampler"):
-        DPFTRL(Simplex(3), horizon=10, epsilon=1.0, delta=1e-6, loss_bound=1.0, mechanism="blt", sampler="exact")
+    with pytest.raises(InvalidInputError, match="sampler must be"):
+        BLT(2, 10, scale=1.0, sampler="float")
 
 
 @pytest.mark.parametrize("name", MAKERS)
@@ -153,12 +152,15 @@ def test_learners_default_to_the_exact_sampler_and_state_it():
         DPFTPL(UniformMatroid(5, 2), loss_bound=1.0, delta=1e-6, **kw),
         PrivateBandit(L2Ball(3, 1.0), lipschitz=1.0, delta=1e-6, **kw),
         PrivateDRSubmodular(UniformMatroid(5, 2, base=False), **kw),
+        DPFTRL(Simplex(3), loss_bound=1.0, delta=1e-6, mechanism="blt", **kw),
+        DPFTRL(Simplex(3), loss_bound=1.0, mechanism="blt", **kw),
+        PrivateBandit(L2Ball(3, 1.0), lipschitz=1.0, delta=1e-6, mechanism="blt", **kw),
     ]
     for learner in learners:
         assert learner.privacy.sampler == "exact", type(learner).__name__
         assert "Mironov" not in str(learner.privacy)
         learner.ask()
-    blt = DPFTRL(Simplex(3), loss_bound=1.0, delta=1e-6, mechanism="blt", **kw)
+    blt = DPFTRL(Simplex(3), loss_bound=1.0, delta=1e-6, mechanism="blt", sampler="floating-point", **kw)
     assert blt.privacy.sampler == "floating-point" and "Mironov" in str(blt.privacy)
 
 
@@ -180,3 +182,55 @@ def test_learners_float_path_is_the_previous_default():
     )
     assert bandit.params["noise_scale"] < lemma.params["noise_scale"] == lemma.params["lemma_scale"]
     assert isinstance(dponline.PrivateBandit, type)
+
+
+def test_exact_blt_calibration_adds_the_encoder_rounding_slack():
+    """BLT's integer view moves by at most sensitivity_l2·(Δ₂/γ + sqrt(dim)) + 2η·sqrt(T·dim) (L2) or
+    sensitivity_l1·(⌈Δ₁/γ⌉ + dim) + 2ηT·dim (L1): the calibration meets exactly that (core ``aggregation::blt``
+    Lemma), and the slack is negligible next to the noise in L2."""
+    T, dim = 4096, 5
+    g = BLT.calibrated(dim, T, epsilon=1.0, delta=1e-6, sensitivity=2.0, buffers=3, seed=0)
+    assert g.sampler == "exact" and g.privacy.sampler == "exact" and "Mironov" not in str(g.privacy)
+    gamma, sigma = g.grid, round(g.scale / g.grid)
+    slack_l1, slack_l2 = g.rounding_slack
+    eta = slack_l2 / (2 * math.sqrt(T))
+    assert 0.5 < eta < 0.5 + 1e-3 and slack_l1 == pytest.approx(2 * eta * T, rel=1e-12)
+    sens = g.sensitivity_l2 * privacy.grid_sensitivity_l2(2.0, gamma, dim) + slack_l2 * math.sqrt(dim)
+    assert privacy.discrete_gaussian_delta(1.0, sigma, sens) <= 1e-6 < privacy.discrete_gaussian_delta(1.0, sigma - 1, sens)
+    assert slack_l2 * math.sqrt(dim) < 1e-5 * sens
+    lap = BLT.calibrated(dim, T, epsilon=1.0, sensitivity=2.0, buffers=3, seed=0)
+    gamma, t = lap.grid, round(lap.scale / lap.grid)
+    integer = lap.sensitivity_l1 * privacy.grid_sensitivity_l1(2.0, gamma, dim) + lap.rounding_slack[0] * dim
+    assert integer / t <= 1.0 < integer / (t - 1)
+    assert HonakerTree(2, 8, scale=1.0).rounding_slack == (0.0, 0.0)
+    # The float path keeps the analytic calibration and says so.
+    f = BLT.calibrated(dim, T, epsilon=1.0, delta=1e-6, sensitivity=2.0, buffers=3, sampler="floating-point")
+    assert f.sampler == "floating-point" and f.grid is None and "Mironov" in str(f.privacy)
+
+
+def test_exact_blt_releases_decode_the_rounded_data():
+    """Rows pushed through the exact BLT come back as the running sum of the rounded rows plus noise of the
+    stated variance, rounded onto the grid (decoded in float from the integer view: post-processing)."""
+    m = BLT(4, 64, scale=1e-6, buffers=3, seed=2)
+    rows = np.random.default_rng(1).normal(size=(64, 4))
+    out = m.push_many(rows)
+    np.testing.assert_array_equal(out / m.grid, np.round(out / m.grid))
+    sums = np.cumsum(np.round(rows / m.grid) * m.grid, axis=0)
+    sd = math.sqrt(m.variance(64))
+    assert np.abs(out - sums).max() < 8 * sd
+
+
+def test_dpftrl_with_blt_runs_exact_and_replays():
+    kw = {"horizon": 300, "epsilon": 1.0, "delta": 1e-6, "loss_bound": 1.0, "mechanism": "blt", "seed": 4}
+    a, b = DPFTRL(Simplex(4), **kw), DPFTRL(Simplex(4), **kw)
+    assert a.privacy.sampler == "exact"
+    losses = np.random.default_rng(0).uniform(size=(50, 4))
+    for row in losses[:25]:
+        np.testing.assert_array_equal(a.ask(), b.ask())
+        a.tell(row)
+        b.tell(row)
+    c = pickle.loads(pickle.dumps(a))
+    for row in losses[25:]:
+        np.testing.assert_array_equal(a.ask(), c.ask())
+        a.tell(row)
+        c.tell(row)

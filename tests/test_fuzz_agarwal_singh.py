@@ -230,8 +230,6 @@ def test_dpftrl_protocol(
 ) -> None:
     kwargs: dict[str, Any] = {"horizon": horizon, "epsilon": epsilon, "delta": delta, "loss_bound": loss_bound}
     kwargs.update(mechanism=mechanism, strict=strict, **data.draw(randomness, "randomness"))
-    if mechanism == "blt":  # the float path (BLT has no exact one); honaker takes the exact default
-        kwargs["calibration"] = "analytic"
     if d.kind == "Simplex":
         kwargs["regularizer"] = data.draw(st.sampled_from(["entropy", "euclidean"]), "regularizer")
         kwargs["loss_shift"] = data.draw(st.sampled_from([0.0, -1.25, 3.0]), "loss_shift")

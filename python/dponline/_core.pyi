@@ -33,6 +33,7 @@ __all__ = [
     "PrivateBandit",
     "private_bandit_params",
     "mechanism_column_norms",
+    "mechanism_rounding_slack",
     "DPFTRL",
     "dp_ftrl_params",
     "NoisyOCO",
@@ -154,6 +155,8 @@ class Mechanism:
     def sensitivity_l1(self) -> float: ...
     @property
     def sensitivity_l2(self) -> float: ...
+    @property
+    def rounding_slack(self) -> tuple[float, float]: ...
     @property
     def kind(self) -> str: ...
     @property
@@ -378,6 +381,7 @@ class PrivateBandit:
     def mechanism(self) -> str: ...
 
 def mechanism_column_norms(mechanism: str, horizon: int) -> tuple[float, float]: ...
+def mechanism_rounding_slack(mechanism: str, horizon: int) -> tuple[float, float]: ...
 def private_bandit_params(
     domain: Domain,
     horizon: int,

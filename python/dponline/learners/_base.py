@@ -60,22 +60,25 @@ def _column_norms(mechanism: str, releases: int) -> tuple[float, float]:
 
 def resolve_sampler(sampler: Sampler | None, mechanism: Mechanism) -> Sampler:
     """A learner's ``sampler=``: ``None`` means ``"exact"`` (exact discrete noise on a power-of-two grid, the
-    secure default) for the trees and ``"floating-point"`` for ``mechanism="blt"``, which has no exact path
+    secure default) for every mechanism — the trees, and BLT through its integer encoder
     (:class:`dponline.aggregation.BLT`); the guarantee states which.
 
     Raises:
-        InvalidInputError: an unknown sampler, or ``"exact"`` with ``mechanism="blt"``.
+        InvalidInputError: an unknown sampler.
     """
+    del mechanism  # every mechanism has an exact path
     if sampler is None:
-        return "floating-point" if mechanism == "blt" else "exact"
-    sampler = _validate.option("sampler", sampler, SAMPLERS)
-    if sampler == "exact" and mechanism == "blt":
-        raise InvalidInputError(
-            "sampler='exact' is not available with mechanism='blt' (BLT has no exact path: rounding after its "
-            "real-valued encoder needs its own sensitivity proof); use mechanism='tree' or 'honaker', or "
-            "sampler='floating-point'"
-        )
-    return sampler
+        return "exact"
+    return _validate.option("sampler", sampler, SAMPLERS)
+
+
+@functools.lru_cache(maxsize=64)
+def _rounding_slack(mechanism: str, releases: int) -> tuple[float, float]:
+    """The exact path's encoder-rounding slack ``(L1, L2)`` per coordinate (``(0, 0)`` for the trees; for BLT
+    its Lemma's, :attr:`dponline.aggregation.BLT.rounding_slack`); cached like :func:`_column_norms`."""
+    from .. import _core
+
+    return _core.mechanism_rounding_slack(mechanism, releases)
 
 
 def exact_learner_noise(
@@ -96,7 +99,8 @@ def exact_learner_noise(
 
     The learner's prefix sums are a mechanism whose one input per round moves by at most ``sensitivity`` (L1 for
     Laplace, L2 for Gaussian) between neighbouring streams; the mechanism's column norms at ``releases`` inputs
-    give the node vector's sensitivity, with the rounding of the grid Lemma: :func:`dponline.aggregation.exact_noise`
+    give the node vector's sensitivity, with the rounding of the grid Lemma (and, for BLT, the rounding slack of its
+    integer encoder): :func:`dponline.aggregation.exact_noise`
     (discrete Laplace exact ε; discrete Gaussian through zCDP with the Canonne-Kamath-Steinke conversion). The
     noise is never below ``at_least`` (a paper's scale under ``calibration="paper"``, or a regret-motivated floor).
 
@@ -119,6 +123,7 @@ def exact_learner_noise(
         column_l2=col_l2,
         dim=dim,
         at_least=at_least,
+        rounding_slack=_rounding_slack(mechanism, int(releases)),
     )
     return fit.scale, fit.guarantee(f"{source} (mechanism={mechanism!r})", randomness=randomness)
 

@@ -274,8 +274,10 @@ class DPFTRL(Learner):
     :meth:`regret_bound` are for it. ``"honaker"`` and ``"blt"`` (:mod:`dponline.aggregation`) release the
     same prefix sums with correlated noise whose per-release variance is lower and varies with ``t`` (BLT at
     ``T = 5651``: ≥ 11× below the padded tree at every release, at equal ``(ε, δ)``). They are calibrated
-    exactly from the encoder's column norms (``calibration="analytic"`` only;
-    :func:`dponline.learners._base.mechanism_noise`), so the privacy statement above holds unchanged (the
+    exactly from the encoder's column norms — by default on the exact path (discrete noise; for BLT the integer
+    encoder of :class:`dponline.aggregation.BLT`, whose rounding slack enters the sensitivity), with
+    ``sampler="floating-point"`` by ``calibration="analytic"`` only
+    (:func:`dponline.learners._base.mechanism_noise`) — so the privacy statement above holds unchanged (the
     adaptive-input argument is the same: one round's input moves one column of a fixed linear encoder).
     Agarwal-Singh's Theorem 3.1 does **not** cover them — its proof treats the identically distributed noise
     of every release as one fixed perturbation — so :meth:`regret_bound` raises. What does hold for oblivious

@@ -287,13 +287,16 @@ def exact_linear_noise(
     dim: int,
     *,
     at_least: float = 0.0,
+    slack: float = 0.0,
 ) -> ExactCalibration:
     """The tightest proved noise of an exact prefix-sum mechanism (tree, ``k``-ary or Honaker tree on the core's
     exact path) for an (ε, δ) target.
 
     The mechanism releases functions of the integer node values ``Σ_{s∈v} round(x_s/γ) + z_v``; one row enters
     ``c`` nodes (the encoder's column, 0/1 entries: ``column_norm`` is its L1 norm ``c`` for Laplace, its L2 norm
-    ``sqrt(c)`` for Gaussian). With the grid Lemma, the integer node vector has
+    ``sqrt(c)`` for Gaussian). (BLT: real encoder entries evaluated in integers, ``column_norm`` its encoder's
+    column norm and ``slack`` the rounding of its Lemma, added to the bounds below.) With the grid Lemma, the
+    integer node vector has
 
     * L1 sensitivity ``c·(⌈Δ₁/γ⌉ + dim)``, and discrete Laplace noise ``DLap(t)`` is exactly
       ``ε = c·(⌈Δ₁/γ⌉ + dim)/t``-DP (this module's Lemma): ``t`` is the least integer meeting the target;
@@ -313,6 +316,9 @@ def exact_linear_noise(
         dim: vector dimension (>= 1).
         at_least: a lower bound on the scale (value units), e.g. a paper's larger calibration kept for
             reproduction; the result meets both.
+        slack: extra integer sensitivity (grid units, >= 0) from rounding inside the encoder, added to the
+            column norm times the grid Lemma's bound: 0 for the trees (0/1 encoders); for BLT the slack of its
+            encoder-rounding Lemma (core ``aggregation::blt``: ``2ηT·dim`` in L1, ``2η·sqrt(T·dim)`` in L2).
 
     Returns:
         An :class:`ExactCalibration`.
@@ -327,6 +333,7 @@ def exact_linear_noise(
     norm = _positive("column_norm", column_norm)
     d = _count("dim", dim)
     floor = _nonnegative("at_least", at_least)
+    extra = _nonnegative("slack", slack)
     if noise == "laplace":
         if _nonnegative("delta", delta) != 0.0:
             raise InvalidInputError(f"delta must be 0 for discrete Laplace noise, got {delta!r}")
@@ -339,10 +346,10 @@ def exact_linear_noise(
     for _ in _steps("fitting the scale to its grid"):
         gamma = grid_for_scale(scale)
         if noise == "laplace":
-            integer = norm * grid_sensitivity_l1(sens, gamma, d)
+            integer = norm * grid_sensitivity_l1(sens, gamma, d) + extra
             units = max(math.ceil(integer / eps), math.ceil(floor / gamma))
         else:
-            integer = norm * grid_sensitivity_l2(sens, gamma, d)
+            integer = norm * grid_sensitivity_l2(sens, gamma, d) + extra
             units = max(discrete_gaussian_sigma(eps, target, integer), math.ceil(floor / gamma))
         fitted = units * gamma
         if grid_for_scale(fitted) == gamma:

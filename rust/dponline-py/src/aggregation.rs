@@ -3,7 +3,7 @@
 
 use dponline_core::aggregation::{
     Blt, BltFit, BltObjective, KaryTree, Mechanism, MechanismSpec, PrefixSumMechanism, Readout,
-    TreeAggregator, cover, refuse_exact_blt,
+    TreeAggregator, cover,
 };
 use dponline_core::noise::NoiseDistribution;
 use numpy::ndarray::Array2;
@@ -364,9 +364,6 @@ impl PyMechanism {
                 "kind must be 'tree', 'honaker', 'kary' or 'blt', got {kind:?}"
             )));
         }
-        if kind == "blt" {
-            refuse_exact_blt(dist, sampler).or_raise()?;
-        }
         let rng = generator(py, seed, secure, 0)?;
         let inner: Mechanism = match (kind, theta, omega) {
             ("tree", _, _) => MechanismSpec::Tree { padded }
@@ -381,12 +378,13 @@ impl PyMechanism {
             (_, Some(theta), Some(omega)) => {
                 let fit = fit.map(|(iterations, loss)| BltFit { iterations, loss });
                 Blt::with_params(dim, horizon, &theta, &omega, dist, rng)
+                    .and_then(|b| b.with_fit(objective, fit).with_sampler(sampler))
                     .or_raise()?
-                    .with_fit(objective, fit)
                     .into()
             }
             (_, None, None) => detached(py, move || {
                 Blt::new(dim, horizon, buffers, objective, dist, rng)
+                    .and_then(|b| b.with_sampler(sampler))
             })?
             .into(),
             _ => {
@@ -502,6 +500,14 @@ impl PyMechanism {
         read(slf, |inner| inner.sensitivity_l2())
     }
 
+    /// The exact path's extra integer sensitivity from rounding inside the encoder, ``(L1, L2)`` grid units per
+    /// changed coordinate (times ``dim`` in L1, ``sqrt(dim)`` in L2): ``(0, 0)`` for the trees, ``(2ηT, 2η√T)``
+    /// for BLT (core ``aggregation::blt`` docs, the encoder-rounding Lemma).
+    #[getter]
+    fn rounding_slack(slf: &Bound<'_, Self>) -> PyResult<(f64, f64)> {
+        read(slf, |inner| inner.rounding_slack())
+    }
+
     /// ``"tree"``, ``"honaker"``, ``"kary"`` or ``"blt"``.
     #[getter]
     fn kind(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
@@ -562,7 +568,7 @@ impl PyMechanism {
         read(slf, |inner| inner.noise().name())
     }
 
-    /// ``"exact"`` (discrete noise on a power-of-two grid) or ``"floating-point"`` (BLT always; also scale 0).
+    /// ``"exact"`` (discrete noise on a power-of-two grid) or ``"floating-point"`` (also scale 0).
     #[getter]
     fn sampler(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
         read(slf, |inner| inner.sampler().name())
@@ -626,6 +632,20 @@ impl PyMechanism {
             this.inner.t()
         )
     }
+}
+
+/// The exact path's encoder-rounding slack ``(L1, L2)`` of a named mechanism at ``horizon`` (``"tree"``,
+/// ``"honaker"``: ``(0, 0)``; ``"blt"``: ``(2ηT, 2η√T)``), grid units per changed coordinate (see
+/// ``Mechanism.rounding_slack``). Raises ``InvalidInputError`` for an unknown name.
+#[pyfunction]
+pub fn mechanism_rounding_slack(
+    mechanism: &str,
+    horizon: &Bound<'_, PyAny>,
+) -> PyResult<(f64, f64)> {
+    let horizon = int_arg(horizon, "horizon", 1, None)?;
+    dponline_core::aggregation::MechanismSpec::from_name(mechanism)
+        .and_then(|spec| spec.rounding_slack(horizon))
+        .or_raise()
 }
 
 /// The largest ``(L1, L2)`` column norms of a named mechanism's encoder at ``horizon`` (``"tree"``,

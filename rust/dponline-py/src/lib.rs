@@ -29,7 +29,9 @@ use pyo3::prelude::*;
 #[pymodule]
 mod _core {
     #[pymodule_export]
-    use super::aggregation::{PyMechanism, PyTreeAggregator, mechanism_column_norms};
+    use super::aggregation::{
+        PyMechanism, PyTreeAggregator, mechanism_column_norms, mechanism_rounding_slack,
+    };
     #[pymodule_export]
     use super::domains::{
         PyBipartiteMatchingPolytope, PyBirkhoffPolytope, PyBox, PyDomain, PyFlowPolytope,

@@ -45,11 +45,78 @@
 //! gradient decreases the loss; after [`BLT_MAX_ITERATIONS`] iterations it returns
 //! [`CoreError::IterationLimit`]. Any parameters give an exactly calibrated mechanism: optimisation only
 //! affects accuracy, never privacy.
+//!
+//! The float path ([`SamplerKind::FloatingPoint`]) releases `Σ_{s<=t} x_s + Σ_{s<=t} ζ_s` with `ζ_t` from the
+//! float samplers: the Mironov (2012) caveat applies.
+//!
+//! # The exact path ([`SamplerKind::Exact`], the default of the Python class and of the learners)
+//!
+//! The private view must be an integer vector with exact discrete noise added, and the release a function of
+//! that vector alone (`super::lattice`). Adding integer noise `z` in the noise space and decoding, `A n + B z`,
+//! does **not** work: its support is the lattice `A n + B ℤ^T`, which moves with the data by `A e_s ∉ B ℤ^T`
+//! (because `C e_s` is not an integer vector), so neighbouring inputs would be told apart exactly. So the
+//! encoder's output is rounded to the grid *before* the noise is added:
+//!
+//! 1. **Quantise** each row, `n_s = round(x_s/γ)` on the grid of the noise (`Grid::for_scale`, the scale in
+//!    `[2³⁰, 2³¹)` units), as for the trees: `|n_s| < 2⁶²`.
+//! 2. **Encode in integers.** The parameters are fixed-point numbers: `θ̂_j = a_j 2⁻⁵³`, `ω̂_j = b_j 2⁻⁵³`
+//!    (every `θ`, `ω` the mechanism holds, on both paths, is rounded to the nearest multiple of `2⁻⁵³` when
+//!    it is built: exact in `f64`, so the variance, the column norms and the decoder use the same `Ĉ`).
+//!    With `r` fraction bits ([`Blt::fraction_bits`]), integer buffers `S_j` (`i128`, units `γ 2⁻ʳ`) run
+//!    `S_j ← R(θ̂_j S_j) + 2ʳ n_t` after step `t`, and the encoded value of step `t` is
+//!    `y_t = n_t + R(2⁻ʳ Σ_j R(ω̂_j S_j))`, `R` rounding to the nearest integer (ties away from zero), every
+//!    product formed exactly in `192`-bit arithmetic.
+//! 3. **Add exact noise**: the view is `v_t = y_t + z_t ∈ ℤ`, `z_t` i.i.d. discrete Laplace or discrete
+//!    Gaussian in grid units (Canonne, Kamath & Steinke 2020).
+//! 4. **Decode** (post-processing, a deterministic `f64` function of the view alone): `ζ̂_t = v_t − Σ_j ω̂_j
+//!    D_j`, `D_j ← θ̂_j D_j + ζ̂_t`, release `γ · round(Σ_{s<=t} ζ̂_s)` (`Σ ζ̂ = (B̂ v)_t`, `B̂ = A Ĉ⁻¹`, up to
+//!    the decoder's float rounding): an integer times the grid, like every exact release, so the low bits of
+//!    the output carry nothing but the noise's.
+//!
+//! **Lemma (encoder rounding).** Let `y*_t = (Ĉ n)_t` (exact reals). Then `|y_t − y*_t| <= η := 1/2 + (d +
+//! Σ_j ω̂_j/(1 − θ̂_j)) / 2^{r+1}` for every `t`. *Proof.* With `S*_j` the unrounded recurrence
+//! (`S*_j ← θ̂_j S*_j + 2ʳ n_t`), `2⁻ʳ Σ_j ω̂_j S*_j(t) = Σ_{i>=1} ĉ_i n_{t−i}`, so `y*_t = n_t + 2⁻ʳ Σ_j ω̂_j
+//! S*_j(t)`. The error `E_j = S_j − S*_j` obeys `E_j ← θ̂_j E_j + ρ`, `|ρ| <= 1/2`, `E_j(0) = 0`, so `|E_j| <=
+//! 1/(2(1 − θ̂_j))`; the `d` inner roundings add at most `d/2`, the outer one `1/2` (in grid units, after
+//! the `2⁻ʳ`). ∎
+//!
+//! **Sensitivity (single participation, one row `s` replaced).** Coordinates are encoded independently and
+//! causally, so `y` and `y′` agree before step `s` and on every coordinate whose rounded input is unchanged;
+//! for `t >= s` on a changed coordinate, `y_t − y′_t = ĉ_{t−s}(n_s − n′_s) + (e_t − e′_t)` with `|e_t −
+//! e′_t| <= 2η` (the Lemma). With `m <= dim` changed coordinates and the grid Lemma for `n_s − n′_s`
+//! (`super::lattice`):
+//!
+//! * `‖y − y′‖₂ <= ‖ĉ‖₂ (Δ₂/γ + √dim) + 2η √(T·m)`,
+//! * `‖y − y′‖₁ <= ‖ĉ‖₁ (⌈Δ₁/γ⌉ + dim) + 2η T·m`,
+//!
+//! i.e. the trees' integer sensitivity with the column norms of `Ĉ` ([`PrefixSumMechanism::sensitivity_l1`] /
+//! `_l2`), plus the slack of [`PrefixSumMechanism::rounding_slack`] `= (2ηT, 2η√T)` per changed coordinate
+//! (times `dim` in L1, `√dim` in L2). The discrete Laplace of scale `t` is then exactly ε = (that L1 bound)/t
+//! -DP, and the discrete Gaussian `ρ = (that L2 bound)²/(2σ²)`-zCDP (CKS 2020; `dponline.privacy.discrete`).
+//! The slack is a few grid units per step against a noise of `2³⁰` units: at `T = 2²⁰`, `dim = 100`, it adds
+//! about `2⁻¹⁷` of the Gaussian's sensitivity (in L1 it grows like `T`, not `√T`: about `2⁻⁹` at `T = 2²⁰`,
+//! `ε = 1`). The column norms are the closed forms of the float path, computed in `f64` (sums of positive
+//! terms by binary doubling, relative error far below `2⁻⁴⁰`) and reported times `1 + 2⁻⁴⁰`, so they bound
+//! the exact norms.
+//!
+//! **Fraction bits.** `r = min(40, 60 − ⌈log₂(max(2/(1 − θ̂_d), Σ_j ω̂_j/(1 − θ̂_j)) + 1)⌉)`, from the
+//! parameters alone: with `|n| < 2⁶²`, `|S_j| <= (2^{62+r} + 1/2)/(1 − θ̂_j)` and `|Σ_j R(ω̂_j S_j)| <=
+//! 2^{62+r} Σ_j ω̂_j/(1 − θ̂_j) + d`, all below `2¹²⁵`: no intermediate can overflow `i128`, whatever the data
+//! (so no push can fail on a data-dependent overflow). Parameters so long-memory that `r < 0` (about `1 − θ̂_d <
+//! 2⁻⁵⁹`) are refused on the exact path.
+//!
+//! **Variance.** The release is `γ (B̂ v)_t = γ (Σ_{s<=t} n_s + (B̂ e)_t + (B̂ z)_t)` with `e = y − Ĉ n` a
+//! deterministic function of the data (the rounding is deterministic, not random: it shifts the mean by at
+//! most `η Σ_{n<t} |r_n|` grid units and adds no variance). So the variance is exactly `V(t) · Var(z)` with
+//! `V(t)` of `Ĉ` and `Var(z)` the discrete law's ([`PrefixSumMechanism::variance`]). What the computed
+//! release adds to this exact-arithmetic one: the decoder's float rounding (relative `~2⁻⁵³` per operation)
+//! and the final rounding to the grid (at most `γ/2`, i.e. below `2⁻³¹` of a noise standard deviation, which
+//! moves the standard deviation by at most that much).
 
 use serde::{Deserialize, Serialize};
 
 use super::PrefixSumMechanism;
-use super::lattice::{Guarded, Lattice, SamplerKind, push_guarded};
+use super::lattice::{Guarded, Lattice, SamplerKind, node_sampler, push_guarded};
 use crate::alloc::{checked_len, zeros};
 use crate::error::{CoreError, Result};
 use crate::noise::grid::Grid;
@@ -64,6 +131,65 @@ pub const BLT_MAX_ITERATIONS: u64 = 2000;
 
 /// Iteration cap of each bisection for the eigenvalues (bisection in f64 ends within ~1100 halvings).
 const ROOT_MAX_ITERATIONS: u64 = 2200;
+
+/// The parameters `θ`, `ω` are multiples of `2^-FIXED_BITS` (module docs, "The exact path").
+const FIXED_BITS: i32 = 53;
+
+/// Largest number of fraction bits `r` of the exact encoder's buffers.
+const MAX_FRACTION_BITS: i32 = 40;
+
+/// Relative margin on the float-computed column norms (module docs, "Sensitivity").
+const NORM_MARGIN: f64 = 1.0 + 1.0 / (1u64 << 40) as f64;
+
+/// `v` rounded to the nearest multiple of `2⁻⁵³` (exact in `f64` for `0 <= v < 2`).
+fn fixed_point(v: f64) -> f64 {
+    (v * 2f64.powi(FIXED_BITS)).round() * 2f64.powi(-FIXED_BITS)
+}
+
+/// `R(s · a / 2⁵³)`: the product rounded to the nearest integer, ties away from zero, formed exactly in 192
+/// bits. Needs `a < 2⁵⁴` and a result below `2¹²⁷` in magnitude (module docs, "Fraction bits").
+#[inline]
+fn mul_round(s: i128, a: u64) -> i128 {
+    let m = s.unsigned_abs();
+    let (hi, lo) = (m >> 64, m & u128::from(u64::MAX));
+    // m·a = hi·a·2⁶⁴ + lo·a; (m·a + 2⁵²) >> 53 = hi·a·2¹¹ + (lo·a + 2⁵²) >> 53 (2⁶⁴ is a multiple of 2⁵³).
+    let low = (lo * u128::from(a) + (1u128 << (FIXED_BITS - 1))) >> FIXED_BITS;
+    let magnitude = ((hi * u128::from(a)) << (64 - FIXED_BITS)) + low;
+    let r = magnitude as i128;
+    if s < 0 { -r } else { r }
+}
+
+/// `R(u / 2ʳ)`, ties away from zero.
+#[inline]
+fn shift_round(u: i128, r: u32) -> i128 {
+    if r == 0 {
+        return u;
+    }
+    let m = (u.unsigned_abs() + (1u128 << (r - 1))) >> r;
+    let m = m as i128;
+    if u < 0 { -m } else { m }
+}
+
+/// One step of the exact encoder on one coordinate (module docs, "The exact path", step 2): returns `y_t = n_t
+/// + R(2⁻ʳ Σ_j R(ω̂_j S_j))` and advances `S_j ← R(θ̂_j S_j) + 2ʳ n_t`. `a`, `b`: `θ̂ 2⁵³`, `ω̂ 2⁵³`.
+#[inline]
+fn encode(buffers: &mut [i128], a: &[u64], b: &[u64], bits: u32, n: i128) -> i128 {
+    let u: i128 = buffers.iter().zip(b).map(|(s, &w)| mul_round(*s, w)).sum();
+    for (s, &th) in buffers.iter_mut().zip(a) {
+        *s = mul_round(*s, th) + (n << bits);
+    }
+    n + shift_round(u, bits)
+}
+
+/// The exact encoder's fraction bits `r` for fixed-point parameters (module docs, "Fraction bits"), `None`
+/// if the parameters are too long-memory for `r >= 0`.
+fn fraction_bits(theta: &[f64], omega: &[f64]) -> Option<u32> {
+    let memory = theta.last().map_or(1.0, |t| 2.0 / (1.0 - t));
+    let weight: f64 = theta.iter().zip(omega).map(|(t, w)| w / (1.0 - t)).sum();
+    let bits = (memory.max(weight) + 1.0).log2().ceil();
+    let r = (60.0 - bits).min(f64::from(MAX_FRACTION_BITS));
+    (r >= 0.0).then_some(r as u32)
+}
 
 /// The error functional the BLT parameters minimise (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -477,17 +603,28 @@ pub struct Blt {
     fit: Option<BltFit>,
     noise: NoiseDistribution,
     t: u64,
-    /// Exact running sum of the inputs.
+    /// Exact running sum of the inputs (float path; zeros on the exact path).
     prefix: Vec<f64>,
-    /// Running sum of the correlated noise `ζ`.
+    /// Running sum of the correlated noise `ζ` (float path) or of the decoded `ζ̂` in grid units (exact path).
     noise_sum: Vec<f64>,
-    /// Buffers `S_j`, coordinate-major: entry `i · d + j`.
+    /// Buffers `S_j` of the noise recurrence (float path) or `D_j` of the decoder (exact path),
+    /// coordinate-major: entry `i · d + j`.
     buffers: Vec<f64>,
     rng: Generator,
+    /// The exact path's noise and grid (`None` on the float path; module docs, "The exact path").
+    lattice: Option<Lattice>,
+    /// The exact encoder's integer buffers `S_j` in units `γ 2⁻ʳ`, coordinate-major (empty on the float path).
+    encoder: Vec<i128>,
     #[serde(skip)]
     spec: Option<Spectrum>,
     #[serde(skip)]
     norms: (f64, f64),
+    /// Fraction bits `r` of the exact encoder (`None`: parameters too long-memory for it).
+    #[serde(skip)]
+    bits: Option<u32>,
+    /// `θ̂_j 2⁵³` then `ω̂_j 2⁵³` (the exact encoder's integer parameters).
+    #[serde(skip)]
+    fixed: Vec<u64>,
     #[serde(skip)]
     initial: Vec<f64>,
     #[serde(skip)]
@@ -508,6 +645,8 @@ struct BltState {
     noise_sum: Vec<f64>,
     buffers: Vec<f64>,
     rng: Generator,
+    lattice: Option<Lattice>,
+    encoder: Vec<i128>,
 }
 
 impl TryFrom<BltState> for Blt {
@@ -516,19 +655,31 @@ impl TryFrom<BltState> for Blt {
     fn try_from(s: BltState) -> Result<Self> {
         let bad = || CoreError::State("BLT state is inconsistent".into());
         check_params(&s.theta, &s.omega).map_err(|_| bad())?;
+        let fixed = |v: &[f64]| v.iter().all(|&x| fixed_point(x) == x);
         let rows = s.dim.checked_mul(s.theta.len()).ok_or_else(bad)?;
         let consistent = s.dim > 0
             && s.horizon > 0
             && s.t <= s.horizon
+            && fixed(&s.theta)
+            && fixed(&s.omega)
             && s.prefix.len() == s.dim
             && s.noise_sum.len() == s.dim
             && s.buffers.len() == rows
+            && s.encoder.len() == if s.lattice.is_some() { rows } else { 0 }
             && [&s.prefix, &s.noise_sum, &s.buffers]
                 .iter()
                 .all(|v| v.iter().all(|x| x.is_finite()));
         if !consistent {
             return Err(bad());
         }
+        let mut lattice = s.lattice;
+        let node = match lattice.as_mut() {
+            Some(l) => {
+                l.restore(s.dim, true)?;
+                SumOf::exact(&l.noise())?
+            }
+            None => s.noise.sum_of(1),
+        };
         let mut blt = Blt {
             dim: s.dim,
             horizon: s.horizon,
@@ -542,12 +693,19 @@ impl TryFrom<BltState> for Blt {
             noise_sum: s.noise_sum,
             buffers: s.buffers,
             rng: s.rng,
+            lattice,
+            encoder: s.encoder,
             spec: None,
             norms: (1.0, 1.0),
+            bits: None,
+            fixed: Vec::new(),
             initial: zeros("dim", s.dim)?,
-            node: s.noise.sum_of(1),
+            node,
         };
         blt.derive()?;
+        if blt.lattice.is_some() && blt.bits.is_none() {
+            return Err(bad());
+        }
         Ok(blt)
     }
 }
@@ -599,6 +757,74 @@ impl WithSampler for BltStep<'_> {
     }
 }
 
+/// One push on the exact path (module docs, "The exact path"): `x` holds the row in grid units (integers),
+/// `out` receives the release in grid units.
+struct ExactStep<'a> {
+    rng: &'a mut Generator,
+    theta: &'a [f64],
+    omega: &'a [f64],
+    /// `θ̂_j 2⁵³` and `ω̂_j 2⁵³` (integers below `2⁵⁴`).
+    a: &'a [u64],
+    b: &'a [u64],
+    bits: u32,
+    encoder: &'a mut [i128],
+    decoded: &'a mut [f64],
+    decoder: &'a mut [f64],
+    x: &'a [f64],
+    out: &'a mut [f64],
+}
+
+impl WithSampler for ExactStep<'_> {
+    type Output = ();
+    #[inline]
+    fn call<S: Sampler>(self, node: S) {
+        let ExactStep {
+            rng,
+            theta,
+            omega,
+            a,
+            b,
+            bits,
+            encoder,
+            decoded,
+            decoder,
+            x,
+            out,
+        } = self;
+        let d = theta.len();
+        crate::with_generator!(rng, g => {
+            for ((((o, n), xi), enc), dec) in out
+                .iter_mut()
+                .zip(decoded.iter_mut())
+                .zip(x)
+                .zip(encoder.chunks_exact_mut(d))
+                .zip(decoder.chunks_exact_mut(d))
+            {
+                // `xi` is an integer below 2⁶² in magnitude (the push guard's quantisation): exact in i128.
+                let y = encode(enc, a, b, bits, *xi as i128);
+                let z = node.sample(g);
+                if z.is_nan() {
+                    // A failed draw (probability below 1e-600): poison the decoder so every later push fails.
+                    dec.fill(f64::NAN);
+                    *n = f64::NAN;
+                    *o = f64::NAN;
+                    continue;
+                }
+                // The view v_t = y_t + z_t (an integer); from here on only v_t is used: post-processing.
+                let v = (y + z as i128) as f64;
+                let feedback: f64 = omega.iter().zip(dec.iter()).map(|(w, s)| w * s).sum();
+                let zeta = v - feedback;
+                for (s, th) in dec.iter_mut().zip(theta) {
+                    *s = th * *s + zeta;
+                }
+                *n += zeta;
+                // On the grid, like every exact release (a function of the view: still post-processing).
+                *o = n.round_ties_even();
+            }
+        });
+    }
+}
+
 impl Blt {
     /// A BLT mechanism with `buffers` buffers whose parameters are optimised for `horizon` and `objective`.
     ///
@@ -622,7 +848,9 @@ impl Blt {
         Ok(blt)
     }
 
-    /// A BLT mechanism with explicit parameters `θ` (strictly increasing in (0, 1)) and `ω` (> 0).
+    /// A BLT mechanism with explicit parameters `θ` (strictly increasing in (0, 1)) and `ω` (> 0), each rounded
+    /// to the nearest multiple of `2⁻⁵³` (module docs, "The exact path"), on the floating-point path
+    /// ([`Blt::with_sampler`] selects the exact one).
     ///
     /// Errors: [`CoreError::InvalidArgument`] for bad parameters, `dim == 0` or `horizon == 0`.
     pub fn with_params(
@@ -640,12 +868,15 @@ impl Blt {
             return Err(CoreError::invalid("horizon", ">= 1", horizon));
         }
         check_params(theta, omega)?;
+        let theta: Vec<f64> = theta.iter().map(|&v| fixed_point(v)).collect();
+        let omega: Vec<f64> = omega.iter().map(|&v| fixed_point(v)).collect();
+        check_params(&theta, &omega)?;
         let rows = checked_len("dim", dim, theta.len())?;
         let mut blt = Blt {
             dim,
             horizon,
-            theta: theta.to_vec(),
-            omega: omega.to_vec(),
+            theta,
+            omega,
             objective: BltObjective::Max,
             fit: None,
             noise,
@@ -654,8 +885,12 @@ impl Blt {
             noise_sum: zeros("dim", dim)?,
             buffers: zeros("dim", rows)?,
             rng,
+            lattice: None,
+            encoder: Vec::new(),
             spec: None,
             norms: (1.0, 1.0),
+            bits: None,
+            fixed: Vec::new(),
             initial: zeros("dim", dim)?,
             node: noise.sum_of(1),
         };
@@ -671,6 +906,36 @@ impl Blt {
         self
     }
 
+    /// The same mechanism drawing its noise by `sampler`, before any push. With [`SamplerKind::Exact`] and a
+    /// scale > 0: the exact path of the module docs (the noise is the exact discrete law of at least the
+    /// configured scale on the grid of [`crate::noise::grid::Grid::for_scale`]; [`PrefixSumMechanism::noise`]
+    /// reports the effective scale). Scale 0 or [`SamplerKind::FloatingPoint`]: unchanged.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] naming `scale` unless, on the exact path, it is in `[1e-150,
+    /// 1e150]`, or naming `theta, omega` if the parameters are too long-memory for the exact encoder (module
+    /// docs, "Fraction bits"); [`CoreError::State`] after a push.
+    pub fn with_sampler(mut self, sampler: SamplerKind) -> Result<Self> {
+        if self.t != 0 {
+            return Err(CoreError::State(
+                "the BLT sampler is chosen before the first push".into(),
+            ));
+        }
+        let (node, lattice) = node_sampler(self.dim, self.noise, sampler, true)?;
+        if lattice.is_some() {
+            if self.bits.is_none() {
+                return Err(CoreError::invalid(
+                    "theta, omega",
+                    "parameters whose exact encoder fits 128-bit integers (1 − θ_d above about 2^-59)",
+                    format!("{:?}", self.theta),
+                ));
+            }
+            self.encoder = vec![0; self.buffers.len()];
+        }
+        self.lattice = lattice;
+        self.node = node;
+        Ok(self)
+    }
+
     fn derive(&mut self) -> Result<()> {
         let spec = spectrum(&self.theta, &self.omega)?;
         // The noise generator runs the recurrence of C⁻¹, whose eigenvalues are the `λ_j`: one outside (−1, 1)
@@ -684,8 +949,17 @@ impl Blt {
             ));
         }
         let (l1, l2sq) = column_norms(&self.theta, &self.omega, self.horizon);
-        self.norms = (l1, l2sq.sqrt());
+        self.norms = (l1 * NORM_MARGIN, l2sq.sqrt() * NORM_MARGIN);
         self.spec = Some(spec);
+        self.bits = fraction_bits(&self.theta, &self.omega);
+        // θ̂, ω̂ are multiples of 2⁻⁵³ below 2 (stability gives ω_j < 1 + θ_j): integers below 2⁵⁴.
+        let scale = 2f64.powi(FIXED_BITS);
+        self.fixed = self
+            .theta
+            .iter()
+            .chain(&self.omega)
+            .map(|v| (v * scale) as u64)
+            .collect();
         Ok(())
     }
 
@@ -714,6 +988,27 @@ impl Blt {
         self.fit
     }
 
+    /// Fraction bits `r` of the exact encoder's buffers (module docs, "Fraction bits"); `None` if the parameters
+    /// are too long-memory for the exact path.
+    pub fn fraction_bits(&self) -> Option<u32> {
+        self.bits
+    }
+
+    /// `η`, the bound of the Lemma (module docs) on `|y_t − (Ĉ n)_t|` in grid units: `1/2 + (d + Σ_j ω̂_j/(1 −
+    /// θ̂_j)) / 2^{r+1}`, rounded up by a relative `2⁻⁴⁰`; `+∞` if there is no exact encoder.
+    pub fn encoder_rounding(&self) -> f64 {
+        let Some(r) = self.bits else {
+            return f64::INFINITY;
+        };
+        let weight: f64 = self
+            .theta
+            .iter()
+            .zip(&self.omega)
+            .map(|(t, w)| w / (1.0 - t))
+            .sum();
+        (0.5 + (self.theta.len() as f64 + weight) * 2f64.powi(-(r as i32) - 1)) * NORM_MARGIN
+    }
+
     /// `Σ_{t<=T} V(t) / T`: the mean over rounds of the unit variance (`O(d² log T)`).
     pub fn mean_unit_variance(&self) -> f64 {
         self.spec.as_ref().map_or(f64::NAN, |s| {
@@ -724,6 +1019,24 @@ impl Blt {
     fn push_unchecked(&mut self, x: &[f64], out: &mut [f64]) {
         self.t += 1;
         let node = self.node;
+        if self.lattice.is_some() {
+            let (a, b) = self.fixed.split_at(self.theta.len());
+            node.with_sampler(ExactStep {
+                rng: &mut self.rng,
+                theta: &self.theta,
+                omega: &self.omega,
+                a,
+                b,
+                // Present whenever the lattice is (`with_sampler`, `try_from`).
+                bits: self.bits.unwrap_or(0),
+                encoder: &mut self.encoder,
+                decoded: &mut self.noise_sum,
+                decoder: &mut self.buffers,
+                x,
+                out,
+            });
+            return;
+        }
         node.with_sampler(BltStep {
             rng: &mut self.rng,
             theta: &self.theta,
@@ -746,10 +1059,10 @@ impl Guarded for Blt {
         &self.prefix
     }
     fn lattice(&mut self) -> Option<&mut Lattice> {
-        None
+        self.lattice.as_mut()
     }
     fn folds_values(&self) -> bool {
-        false
+        true
     }
     fn push_checked(&mut self, xs: &[f64], out: &mut [f64]) {
         for (x, o) in xs
@@ -771,8 +1084,9 @@ impl PrefixSumMechanism for Blt {
     fn t(&self) -> u64 {
         self.t
     }
+    /// The law of every draw (on the exact path, its scale rounded up onto the grid).
     fn noise(&self) -> NoiseDistribution {
-        self.noise
+        self.node.distribution()
     }
     fn is_secure(&self) -> bool {
         self.rng.is_secure()
@@ -780,12 +1094,17 @@ impl PrefixSumMechanism for Blt {
     fn initial(&self) -> &[f64] {
         &self.initial
     }
-    /// Always [`SamplerKind::FloatingPoint`]: BLT has no exact path (`super::lattice`).
     fn sampler(&self) -> SamplerKind {
-        SamplerKind::FloatingPoint
+        if self.lattice.is_some() {
+            SamplerKind::Exact
+        } else {
+            SamplerKind::FloatingPoint
+        }
     }
+    /// The grid of the noise, the rounded inputs and the releases (exact path; the releases are decoded from
+    /// the integer view and rounded onto it: post-processing, module docs).
     fn grid(&self) -> Option<Grid> {
-        None
+        self.lattice.as_ref().map(Lattice::grid)
     }
     fn push(&mut self, x: &[f64], out: &mut [f64]) -> Result<()> {
         push_guarded(self, x, out, true)
@@ -810,19 +1129,31 @@ impl PrefixSumMechanism for Blt {
     fn sensitivity_l2(&self) -> f64 {
         self.norms.1
     }
+    /// `(2ηT, 2η√T)` with `η` of [`Blt::encoder_rounding`] (module docs, "Sensitivity"): the same on both
+    /// paths, since it depends on the parameters only (what a calibration reads off a float-path probe).
+    fn rounding_slack(&self) -> (f64, f64) {
+        let eta2 = 2.0 * self.encoder_rounding();
+        let t = self.horizon as f64;
+        (eta2 * t, eta2 * t.sqrt())
+    }
     fn state_nbytes(&self) -> usize {
-        8 * (self.prefix.capacity()
-            + self.noise_sum.capacity()
-            + self.buffers.capacity()
-            + self.initial.capacity()
-            + self.theta.capacity()
-            + self.omega.capacity())
+        16 * self.encoder.capacity()
+            + self.lattice.as_ref().map_or(0, Lattice::nbytes)
+            + 8 * self.fixed.capacity()
+            + 8 * (self.prefix.capacity()
+                + self.noise_sum.capacity()
+                + self.buffers.capacity()
+                + self.initial.capacity()
+                + self.theta.capacity()
+                + self.omega.capacity())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aggregation::Mechanism;
+    use rand_core::Rng;
 
     /// Coefficients of `C` and the row norms² of `B = A C⁻¹` by direct recurrences.
     fn dense(theta: &[f64], omega: &[f64], horizon: usize) -> (Vec<f64>, Vec<f64>) {
@@ -958,6 +1289,126 @@ mod tests {
             );
             previous = fit.loss;
         }
+    }
+
+    #[test]
+    fn fixed_point_products_are_exact() {
+        use num_bigint::BigInt;
+        let mut g = Generator::from_seed([5; 4]);
+        let exact = |s: i128, a: u64| -> i128 {
+            // R(s·a/2⁵³), ties away from zero, in big integers.
+            let p = BigInt::from(s.unsigned_abs()) * BigInt::from(a);
+            let m: BigInt = (p + (BigInt::from(1) << 52)) >> 53;
+            let m = i128::try_from(m).unwrap();
+            if s < 0 { -m } else { m }
+        };
+        for i in 0..20_000u32 {
+            let s = (i128::from(g.next_u64()) << 59 | i128::from(g.next_u64())) >> (i % 80);
+            let s = if i % 2 == 0 { s } else { -s };
+            let a = g.next_u64() >> 10; // below 2⁵⁴
+            assert_eq!(mul_round(s, a), exact(s, a), "{s} {a}");
+        }
+        for (u, r, want) in [
+            (5i128, 1u32, 3i128),
+            (-5, 1, -3),
+            (4, 1, 2),
+            (7, 2, 2),
+            (-6, 2, -2),
+            (9, 0, 9),
+        ] {
+            assert_eq!(shift_round(u, r), want, "{u} {r}");
+        }
+    }
+
+    #[test]
+    fn exact_encoder_meets_its_rounding_lemma_and_sensitivity() {
+        // y − Ĉn within η at every step (n small, so the f64 reference is exact to ~1e-9), and neighbouring
+        // streams' encodings within ‖ĉ‖·|Δn| + the slack of `rounding_slack`.
+        let horizon = 3000u64;
+        let (theta, omega, _) = optimize_blt(horizon, 4, BltObjective::Max).unwrap();
+        let noise = NoiseDistribution::Gaussian { sigma: 1.0 };
+        let blt = Blt::with_params(
+            1,
+            horizon,
+            &theta,
+            &omega,
+            noise,
+            Generator::from_seed([0; 4]),
+        )
+        .unwrap()
+        .with_sampler(SamplerKind::Exact)
+        .unwrap();
+        let (c, _) = dense(blt.theta(), blt.omega(), horizon as usize);
+        let bits = blt.fraction_bits().unwrap();
+        assert!((20..=40).contains(&bits), "{bits}");
+        let eta = blt.encoder_rounding();
+        assert!(eta > 0.5 && eta < 0.5 + 1e-3, "{eta}");
+        let (a, b) = blt.fixed.split_at(4);
+        let mut g = Generator::from_seed([9; 4]);
+        let n: Vec<i128> = (0..horizon)
+            .map(|_| i128::from(g.next_u64() % 2001) - 1000)
+            .collect();
+        let mut m = n.clone();
+        m[7] += 1234;
+        let (mut s1, mut s2) = (vec![0i128; 4], vec![0i128; 4]);
+        let (mut l1, mut l2sq) = (0.0f64, 0.0f64);
+        for t in 0..horizon as usize {
+            let y = encode(&mut s1, a, b, bits, n[t]);
+            let y2 = encode(&mut s2, a, b, bits, m[t]);
+            let reference: f64 = (0..=t).map(|i| c[i] * n[t - i] as f64).sum();
+            assert!((y as f64 - reference).abs() <= eta + 1e-6, "t={t}");
+            let d = (y - y2) as f64;
+            l1 += d.abs();
+            l2sq += d * d;
+        }
+        let (slack1, slack2) = blt.rounding_slack();
+        assert!(l1 <= 1234.0 * blt.sensitivity_l1() + slack1);
+        assert!(l2sq.sqrt() <= 1234.0 * blt.sensitivity_l2() + slack2);
+        // The rounding slack is small next to the main term at these sizes.
+        assert!(slack2 < 2.0 * eta * (horizon as f64).sqrt() * (1.0 + 1e-9));
+    }
+
+    #[test]
+    fn exact_release_decodes_the_view_and_replays_bit_exactly() {
+        let noise = NoiseDistribution::Laplace { scale: 0.75 };
+        let build = || {
+            Blt::new(
+                2,
+                64,
+                3,
+                BltObjective::Mean,
+                noise,
+                Generator::from_seed([3; 4]),
+            )
+            .unwrap()
+            .with_sampler(SamplerKind::Exact)
+            .unwrap()
+        };
+        let (mut p, mut q) = (build(), build());
+        assert_eq!(p.sampler(), SamplerKind::Exact);
+        let gamma = p.grid().unwrap().gamma();
+        let mut sum = [0.0; 2];
+        let (mut o1, mut o2) = ([0.0; 2], [0.0; 2]);
+        for t in 0..64 {
+            let x = [0.3 * t as f64, -2.0];
+            p.push(&x, &mut o1).unwrap();
+            q.push(&x, &mut o2).unwrap();
+            assert_eq!(o1.map(f64::to_bits), o2.map(f64::to_bits));
+            for i in 0..2 {
+                sum[i] += p.grid().unwrap().quantize(x[i]).unwrap() as f64 * gamma;
+                assert!((o1[i] - sum[i]).abs() < 100.0, "{t}");
+            }
+            if t == 30 {
+                q = Mechanism::from_bytes(&Mechanism::from(q).to_bytes().unwrap())
+                    .map(|m| match m {
+                        Mechanism::Blt(b) => *b,
+                        _ => unreachable!(),
+                    })
+                    .unwrap();
+            }
+        }
+        // Too late to choose the sampler.
+        assert!(p.with_sampler(SamplerKind::FloatingPoint).is_err());
     }
 
     #[test]

@@ -31,8 +31,9 @@
 //! (sensitivity_l2·(Δ₂/γ + √d))²/(2σ²)`-zCDP (CKS 2020; `dponline.privacy.discrete`), which is what the
 //! Python calibration solves for.
 //!
-//! **BLT** is not on the exact path: its encoder has real entries, so rounding after encoding needs its own
-//! sensitivity argument; [`SamplerKind::Exact`] is refused for it.
+//! **BLT** has real encoder entries: it evaluates its encoder in integers with a bounded deterministic
+//! rounding, adds the exact noise to that integer vector and decodes it in `f64` (post-processing); its
+//! sensitivity is the above with `Ĉ`'s column norms plus the rounding slack of its Lemma (`super::blt`).
 //!
 //! **The push guard** ([`push_guarded`]): shapes, non-finite values, the horizon, then on the float path the
 //! `±1e306` bound on running sums, on the exact path the `2⁶²`-unit bound of the quantisation — all before

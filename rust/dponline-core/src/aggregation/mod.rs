@@ -15,9 +15,11 @@
 //! | [`TreeAggregator`] | dyadic tree nodes (binary mechanism), optionally padded | sum of the dyadic cover |
 //! | [`KaryTree`] | `k`-ary tree nodes | sum of the `k`-ary cover, plain or Honaker (BLUE) weighted |
 //!
-//! Every mechanism but BLT also has an **exact path** ([`SamplerKind::Exact`]): inputs rounded to a power-of-two
-//! grid, exact discrete noise, integer node values, releases that are functions of those integers (the
-//! `lattice` module's docs give the construction and how the rounding enters the sensitivity).
+//! Every mechanism also has an **exact path** ([`SamplerKind::Exact`]): inputs rounded to a power-of-two grid,
+//! exact discrete noise, integer noise-bearing values, releases that are functions of those integers (the
+//! `lattice` module's docs give the construction and how the rounding enters the sensitivity; BLT's real-valued
+//! encoder is evaluated in integers with a bounded rounding, [`PrefixSumMechanism::rounding_slack`], its
+//! module docs).
 //!
 //! [`Mechanism`] is the closed set of implementations as one serializable enum, so a learner can hold any
 //! of them (as [`crate::domains::Domain`] does for decision sets); [`MechanismSpec`] names one without its
@@ -104,6 +106,14 @@ pub trait PrefixSumMechanism {
     /// Gaussian mechanism with L2 sensitivity `Δ₂ · sensitivity_l2`.
     fn sensitivity_l2(&self) -> f64;
 
+    /// The exact path's extra integer sensitivity from rounding *inside* the encoder, `(L1, L2)` in grid units
+    /// per changed coordinate of the row (times `dim` in L1, `√dim` in L2): added to the column norm times the
+    /// grid Lemma's bound (`super::lattice`). `(0, 0)` for the trees (0/1 encoders, integer node sums);
+    /// BLT's from its Lemma (its module docs). Depends on the structure only, not on the sampler or scale.
+    fn rounding_slack(&self) -> (f64, f64) {
+        (0.0, 0.0)
+    }
+
     /// Bytes held by the mechanism's buffers (constant after construction).
     fn state_nbytes(&self) -> usize;
 }
@@ -172,6 +182,9 @@ impl PrefixSumMechanism for Mechanism {
     }
     fn sensitivity_l2(&self) -> f64 {
         dispatch!(self, m => m.sensitivity_l2())
+    }
+    fn rounding_slack(&self) -> (f64, f64) {
+        dispatch!(self, m => m.rounding_slack())
     }
     fn state_nbytes(&self) -> usize {
         dispatch!(self, m => m.state_nbytes())
@@ -256,8 +269,7 @@ impl MechanismSpec {
 
     /// Build the mechanism for `horizon` pushes of `dim`-vectors with per-draw `noise`, drawn by `sampler`.
     ///
-    /// Errors: those of the chosen constructor; [`CoreError::InvalidArgument`] naming `sampler` for BLT with
-    /// [`SamplerKind::Exact`] and a scale > 0 (no exact path: the `lattice` module's docs).
+    /// Errors: those of the chosen constructor (for BLT, [`Blt::with_sampler`]'s too).
     pub fn build(
         &self,
         dim: usize,
@@ -278,8 +290,9 @@ impl MechanismSpec {
                 KaryTree::with_sampler(dim, horizon, k, readout, noise, sampler, rng)?.into()
             }
             MechanismSpec::Blt { buffers, objective } => {
-                refuse_exact_blt(noise, sampler)?;
-                Blt::new(dim, horizon, buffers, objective, noise, rng)?.into()
+                Blt::new(dim, horizon, buffers, objective, noise, rng)?
+                    .with_sampler(sampler)?
+                    .into()
             }
         })
     }
@@ -289,30 +302,27 @@ impl MechanismSpec {
     ///
     /// Errors: those of the chosen constructor.
     pub fn column_norms(&self, horizon: u64) -> Result<(f64, f64)> {
-        let probe = self.build(
+        let probe = self.probe(horizon)?;
+        Ok((probe.sensitivity_l1(), probe.sensitivity_l2()))
+    }
+
+    /// The exact path's [`PrefixSumMechanism::rounding_slack`] at `horizon` (`(0, 0)` for the trees).
+    ///
+    /// Errors: those of the chosen constructor.
+    pub fn rounding_slack(&self, horizon: u64) -> Result<(f64, f64)> {
+        Ok(self.probe(horizon)?.rounding_slack())
+    }
+
+    /// The noiseless one-coordinate mechanism: its structure, without noise.
+    fn probe(&self, horizon: u64) -> Result<Mechanism> {
+        self.build(
             1,
             horizon,
             NoiseDistribution::Gaussian { sigma: 0.0 },
             SamplerKind::FloatingPoint,
             Generator::from_seed([0; 4]),
-        )?;
-        Ok((probe.sensitivity_l1(), probe.sensitivity_l2()))
+        )
     }
-}
-
-/// Error unless `sampler` is the floating-point one or there is no noise: BLT has no exact path.
-///
-/// Errors: [`CoreError::InvalidArgument`] naming `sampler`.
-pub fn refuse_exact_blt(noise: NoiseDistribution, sampler: SamplerKind) -> Result<()> {
-    if sampler == SamplerKind::Exact && noise.scale() > 0.0 {
-        return Err(CoreError::invalid(
-            "sampler",
-            "'floating-point' for the BLT mechanism (it has no exact path: rounding after its real-valued \
-             encoder needs its own sensitivity proof; use a tree or the Honaker tree for exact noise)",
-            "'exact'",
-        ));
-    }
-    Ok(())
 }
 
 impl From<TreeAggregator> for Mechanism {
@@ -485,6 +495,10 @@ mod tests {
             MechanismSpec::Kary {
                 k: 4,
                 readout: Readout::Honaker,
+            },
+            MechanismSpec::Blt {
+                buffers: 3,
+                objective: BltObjective::Max,
             },
         ];
         specs
@@ -660,7 +674,14 @@ mod tests {
             buffers: 2,
             objective: BltObjective::Max,
         };
-        let e = blt
+        for scale in [f64::NAN, -1.0, 1e308, 1e-300] {
+            let noise = NoiseDistribution::Gaussian { sigma: scale };
+            assert!(
+                blt.build(1, 10, noise, SamplerKind::Exact, g()).is_err(),
+                "{scale}"
+            );
+        }
+        let exact = blt
             .build(
                 1,
                 10,
@@ -668,8 +689,8 @@ mod tests {
                 SamplerKind::Exact,
                 g(),
             )
-            .unwrap_err();
-        assert!(e.to_string().contains("sampler"), "{e}");
+            .unwrap();
+        assert_eq!(exact.sampler(), SamplerKind::Exact);
         let wide = MechanismSpec::Kary {
             k: 1000,
             readout: Readout::Plain,
