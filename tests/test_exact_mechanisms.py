@@ -196,7 +196,8 @@ def test_exact_blt_calibration_adds_the_encoder_rounding_slack():
     eta = slack_l2 / (2 * math.sqrt(T))
     assert 0.5 < eta < 0.5 + 1e-3 and slack_l1 == pytest.approx(2 * eta * T, rel=1e-12)
     sens = g.sensitivity_l2 * privacy.grid_sensitivity_l2(2.0, gamma, dim) + slack_l2 * math.sqrt(dim)
-    assert privacy.discrete_gaussian_delta(1.0, sigma, sens) <= 1e-6 < privacy.discrete_gaussian_delta(1.0, sigma - 1, sens)
+    delta_at = privacy.discrete_gaussian_delta
+    assert delta_at(1.0, sigma, sens) <= 1e-6 < delta_at(1.0, sigma - 1, sens)
     assert slack_l2 * math.sqrt(dim) < 1e-5 * sens
     lap = BLT.calibrated(dim, T, epsilon=1.0, sensitivity=2.0, buffers=3, seed=0)
     gamma, t = lap.grid, round(lap.scale / lap.grid)

@@ -714,26 +714,27 @@ class BLT(_LinearMechanism):
     seed=None, secure=False, sampler="exact")``
 
     **Exact sampling** (``sampler="exact"``, the default): release = decode(round(encode(x)) + discrete noise).
-    Adding integer noise in the noise space, ``A n + B z``, would not do: its support ``A n + B Z^T`` moves with
-    the data off the lattice (``C e_s`` is not an integer vector), so neighbouring inputs would be told apart
-    exactly. Instead each row is rounded to the power-of-two grid of the noise (``n = round(x/γ)``, as the
-    trees), the encoder ``C n`` is evaluated in 128-bit integers with a deterministic rounding (parameters
-    ``θ``, ``ω`` are multiples of ``2**-53`` on both paths; buffers with ``r`` fraction bits), exact discrete
-    Laplace / Gaussian noise (Canonne-Kamath-Steinke 2020) is added to those integers, and the release is
-    decoded from them in float and rounded onto the grid — post-processing of the integer view. *Lemma* (core ``aggregation::blt``):
-    the integer encoding is within ``η = 1/2 + (d + Σ ω_j/(1 − θ_j))/2**(r+1)`` grid units of ``C n`` at every
-    step, so one replaced row moves the integer view by at most ``sensitivity_l2 · (Δ₂/γ + sqrt(dim)) +
-    2η·sqrt(T·dim)`` in L2 and ``sensitivity_l1 · (⌈Δ₁/γ⌉ + dim) + 2η·T·dim`` in L1 (the grid Lemma plus
-    :attr:`rounding_slack` ``= (2ηT, 2η·sqrt(T))`` per coordinate); :meth:`calibrated` solves the discrete
-    Laplace's exact ε or the discrete Gaussian's zCDP (CKS conversion) for that, as for the trees
-    (:func:`dponline.privacy.exact_linear_noise`). The slack is a few grid units per step against a noise of
-    ``2**30`` units: negligible in L2 (about ``2**-17`` of the sensitivity at ``T = 2**20``, ``dim = 100``),
-    noticeable in L1 at long horizons (about ``2**-9`` at ``T = 2**20``, ε = 1: Laplace BLT grows like
-    ``sqrt(T)`` anyway). Variance: the rounding is deterministic (a data-dependent shift of the mean below ``η
-    Σ|r_n|`` grid units, no variance), so :meth:`variance` is exactly ``unit_variance(t)`` times the discrete
-    law's variance; the float decoder and the final rounding onto the grid (at most ``γ/2``, below ``2**-31`` of a
-    noise standard deviation) add only their rounding errors. ``sampler="floating-point"`` releases
-    ``Σ x + Σ ζ`` with float noise, fast, with the Mironov 2012 caveat in its guarantee.
+    Adding integer noise in the noise space, ``A n + B z``, would not do: its support ``A n + B Z^T`` moves with the
+    data off the lattice (``C e_s`` is not an integer vector), so neighbouring inputs would be told apart exactly.
+    Instead each row is rounded to the power-of-two grid of the noise (``n = round(x/γ)``, as the trees), the
+    encoder ``C n`` is evaluated in 128-bit integers with a deterministic rounding (parameters ``θ``, ``ω`` are
+    multiples of ``2**-53`` on both paths; buffers with ``r`` fraction bits), exact discrete Laplace / Gaussian
+    noise (Canonne-Kamath-Steinke 2020) is added to those integers, and the release is decoded from them in float
+    and rounded onto the grid — post-processing of the integer view. *Lemma* (core ``aggregation::blt``): the
+    integer encoding is within ``η = 1/2 + (d + Σ ω_j/(1 − θ_j))/2**(r+1)`` grid units of ``C n`` at every step, so
+    one replaced row moves the integer view by at most ``sensitivity_l2 · (Δ₂/γ + sqrt(dim)) + 2η·sqrt(T·dim)`` in
+    L2 and ``sensitivity_l1 · (⌈Δ₁/γ⌉ + dim) + 2η·T·dim`` in L1 (the grid Lemma plus :attr:`rounding_slack` ``=
+    (2ηT, 2η·sqrt(T))`` per coordinate); :meth:`calibrated` solves the discrete Laplace's exact ε or the discrete
+    Gaussian's zCDP (CKS conversion) for that, as for the trees (:func:`dponline.privacy.exact_linear_noise`). The
+    slack is a few grid units per step against a noise of ``2**30`` units: negligible in L2 (about ``2**-15`` of the
+    sensitivity at ``T = 2**20``, ``dim = 100``, ε = 1), noticeable in L1 at long horizons (about ``2**-10`` at ``T =
+    2**20``, ε = 1: Laplace BLT grows like ``sqrt(T)`` anyway). Variance: the rounding is deterministic (a
+    data-dependent shift of the mean below ``η Σ|r_n|`` grid units, no variance), so :meth:`variance` is exactly
+    ``unit_variance(t)`` times the discrete law's variance; the float decoder and the final rounding onto the grid
+    (at most ``γ/2``, below ``2**-31`` of a noise standard deviation) add only their rounding errors.
+    ``sampler="floating-point"`` releases ``Σ x + Σ ζ`` with float noise, fast, with the Mironov 2012 caveat in its
+    guarantee.
+
     Args:
         dim: vector dimension (>= 1).
         horizon: maximum number of pushes ``T`` (>= 1).
@@ -770,6 +771,11 @@ class BLT(_LinearMechanism):
     """
 
     _KINDS = ("blt",)
+
+    _SOURCE = (
+        "BLT matrix factorisation (Dvijotham et al. 2024), encoder evaluated in integers: column norms of C plus the "
+        "encoder-rounding slack rounding_slack (core aggregation::blt Lemma)"
+    )
 
     def __new__(
         cls,

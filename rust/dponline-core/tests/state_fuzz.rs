@@ -27,7 +27,6 @@ use dponline_core::state::seal;
 use proptest::prelude::*;
 
 /// Mutations of `bytes`: a flipped bit, a truncation, an extension, an overwritten byte, in turn.
-
 fn mutations(bytes: &[u8], count: usize, seed: u64) -> Vec<Vec<u8>> {
     let mut g = Generator::from_seed([seed, 23, 0, 0]);
     let mut below = |n: usize| ((g.open01() * n as f64) as usize).min(n.saturating_sub(1));

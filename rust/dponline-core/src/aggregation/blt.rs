@@ -93,9 +93,9 @@
 //! `_l2`), plus the slack of [`PrefixSumMechanism::rounding_slack`] `= (2ηT, 2η√T)` per changed coordinate
 //! (times `dim` in L1, `√dim` in L2). The discrete Laplace of scale `t` is then exactly ε = (that L1 bound)/t
 //! -DP, and the discrete Gaussian `ρ = (that L2 bound)²/(2σ²)`-zCDP (CKS 2020; `dponline.privacy.discrete`).
-//! The slack is a few grid units per step against a noise of `2³⁰` units: at `T = 2²⁰`, `dim = 100`, it adds
-//! about `2⁻¹⁷` of the Gaussian's sensitivity (in L1 it grows like `T`, not `√T`: about `2⁻⁹` at `T = 2²⁰`,
-//! `ε = 1`). The column norms are the closed forms of the float path, computed in `f64` (sums of positive
+//! The slack is a few grid units per step against a noise of `2³⁰` units: at `T = 2²⁰`, `dim = 100`, `ε = 1`,
+//! it adds about `2⁻¹⁵` to the Gaussian's sensitivity (in L1 it grows like `T`, not `√T`: about `2⁻¹⁰` at
+//! `T = 2²⁰`, `ε = 1`, `dim = 1`). The column norms are the closed forms of the float path, computed in `f64` (sums of positive
 //! terms by binary doubling, relative error far below `2⁻⁴⁰`) and reported times `1 + 2⁻⁴⁰`, so they bound
 //! the exact norms.
 //!
