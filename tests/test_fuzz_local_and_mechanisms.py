@@ -220,8 +220,8 @@ def small_mechanisms(draw: st.DrawFn) -> Any:
         readout = draw(st.sampled_from(["honaker", "plain"]))
         return KaryTree(dim, horizon, k=k, scale=scale, noise=noise, readout=readout, seed=1, sampler=sampler)
     if draw(st.booleans()):
-        return BLT(dim, horizon, scale=scale, noise=noise, theta=[0.3, 0.9], omega=[0.2, 0.1], seed=1)
-    return BLT(dim, horizon, scale=scale, noise=noise, buffers=draw(st.integers(1, 3)), seed=1)
+        return BLT(dim, horizon, scale=scale, noise=noise, theta=[0.3, 0.9], omega=[0.2, 0.1], seed=1, sampler=sampler)
+    return BLT(dim, horizon, scale=scale, noise=noise, buffers=draw(st.integers(1, 3)), seed=1, sampler=sampler)
 
 
 @given(small_mechanisms(), mechanism_ops, st.data())
