@@ -792,7 +792,10 @@ impl WithSampler for ExactStep<'_> {
             out,
         } = self;
         let d = theta.len();
-        crate::with_generator!(rng, g => {
+        // The row's draws first, into `out` (one bit stream for the row, as the trees' `fill`), then each
+        // coordinate's draw is replaced by its release.
+        crate::with_generator!(rng, g => node.fill(g, out));
+        {
             for ((((o, n), xi), enc), dec) in out
                 .iter_mut()
                 .zip(decoded.iter_mut())
@@ -802,7 +805,7 @@ impl WithSampler for ExactStep<'_> {
             {
                 // `xi` is an integer below 2⁶² in magnitude (the push guard's quantisation): exact in i128.
                 let y = encode(enc, a, b, bits, *xi as i128);
-                let z = node.sample(g);
+                let z = *o;
                 if z.is_nan() {
                     // A failed draw (probability below 1e-600): poison the decoder so every later push fails.
                     dec.fill(f64::NAN);
@@ -821,7 +824,7 @@ impl WithSampler for ExactStep<'_> {
                 // On the grid, like every exact release (a function of the view: still post-processing).
                 *o = n.round_ties_even();
             }
-        });
+        }
     }
 }
 
