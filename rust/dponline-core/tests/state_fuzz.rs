@@ -15,9 +15,9 @@ use dponline_core::learners::dp_ftrl::{DpFtrlParams, LossNorm, Regularizer};
 use dponline_core::learners::private_bandit::Feasibility;
 use dponline_core::learners::private_dr_submodular::Argmin;
 use dponline_core::learners::{
-    DpFtrl, DrSubmodularParams, Exp3Params, Exploration, Feedback, NoisyOco, NoisyOcoParams,
-    PrivateBandit, PrivateBanditParams, PrivateDrSubmodular, PrivateExp3, PrivateScrible,
-    PrivateSubmodular, SubmodularParams,
+    DpFtrl, DrSubmodularParams, Exp3Params, Exploration, Feedback, Learner, NoisyOco,
+    NoisyOcoParams, PrivateBandit, PrivateBanditParams, PrivateDrSubmodular, PrivateExp3,
+    PrivateScrible, PrivateSubmodular, SubmodularParams,
 };
 use dponline_core::local_dp::{LocalRandomizer, Mechanism as LocalMechanism};
 use dponline_core::noise::NoiseDistribution;

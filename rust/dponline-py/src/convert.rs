@@ -4,7 +4,6 @@ use std::sync::Mutex;
 
 use dponline_core::CoreError;
 use dponline_core::interrupt::Poll;
-use dponline_core::learners::NativeRun;
 use dponline_core::rng::{Generator, Seed};
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -405,29 +404,6 @@ where
         summary.clipped,
         numpy::IntoPyArray::into_pyarray(cumulative, py),
     ))
-}
-
-/// The `run` binding of a learner with the core's [`NativeRun`] contract: validate (nothing changes on an
-/// error), then play `rounds` rounds in blocks as [`run_native`] does.
-pub fn run_learner<'py, L: NativeRun + Send>(
-    py: Python<'py>,
-    learner: &mut L,
-    family: L::Family<'_>,
-    rounds: u64,
-    checkpoints: &[u64],
-    progress: Option<&Bound<'py, PyAny>>,
-) -> PyResult<RunOutput<'py>> {
-    let check = learner.check_run(family, rounds);
-    let start = learner.t();
-    run_native(
-        py,
-        check,
-        start,
-        rounds,
-        checkpoints,
-        progress,
-        move |n, marks, out| learner.run(family, n, marks, out),
-    )
 }
 
 /// Run a learner's native loop for `rounds` rounds starting at absolute round `start`, in blocks of

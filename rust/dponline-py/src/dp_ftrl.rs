@@ -1,16 +1,17 @@
 //! `dponline._core.DPFTRL`: bindings of `dponline_core::learners::DpFtrl`.
 
-use dponline_core::aggregation::MechanismSpec;
-use dponline_core::learners::{DpFtrl, DpFtrlParams, LossNorm, Regularizer};
+use dponline_core::aggregation::{MechanismSpec, SamplerKind};
+use dponline_core::learners::{DpFtrl, DpFtrlParams, Learner, LossNorm, Regularizer};
 use dponline_core::noise::NoiseDistribution;
 use numpy::PyArray1;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyDict;
 
-use crate::convert::{RunOutput, exclusive, keying, run_learner, shared, with_vector};
+use crate::convert::{keying, shared, with_vector};
 use crate::domains::PyDomain;
 use crate::errors::OrRaise;
-use crate::losses::loss_family;
+use crate::learner::py_learner;
+use crate::losses::with_loss_family;
 
 fn params_dict<'py>(py: Python<'py>, p: &DpFtrlParams) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -100,170 +101,91 @@ pub fn dp_ftrl_params<'py>(
     params_dict(py, &p)
 }
 
-/// Native DP-FTRL state machine (documented wrapper: ``dponline.DPFTRL``).
-#[pyclass(module = "dponline._core", name = "DPFTRL")]
-pub struct PyDpFtrl {
-    inner: DpFtrl,
-}
-
-#[pymethods]
-impl PyDpFtrl {
-    #[new]
-    #[pyo3(signature = (domain, horizon, loss_bound, *, norm, regularizer, noise, scale, learning_rate = None, dual_bound = None, lmo_calls = 4, mechanism = "tree", strict = false, seed = None, secure = false, loss_shift = 0.0, sampler = "exact"))]
-    fn new(
-        py: Python<'_>,
-        domain: &Bound<'_, PyDomain>,
-        horizon: u64,
-        loss_bound: f64,
-        norm: &str,
-        regularizer: &str,
-        noise: &str,
-        scale: f64,
-        learning_rate: Option<f64>,
-        dual_bound: Option<f64>,
-        lmo_calls: u32,
-        mechanism: &str,
-        strict: bool,
-        seed: Option<&Bound<'_, PyAny>>,
-        secure: bool,
-        loss_shift: f64,
-        #[pyo3(from_py_with = crate::aggregation::sampler_arg)] sampler: &'static str,
-    ) -> PyResult<Self> {
-        let sampler = dponline_core::aggregation::SamplerKind::from_name(sampler).or_raise()?;
-        let dom = shared(domain, "domain")?.inner.clone();
-        let params = build_params(
-            domain,
-            horizon,
-            loss_bound,
-            norm,
-            regularizer,
-            learning_rate,
-            dual_bound,
-            lmo_calls,
-        )?
-        .with_loss_shift(&dom, loss_shift)
-        .or_raise()?;
-        let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
-        let (words, secure) = keying(py, seed, secure)?;
-        Ok(PyDpFtrl {
-            inner: DpFtrl::new(
-                dom,
-                params,
-                MechanismSpec::from_name(mechanism).or_raise()?,
-                dist,
-                sampler,
-                words,
-                secure,
-                strict,
-            )
-            .or_raise()?,
-        })
+py_learner! {
+    /// Native DP-FTRL state machine (documented wrapper: ``dponline.DPFTRL``).
+    class PyDpFtrl(DpFtrl) as "DPFTRL";
+    family: with_loss_family, "a dponline.losses family (Linear or PortfolioLogLoss)";
+    params: params_dict;
+    getters {
+        /// The mechanism releasing the prefix sums (``"tree"``, ``"honaker"``, ``"blt"``).
+        mechanism(&learner, _py) { learner.mechanism_kind() }
+        /// Noise draws per coordinate in every release.
+        release_draws(&learner, _py) { learner.release_draws() }
+        /// The argmin method.
+        method(&learner, _py) { learner.method() }
+        /// The latest release of the tree, shape ``(dim,)``.
+        noisy_cumulative_loss(&learner, py) { PyArray1::from_slice(py, learner.noisy_cumulative_loss()) }
+        /// The action of the next round, shape ``(dim,)``.
+        action(&learner, py) { PyArray1::from_slice(py, learner.action()) }
+        /// ``"laplace"`` or ``"gaussian"``.
+        noise(&learner, _py) { learner.noise().name() }
+        /// Per-node noise scale (0 for the non-private learner).
+        scale(&learner, _py) { learner.noise().scale() }
     }
+    methods {
+        #[new]
+        #[pyo3(signature = (domain, horizon, loss_bound, *, norm, regularizer, noise, scale, learning_rate = None, dual_bound = None, lmo_calls = 4, mechanism = "tree", strict = false, seed = None, secure = false, loss_shift = 0.0, sampler = "exact"))]
+        fn new(
+            py: Python<'_>,
+            domain: &Bound<'_, PyDomain>,
+            horizon: u64,
+            loss_bound: f64,
+            norm: &str,
+            regularizer: &str,
+            noise: &str,
+            scale: f64,
+            learning_rate: Option<f64>,
+            dual_bound: Option<f64>,
+            lmo_calls: u32,
+            mechanism: &str,
+            strict: bool,
+            seed: Option<&Bound<'_, PyAny>>,
+            secure: bool,
+            loss_shift: f64,
+            #[pyo3(from_py_with = crate::aggregation::sampler_arg)] sampler: &'static str,
+        ) -> PyResult<Self> {
+            let sampler = SamplerKind::from_name(sampler).or_raise()?;
+            let dom = shared(domain, "domain")?.inner.clone();
+            let params = build_params(
+                domain,
+                horizon,
+                loss_bound,
+                norm,
+                regularizer,
+                learning_rate,
+                dual_bound,
+                lmo_calls,
+            )?
+            .with_loss_shift(&dom, loss_shift)
+            .or_raise()?;
+            let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
+            let (words, secure) = keying(py, seed, secure)?;
+            Ok(PyDpFtrl {
+                inner: DpFtrl::new(
+                    dom,
+                    params,
+                    MechanismSpec::from_name(mechanism).or_raise()?,
+                    dist,
+                    sampler,
+                    words,
+                    secure,
+                    strict,
+                )
+                .or_raise()?,
+            })
+        }
 
-    /// The mechanism releasing the prefix sums (``"tree"``, ``"honaker"``, ``"blt"``).
-    #[getter]
-    fn mechanism(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
-        Ok(shared(slf, "DPFTRL")?.inner.mechanism_kind())
-    }
+        /// The action to play, shape ``(dim,)``.
+        fn ask<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+            let mut this = Self::writable(slf)?;
+            Ok(PyArray1::from_slice(slf.py(), this.inner.ask().or_raise()?))
+        }
 
-    /// The action to play, shape ``(dim,)``.
-    fn ask<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let mut this = exclusive(slf, "DPFTRL")?;
-        Ok(PyArray1::from_slice(slf.py(), this.inner.ask().or_raise()?))
-    }
-
-    /// Report the loss vector of this round.
-    fn tell(slf: &Bound<'_, Self>, loss: &Bound<'_, PyAny>) -> PyResult<()> {
-        let mut this = exclusive(slf, "DPFTRL")?;
-        let n = this.inner.params().dim;
-        with_vector(loss, "loss", n, |v| this.inner.tell(v).or_raise())
-    }
-
-    /// Play ``rounds`` rounds natively in blocks (GIL released, Ctrl-C checked between blocks); returns
-    /// ``(total_loss, clipped, cumulative_at_checkpoints)``.
-    #[pyo3(signature = (family, rounds, checkpoints, progress = None))]
-    fn run<'py>(
-        slf: &Bound<'py, Self>,
-        family: &Bound<'py, PyAny>,
-        rounds: u64,
-        checkpoints: Vec<u64>,
-        progress: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<RunOutput<'py>> {
-        let py = slf.py();
-        let mut this = exclusive(slf, "DPFTRL")?;
-        let fam = &loss_family(
-            family,
-            "a dponline.losses family (Linear or PortfolioLogLoss)",
-        )?
-        .get()
-        .inner;
-        run_learner(py, &mut this.inner, fam, rounds, &checkpoints, progress)
-    }
-
-    /// Constants, as a dict.
-    #[getter]
-    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        params_dict(py, self.inner.params())
-    }
-
-    /// Rounds completed.
-    #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
-    }
-
-    /// Loss vectors clipped so far.
-    #[getter]
-    fn clipped(&self) -> u64 {
-        self.inner.clipped()
-    }
-
-    /// Noise draws per coordinate in every release.
-    #[getter]
-    fn release_draws(&self) -> u32 {
-        self.inner.release_draws()
-    }
-
-    /// The argmin method.
-    #[getter]
-    fn method(&self) -> &'static str {
-        self.inner.method()
-    }
-
-    /// The latest release of the tree, shape ``(dim,)``.
-    #[getter]
-    fn noisy_cumulative_loss<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_slice(py, self.inner.noisy_cumulative_loss())
-    }
-
-    /// The action of the next round, shape ``(dim,)``.
-    #[getter]
-    fn action<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_slice(py, self.inner.action())
-    }
-
-    /// ``"laplace"`` or ``"gaussian"``.
-    #[getter]
-    fn noise(&self) -> &'static str {
-        self.inner.noise().name()
-    }
-
-    /// Per-node noise scale (0 for the non-private learner).
-    #[getter]
-    fn scale(&self) -> f64 {
-        self.inner.noise().scale()
-    }
-
-    /// Serialized state (format-versioned).
-    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        Ok(PyBytes::new(py, &self.inner.to_bytes().or_raise()?))
-    }
-
-    /// Restore from :meth:`to_bytes`.
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyDpFtrl {
-            inner: DpFtrl::from_bytes(state).or_raise()?,
-        })
+        /// Report the loss vector of this round.
+        fn tell(slf: &Bound<'_, Self>, loss: &Bound<'_, PyAny>) -> PyResult<()> {
+            let mut this = Self::writable(slf)?;
+            let n = this.inner.params().dim;
+            with_vector(loss, "loss", n, |v| this.inner.tell(v).or_raise())
+        }
     }
 }

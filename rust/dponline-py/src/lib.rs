@@ -11,16 +11,19 @@ mod aggregation;
 mod convert;
 mod domains;
 mod dp_ftrl;
-mod dr_submodular;
 mod errors;
-mod exp3;
-mod learners;
+mod learner;
 mod local_dp;
 mod losses;
+mod mwu;
 mod noise;
 mod noisy_oco;
 mod optimization;
-mod scrible;
+mod private_bandit;
+mod private_dr_submodular;
+mod private_exp3;
+mod private_scrible;
+mod private_submodular;
 mod submodular;
 
 use pyo3::prelude::*;
@@ -42,12 +45,6 @@ mod _core {
     #[pymodule_export]
     use super::dp_ftrl::{PyDpFtrl, dp_ftrl_params};
     #[pymodule_export]
-    use super::dr_submodular::{PyPrivateDrSubmodular, coverage_extension, dr_submodular_copies};
-    #[pymodule_export]
-    use super::exp3::{PyBernoulliArms, PyPrivateExp3, exp3_params, exp3_raw_step_draws};
-    #[pymodule_export]
-    use super::learners::{PyPrivateBandit, private_bandit_params};
-    #[pymodule_export]
     use super::local_dp::{
         PyLocalLearner, PyLocalRandomizer, PyLocalStream, PyPotentialLearner1D, erfcx,
         potential_log_normaliser, potential_log_prediction,
@@ -55,15 +52,27 @@ mod _core {
     #[pymodule_export]
     use super::losses::PyLossFamily;
     #[pymodule_export]
+    use super::mwu::PyHedge;
+    #[pymodule_export]
     use super::noise::{sample_discrete, sample_noise};
     #[pymodule_export]
     use super::noisy_oco::{PyNoisyOco, noisy_oco_params};
     #[pymodule_export]
     use super::optimization::{frank_wolfe, sample_sphere};
     #[pymodule_export]
-    use super::scrible::PyPrivateScrible;
+    use super::private_bandit::{PyPrivateBandit, private_bandit_params};
     #[pymodule_export]
-    use super::submodular::{PyHedge, PyPrivateSubmodular, PySubmodularFamily};
+    use super::private_dr_submodular::{
+        PyPrivateDrSubmodular, coverage_extension, dr_submodular_copies,
+    };
+    #[pymodule_export]
+    use super::private_exp3::{PyBernoulliArms, PyPrivateExp3, exp3_params, exp3_raw_step_draws};
+    #[pymodule_export]
+    use super::private_scrible::PyPrivateScrible;
+    #[pymodule_export]
+    use super::private_submodular::PyPrivateSubmodular;
+    #[pymodule_export]
+    use super::submodular::PySubmodularFamily;
 
     use super::*;
 

@@ -9,14 +9,18 @@ use dponline_core::alloc;
 use crate::convert::{detached_polled, int_arg, matrix_owned, slice, vector};
 use crate::errors::{OrRaise, invalid_input};
 
-/// `obj` as a loss family, else `InvalidInputError` saying what `run` accepts (`what`): a learner's `run` takes
-/// any object, since the Python wrappers check only for an integer `horizon`.
-pub fn loss_family<'a, 'py>(
-    obj: &'a Bound<'py, PyAny>,
+/// Call `f` with the core family of `obj`, a loss family, else raise `InvalidInputError` saying what `run`
+/// accepts (`what`): a learner's `run` takes any object, since the Python wrappers check only for an integer
+/// `horizon`.
+pub fn with_loss_family<R>(
+    obj: &Bound<'_, PyAny>,
     what: &str,
-) -> PyResult<&'a Bound<'py, PyLossFamily>> {
-    obj.cast::<PyLossFamily>()
-        .map_err(|_| invalid_input(format!("losses must be {what}")))
+    f: impl FnOnce(&LossFamily) -> PyResult<R>,
+) -> PyResult<R> {
+    let family = obj
+        .cast::<PyLossFamily>()
+        .map_err(|_| invalid_input(format!("losses must be {what}")))?;
+    f(&family.get().inner)
 }
 
 /// A stream of losses evaluated natively by learners' ``run`` (see ``dponline.losses``).

@@ -38,13 +38,10 @@ use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, SamplerKi
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_finite, check_positive};
 use crate::frank_wolfe::FrankWolfe;
-use crate::learners::{Checkpoints, check_len_pair};
-use crate::losses::{LossFamily, LossKind, check_checkpoints};
+use crate::learners::{Checkpoints, Learner};
+use crate::losses::{LossFamily, LossKind};
 use crate::noise::NoiseDistribution;
 use crate::rng::{Generator, Seed};
-use crate::state::{from_state_bytes, to_state_bytes};
-
-use super::RunSummary;
 
 /// The regulariser `R` of the FTRL step.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -749,11 +746,6 @@ impl DpFtrl {
         Ok(learner)
     }
 
-    /// The constants.
-    pub fn params(&self) -> &DpFtrlParams {
-        &self.params
-    }
-
     /// The domain.
     pub fn domain(&self) -> &Domain {
         &self.domain
@@ -777,16 +769,6 @@ impl DpFtrl {
     /// Name of the argmin method (`"softmax"`, `"ball projection"`, ..., `"frank-wolfe"`).
     pub fn method(&self) -> &'static str {
         self.step.name()
-    }
-
-    /// Rounds completed.
-    pub fn t(&self) -> u64 {
-        self.t
-    }
-
-    /// Loss vectors clipped so far.
-    pub fn clipped(&self) -> u64 {
-        self.clipped
     }
 
     /// The latest private prefix sum `L̃_t` (a release of the tree; `L̃_0` before any data).
@@ -959,6 +941,46 @@ impl DpFtrl {
             Step::Lmo => self.domain.lmo(release, x),
         }
     }
+}
+
+/// The threshold `θ` of the Euclidean projection of `v` onto the simplex, `Π(v) = max(v − θ, 0)`.
+///
+/// Sort `v` in decreasing order `u`; `ρ = max{j : u_j − (Σ_{i≤j} u_i − 1)/j > 0}`; `θ = (Σ_{i≤ρ} u_i − 1)/ρ`
+/// (Held, Wolfe & Crowder 1974; Duchi, Shalev-Shwartz, Singer & Chandra 2008, Figure 1). `sorted` is
+/// scratch of the same length.
+fn simplex_threshold(v: &[f64], sorted: &mut [f64]) -> f64 {
+    sorted.copy_from_slice(v);
+    sorted.sort_unstable_by(|a, b| b.total_cmp(a));
+    let (mut cum, mut theta) = (0.0, sorted[0] - 1.0);
+    for (j, &u) in sorted.iter().enumerate() {
+        cum += u;
+        let candidate = (cum - 1.0) / (j + 1) as f64;
+        if u - candidate > 0.0 {
+            theta = candidate;
+        }
+    }
+    theta
+}
+
+impl Learner for DpFtrl {
+    const NAME: &'static str = "DPFTRL";
+    type Params = DpFtrlParams;
+    type Family<'a> = &'a LossFamily;
+
+    /// The constants.
+    fn params(&self) -> &DpFtrlParams {
+        &self.params
+    }
+
+    /// Rounds completed.
+    fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// Loss vectors clipped so far.
+    fn clipped(&self) -> u64 {
+        self.clipped
+    }
 
     /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
     ///
@@ -966,7 +988,7 @@ impl DpFtrl {
     /// dimension; [`CoreError::InvalidArgument`] for a portfolio family on a domain other than the simplex, or
     /// losses whose sum (or gradient) may overflow ([`super::check_family_fits`]); [`CoreError::HorizonExhausted`]
     /// if `rounds` exceeds the remaining horizon.
-    pub fn check_run(&self, family: &LossFamily, rounds: u64) -> Result<()> {
+    fn check_run(&self, family: &LossFamily, rounds: u64) -> Result<()> {
         if self.pending {
             return Err(CoreError::Protocol(
                 "run() cannot start while an asked point awaits tell()".into(),
@@ -992,29 +1014,14 @@ impl DpFtrl {
         super::check_family_fits(family, self.t, rounds, super::domain_extent(&self.domain))
     }
 
-    /// Play `rounds` rounds of `family` natively. Linear rows are the loss vectors; portfolio rows `r_t` give
-    /// the loss `−ln⟨r_t, x_t⟩` and the loss vector `−r_t/⟨r_t, x_t⟩` (its gradient). Records the cumulative
-    /// loss since the start of this call after each absolute round in `checkpoints`.
-    ///
-    /// Same seed ⇒ the same actions as the equivalent `ask`/`tell` loop.
-    ///
-    /// Errors (state unchanged): as [`DpFtrl::check_run`]; [`CoreError::Shape`] /
-    /// [`CoreError::InvalidArgument`] for bad checkpoints.
-    pub fn run(
+    fn play(
         &mut self,
-        family: &LossFamily,
-        rounds: u64,
-        checkpoints: &[u64],
-        cumulative: &mut [f64],
-    ) -> Result<RunSummary> {
-        self.check_run(family, rounds)?;
-        check_len_pair(checkpoints, cumulative)?;
-        let (start, end) = (self.t, self.t + rounds);
-        check_checkpoints(checkpoints, end)?;
-        let clipped_before = self.clipped;
+        family: &'_ LossFamily,
+        end: u64,
+        marks: &mut Checkpoints<'_>,
+    ) -> Result<f64> {
         let portfolio = family.kind() == LossKind::PortfolioLogLoss;
         let mut total = 0.0;
-        let mut marks = Checkpoints::new(checkpoints, cumulative, start);
         while self.t < end {
             let row = family.row(family.row_index(self.t));
             if portfolio {
@@ -1036,28 +1043,16 @@ impl DpFtrl {
             self.absorb_row()?;
             marks.record(self.t, total);
         }
-        Ok(RunSummary {
-            rounds,
-            total_loss: total,
-            clipped: self.clipped - clipped_before,
-        })
+        Ok(total)
     }
 
-    /// Serialize the learner (format-versioned). Contains unreleased sums: as sensitive as the data.
-    ///
-    /// Errors: [`CoreError::State`] (not expected).
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        to_state_bytes(self)
-    }
-
-    /// Restore a learner from [`DpFtrl::to_bytes`]; it continues bit-identically.
+    /// The invariants of a decoded learner (see [`super::Learner::check_state`]).
     ///
     /// Errors: [`CoreError::State`].
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let learner: Self = from_state_bytes(bytes)?;
-        let p = &learner.params;
+    fn check_state(&mut self) -> Result<()> {
+        let p = &self.params;
         let recomputed = DpFtrlParams::new(
-            &learner.domain,
+            &self.domain,
             p.horizon,
             p.loss_bound,
             p.norm,
@@ -1066,10 +1061,10 @@ impl DpFtrl {
             Some(p.dual_bound),
             p.lmo_calls,
         )
-        .and_then(|q| q.with_loss_shift(&learner.domain, p.loss_shift))
+        .and_then(|q| q.with_loss_shift(&self.domain, p.loss_shift))
         .and_then(|mut q| {
-            let padded = matches!(&learner.tree, Mechanism::Tree(t) if t.padded());
-            q.tune_for_noise(release_noise(&learner.tree, padded, q.horizon)?);
+            let padded = matches!(&self.tree, Mechanism::Tree(t) if t.padded());
+            q.tune_for_noise(release_noise(&self.tree, padded, q.horizon)?);
             Ok(q)
         });
         crate::state::ensure(
@@ -1077,44 +1072,25 @@ impl DpFtrl {
             "DPFTRL",
             "its constants differ from the ones its domain and declared bounds imply",
         )?;
-        let n = learner.params.dim;
-        let consistent = learner.t <= learner.params.horizon
-            && learner.clipped <= learner.t
-            && [&learner.x, &learner.row, &learner.release]
+        let n = self.params.dim;
+        let consistent = self.t <= self.params.horizon
+            && self.clipped <= self.t
+            && [&self.x, &self.row, &self.release]
                 .iter()
                 .all(|v| crate::state::all_finite(v))
-            && learner.x.len() == n
-            && learner.row.len() == n
-            && learner.release.len() == n
-            && learner.domain.dim() == n
-            && learner.tree.dim() == n
-            && learner.tree.horizon() == learner.params.horizon
-            && learner.t == learner.tree.t()
-            && learner.step.fits(n);
+            && self.x.len() == n
+            && self.row.len() == n
+            && self.release.len() == n
+            && self.domain.dim() == n
+            && self.tree.dim() == n
+            && self.tree.horizon() == self.params.horizon
+            && self.t == self.tree.t()
+            && self.step.fits(n);
         if !consistent {
             return Err(CoreError::State("DPFTRL state is inconsistent".into()));
         }
-        Ok(learner)
+        Ok(())
     }
-}
-
-/// The threshold `θ` of the Euclidean projection of `v` onto the simplex, `Π(v) = max(v − θ, 0)`.
-///
-/// Sort `v` in decreasing order `u`; `ρ = max{j : u_j − (Σ_{i≤j} u_i − 1)/j > 0}`; `θ = (Σ_{i≤ρ} u_i − 1)/ρ`
-/// (Held, Wolfe & Crowder 1974; Duchi, Shalev-Shwartz, Singer & Chandra 2008, Figure 1). `sorted` is
-/// scratch of the same length.
-fn simplex_threshold(v: &[f64], sorted: &mut [f64]) -> f64 {
-    sorted.copy_from_slice(v);
-    sorted.sort_unstable_by(|a, b| b.total_cmp(a));
-    let (mut cum, mut theta) = (0.0, sorted[0] - 1.0);
-    for (j, &u) in sorted.iter().enumerate() {
-        cum += u;
-        let candidate = (cum - 1.0) / (j + 1) as f64;
-        if u - candidate > 0.0 {
-            theta = candidate;
-        }
-    }
-    theta
 }
 
 #[cfg(test)]

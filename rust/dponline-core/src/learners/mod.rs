@@ -22,6 +22,8 @@ pub use private_scrible::{PrivateScrible, ScribleParams};
 
 pub use private_submodular::{Exploration, Feedback, PrivateSubmodular, SubmodularParams};
 
+use serde::{Serialize, de::DeserializeOwned};
+
 use crate::error::{CoreError, Result};
 use crate::losses::{LossFamily, LossKind};
 
@@ -36,69 +38,102 @@ pub struct RunSummary {
     pub clipped: u64,
 }
 
-/// The native `run` contract shared by the learners, so that a caller (the Python bindings) drives any of them
-/// the same way: validate with [`NativeRun::check_run`] (mutates nothing), then play blocks with
-/// [`NativeRun::run`] from absolute round [`NativeRun::t`]. Each method delegates to the learner's inherent
-/// method of the same name, which documents its errors.
-pub trait NativeRun {
-    /// What the learner plays against: a reference to a family, or a small `Copy` view of one.
+/// The protocol every online learner of the core follows, so that a caller (the Python bindings, a test, a
+/// benchmark) drives any of them the same way. A learner implements the required items; the trait provides
+/// the native [`Learner::run`] loop around its [`Learner::play`] kernel and the serialized form
+/// ([`Learner::to_bytes`] / [`Learner::from_bytes`] in the [`crate::state`] container, checked by
+/// [`Learner::check_state`]).
+///
+/// Adding a learner: implement this trait, then one `py_learner!` line in the bindings (see CONTRIBUTING.md).
+pub trait Learner: Serialize + DeserializeOwned + Sized {
+    /// The learner's name in messages (`"PrivateBandit"`, `"DPFTRL"`, …): also its Python class name.
+    const NAME: &'static str;
+
+    /// The typed schedule and constants the learner was built with.
+    type Params;
+
+    /// What the learner plays against in [`Learner::run`]: a reference to a family, or a small `Copy` view of
+    /// one.
     type Family<'a>: Copy + Send;
+
+    /// The schedule and constants.
+    fn params(&self) -> &Self::Params;
 
     /// Rounds played so far.
     fn t(&self) -> u64;
 
+    /// Rounds whose feedback exceeded the declared bound and was clipped, so far.
+    fn clipped(&self) -> u64;
+
     /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
+    ///
+    /// Errors: each learner's (a pending `ask`, a family of another shape, rounds beyond a horizon).
     fn check_run(&self, family: Self::Family<'_>, rounds: u64) -> Result<()>;
 
-    /// Play `rounds` rounds; `cumulative[i]` receives the loss summed since the start of this call at the
-    /// absolute round `checkpoints[i]`.
+    /// The kernel of [`Learner::run`]: play rounds `t .. end` of `family` (checked by [`Learner::check_run`]),
+    /// recording the loss summed since the start of the call at each mark; returns that sum.
+    ///
+    /// Errors: not expected after [`Learner::check_run`]; the rounds before stay played.
+    fn play(
+        &mut self,
+        family: Self::Family<'_>,
+        end: u64,
+        marks: &mut Checkpoints<'_>,
+    ) -> Result<f64>;
+
+    /// Check a decoded learner's invariants (and rebuild what is not stored): that it is one the constructor
+    /// could have built and played to round `t`.
+    ///
+    /// Errors: [`CoreError::State`].
+    fn check_state(&mut self) -> Result<()>;
+
+    /// Play `rounds` rounds of `family` natively (rounds `t .. t + rounds`), recording the cumulative loss of
+    /// the played points (since the start of this call) after each absolute round in `checkpoints` into
+    /// `cumulative`. Same seed ⇒ the same actions as the equivalent `ask`/`tell` loop, however the rounds are
+    /// split into calls.
+    ///
+    /// Errors (state unchanged): as [`Learner::check_run`]; [`CoreError::Shape`] for mismatched checkpoint
+    /// buffers; [`CoreError::InvalidArgument`] for unsorted checkpoints or checkpoints beyond the run.
     fn run(
         &mut self,
         family: Self::Family<'_>,
         rounds: u64,
         checkpoints: &[u64],
         cumulative: &mut [f64],
-    ) -> Result<RunSummary>;
+    ) -> Result<RunSummary> {
+        self.check_run(family, rounds)?;
+        check_len_pair(checkpoints, cumulative)?;
+        let (start, end) = (self.t(), self.t() + rounds);
+        crate::losses::check_checkpoints(checkpoints, end)?;
+        let clipped_before = self.clipped();
+        let mut marks = Checkpoints::new(checkpoints, cumulative, start);
+        let total_loss = self.play(family, end, &mut marks)?;
+        Ok(RunSummary {
+            rounds,
+            total_loss,
+            clipped: self.clipped() - clipped_before,
+        })
+    }
+
+    /// Serialize the learner (format-versioned, checksummed: [`crate::state`]). Contains unreleased sums and
+    /// noise: as sensitive as the data. A secure generator is stored as a marker and re-keys on restore.
+    ///
+    /// Errors: [`CoreError::State`] (not expected).
+    fn to_bytes(&self) -> Result<Vec<u8>> {
+        crate::state::to_state_bytes(self)
+    }
+
+    /// Restore a learner from [`Learner::to_bytes`]; it continues bit-identically (a seeded one; a secure one
+    /// re-keys). The format is checked by [`crate::state`], the learner's invariants by
+    /// [`Learner::check_state`].
+    ///
+    /// Errors: [`CoreError::State`]; [`CoreError::Allocation`].
+    fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let mut learner: Self = crate::state::from_state_bytes(bytes)?;
+        learner.check_state()?;
+        Ok(learner)
+    }
 }
-
-/// `impl NativeRun for $learner` by delegation to its inherent `t`, `check_run` and `run`.
-macro_rules! native_run {
-    ($learner:ty, $family:lifetime => $family_ty:ty) => {
-        impl $crate::learners::NativeRun for $learner {
-            type Family<$family> = $family_ty;
-
-            fn t(&self) -> u64 {
-                <$learner>::t(self)
-            }
-
-            fn check_run(
-                &self,
-                family: Self::Family<'_>,
-                rounds: u64,
-            ) -> $crate::error::Result<()> {
-                <$learner>::check_run(self, family, rounds)
-            }
-
-            fn run(
-                &mut self,
-                family: Self::Family<'_>,
-                rounds: u64,
-                checkpoints: &[u64],
-                cumulative: &mut [f64],
-            ) -> $crate::error::Result<$crate::learners::RunSummary> {
-                <$learner>::run(self, family, rounds, checkpoints, cumulative)
-            }
-        }
-    };
-}
-
-native_run!(DpFtrl, 'a => &'a crate::losses::LossFamily);
-native_run!(NoisyOco, 'a => &'a crate::losses::LossFamily);
-native_run!(PrivateBandit, 'a => &'a crate::losses::LossFamily);
-native_run!(PrivateScrible, 'a => &'a crate::losses::LossFamily);
-native_run!(PrivateExp3, 'a => ArmLosses<'a>);
-native_run!(PrivateSubmodular, 'a => &'a crate::submodular::SubmodularFamily);
-native_run!(PrivateDrSubmodular, 'a => &'a crate::submodular::SubmodularFamily);
 
 /// Check that `rounds` more rounds fit after round `t` within `limit` (the smaller of the learner's and the
 /// stream's horizons), without overflow.
@@ -224,7 +259,7 @@ pub fn check_len_pair(checkpoints: &[u64], cumulative: &[f64]) -> Result<()> {
 /// `out[i]` receives the loss summed since the start of the call, read when round `marks[i]` ends. Marks at or
 /// before the call's first round read 0. The caller has checked `marks.len() == out.len()`
 /// ([`check_len_pair`]).
-pub(crate) struct Checkpoints<'a> {
+pub struct Checkpoints<'a> {
     marks: &'a [u64],
     out: &'a mut [f64],
     next: usize,
@@ -232,7 +267,7 @@ pub(crate) struct Checkpoints<'a> {
 
 impl<'a> Checkpoints<'a> {
     /// Start recording for a call whose rounds follow round `start`.
-    pub(crate) fn new(marks: &'a [u64], out: &'a mut [f64], start: u64) -> Self {
+    pub fn new(marks: &'a [u64], out: &'a mut [f64], start: u64) -> Self {
         let next = marks.partition_point(|&c| c <= start);
         out.iter_mut().take(next).for_each(|o| *o = 0.0);
         Self { marks, out, next }
@@ -240,7 +275,7 @@ impl<'a> Checkpoints<'a> {
 
     /// Record `total` for every mark equal to the round `t` that just ended.
     #[inline]
-    pub(crate) fn record(&mut self, t: u64, total: f64) {
+    pub fn record(&mut self, t: u64, total: f64) {
         while self.marks.get(self.next) == Some(&t) {
             if let Some(o) = self.out.get_mut(self.next) {
                 *o = total;

@@ -21,11 +21,10 @@ use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, SamplerKi
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_finite, check_positive};
 use crate::frank_wolfe::FrankWolfe;
-use crate::learners::{Checkpoints, LossNorm, RunSummary, check_len_pair};
-use crate::losses::{LossFamily, LossKind, check_checkpoints};
+use crate::learners::{Checkpoints, Learner, LossNorm};
+use crate::losses::{LossFamily, LossKind};
 use crate::noise::NoiseDistribution;
 use crate::rng::{Generator, Seed};
-use crate::state::{from_state_bytes, to_state_bytes};
 
 /// `NoisyGrad`: builds an unbiased gradient estimate at the current iterate from per-step feedback.
 pub trait NoisyGradient {
@@ -449,11 +448,6 @@ impl NoisyOco {
         Ok(learner)
     }
 
-    /// The constants.
-    pub fn params(&self) -> &NoisyOcoParams {
-        &self.params
-    }
-
     /// The domain.
     pub fn domain(&self) -> &Domain {
         &self.domain
@@ -480,16 +474,6 @@ impl NoisyOco {
     /// The exact path's grid step `γ` (every release is a multiple of it), or `None` on the floating-point path.
     pub fn grid(&self) -> Option<f64> {
         self.tree.grid().map(|g| g.gamma())
-    }
-
-    /// Rounds completed.
-    pub fn t(&self) -> u64 {
-        self.t
-    }
-
-    /// Gradients clipped so far.
-    pub fn clipped(&self) -> u64 {
-        self.clipped
     }
 
     /// The latest private prefix sum `s̃_t` of the gradients (`s̃_0` before any data).
@@ -617,6 +601,27 @@ impl NoisyOco {
             }
         }
     }
+}
+
+impl Learner for NoisyOco {
+    const NAME: &'static str = "NoisyOCO";
+    type Params = NoisyOcoParams;
+    type Family<'a> = &'a LossFamily;
+
+    /// The constants.
+    fn params(&self) -> &NoisyOcoParams {
+        &self.params
+    }
+
+    /// Rounds completed.
+    fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// Gradients clipped so far.
+    fn clipped(&self) -> u64 {
+        self.clipped
+    }
 
     /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
     ///
@@ -624,7 +629,7 @@ impl NoisyOco {
     /// dimension; [`CoreError::InvalidArgument`] for a portfolio family on a domain other than the simplex, or
     /// losses whose sum (or gradient) may overflow ([`super::check_family_fits`]); [`CoreError::HorizonExhausted`]
     /// if `rounds` exceeds the remaining horizon.
-    pub fn check_run(&self, family: &LossFamily, rounds: u64) -> Result<()> {
+    fn check_run(&self, family: &LossFamily, rounds: u64) -> Result<()> {
         if self.pending {
             return Err(CoreError::Protocol(
                 "run() cannot start while an asked point awaits tell()".into(),
@@ -650,29 +655,14 @@ impl NoisyOco {
         super::check_family_fits(family, self.t, rounds, super::domain_extent(&self.domain))
     }
 
-    /// Play `rounds` rounds of `family` natively. A linear row `c_t` is the loss `⟨c_t, x⟩` and its gradient;
-    /// a portfolio row `r_t` gives the loss `−ln⟨r_t, x̃_t⟩` and the gradient `−r_t/⟨r_t, x̃_t⟩`. Records the
-    /// cumulative loss since the start of this call after each absolute round in `checkpoints`.
-    ///
-    /// Same seed ⇒ the same actions as the equivalent `ask`/`tell` loop.
-    ///
-    /// Errors (state unchanged): as [`NoisyOco::check_run`]; [`CoreError::Shape`] /
-    /// [`CoreError::InvalidArgument`] for bad checkpoints.
-    pub fn run(
+    fn play(
         &mut self,
-        family: &LossFamily,
-        rounds: u64,
-        checkpoints: &[u64],
-        cumulative: &mut [f64],
-    ) -> Result<RunSummary> {
-        self.check_run(family, rounds)?;
-        check_len_pair(checkpoints, cumulative)?;
-        let (start, end) = (self.t, self.t + rounds);
-        check_checkpoints(checkpoints, end)?;
-        let clipped_before = self.clipped;
+        family: &'_ LossFamily,
+        end: u64,
+        marks: &mut Checkpoints<'_>,
+    ) -> Result<f64> {
         let portfolio = family.kind() == LossKind::PortfolioLogLoss;
         let mut total = 0.0;
-        let mut marks = Checkpoints::new(checkpoints, cumulative, start);
         while self.t < end {
             let row = family.row(family.row_index(self.t));
             let dot = crate::vecops::dot(row, self.map.x());
@@ -690,36 +680,15 @@ impl NoisyOco {
             self.absorb()?;
             marks.record(self.t, total);
         }
-        Ok(RunSummary {
-            rounds,
-            total_loss: total,
-            clipped: self.clipped - clipped_before,
-        })
+        Ok(total)
     }
 
-    /// Serialize the learner (format-versioned). Contains unreleased sums: as sensitive as the data.
-    ///
-    /// Errors: [`CoreError::State`] (not expected).
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        to_state_bytes(self)
-    }
-
-    /// Restore a learner from [`NoisyOco::to_bytes`]; it continues bit-identically.
-    ///
     /// Besides the format ([`crate::state`]), the restored learner must be one that [`NoisyOco::new`] could have
     /// built and played to round `t`: constants equal to [`NoisyOcoParams::new`] recomputed from its domain and
     /// declared constants and tuned to its mechanism's noise, `t <= T` and the mechanism's counter equal to `t`,
     /// every vector finite and of the domain's dimension, the centre the domain's interior point, the map's
     /// target `c − η s̃_t`, and a noise scale the constructor accepts.
-    ///
-    /// Errors: [`CoreError::State`].
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let learner: Self = from_state_bytes(bytes)?;
-        learner.check_state()?;
-        Ok(learner)
-    }
-
-    fn check_state(&self) -> Result<()> {
+    fn check_state(&mut self) -> Result<()> {
         use crate::state::{all_finite, ensure};
         const WHAT: &str = "NoisyOCO";
         let p = &self.params;

@@ -29,14 +29,11 @@ use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, SamplerKi
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_positive};
 use crate::frank_wolfe::FrankWolfe;
-use crate::learners::{Checkpoints, check_len_pair};
-use crate::losses::{LossFamily, check_checkpoints};
+use crate::learners::{Checkpoints, Learner};
+use crate::losses::LossFamily;
 use crate::noise::NoiseDistribution;
 use crate::rng::{Generator, Seed};
 use crate::sphere::gaussian_in;
-use crate::state::{from_state_bytes, to_state_bytes};
-
-use super::RunSummary;
 
 /// How the learner keeps every queried point `x̃ + ζu` inside the domain (Ene-Nguyen-Vladu, Appendix D).
 ///
@@ -479,11 +476,6 @@ impl PrivateBandit {
         })
     }
 
-    /// The schedule.
-    pub fn params(&self) -> &PrivateBanditParams {
-        &self.params
-    }
-
     /// The domain.
     pub fn domain(&self) -> &Domain {
         self.oco.domain()
@@ -497,16 +489,6 @@ impl PrivateBandit {
     /// The tree's noise distribution.
     pub fn noise(&self) -> NoiseDistribution {
         self.oco.map().tree().noise()
-    }
-
-    /// Rounds completed.
-    pub fn t(&self) -> u64 {
-        self.t
-    }
-
-    /// Losses clipped so far.
-    pub fn clipped(&self) -> u64 {
-        self.oco.gradient().clipped()
     }
 
     /// `x̃` of the current batch (before Appendix D's shrink).
@@ -565,13 +547,34 @@ impl PrivateBandit {
         }
         Ok(())
     }
+}
+
+impl Learner for PrivateBandit {
+    const NAME: &'static str = "PrivateBandit";
+    type Params = PrivateBanditParams;
+    type Family<'a> = &'a LossFamily;
+
+    /// The schedule.
+    fn params(&self) -> &PrivateBanditParams {
+        &self.params
+    }
+
+    /// Rounds completed.
+    fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// Losses clipped so far.
+    fn clipped(&self) -> u64 {
+        self.oco.gradient().clipped()
+    }
 
     /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
     ///
     /// Errors: [`CoreError::Protocol`] if a point is pending; [`CoreError::Shape`] for a family of another
     /// dimension; [`CoreError::HorizonExhausted`] if `rounds` exceeds the learner's or the family's remaining
     /// horizon.
-    pub fn check_run(&self, family: &LossFamily, rounds: u64) -> Result<()> {
+    fn check_run(&self, family: &LossFamily, rounds: u64) -> Result<()> {
         if self.oco.pending() {
             return Err(CoreError::Protocol(
                 "run() cannot start while an asked point awaits tell()".into(),
@@ -588,66 +591,28 @@ impl PrivateBandit {
         super::check_room("PrivateBandit", self.t, rounds, limit)
     }
 
-    /// Play `rounds` rounds against `family` natively (rounds `t..t+rounds` of the family), recording the
-    /// cumulative loss of the played points (since the start of this call) after each absolute round in
-    /// `checkpoints` into `cumulative`.
-    ///
-    /// Same seed ⇒ the same actions as the equivalent `ask`/`tell` loop, however the rounds are split into
-    /// calls.
-    ///
-    /// Errors (state unchanged): as [`PrivateBandit::check_run`]; [`CoreError::Shape`] for mismatched
-    /// checkpoint buffers; [`CoreError::InvalidArgument`] for unsorted checkpoints or checkpoints beyond the
-    /// run.
-    pub fn run(
+    fn play(
         &mut self,
-        family: &LossFamily,
-        rounds: u64,
-        checkpoints: &[u64],
-        cumulative: &mut [f64],
-    ) -> Result<RunSummary> {
-        self.check_run(family, rounds)?;
-        check_len_pair(checkpoints, cumulative)?;
-        let (start, end) = (self.t, self.t + rounds);
-        check_checkpoints(checkpoints, end)?;
-        let clipped_before = self.clipped();
+        family: &'_ LossFamily,
+        end: u64,
+        marks: &mut Checkpoints<'_>,
+    ) -> Result<f64> {
         let mut total = 0.0;
-        let mut marks = Checkpoints::new(checkpoints, cumulative, start);
         while self.t < end {
             let loss = family.value(self.t, self.oco.ask());
             total += loss;
             self.step(loss)?;
             marks.record(self.t, total);
         }
-        Ok(RunSummary {
-            rounds,
-            total_loss: total,
-            clipped: self.clipped() - clipped_before,
-        })
+        Ok(total)
     }
 
-    /// Serialize the learner (format-versioned). Contains unreleased sums: as sensitive as the data.
-    ///
-    /// Errors: [`CoreError::State`] (not expected).
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        to_state_bytes(self)
-    }
-
-    /// Restore a learner from [`PrivateBandit::to_bytes`]; it continues bit-identically.
-    ///
     /// Besides the format ([`crate::state`]), the restored learner must be one that [`PrivateBandit::new`]
     /// could have built and played to round `t`: its schedule equal to [`PrivateBanditParams::new`] recomputed
     /// from its domain and declared constants, every derived constant of its parts equal to the schedule's,
     /// `t <= T`, the batch and tree counters consistent with `t`, every vector finite and of the domain's
     /// dimension, and a noise scale the constructor accepts.
-    ///
-    /// Errors: [`CoreError::State`].
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let learner: Self = from_state_bytes(bytes)?;
-        learner.check_state()?;
-        Ok(learner)
-    }
-
-    fn check_state(&self) -> Result<()> {
+    fn check_state(&mut self) -> Result<()> {
         use crate::aggregation::PrefixSumMechanism;
         use crate::state::{all_finite, ensure};
         const WHAT: &str = "PrivateBandit";

@@ -47,11 +47,9 @@ use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, SamplerKi
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_positive};
 use crate::frank_wolfe::FrankWolfe;
-use crate::learners::{Checkpoints, LossNorm, RunSummary, check_len_pair};
-use crate::losses::check_checkpoints;
+use crate::learners::{Checkpoints, Learner, LossNorm};
 use crate::noise::NoiseDistribution;
 use crate::rng::{Generator, Seed};
-use crate::state::{from_state_bytes, to_state_bytes};
 use crate::submodular::{SubmodularFamily, SubmodularKind};
 
 /// Largest number of PFTAL copies accepted.
@@ -434,24 +432,9 @@ impl PrivateDrSubmodular {
         Ok(learner)
     }
 
-    /// The constants.
-    pub fn params(&self) -> &DrSubmodularParams {
-        &self.params
-    }
-
     /// The domain.
     pub fn domain(&self) -> &Domain {
         &self.domain
-    }
-
-    /// Rounds completed.
-    pub fn t(&self) -> u64 {
-        self.t
-    }
-
-    /// Rounds with a row entry outside `[0, 1]` or a gradient beyond `G` (clipped).
-    pub fn clipped(&self) -> u64 {
-        self.clipped
     }
 
     /// Whether a set was asked and awaits `tell`.
@@ -639,111 +622,6 @@ impl PrivateDrSubmodular {
         self.t += 1;
         result.map(|()| payoff)
     }
-
-    /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
-    ///
-    /// Errors: [`CoreError::Protocol`] if a set is pending; [`CoreError::InvalidArgument`] for a family other
-    /// than probabilistic coverage; [`CoreError::Shape`] for another ground set; [`CoreError::HorizonExhausted`].
-    pub fn check_run(&self, family: &SubmodularFamily, rounds: u64) -> Result<()> {
-        if self.pending {
-            return Err(CoreError::Protocol(
-                "run() cannot start while an asked set awaits tell()".into(),
-            ));
-        }
-        if family.kind() != Some(SubmodularKind::ProbabilisticCoverage) {
-            return Err(CoreError::invalid(
-                "family",
-                "a ProbabilisticCoverage family (the gradient of its multilinear extension is closed-form)",
-                family.kind_name(),
-            ));
-        }
-        if family.ground_set_size() != self.params.n {
-            return Err(CoreError::Shape {
-                name: "family",
-                expected: format!("ground set size {}", self.params.n),
-                got: format!("ground set size {}", family.ground_set_size()),
-            });
-        }
-        let limit = self.params.horizon.min(family.horizon());
-        super::check_room("PrivateDRSubmodular", self.t, rounds, limit)
-    }
-
-    /// Play `rounds` rounds of `family` natively, recording the cumulative loss `−Σ f_s(S_s)` (since the start
-    /// of this call) after each absolute round in `checkpoints`. Same seed ⇒ the same sets as `ask`/`tell`.
-    ///
-    /// Errors (state unchanged): as [`PrivateDrSubmodular::check_run`]; bad checkpoint buffers.
-    pub fn run(
-        &mut self,
-        family: &SubmodularFamily,
-        rounds: u64,
-        checkpoints: &[u64],
-        cumulative: &mut [f64],
-    ) -> Result<RunSummary> {
-        self.check_run(family, rounds)?;
-        check_len_pair(checkpoints, cumulative)?;
-        let (start, end) = (self.t, self.t + rounds);
-        check_checkpoints(checkpoints, end)?;
-        let clipped_before = self.clipped;
-        let mut total = 0.0;
-        let mut marks = Checkpoints::new(checkpoints, cumulative, start);
-        while self.t < end {
-            self.decide();
-            let payoff = self.step(family.row_at(self.t), false)?;
-            total -= payoff;
-            marks.record(self.t, total);
-        }
-        Ok(RunSummary {
-            rounds,
-            total_loss: total,
-            clipped: self.clipped - clipped_before,
-        })
-    }
-
-    /// Serialize the learner (format-versioned). Holds unreleased gradient sums: as sensitive as the data.
-    ///
-    /// Errors: [`CoreError::State`] (not expected).
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        to_state_bytes(self)
-    }
-
-    /// Restore a learner from [`PrivateDrSubmodular::to_bytes`]; it continues bit-identically.
-    ///
-    /// Errors: [`CoreError::State`]; [`CoreError::Allocation`].
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let mut s: Self = from_state_bytes(bytes)?;
-        let p = &s.params;
-        let n = p.n;
-        let blocks = matroid_blocks(&s.domain).ok();
-        let consistent = s.t <= p.horizon
-            && s.clipped <= s.t
-            && crate::state::all_finite(&s.points)
-            && crate::state::all_finite(&s.x)
-            && s.domain.dim() == n
-            && s.trees.len() == p.copies
-            && s.trees.iter().all(|m| m.dim() == n && m.t() == s.t)
-            && s.points.len() == p.copies * n
-            && s.solvers.len()
-                == if p.argmin == Argmin::FrankWolfe {
-                    p.copies
-                } else {
-                    0
-                }
-            && s.solvers.iter().all(|f| f.x().len() == n)
-            && s.x.len() == n
-            && s.played.iter().all(|&a| a < n)
-            && blocks.is_some_and(|(m, st, c)| m == s.members && st == s.start && c == s.caps);
-        if !consistent {
-            return Err(CoreError::State(
-                "inconsistent PrivateDRSubmodular state".into(),
-            ));
-        }
-        s.acc = crate::alloc::zeros("partial sum", n)?;
-        s.partial = crate::alloc::zeros("partial average", n)?;
-        s.grad = crate::alloc::zeros("gradient", n)?;
-        s.release = crate::alloc::zeros("release", n)?;
-        s.row = crate::alloc::zeros("row", n)?;
-        Ok(s)
-    }
 }
 
 /// Euclidean projection of `v` (at the coordinates `members`) onto `{0 ≤ y ≤ 1, Σ y ≤ cap}`, in place:
@@ -880,6 +758,110 @@ fn pipage_block(
         if rng.open01() < a {
             take(j, out);
         }
+    }
+}
+
+impl Learner for PrivateDrSubmodular {
+    const NAME: &'static str = "PrivateDRSubmodular";
+    type Params = DrSubmodularParams;
+    type Family<'a> = &'a SubmodularFamily;
+
+    /// The constants.
+    fn params(&self) -> &DrSubmodularParams {
+        &self.params
+    }
+
+    /// Rounds completed.
+    fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// Rounds with a row entry outside `[0, 1]` or a gradient beyond `G` (clipped).
+    fn clipped(&self) -> u64 {
+        self.clipped
+    }
+
+    /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
+    ///
+    /// Errors: [`CoreError::Protocol`] if a set is pending; [`CoreError::InvalidArgument`] for a family other
+    /// than probabilistic coverage; [`CoreError::Shape`] for another ground set; [`CoreError::HorizonExhausted`].
+    fn check_run(&self, family: &SubmodularFamily, rounds: u64) -> Result<()> {
+        if self.pending {
+            return Err(CoreError::Protocol(
+                "run() cannot start while an asked set awaits tell()".into(),
+            ));
+        }
+        if family.kind() != Some(SubmodularKind::ProbabilisticCoverage) {
+            return Err(CoreError::invalid(
+                "family",
+                "a ProbabilisticCoverage family (the gradient of its multilinear extension is closed-form)",
+                family.kind_name(),
+            ));
+        }
+        if family.ground_set_size() != self.params.n {
+            return Err(CoreError::Shape {
+                name: "family",
+                expected: format!("ground set size {}", self.params.n),
+                got: format!("ground set size {}", family.ground_set_size()),
+            });
+        }
+        let limit = self.params.horizon.min(family.horizon());
+        super::check_room("PrivateDRSubmodular", self.t, rounds, limit)
+    }
+
+    fn play(
+        &mut self,
+        family: &'_ SubmodularFamily,
+        end: u64,
+        marks: &mut Checkpoints<'_>,
+    ) -> Result<f64> {
+        let mut total = 0.0;
+        while self.t < end {
+            self.decide();
+            let payoff = self.step(family.row_at(self.t), false)?;
+            total -= payoff;
+            marks.record(self.t, total);
+        }
+        Ok(total)
+    }
+
+    /// The invariants of a decoded learner (see [`super::Learner::check_state`]).
+    ///
+    /// Errors: [`CoreError::State`]; [`CoreError::Allocation`].
+    fn check_state(&mut self) -> Result<()> {
+        let p = &self.params;
+        let n = p.n;
+        let blocks = matroid_blocks(&self.domain).ok();
+        let consistent = self.t <= p.horizon
+            && self.clipped <= self.t
+            && crate::state::all_finite(&self.points)
+            && crate::state::all_finite(&self.x)
+            && self.domain.dim() == n
+            && self.trees.len() == p.copies
+            && self.trees.iter().all(|m| m.dim() == n && m.t() == self.t)
+            && self.points.len() == p.copies * n
+            && self.solvers.len()
+                == if p.argmin == Argmin::FrankWolfe {
+                    p.copies
+                } else {
+                    0
+                }
+            && self.solvers.iter().all(|f| f.x().len() == n)
+            && self.x.len() == n
+            && self.played.iter().all(|&a| a < n)
+            && blocks
+                .is_some_and(|(m, st, c)| m == self.members && st == self.start && c == self.caps);
+        if !consistent {
+            return Err(CoreError::State(
+                "inconsistent PrivateDRSubmodular state".into(),
+            ));
+        }
+        self.acc = crate::alloc::zeros("partial sum", n)?;
+        self.partial = crate::alloc::zeros("partial average", n)?;
+        self.grad = crate::alloc::zeros("gradient", n)?;
+        self.release = crate::alloc::zeros("release", n)?;
+        self.row = crate::alloc::zeros("row", n)?;
+        Ok(())
     }
 }
 

@@ -42,14 +42,13 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result, check_positive};
-use crate::losses::{LossFamily, LossKind, check_checkpoints};
+use crate::losses::{LossFamily, LossKind};
 use crate::noise::grid::ExactNoise;
 use crate::noise::release::release_on_grid;
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
 use crate::rng::{Generator, Seed};
-use crate::state::{from_state_bytes, to_state_bytes};
 
-use super::{Checkpoints, RunSummary, check_len_pair};
+use super::{Checkpoints, Learner};
 
 const REBUILD_HIGH: f64 = 1e100;
 const REBUILD_LOW: f64 = 1e-100;
@@ -762,24 +761,9 @@ impl PrivateExp3 {
         })
     }
 
-    /// The constants.
-    pub fn params(&self) -> &Exp3Params {
-        &self.params
-    }
-
     /// The exact noise and its grid, or `None` for the floating-point sampler.
     pub fn exact(&self) -> Option<&ExactNoise> {
         self.exact.as_ref()
-    }
-
-    /// Rounds completed.
-    pub fn t(&self) -> u64 {
-        self.t
-    }
-
-    /// Feedback values clipped to `[0, B]` so far.
-    pub fn clipped(&self) -> u64 {
-        self.clipped
     }
 
     /// How many times the sum tree was rebuilt (renormalised).
@@ -972,12 +956,57 @@ impl PrivateExp3 {
         self.rebuilds += 1;
     }
 
+    /// The rounds of [`PrivateExp3::run`] up to round `end` (checked): the kernel it dispatches. Returns the
+    /// summed loss of the played arms.
+    ///
+    /// Errors: as [`PrivateExp3::draw`] and [`PrivateExp3::update`] (not expected); the rounds before stay
+    /// played.
+    #[inline(always)]
+    fn play_rounds(
+        &mut self,
+        env: ArmLosses<'_>,
+        end: u64,
+        marks: &mut Checkpoints<'_>,
+    ) -> Result<f64> {
+        let mut total = 0.0;
+        while self.t < end {
+            let arm = self.draw()?;
+            let inverse = self.pending.map_or(1.0, |(_, inv)| inv);
+            let loss = env.loss(self.t, arm);
+            total += loss;
+            self.update(arm, inverse, loss)?;
+            marks.record(self.t, total);
+        }
+        Ok(total)
+    }
+}
+
+impl Learner for PrivateExp3 {
+    const NAME: &'static str = "PrivateEXP3";
+    type Params = Exp3Params;
+    type Family<'a> = ArmLosses<'a>;
+
+    /// The constants.
+    fn params(&self) -> &Exp3Params {
+        &self.params
+    }
+
+    /// Rounds completed.
+    fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// Feedback values clipped to `[0, B]` so far.
+    fn clipped(&self) -> u64 {
+        self.clipped
+    }
+
     /// Check that `rounds` rounds of `env` can be played, without changing anything.
     ///
     /// Errors: [`CoreError::Protocol`] if an arm is pending; [`CoreError::Shape`] for another number of arms;
     /// [`CoreError::InvalidArgument`] for a non-linear loss table or one whose sum may overflow
     /// ([`super::check_table_fits`]); [`CoreError::HorizonExhausted`].
-    pub fn check_run(&self, env: ArmLosses<'_>, rounds: u64) -> Result<()> {
+    fn check_run(&self, env: ArmLosses<'_>, rounds: u64) -> Result<()> {
         if self.pending.is_some() {
             return Err(CoreError::Protocol(
                 "run() cannot start while an asked arm awaits tell()".into(),
@@ -1007,110 +1036,59 @@ impl PrivateExp3 {
         }
     }
 
-    /// Play `rounds` rounds against `env` natively; the cumulative (unclipped) loss of the played arms since
-    /// the start of this call is recorded after each absolute round in `checkpoints`.
-    ///
-    /// Same seed ⇒ the same arms as the equivalent `ask`/`tell` loop.
-    ///
-    /// Errors (state unchanged): as [`PrivateExp3::check_run`]; bad checkpoints.
-    pub fn run(
-        &mut self,
-        env: ArmLosses<'_>,
-        rounds: u64,
-        checkpoints: &[u64],
-        cumulative: &mut [f64],
-    ) -> Result<RunSummary> {
-        self.check_run(env, rounds)?;
-        check_len_pair(checkpoints, cumulative)?;
-        let (start, end) = (self.t, self.t + rounds);
-        check_checkpoints(checkpoints, end)?;
-        let clipped_before = self.clipped;
-        let mut marks = Checkpoints::new(checkpoints, cumulative, start);
-        let total = crate::simd::dispatch(
-            #[inline(always)]
-            || self.play(env, end, &mut marks),
-        )?;
-        Ok(RunSummary {
-            rounds,
-            total_loss: total,
-            clipped: self.clipped - clipped_before,
-        })
-    }
-
-    /// The rounds of [`PrivateExp3::run`] up to round `end` (checked): the kernel it dispatches. Returns the
-    /// summed loss of the played arms.
-    ///
-    /// Errors: as [`PrivateExp3::draw`] and [`PrivateExp3::update`] (not expected); the rounds before stay
-    /// played.
-    #[inline(always)]
     fn play(&mut self, env: ArmLosses<'_>, end: u64, marks: &mut Checkpoints<'_>) -> Result<f64> {
-        let mut total = 0.0;
-        while self.t < end {
-            let arm = self.draw()?;
-            let inverse = self.pending.map_or(1.0, |(_, inv)| inv);
-            let loss = env.loss(self.t, arm);
-            total += loss;
-            self.update(arm, inverse, loss)?;
-            marks.record(self.t, total);
-        }
-        Ok(total)
+        crate::simd::dispatch(
+            #[inline(always)]
+            || self.play_rounds(env, end, marks),
+        )
     }
 
-    /// Serialize the learner (format-versioned).
-    ///
-    /// Errors: [`CoreError::State`] (not expected).
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        to_state_bytes(self)
-    }
-
-    /// Restore from [`PrivateExp3::to_bytes`]; it continues bit-identically.
+    /// The invariants of a decoded learner (see [`super::Learner::check_state`]).
     ///
     /// Errors: [`CoreError::State`] for corrupt or inconsistent bytes.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let mut learner: Self = from_state_bytes(bytes)?;
-        let k = learner.params.arms;
-        let p = &learner.params;
+    fn check_state(&mut self) -> Result<()> {
+        let k = self.params.arms;
+        let p = &self.params;
         let recomputed = Exp3Params::new(k, p.horizon, p.loss_bound, p.noise_scale)?;
-        let secure = learner.rng.is_secure();
+        let secure = self.rng.is_secure();
         // A reproducible learner's block was serialised whole; a secure learner's never is.
         let block_ok = secure
-            || (!learner.block.secret
-                && learner.block.is_valid()
-                && (learner.pending.is_none() || learner.block.next < BLOCK));
-        let consistent = recomputed == learner.params
-            && learner.t <= learner.params.horizon
-            && learner.clipped <= learner.t
-            && learner.log_weights.len() == k
-            && learner.log_weights.iter().all(|w| w.is_finite())
-            && learner.reference.is_finite()
-            && learner
+            || (!self.block.secret
+                && self.block.is_valid()
+                && (self.pending.is_none() || self.block.next < BLOCK));
+        let consistent = recomputed == self.params
+            && self.t <= self.params.horizon
+            && self.clipped <= self.t
+            && self.log_weights.len() == k
+            && self.log_weights.iter().all(|w| w.is_finite())
+            && self.reference.is_finite()
+            && self
                 .pending
                 .is_none_or(|(arm, inv)| arm < k && inv.is_finite() && inv > 0.0)
             && block_ok
-            && check_exact(learner.exact.as_ref(), &learner.params).is_ok();
+            && check_exact(self.exact.as_ref(), &self.params).is_ok();
         if !consistent {
             return Err(CoreError::State("PrivateEXP3 state is inconsistent".into()));
         }
-        learner.noise = NoiseDistribution::laplace(learner.params.noise_scale)?.sum_of(1);
+        self.noise = NoiseDistribution::laplace(self.params.noise_scale)?.sum_of(1);
         if secure {
             // Fresh secret randomness from the freshly OS-keyed generators: nothing secret was restored.
-            learner.block = DrawBlock::empty(true);
-            learner.block.refill(
-                &mut learner.rng,
-                &mut learner.noise_rng,
-                &learner.noise,
-                learner.exact.as_ref(),
+            self.block = DrawBlock::empty(true);
+            self.block.refill(
+                &mut self.rng,
+                &mut self.noise_rng,
+                &self.noise,
+                self.exact.as_ref(),
             )?;
         }
-        learner.tree = SumTree::new(k)?;
-        let m = learner.reference;
-        learner.tree.rebuild(
-            learner
-                .log_weights
+        self.tree = SumTree::new(k)?;
+        let m = self.reference;
+        self.tree.rebuild(
+            self.log_weights
                 .iter()
                 .map(|&w| crate::vecops::exp_clamped(w - m)),
         );
-        Ok(learner)
+        Ok(())
     }
 }
 

@@ -61,14 +61,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_finite, check_positive};
-use crate::losses::{LossFamily, LossKind, check_checkpoints};
+use crate::losses::{LossFamily, LossKind};
 use crate::noise::grid::{ExactDistribution, ExactNoise};
 use crate::noise::release::release_on_grid;
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
 use crate::rng::{Generator, Seed};
-use crate::state::{from_state_bytes, to_state_bytes};
 
-use super::{Checkpoints, RunSummary, check_len_pair};
+use super::{Checkpoints, Learner};
 
 /// The barrier's domain.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -523,21 +522,6 @@ impl PrivateScrible {
         Ok(learner)
     }
 
-    /// The constants.
-    pub fn params(&self) -> &ScribleParams {
-        &self.params
-    }
-
-    /// Rounds completed.
-    pub fn t(&self) -> u64 {
-        self.t
-    }
-
-    /// Feedback values clipped so far.
-    pub fn clipped(&self) -> u64 {
-        self.clipped
-    }
-
     /// The current FTRL point `x_t` (the centre of the exploration).
     pub fn center(&self) -> &[f64] {
         &self.center
@@ -756,12 +740,33 @@ impl PrivateScrible {
         self.t += 1;
         Ok(())
     }
+}
+
+impl Learner for PrivateScrible {
+    const NAME: &'static str = "PrivateSCRiBLe";
+    type Params = ScribleParams;
+    type Family<'a> = &'a LossFamily;
+
+    /// The constants.
+    fn params(&self) -> &ScribleParams {
+        &self.params
+    }
+
+    /// Rounds completed.
+    fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// Feedback values clipped so far.
+    fn clipped(&self) -> u64 {
+        self.clipped
+    }
 
     /// Check that `rounds` rounds of a linear `family` can be played, without changing anything.
     ///
     /// Errors: [`CoreError::Protocol`], [`CoreError::Shape`], [`CoreError::InvalidArgument`] (non-linear family,
     /// or losses whose sum may overflow: [`super::check_family_fits`]), [`CoreError::HorizonExhausted`].
-    pub fn check_run(&self, family: &LossFamily, rounds: u64) -> Result<()> {
+    fn check_run(&self, family: &LossFamily, rounds: u64) -> Result<()> {
         if self.pending {
             return Err(CoreError::Protocol(
                 "run() cannot start while an asked point awaits tell()".into(),
@@ -786,23 +791,13 @@ impl PrivateScrible {
         super::check_family_fits(family, self.t, rounds, super::domain_extent(&self.domain))
     }
 
-    /// Play `rounds` rounds of a linear family natively (bandit feedback `⟨ℓ_t, y_t⟩`).
-    ///
-    /// Errors (state unchanged): as [`PrivateScrible::check_run`]; bad checkpoints.
-    pub fn run(
+    fn play(
         &mut self,
-        family: &LossFamily,
-        rounds: u64,
-        checkpoints: &[u64],
-        cumulative: &mut [f64],
-    ) -> Result<RunSummary> {
-        self.check_run(family, rounds)?;
-        check_len_pair(checkpoints, cumulative)?;
-        let (start, end) = (self.t, self.t + rounds);
-        check_checkpoints(checkpoints, end)?;
-        let clipped_before = self.clipped;
+        family: &'_ LossFamily,
+        end: u64,
+        marks: &mut Checkpoints<'_>,
+    ) -> Result<f64> {
         let mut total = 0.0;
-        let mut marks = Checkpoints::new(checkpoints, cumulative, start);
         while self.t < end {
             self.explore()?;
             let loss = family.value(self.t, &self.played);
@@ -810,79 +805,57 @@ impl PrivateScrible {
             total += loss;
             marks.record(self.t, total);
         }
-        Ok(RunSummary {
-            rounds,
-            total_loss: total,
-            clipped: self.clipped - clipped_before,
-        })
+        Ok(total)
     }
 
-    /// Serialize the learner (format-versioned).
-    ///
-    /// Errors: [`CoreError::State`] (not expected).
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        to_state_bytes(self)
-    }
-
-    /// Restore from [`PrivateScrible::to_bytes`].
+    /// The invariants of a decoded learner (see [`super::Learner::check_state`]).
     ///
     /// Errors: [`CoreError::State`] for corrupt or inconsistent bytes.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let mut learner: Self = from_state_bytes(bytes)?;
-        let n = learner.params.dim;
-        let fits = match &learner.barrier {
+    fn check_state(&mut self) -> Result<()> {
+        let n = self.params.dim;
+        let fits = match &self.barrier {
             Barrier::Box { mid, half } => mid.len() == n && half.len() == n,
             Barrier::Ball { .. } | Barrier::Simplex => true,
         };
         let consistent = fits
-            && learner.t <= learner.params.horizon
-            && learner.clipped <= learner.t
-            && learner.params.noise_scale.is_finite()
-            && learner.params.noise_scale >= 0.0
-            && [
-                &learner.estimate,
-                &learner.center,
-                &learner.played,
-                &learner.gain,
-            ]
-            .iter()
-            .all(|v| crate::state::all_finite(v))
+            && self.t <= self.params.horizon
+            && self.clipped <= self.t
+            && self.params.noise_scale.is_finite()
+            && self.params.noise_scale >= 0.0
+            && [&self.estimate, &self.center, &self.played, &self.gain]
+                .iter()
+                .all(|v| crate::state::all_finite(v))
             && n > 0
-            && learner.domain.dim() == n
-            && [
-                &learner.estimate,
-                &learner.center,
-                &learner.played,
-                &learner.gain,
-            ]
-            .iter()
-            .all(|v| v.len() == n);
+            && self.domain.dim() == n
+            && [&self.estimate, &self.center, &self.played, &self.gain]
+                .iter()
+                .all(|v| v.len() == n);
         if !consistent {
             return Err(CoreError::State(
                 "PrivateSCRiBLe state is inconsistent".into(),
             ));
         }
-        let expected_dim = if matches!(learner.barrier, Barrier::Simplex) {
+        let expected_dim = if matches!(self.barrier, Barrier::Simplex) {
             n.checked_sub(1)
         } else {
             Some(n)
         };
-        if expected_dim != Some(learner.params.estimator_dim) || learner.params.estimator_dim == 0 {
+        if expected_dim != Some(self.params.estimator_dim) || self.params.estimator_dim == 0 {
             return Err(CoreError::State(
                 "PrivateSCRiBLe state is inconsistent".into(),
             ));
         }
         check_exact(
-            learner.exact.as_ref(),
-            learner.params.noise_scale,
-            learner.params.loss_bound,
+            self.exact.as_ref(),
+            self.params.noise_scale,
+            self.params.loss_bound,
         )
         .map_err(|_| CoreError::State("PrivateSCRiBLe state is inconsistent".into()))?;
-        if matches!(learner.barrier, Barrier::Simplex) {
-            learner.scratch = SimplexScratch::new(n)?;
+        if matches!(self.barrier, Barrier::Simplex) {
+            self.scratch = SimplexScratch::new(n)?;
         }
-        learner.noise = NoiseDistribution::laplace(learner.params.noise_scale)?.sum_of(1);
-        Ok(learner)
+        self.noise = NoiseDistribution::laplace(self.params.noise_scale)?.sum_of(1);
+        Ok(())
     }
 }
 

@@ -31,11 +31,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result};
-use crate::learners::{Checkpoints, RunSummary, check_len_pair};
-use crate::losses::check_checkpoints;
+use crate::learners::{Checkpoints, Learner};
 use crate::mwu::{Hedge, uniform_below};
 use crate::rng::{Generator, Seed};
-use crate::state::{from_state_bytes, to_state_bytes};
 use crate::submodular::{SubmodularFamily, SubmodularKind, check_row, state_of, value};
 
 /// Feedback model.
@@ -318,24 +316,9 @@ impl PrivateSubmodular {
         Ok(dist.sample(&mut rng))
     }
 
-    /// The schedule.
-    pub fn params(&self) -> &SubmodularParams {
-        &self.params
-    }
-
-    /// Rounds completed.
-    pub fn t(&self) -> u64 {
-        self.t
-    }
-
     /// Explore rounds so far (bandit).
     pub fn explores(&self) -> u64 {
         self.explores
-    }
-
-    /// Feedback values clipped into `[0, 1]` so far (rows count once per clipped entry).
-    pub fn clipped(&self) -> u64 {
-        self.clipped
     }
 
     /// Whether a set was asked and awaits `tell`.
@@ -557,12 +540,33 @@ impl PrivateSubmodular {
         self.pending = Pending::None;
         self.t += 1;
     }
+}
+
+impl Learner for PrivateSubmodular {
+    const NAME: &'static str = "PrivateSubmodular";
+    type Params = SubmodularParams;
+    type Family<'a> = &'a SubmodularFamily;
+
+    /// The schedule.
+    fn params(&self) -> &SubmodularParams {
+        &self.params
+    }
+
+    /// Rounds completed.
+    fn t(&self) -> u64 {
+        self.t
+    }
+
+    /// Feedback values clipped into `[0, 1]` so far (rows count once per clipped entry).
+    fn clipped(&self) -> u64 {
+        self.clipped
+    }
 
     /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
     ///
     /// Errors: [`CoreError::Protocol`] if a set is pending; [`CoreError::Shape`] for a family over another
     /// ground set; [`CoreError::HorizonExhausted`] beyond the learner's or the family's horizon.
-    pub fn check_run(&self, family: &SubmodularFamily, rounds: u64) -> Result<()> {
+    fn check_run(&self, family: &SubmodularFamily, rounds: u64) -> Result<()> {
         if self.pending != Pending::None {
             return Err(CoreError::Protocol(
                 "run() cannot start while an asked set awaits tell()".into(),
@@ -579,27 +583,14 @@ impl PrivateSubmodular {
         super::check_room("PrivateSubmodular", self.t, rounds, limit)
     }
 
-    /// Play `rounds` rounds against `family` natively (rounds `t..t+rounds` of the family), recording the
-    /// cumulative loss `−Σ f_s(S_s)` (since the start of this call) after each absolute round in `checkpoints`.
-    /// The rows of a family are in `[0, 1]` by construction, so nothing is clipped.
-    ///
-    /// Same seed ⇒ the same sets as the equivalent `ask`/`tell` loop.
-    ///
-    /// Errors (state unchanged): as [`PrivateSubmodular::check_run`]; bad checkpoint buffers.
-    pub fn run(
+    fn play(
         &mut self,
-        family: &SubmodularFamily,
-        rounds: u64,
-        checkpoints: &[u64],
-        cumulative: &mut [f64],
-    ) -> Result<RunSummary> {
-        self.check_run(family, rounds)?;
-        check_len_pair(checkpoints, cumulative)?;
-        let (start, end) = (self.t, self.t + rounds);
-        check_checkpoints(checkpoints, end)?;
+        family: &'_ SubmodularFamily,
+        end: u64,
+        marks: &mut Checkpoints<'_>,
+    ) -> Result<f64> {
         let mut covered = family.scratch()?;
         let mut total = 0.0;
-        let mut marks = Checkpoints::new(checkpoints, cumulative, start);
         while self.t < end {
             self.decide();
             let t = self.t;
@@ -639,39 +630,27 @@ impl PrivateSubmodular {
             total -= payoff;
             marks.record(self.t, total);
         }
-        Ok(RunSummary {
-            rounds,
-            total_loss: total,
-            clipped: 0,
-        })
+        Ok(total)
     }
 
-    /// Serialize the learner (format-versioned). Holds the experts' weights: as sensitive as the data.
-    ///
-    /// Errors: [`CoreError::State`] (not expected).
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        to_state_bytes(self)
-    }
-
-    /// Restore a learner from [`PrivateSubmodular::to_bytes`]; it continues bit-identically.
+    /// The invariants of a decoded learner (see [`super::Learner::check_state`]).
     ///
     /// Errors: [`CoreError::State`]; [`CoreError::Allocation`].
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let mut s: Self = from_state_bytes(bytes)?;
-        let p = &s.params;
-        if s.t > p.horizon
-            || s.clipped > s.t
-            || s.experts.len() != p.k
-            || s.picks.len() != p.k
-            || s.experts.iter().any(|e| e.len() != p.n)
-            || s.picks.iter().chain(&s.played).any(|&a| a >= p.n)
+    fn check_state(&mut self) -> Result<()> {
+        let p = &self.params;
+        if self.t > p.horizon
+            || self.clipped > self.t
+            || self.experts.len() != p.k
+            || self.picks.len() != p.k
+            || self.experts.iter().any(|e| e.len() != p.n)
+            || self.picks.iter().chain(&self.played).any(|&a| a >= p.n)
         {
             return Err(CoreError::State(
                 "inconsistent PrivateSubmodular state".into(),
             ));
         }
-        s.scratch = crate::alloc::zeros("marginal gains", p.n)?;
-        Ok(s)
+        self.scratch = crate::alloc::zeros("marginal gains", p.n)?;
+        Ok(())
     }
 }
 

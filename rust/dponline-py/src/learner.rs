@@ -1,0 +1,186 @@
+//! The learner protocol, generated once for every native learner: [`py_learner!`] emits a learner's Python
+//! class around a core [`Learner`] and its whole protocol — `run`, `params`, `t`, `clipped`, `to_bytes`,
+//! `from_bytes` and the getters it lists — and splices in what is the learner's own (its constructor, `ask`,
+//! `tell`, other methods). PyO3 classes cannot be generic, hence a macro rather than a generic class.
+//!
+//! One borrow convention: every method takes `slf: &Bound<Self>` and borrows through
+//! [`crate::convert::shared`] (reads) or [`crate::convert::exclusive`] (writes), so a call that meets another
+//! thread's call on the same object raises `StateError` (never PyO3's generic borrow error or a wait).
+
+use dponline_core::learners::Learner;
+use pyo3::prelude::*;
+
+use crate::convert::{RunOutput, run_native};
+
+/// The `run` binding of a core [`Learner`]: validate (nothing changes on an error), then play `rounds` rounds
+/// in blocks with the GIL released, as [`run_native`] does.
+pub fn run_learner<'py, L: Learner + Send>(
+    py: Python<'py>,
+    learner: &mut L,
+    family: L::Family<'_>,
+    rounds: u64,
+    checkpoints: &[u64],
+    progress: Option<&Bound<'py, PyAny>>,
+) -> PyResult<RunOutput<'py>> {
+    let check = learner.check_run(family, rounds);
+    let start = learner.t();
+    run_native(
+        py,
+        check,
+        start,
+        rounds,
+        checkpoints,
+        progress,
+        move |n, marks, out| learner.run(family, n, marks, out),
+    )
+}
+
+/// Whether two names are equal, in a constant (the Python class name of [`py_learner!`] must be the core's
+/// [`Learner::NAME`]).
+pub const fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Declare the Python class of a core learner with its whole protocol.
+///
+/// ```text
+/// py_learner! {
+///     /// Class docstring.
+///     class PyDpFtrl(DpFtrl) as "DPFTRL";          // Rust name, core type, Python name (= Learner::NAME)
+///     family: with_loss_family, "a dponline.losses family";   // how `run` reads its family argument
+///     params: params_dict;                         // fn(Python, &Params) -> PyResult<Bound<PyDict>>
+///     getters {
+///         /// Docstring.
+///         action(&learner, py) { PyArray1::from_slice(py, learner.action()) }
+///     }
+///     methods {
+///         #[new] fn new(...) -> PyResult<Self> { ... }   // spliced into the class's #[pymethods] as written
+///     }
+/// }
+/// ```
+///
+/// `family: f, args…` calls `f(obj, args…, |family| …)`, which converts the Python argument and hands the core
+/// family to the closure. Each getter borrows the learner shared (`StateError` while another thread uses it)
+/// and converts its block's value to a Python object. Spliced methods borrow through `Self::readable(slf)` /
+/// `Self::writable(slf)`, which do the same.
+macro_rules! py_learner {
+    (
+        $(#[doc = $doc:literal])*
+        class $py:ident($core:ty) as $name:literal;
+        family: $with:path $(, $arg:expr)*;
+        params: $params:path;
+        getters {
+            $( $(#[doc = $gdoc:literal])* $getter:ident(&$learner:ident, $gpy:ident) $body:block )*
+        }
+        methods { $($methods:tt)* }
+    ) => {
+        const _: () = assert!(
+            $crate::learner::same_name($name, <$core as dponline_core::learners::Learner>::NAME),
+            "the Python class name must be the core learner's NAME"
+        );
+
+        $(#[doc = $doc])*
+        #[pyclass(module = "dponline._core", name = $name)]
+        pub struct $py {
+            inner: $core,
+        }
+
+        impl $py {
+            /// Borrow for reading, or `StateError` while another thread uses the learner.
+            fn readable<'py>(slf: &Bound<'py, Self>) -> PyResult<PyRef<'py, Self>> {
+                $crate::convert::shared(slf, $name)
+            }
+
+            /// Borrow for writing, or `StateError` while another thread uses the learner.
+            fn writable<'py>(slf: &Bound<'py, Self>) -> PyResult<PyRefMut<'py, Self>> {
+                $crate::convert::exclusive(slf, $name)
+            }
+        }
+
+        #[pymethods]
+        impl $py {
+            $($methods)*
+
+            /// Play ``rounds`` rounds natively in blocks (GIL released, Ctrl-C checked between blocks); returns
+            /// ``(total_loss, clipped, cumulative_at_checkpoints)``. ``progress(n)`` is called after each block.
+            #[pyo3(signature = (family, rounds, checkpoints, progress = None))]
+            fn run<'py>(
+                slf: &Bound<'py, Self>,
+                family: &Bound<'py, PyAny>,
+                rounds: u64,
+                checkpoints: Vec<u64>,
+                progress: Option<&Bound<'py, PyAny>>,
+            ) -> PyResult<$crate::convert::RunOutput<'py>> {
+                let py = slf.py();
+                let mut this = Self::writable(slf)?;
+                $with(family, $($arg,)* |family| {
+                    $crate::learner::run_learner(py, &mut this.inner, family, rounds, &checkpoints, progress)
+                })
+            }
+
+            /// Schedule and constants, as a dict.
+            #[getter]
+            fn params<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+                use dponline_core::learners::Learner;
+                $params(slf.py(), Self::readable(slf)?.inner.params())
+            }
+
+            /// Rounds completed.
+            #[getter]
+            fn t(slf: &Bound<'_, Self>) -> PyResult<u64> {
+                use dponline_core::learners::Learner;
+                Ok(Self::readable(slf)?.inner.t())
+            }
+
+            /// Feedback clipped to the declared bound so far.
+            #[getter]
+            fn clipped(slf: &Bound<'_, Self>) -> PyResult<u64> {
+                use dponline_core::learners::Learner;
+                Ok(Self::readable(slf)?.inner.clipped())
+            }
+
+            /// Serialized state (format-versioned, checksummed; as sensitive as the data).
+            fn to_bytes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+                use dponline_core::learners::Learner;
+                use $crate::errors::OrRaise;
+                let bytes = Self::readable(slf)?.inner.to_bytes().or_raise()?;
+                Ok(pyo3::types::PyBytes::new(slf.py(), &bytes))
+            }
+
+            /// Restore from :meth:`to_bytes`.
+            #[staticmethod]
+            fn from_bytes(state: &[u8]) -> PyResult<Self> {
+                use dponline_core::learners::Learner;
+                use $crate::errors::OrRaise;
+                Ok(Self {
+                    inner: <$core>::from_bytes(state).or_raise()?,
+                })
+            }
+
+            $(
+                $(#[doc = $gdoc])*
+                #[getter]
+                fn $getter(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+                    let $gpy = slf.py();
+                    let this = Self::readable(slf)?;
+                    let $learner = &this.inner;
+                    let value = $body;
+                    pyo3::IntoPyObjectExt::into_py_any(value, $gpy)
+                }
+            )*
+        }
+    };
+}
+
+pub(crate) use py_learner;

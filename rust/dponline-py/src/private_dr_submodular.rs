@@ -1,0 +1,174 @@
+//! `dponline._core.PrivateDRSubmodular`: bindings of `dponline_core::learners::private_dr_submodular`.
+
+use dponline_core::aggregation::{MechanismSpec, SamplerKind};
+use dponline_core::learners::private_dr_submodular::{
+    Argmin, DrSubmodularParams, PrivateDrSubmodular, coverage_gradient, coverage_multilinear,
+    paper_copies,
+};
+use dponline_core::learners::{Learner, LossNorm};
+use dponline_core::noise::NoiseDistribution;
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::convert::{keying, shared, with_vector};
+use crate::domains::PyDomain;
+use crate::errors::{OrRaise, invalid_input};
+use crate::learner::py_learner;
+use crate::submodular::{ids, with_submodular_family};
+
+/// The paper's number of PFTAL copies ``K = ceil(sqrt(sqrt(T) / ln(T)^2.5))`` (at least 1).
+#[pyfunction]
+pub fn dr_submodular_copies(horizon: u64) -> usize {
+    paper_copies(horizon)
+}
+
+/// ``(F(x), ∇F(x))`` of the multilinear extension of probabilistic coverage ``F(x) = 1 − Π_a (1 − p_a x_a)``.
+#[pyfunction]
+pub fn coverage_extension<'py>(
+    py: Python<'py>,
+    p: Vec<f64>,
+    x: Vec<f64>,
+) -> PyResult<(f64, Bound<'py, PyArray1<f64>>)> {
+    if p.len() != x.len() {
+        return Err(invalid_input(format!(
+            "p and x must have the same length, got {} and {}",
+            p.len(),
+            x.len()
+        )));
+    }
+    if p.iter().chain(&x).any(|v| !(0.0..=1.0).contains(v)) {
+        return Err(invalid_input("p and x must lie in [0, 1]".to_string()));
+    }
+    let mut g = dponline_core::alloc::zeros("gradient", p.len()).or_raise()?;
+    coverage_gradient(&p, &x, &mut g);
+    Ok((coverage_multilinear(&p, &x), g.into_pyarray(py)))
+}
+
+fn params_dict<'py>(py: Python<'py>, p: &DrSubmodularParams) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("ground_set_size", p.n)?;
+    d.set_item("horizon", p.horizon)?;
+    d.set_item("copies", p.copies)?;
+    d.set_item(
+        "copies_rule",
+        if p.copies_default { "paper" } else { "copies" },
+    )?;
+    d.set_item("gradient_bound", p.gradient_bound)?;
+    d.set_item("norm", p.norm.name())?;
+    d.set_item("radius_squared", p.radius_squared)?;
+    d.set_item("noise_norm", p.noise_norm)?;
+    d.set_item("regularization", p.regularization)?;
+    d.set_item(
+        "regularization_rule",
+        if p.regularization_default {
+            "minimiser of the per-copy bound"
+        } else {
+            "regularization"
+        },
+    )?;
+    d.set_item("argmin", p.argmin.name())?;
+    d.set_item("lmo_calls", p.lmo_calls)?;
+    d.set_item("diameter", p.diameter)?;
+    d.set_item("copy_regret_bound", p.copy_regret_bound())?;
+    Ok(d)
+}
+
+py_learner! {
+    /// Native PrivateDRSubmodular state machine (documented wrapper: ``dponline.PrivateDRSubmodular``).
+    class PyPrivateDrSubmodular(PrivateDrSubmodular) as "PrivateDRSubmodular";
+    family: with_submodular_family;
+    params: params_dict;
+    getters {
+        /// The fractional point ``x_t`` of the asked round, shape ``(n,)`` (zeros before the first ``ask``).
+        point(&learner, py) { PyArray1::from_slice(py, learner.point()) }
+        /// The fractional point ``(1/K) Σ_k v^k`` of the current or next round, shape ``(n,)``.
+        fractional_point(&learner, py) {
+            let mut out = dponline_core::alloc::zeros("point", learner.params().n).or_raise()?;
+            learner.fractional_point(&mut out);
+            out.into_pyarray(py)
+        }
+        /// Whether an asked set awaits ``tell``.
+        pending(&learner, _py) { learner.pending() }
+        /// Frank-Wolfe: the largest gap before the last step of the latest solves (0 for exact projection).
+        last_gap(&learner, _py) { learner.last_gap() }
+        /// The mechanism releasing each copy's prefix sums (``"tree"``, ``"honaker"``, ``"blt"``).
+        mechanism(&learner, _py) { learner.mechanism_kind() }
+        /// ``"laplace"`` or ``"gaussian"``.
+        noise(&learner, _py) { learner.noise().name() }
+        /// Per-draw noise scale of every copy (0 for the non-private learner).
+        scale(&learner, _py) { learner.noise().scale() }
+    }
+    methods {
+        #[new]
+        #[pyo3(signature = (domain, horizon, gradient_bound, *, norm, noise, scale, copies = None, regularization = None, argmin = "projection", lmo_calls = 4, mechanism = "tree", strict = false, seed = None, secure = false, sampler = "exact"))]
+        fn new(
+            py: Python<'_>,
+            domain: &Bound<'_, PyDomain>,
+            horizon: u64,
+            gradient_bound: f64,
+            norm: &str,
+            noise: &str,
+            scale: f64,
+            copies: Option<usize>,
+            regularization: Option<f64>,
+            argmin: &str,
+            lmo_calls: u32,
+            mechanism: &str,
+            strict: bool,
+            seed: Option<&Bound<'_, PyAny>>,
+            secure: bool,
+            #[pyo3(from_py_with = crate::aggregation::sampler_arg)] sampler: &'static str,
+        ) -> PyResult<Self> {
+            let sampler = SamplerKind::from_name(sampler).or_raise()?;
+            let dom = shared(domain, "domain")?.inner.clone();
+            let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
+            let params = DrSubmodularParams::new(
+                &dom,
+                horizon,
+                copies,
+                gradient_bound,
+                LossNorm::from_name(norm).or_raise()?,
+                dist,
+                regularization,
+                Argmin::from_name(argmin).or_raise()?,
+                lmo_calls,
+            )
+            .or_raise()?;
+            let spec = MechanismSpec::from_name(mechanism).or_raise()?;
+            let (words, secure) = keying(py, seed, secure)?;
+            Ok(PyPrivateDrSubmodular {
+                inner: PrivateDrSubmodular::new(
+                    dom, params, spec, dist, sampler, words, secure, strict,
+                )
+                .or_raise()?,
+            })
+        }
+
+        /// The set to play: increasing item ids (int64), independent in the matroid.
+        fn ask<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<i64>>> {
+            let mut this = Self::writable(slf)?;
+            let played = this.inner.ask().or_raise()?;
+            Ok(ids(slf.py(), played))
+        }
+
+        /// Report the click probabilities ``p_t`` (shape ``(n,)``); returns ``f_t(S_t)``.
+        fn tell(slf: &Bound<'_, Self>, p: &Bound<'_, PyAny>) -> PyResult<f64> {
+            let mut this = Self::writable(slf)?;
+            let n = this.inner.params().n;
+            with_vector(p, "p", n, |r| this.inner.tell(r).or_raise())
+        }
+
+        /// Copy ``k``'s point ``v^k``, shape ``(n,)``.
+        fn copy_point<'py>(slf: &Bound<'py, Self>, k: usize) -> PyResult<Bound<'py, PyArray1<f64>>> {
+            let this = Self::readable(slf)?;
+            let v = this.inner.copy_point(k).ok_or_else(|| {
+                invalid_input(format!(
+                    "k must be in [0, {}), got {k}",
+                    this.inner.params().copies
+                ))
+            })?;
+            Ok(PyArray1::from_slice(slf.py(), v))
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! `dponline._core.PrivateSubmodular`: bindings of `dponline_core::learners::private_submodular`.
+
+use dponline_core::learners::Learner;
+use dponline_core::learners::private_submodular::{
+    Exploration, Feedback, PrivateSubmodular, SubmodularParams,
+};
+use dponline_core::submodular::SubmodularKind;
+use numpy::{IntoPyArray, PyArray1};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::convert::{keying, matrix_owned, with_vector};
+use crate::errors::{OrRaise, invalid_input};
+use crate::learner::py_learner;
+use crate::submodular::{ids, with_submodular_family};
+
+fn feedback_from(name: &str) -> PyResult<Feedback> {
+    match name {
+        "full" => Ok(Feedback::Full),
+        "bandit" => Ok(Feedback::Bandit),
+        other => Err(invalid_input(format!(
+            "feedback must be 'full' or 'bandit', got {other:?}"
+        ))),
+    }
+}
+
+fn exploration_from(name: &str) -> PyResult<Exploration> {
+    match name {
+        "online" => Ok(Exploration::Online),
+        "presampled" => Ok(Exploration::Presampled),
+        other => Err(invalid_input(format!(
+            "exploration must be 'online' or 'presampled', got {other:?}"
+        ))),
+    }
+}
+
+fn params_dict<'py>(py: Python<'py>, p: &SubmodularParams) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("ground_set_size", p.n)?;
+    d.set_item("k", p.k)?;
+    d.set_item("horizon", p.horizon)?;
+    d.set_item("epsilon", p.epsilon)?;
+    d.set_item("delta", p.delta)?;
+    d.set_item(
+        "feedback",
+        match p.feedback {
+            Feedback::Full => "full",
+            Feedback::Bandit => "bandit",
+        },
+    )?;
+    d.set_item(
+        "exploration",
+        match p.exploration {
+            Exploration::Online => "online",
+            Exploration::Presampled => "presampled",
+        },
+    )?;
+    d.set_item("gamma", p.gamma)?;
+    d.set_item("gamma_paper", p.gamma_paper)?;
+    d.set_item("presampled_explores", p.presampled_explores)?;
+    d.set_item("eta", p.eta)?;
+    Ok(d)
+}
+
+py_learner! {
+    /// Native PrivateSubmodular state machine (documented wrapper: ``dponline.PrivateSubmodular``).
+    class PyPrivateSubmodular(PrivateSubmodular) as "PrivateSubmodular";
+    family: with_submodular_family;
+    params: params_dict;
+    getters {
+        /// The experts' current picks ``a^1..a^k`` (with repetitions), int64.
+        picks(&learner, py) { ids(py, learner.picks()) }
+        /// Whether an asked set awaits ``tell``.
+        pending(&learner, _py) { learner.pending() }
+        /// Explore rounds so far (bandit).
+        explores(&learner, _py) { learner.explores() }
+    }
+    methods {
+        #[new]
+        #[pyo3(signature = (ground_set_size, k, horizon, *, epsilon, delta, feedback = "full", exploration = "online", strict = false, seed = None, secure = false))]
+        fn new(
+            py: Python<'_>,
+            ground_set_size: usize,
+            k: usize,
+            horizon: u64,
+            epsilon: Option<f64>,
+            delta: f64,
+            feedback: &str,
+            exploration: &str,
+            strict: bool,
+            seed: Option<&Bound<'_, PyAny>>,
+            secure: bool,
+        ) -> PyResult<Self> {
+            let feedback = feedback_from(feedback)?;
+            let exploration = exploration_from(exploration)?;
+            let (words, secure) = keying(py, seed, secure)?;
+            // Validate everything (with a placeholder M) before drawing M.
+            let presampled = feedback == Feedback::Bandit && exploration == Exploration::Presampled;
+            let probe = SubmodularParams::new(
+                ground_set_size,
+                k,
+                horizon,
+                epsilon,
+                delta,
+                feedback,
+                exploration,
+                presampled.then_some(0),
+            )
+            .or_raise()?;
+            let m = if presampled {
+                Some(PrivateSubmodular::draw_explores(horizon, probe.gamma, words, secure).or_raise()?)
+            } else {
+                None
+            };
+            let params = SubmodularParams::new(
+                ground_set_size,
+                k,
+                horizon,
+                epsilon,
+                delta,
+                feedback,
+                exploration,
+                m,
+            )
+            .or_raise()?;
+            Ok(PyPrivateSubmodular {
+                inner: PrivateSubmodular::new(params, words, secure, strict).or_raise()?,
+            })
+        }
+
+        /// The set to play: distinct item ids, int64, at most ``k``.
+        fn ask<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<i64>>> {
+            let mut this = Self::writable(slf)?;
+            let played = this.inner.ask().or_raise()?;
+            Ok(ids(slf.py(), played))
+        }
+
+        /// Full information: the row of ``f_t`` (shape ``(n,)``) of family ``kind``; returns ``f_t(S_t)``.
+        #[pyo3(signature = (row, kind = "probabilistic_coverage"))]
+        fn tell_row(slf: &Bound<'_, Self>, row: &Bound<'_, PyAny>, kind: &str) -> PyResult<f64> {
+            let kind = SubmodularKind::from_name(kind).or_raise()?;
+            let mut this = Self::writable(slf)?;
+            let n = this.inner.params().n;
+            with_vector(row, "row", n, |r| this.inner.tell_row(kind, r).or_raise())
+        }
+
+        /// Full information: the ``(k, n)`` marginal gains of the experts' prefixes and ``f_t(S_t)``.
+        fn tell_gains(slf: &Bound<'_, Self>, gains: &Bound<'_, PyAny>, payoff: f64) -> PyResult<f64> {
+            let mut this = Self::writable(slf)?;
+            let (k, n) = (this.inner.params().k, this.inner.params().n);
+            let (rows, data) = matrix_owned(gains, "gains", n)?;
+            if rows != k {
+                return Err(invalid_input(format!(
+                    "gains must have shape ({k}, {n}), got ({rows}, {n})"
+                )));
+            }
+            this.inner.tell_gains(&data, payoff).or_raise()
+        }
+
+        /// Bandit: the payoff ``f_t(S_t)`` of the asked set.
+        fn tell_payoff(slf: &Bound<'_, Self>, payoff: f64) -> PyResult<()> {
+            Self::writable(slf)?.inner.tell_payoff(payoff).or_raise()
+        }
+
+        /// Sampling distribution of expert ``i`` (0-based), shape ``(n,)``.
+        fn expert_probabilities<'py>(
+            slf: &Bound<'py, Self>,
+            i: usize,
+        ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+            let this = Self::readable(slf)?;
+            let experts = this.inner.experts();
+            let e = experts.get(i).ok_or_else(|| {
+                invalid_input(format!("i must be in [0, {}), got {i}", experts.len()))
+            })?;
+            let mut out = dponline_core::alloc::zeros("probabilities", e.len()).or_raise()?;
+            e.probabilities(&mut out).or_raise()?;
+            Ok(out.into_pyarray(slf.py()))
+        }
+    }
+}
