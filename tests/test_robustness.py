@@ -403,29 +403,7 @@ def test_interrupted_run_equals_uninterrupted_at_small_horizon() -> None:
 
 
 # -- threads ---------------------------------------------------------------------------------------------
-def test_two_threads_on_one_learner_get_state_error() -> None:
-    import threading
-
-    T = 1_000_000
-    fam = dponline.losses.Linear(np.array([[0.3, 0.1, 0.6]]), horizon=T, resample="cycle")
-    learner = dponline.PrivateBandit(Simplex(3), horizon=T, epsilon=None, lipschitz=1.0, seed=0)
-    in_run, release = threading.Event(), threading.Event()
-
-    def progress(n: int) -> None:  # called between native blocks, with the learner borrowed by `run`
-        in_run.set()
-        release.wait(10)
-
-    worker = threading.Thread(target=lambda: learner._core.run(fam, T, [T], progress))
-    worker.start()
-    assert in_run.wait(10)
-    try:
-        for call in (learner.ask, lambda: learner.tell(0.0), lambda: learner.run(fam, rounds=1)):
-            with pytest.raises(dponline.StateError, match="another thread"):
-                call()
-    finally:
-        release.set()
-        worker.join()
-    assert learner.t == T
+# (one learner used by two threads: tests/test_learner_protocol.py, over every learner)
 
 
 def test_failed_calls_leave_state_byte_identical() -> None:
