@@ -11,9 +11,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::convert::{
-    detached, exclusive, generator, int_arg, len_arg, matrix_owned, real_arg, shared, with_vector,
-};
+use crate::convert::{detached, generator, int_arg, len_arg, matrix_owned, real_arg, with_vector};
 use crate::errors::OrRaise;
 
 /// Values pushed per native block of `push_many` between two checks for Ctrl-C.
@@ -66,572 +64,392 @@ fn kind_name(value: &Bound<'_, PyAny>) -> PyResult<&'static str> {
     option_arg(value, "kind", &["tree", "honaker", "kary", "blt"])
 }
 
-/// Private continual prefix sums by tree-based aggregation (the binary mechanism).
-///
-/// Source: Ene, Nguyen & Vladu (2021) Appendix A, Algorithms 3-5; Agarwal & Singh (2017) Algorithm 2
-/// (padding). See ``dponline.TreeAggregator`` for the documented public class.
-#[pyclass(subclass, module = "dponline._core", name = "TreeAggregator")]
-pub struct PyTreeAggregator {
-    inner: TreeAggregator,
+/// Declare a prefix-sum mechanism class (a `subclass`able class over a core [`PrefixSumMechanism`]) with the
+/// methods every mechanism shares — `push`, `initial`, `variance`, `unit_variance`, pickling and the getters
+/// below — and its own getters and methods spliced in (see [`crate::class::py_class!`]).
+macro_rules! py_mechanism {
+    (
+        $(#[doc = $doc:literal])*
+        class $py:ident($core:ty) as $name:literal;
+        getters { $($getters:tt)* }
+        methods { $($methods:tt)* }
+    ) => {
+        crate::class::py_class! {
+            $(#[doc = $doc])*
+            class $py as $name (subclass) { inner: $core }
+            getters {
+                $($getters)*
+                /// Largest L1 column norm of the encoder (noise-bearing quantities moved per unit change of one
+                /// row).
+                sensitivity_l1(&this, _py) { this.inner.sensitivity_l1() }
+                /// Largest L2 column norm of the encoder.
+                sensitivity_l2(&this, _py) { this.inner.sensitivity_l2() }
+                /// Number of pushes so far.
+                t(&this, _py) { this.inner.t() }
+                /// Vector dimension.
+                dim(&this, _py) { this.inner.dim() }
+                /// Number of pushes the mechanism was built for.
+                horizon(&this, _py) { this.inner.horizon() }
+                /// ``"laplace"`` or ``"gaussian"``.
+                noise(&this, _py) { this.inner.noise().name() }
+                /// Laplace scale ``b`` or Gaussian ``sigma`` of every noise draw.
+                scale(&this, _py) { this.inner.noise().scale() }
+                /// ``"exact"`` (discrete noise on a power-of-two grid) or ``"floating-point"`` (also scale 0: no
+                /// noise).
+                sampler(&this, _py) { this.inner.sampler().name() }
+                /// The grid step ``γ`` (a power of two) every release lies on, or ``None`` on the floating-point
+                /// path.
+                grid(&this, _py) { this.inner.grid().map(|g| g.gamma()) }
+                /// Whether noise comes from the OS-keyed ChaCha20 generator.
+                secure(&this, _py) { this.inner.is_secure() }
+                /// Bytes held by the mechanism's buffers (constant after construction).
+                state_nbytes(&this, _py) { this.inner.state_nbytes() }
+            }
+            methods {
+                $($methods)*
+
+                /// Add one row ``x`` (shape ``(dim,)``) and return the release after it, shape ``(dim,)``.
+                fn push<'py>(
+                    slf: &Bound<'py, Self>,
+                    x: &Bound<'py, PyAny>,
+                ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+                    let py = slf.py();
+                    let mut this = Self::writable(slf)?;
+                    let dim = this.inner.dim();
+                    let out = PyArray1::<f64>::zeros(py, dim, false);
+                    // SAFETY: `out` was just created here and no other reference to it exists yet.
+                    let out_slice = unsafe { out.as_slice_mut() }
+                        .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
+                    with_vector(x, "x", dim, |x| this.inner.push(x, out_slice).or_raise())?;
+                    Ok(out)
+                }
+
+                /// The release before any data (``L̃_0`` of Algorithm 3 for the tree), shape ``(dim,)``.
+                fn initial<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+                    Ok(PyArray1::from_slice(slf.py(), Self::readable(slf)?.inner.initial()))
+                }
+
+                /// Exact per-coordinate noise variance of the release after push ``t`` (``0 <= t <= horizon``).
+                fn variance(slf: &Bound<'_, Self>, t: &Bound<'_, PyAny>) -> PyResult<f64> {
+                    let t = int_arg(t, "t", 0, None)?;
+                    PrefixSumMechanism::variance(&Self::readable(slf)?.inner, t).or_raise()
+                }
+
+                /// Per-coordinate noise variance of the release after push ``t`` when every draw has variance 1.
+                fn unit_variance(slf: &Bound<'_, Self>, t: &Bound<'_, PyAny>) -> PyResult<f64> {
+                    let t = int_arg(t, "t", 0, None)?;
+                    Self::readable(slf)?.inner.unit_variance(t).or_raise()
+                }
+
+                /// The serialized state (what the Python subclass pickles; format-versioned, checksummed).
+                fn __getstate__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyBytes>> {
+                    let bytes = Self::readable(slf)?.inner.to_bytes().or_raise()?;
+                    Ok(PyBytes::new(slf.py(), &bytes))
+                }
+
+                /// Restore the state in place from :meth:`__getstate__` (the subclass's instance is kept).
+                fn __setstate__(slf: &Bound<'_, Self>, state: &[u8]) -> PyResult<()> {
+                    let restored = <$core>::from_bytes(state).or_raise()?;
+                    Self::writable(slf)?.inner = restored;
+                    Ok(())
+                }
+            }
+        }
+    };
 }
 
-#[pymethods]
-impl PyTreeAggregator {
-    #[new]
-    #[pyo3(signature = (dim, horizon, *, scale, noise = "laplace", padded = true, seed = None, secure = false, sampler = "exact"))]
-    fn new(
-        py: Python<'_>,
-        dim: &Bound<'_, PyAny>,
-        horizon: &Bound<'_, PyAny>,
-        scale: &Bound<'_, PyAny>,
-        #[pyo3(from_py_with = noise_name)] noise: &'static str,
-        #[pyo3(from_py_with = crate::convert::flag)] padded: bool,
-        seed: Option<&Bound<'_, PyAny>>,
-        #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
-        #[pyo3(from_py_with = sampler_arg)] sampler: &'static str,
-    ) -> PyResult<Self> {
-        let sampler = dponline_core::aggregation::SamplerKind::from_name(sampler).or_raise()?;
-        let dim = len_arg(dim, "dim", 1)?;
-        let horizon = int_arg(horizon, "horizon", 1, None)?;
-        let scale = real_arg(scale, "scale", Some(0.0), false)?;
-        let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
-        let rng = generator(py, seed, secure, 0)?;
-        let inner =
-            TreeAggregator::with_sampler(dim, horizon, dist, padded, sampler, rng).or_raise()?;
-        Ok(PyTreeAggregator { inner })
-    }
-
-    /// Add one row ``x`` (shape ``(dim,)``) and return the noisy prefix sum after it, shape ``(dim,)``.
-    fn push<'py>(
-        slf: &Bound<'py, Self>,
-        x: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let py = slf.py();
-        let mut this = exclusive(slf, "TreeAggregator")?;
-        let dim = this.inner.dim();
-        let out = PyArray1::<f64>::zeros(py, dim, false);
-        // SAFETY: `out` was just created here and no other reference to it exists yet.
-        let out_slice = unsafe { out.as_slice_mut() }
-            .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
-        with_vector(x, "x", dim, |x| this.inner.push(x, out_slice).or_raise())?;
-        Ok(out)
-    }
-
-    /// Push every row of ``X`` (shape ``(m, dim)``) natively; returns the ``m`` releases.
+py_mechanism! {
+    /// Private continual prefix sums by tree-based aggregation (the binary mechanism).
     ///
-    /// Every row is validated first (an error leaves the tree unchanged); rows are then pushed in blocks with
-    /// the GIL released, checking for Ctrl-C between blocks (after an interrupt the tree holds the rows of
-    /// the whole blocks pushed, ``t`` says how many).
-    #[pyo3(name = "push_many")]
-    fn push_many<'py>(
-        slf: &Bound<'py, Self>,
-        xs: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let py = slf.py();
-        let mut this = exclusive(slf, "TreeAggregator")?;
-        let dim = this.inner.dim();
-        let (rows, data) = matrix_owned(xs, "X", dim)?;
-        let block = dim * (BLOCK_VALUES / dim).max(1);
-        if data.len() > block {
-            // Several blocks: all validated before the first is pushed (each block's own check cannot see the
-            // rows after it). A single block is validated by the core's `push_many`.
-            let inner = &this.inner;
-            detached(py, || inner.check_rows(&data))?;
+    /// Source: Ene, Nguyen & Vladu (2021) Appendix A, Algorithms 3-5; Agarwal & Singh (2017) Algorithm 2
+    /// (padding). See ``dponline.TreeAggregator`` for the documented public class.
+    class PyTreeAggregator(TreeAggregator) as "TreeAggregator";
+    getters {
+        /// Whether every release carries exactly ``ceil(log2 horizon)`` draws.
+        padded(&this, _py) { this.inner.padded() }
+    }
+    methods {
+        #[new]
+        #[pyo3(signature = (dim, horizon, *, scale, noise = "laplace", padded = true, seed = None, secure = false, sampler = "exact"))]
+        fn new(
+            py: Python<'_>,
+            dim: &Bound<'_, PyAny>,
+            horizon: &Bound<'_, PyAny>,
+            scale: &Bound<'_, PyAny>,
+            #[pyo3(from_py_with = noise_name)] noise: &'static str,
+            #[pyo3(from_py_with = crate::convert::flag)] padded: bool,
+            seed: Option<&Bound<'_, PyAny>>,
+            #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
+            #[pyo3(from_py_with = sampler_arg)] sampler: &'static str,
+        ) -> PyResult<Self> {
+            let sampler = dponline_core::aggregation::SamplerKind::from_name(sampler).or_raise()?;
+            let dim = len_arg(dim, "dim", 1)?;
+            let horizon = int_arg(horizon, "horizon", 1, None)?;
+            let scale = real_arg(scale, "scale", Some(0.0), false)?;
+            let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
+            let rng = generator(py, seed, secure, 0)?;
+            let inner =
+                TreeAggregator::with_sampler(dim, horizon, dist, padded, sampler, rng).or_raise()?;
+            Ok(PyTreeAggregator { inner })
         }
-        let mut out = dponline_core::alloc::zeros("push_many output", data.len()).or_raise()?;
-        let inner = &mut this.inner;
-        for (x, o) in data.chunks(block).zip(out.chunks_mut(block)) {
-            py.detach(|| inner.push_many(x, o)).or_raise()?;
-            py.check_signals()?;
+
+        /// Push every row of ``X`` (shape ``(m, dim)``) natively; returns the ``m`` releases.
+        ///
+        /// Every row is validated first (an error leaves the tree unchanged); rows are then pushed in blocks with
+        /// the GIL released, checking for Ctrl-C between blocks (after an interrupt the tree holds the rows of
+        /// the whole blocks pushed, ``t`` says how many).
+        #[pyo3(name = "push_many")]
+        fn push_many<'py>(
+            slf: &Bound<'py, Self>,
+            xs: &Bound<'py, PyAny>,
+        ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+            let py = slf.py();
+            let mut this = Self::writable(slf)?;
+            let dim = this.inner.dim();
+            let (rows, data) = matrix_owned(xs, "X", dim)?;
+            let block = dim * (BLOCK_VALUES / dim).max(1);
+            if data.len() > block {
+                // Several blocks: all validated before the first is pushed (each block's own check cannot see the
+                // rows after it). A single block is validated by the core's `push_many`.
+                let inner = &this.inner;
+                detached(py, || inner.check_rows(&data))?;
+            }
+            let mut out = dponline_core::alloc::zeros("push_many output", data.len()).or_raise()?;
+            let inner = &mut this.inner;
+            for (x, o) in data.chunks(block).zip(out.chunks_mut(block)) {
+                py.detach(|| inner.push_many(x, o)).or_raise()?;
+                py.check_signals()?;
+            }
+            let arr = Array2::from_shape_vec((rows, dim), out)
+                .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
+            Ok(arr.into_pyarray(py))
         }
-        let arr = Array2::from_shape_vec((rows, dim), out)
-            .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
-        Ok(arr.into_pyarray(py))
-    }
 
-    /// The release before any data, ``L̃_0`` (Algorithm 3), shape ``(dim,)``.
-    fn initial<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        Ok(PyArray1::from_slice(
-            slf.py(),
-            shared(slf, "TreeAggregator")?.inner.initial(),
-        ))
-    }
+        /// Exact per-coordinate noise variance of the release after push ``t`` (``0 <= t <= horizon``).
+        fn noise_variance(slf: &Bound<'_, Self>, t: &Bound<'_, PyAny>) -> PyResult<f64> {
+            let this = Self::readable(slf)?;
+            let t = int_arg(t, "t", 0, Some(this.inner.horizon()))?;
+            this.inner.noise_variance(t).or_raise()
+        }
 
-    /// Exact per-coordinate noise variance of the release after push ``t`` (``0 <= t <= horizon``).
-    fn noise_variance(slf: &Bound<'_, Self>, t: &Bound<'_, PyAny>) -> PyResult<f64> {
-        let this = shared(slf, "TreeAggregator")?;
-        let t = int_arg(t, "t", 0, Some(this.inner.horizon()))?;
-        this.inner.noise_variance(t).or_raise()
-    }
+        /// Number of noise draws in the release after push ``t``.
+        fn draws_at(slf: &Bound<'_, Self>, t: &Bound<'_, PyAny>) -> PyResult<u32> {
+            let this = Self::readable(slf)?;
+            let t = int_arg(t, "t", 0, Some(this.inner.horizon()))?;
+            Ok(this.inner.draws_at(t))
+        }
 
-    /// Exact per-coordinate noise variance of the release after push ``t`` (same as :meth:`noise_variance`).
-    fn variance(slf: &Bound<'_, Self>, t: &Bound<'_, PyAny>) -> PyResult<f64> {
-        let t = int_arg(t, "t", 0, None)?;
-        PrefixSumMechanism::variance(&shared(slf, "TreeAggregator")?.inner, t).or_raise()
-    }
+        /// The tree nodes summed in the release after push ``t`` (the dyadic decomposition of ``[1, t]``, the set
+        /// ``S_t`` of Algorithm 5), as ``(level, end)`` pairs: node ``(level, end)`` covers rounds
+        /// ``end − 2**level + 1 .. end``.
+        #[staticmethod]
+        fn cover(t: &Bound<'_, PyAny>) -> PyResult<Vec<(u32, u64)>> {
+            Ok(cover(int_arg(t, "t", 0, None)?).collect())
+        }
 
-    /// Per-coordinate noise variance of the release after push ``t`` when every draw has variance 1.
-    fn unit_variance(slf: &Bound<'_, Self>, t: &Bound<'_, PyAny>) -> PyResult<f64> {
-        let t = int_arg(t, "t", 0, None)?;
-        shared(slf, "TreeAggregator")?
-            .inner
-            .unit_variance(t)
-            .or_raise()
-    }
+        fn __getnewargs_ex__(
+            _slf: &Bound<'_, Self>,
+        ) -> ((usize, u64), std::collections::HashMap<&'static str, f64>) {
+            ((1, 1), [("scale", 0.0)].into_iter().collect())
+        }
 
-    /// Largest L1 column norm of the encoder: ``floor(log2 horizon) + 1`` released nodes per row.
-    #[getter]
-    fn sensitivity_l1(slf: &Bound<'_, Self>) -> PyResult<f64> {
-        Ok(shared(slf, "TreeAggregator")?.inner.sensitivity_l1())
-    }
-
-    /// Largest L2 column norm of the encoder: ``sqrt(floor(log2 horizon) + 1)``.
-    #[getter]
-    fn sensitivity_l2(slf: &Bound<'_, Self>) -> PyResult<f64> {
-        Ok(shared(slf, "TreeAggregator")?.inner.sensitivity_l2())
-    }
-
-    /// Number of noise draws in the release after push ``t``.
-    fn draws_at(slf: &Bound<'_, Self>, t: &Bound<'_, PyAny>) -> PyResult<u32> {
-        let this = shared(slf, "TreeAggregator")?;
-        let t = int_arg(t, "t", 0, Some(this.inner.horizon()))?;
-        Ok(this.inner.draws_at(t))
-    }
-
-    /// The tree nodes summed in the release after push ``t`` (the dyadic decomposition of ``[1, t]``, the set
-    /// ``S_t`` of Algorithm 5), as ``(level, end)`` pairs: node ``(level, end)`` covers rounds
-    /// ``end − 2**level + 1 .. end``.
-    #[staticmethod]
-    fn cover(t: &Bound<'_, PyAny>) -> PyResult<Vec<(u32, u64)>> {
-        Ok(cover(int_arg(t, "t", 0, None)?).collect())
-    }
-
-    /// Number of pushes so far.
-    #[getter]
-    fn t(slf: &Bound<'_, Self>) -> PyResult<u64> {
-        Ok(shared(slf, "TreeAggregator")?.inner.t())
-    }
-
-    /// Vector dimension.
-    #[getter]
-    fn dim(slf: &Bound<'_, Self>) -> PyResult<usize> {
-        Ok(shared(slf, "TreeAggregator")?.inner.dim())
-    }
-
-    /// Number of pushes the tree was built for.
-    #[getter]
-    fn horizon(slf: &Bound<'_, Self>) -> PyResult<u64> {
-        Ok(shared(slf, "TreeAggregator")?.inner.horizon())
-    }
-
-    /// ``"laplace"`` or ``"gaussian"``.
-    #[getter]
-    fn noise(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
-        Ok(shared(slf, "TreeAggregator")?.inner.noise().name())
-    }
-
-    /// Laplace scale ``b`` or Gaussian ``sigma`` of every node.
-    #[getter]
-    fn scale(slf: &Bound<'_, Self>) -> PyResult<f64> {
-        Ok(shared(slf, "TreeAggregator")?.inner.noise().scale())
-    }
-
-    /// ``"exact"`` (discrete noise on a power-of-two grid) or ``"floating-point"`` (also for scale 0: no noise).
-    #[getter]
-    fn sampler(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
-        Ok(shared(slf, "TreeAggregator")?.inner.sampler().name())
-    }
-
-    /// The grid step ``γ`` (a power of two) every release lies on, or ``None`` on the floating-point path.
-    #[getter]
-    fn grid(slf: &Bound<'_, Self>) -> PyResult<Option<f64>> {
-        Ok(shared(slf, "TreeAggregator")?
-            .inner
-            .grid()
-            .map(|g| g.gamma()))
-    }
-
-    /// Whether every release carries exactly ``ceil(log2 horizon)`` draws.
-    #[getter]
-    fn padded(slf: &Bound<'_, Self>) -> PyResult<bool> {
-        Ok(shared(slf, "TreeAggregator")?.inner.padded())
-    }
-
-    /// Whether noise comes from the OS-keyed ChaCha20 generator.
-    #[getter]
-    fn secure(slf: &Bound<'_, Self>) -> PyResult<bool> {
-        Ok(shared(slf, "TreeAggregator")?.inner.is_secure())
-    }
-
-    /// Bytes held by the tree's buffers (constant: ``O(dim · log horizon)``).
-    #[getter]
-    fn state_nbytes(slf: &Bound<'_, Self>) -> PyResult<usize> {
-        Ok(shared(slf, "TreeAggregator")?.inner.state_nbytes())
-    }
-
-    fn __getstate__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = shared(slf, "TreeAggregator")?.inner.to_bytes().or_raise()?;
-        Ok(PyBytes::new(slf.py(), &bytes))
-    }
-
-    fn __setstate__(slf: &Bound<'_, Self>, state: &[u8]) -> PyResult<()> {
-        let restored = TreeAggregator::from_bytes(state).or_raise()?;
-        exclusive(slf, "TreeAggregator")?.inner = restored;
-        Ok(())
-    }
-
-    fn __getnewargs_ex__(
-        _slf: &Bound<'_, Self>,
-    ) -> ((usize, u64), std::collections::HashMap<&'static str, f64>) {
-        ((1, 1), [("scale", 0.0)].into_iter().collect())
-    }
-
-    fn __repr__(slf: &Bound<'_, Self>) -> String {
-        let Ok(this) = slf.try_borrow() else {
-            return "TreeAggregator(<in use by another thread>)".into();
-        };
-        format!(
-            "TreeAggregator(dim={}, horizon={}, noise={:?}, scale={}, padded={}, t={})",
-            this.inner.dim(),
-            this.inner.horizon(),
-            this.inner.noise().name(),
-            this.inner.noise().scale(),
-            if this.inner.padded() { "True" } else { "False" },
-            this.inner.t()
-        )
+        fn __repr__(slf: &Bound<'_, Self>) -> String {
+            let Ok(this) = slf.try_borrow() else {
+                return "TreeAggregator(<in use by another thread>)".into();
+            };
+            format!(
+                "TreeAggregator(dim={}, horizon={}, noise={:?}, scale={}, padded={}, t={})",
+                this.inner.dim(),
+                this.inner.horizon(),
+                this.inner.noise().name(),
+                this.inner.noise().scale(),
+                if this.inner.padded() { "True" } else { "False" },
+                this.inner.t()
+            )
+        }
     }
 }
 
-/// What `StateError` names when a `Mechanism` is used by two threads at once.
-const MECHANISM: &str = "Mechanism";
-
-/// Apply `f` to the mechanism under a shared borrow (`StateError` while another thread pushes).
-fn read<R>(slf: &Bound<'_, PyMechanism>, f: impl FnOnce(&Mechanism) -> R) -> PyResult<R> {
-    Ok(f(&shared(slf, MECHANISM)?.inner))
-}
-
-/// Any prefix-sum mechanism of the core (``kind``: ``"tree"``, ``"honaker"``, ``"kary"`` or ``"blt"``).
-///
-/// See ``dponline.aggregation.HonakerTree`` and ``dponline.aggregation.KaryTree`` for the documented public
-/// classes.
-#[pyclass(subclass, module = "dponline._core", name = "Mechanism")]
-pub struct PyMechanism {
-    inner: Mechanism,
-}
-
-#[pymethods]
-impl PyMechanism {
-    #[new]
-    #[pyo3(signature = (
-        kind, dim, horizon, *, scale, noise = "laplace", k = None, readout = "honaker",
-        padded = true, buffers = None, objective = "max", theta = None, omega = None, fit = None,
-        seed = None, secure = false, sampler = "exact"
-    ))]
-    fn new(
-        py: Python<'_>,
-        #[pyo3(from_py_with = kind_name)] kind: &'static str,
-        dim: &Bound<'_, PyAny>,
-        horizon: &Bound<'_, PyAny>,
-        scale: &Bound<'_, PyAny>,
-        #[pyo3(from_py_with = noise_name)] noise: &'static str,
-        k: Option<&Bound<'_, PyAny>>,
-        #[pyo3(from_py_with = readout_name)] readout: &'static str,
-        #[pyo3(from_py_with = crate::convert::flag)] padded: bool,
-        buffers: Option<&Bound<'_, PyAny>>,
-        #[pyo3(from_py_with = objective_name)] objective: &'static str,
-        theta: Option<Vec<f64>>,
-        omega: Option<Vec<f64>>,
-        fit: Option<(u64, f64)>,
-        seed: Option<&Bound<'_, PyAny>>,
-        #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
-        #[pyo3(from_py_with = sampler_arg)] sampler: &'static str,
-    ) -> PyResult<Self> {
-        let sampler = dponline_core::aggregation::SamplerKind::from_name(sampler).or_raise()?;
-        let dim = len_arg(dim, "dim", 1)?;
-        let horizon = int_arg(horizon, "horizon", 1, None)?;
-        let scale = real_arg(scale, "scale", Some(0.0), false)?;
-        let k = k.map_or(Ok(2), |v| int_arg(v, "k", 2, None))?;
-        let buffers = match buffers {
-            // At most MAX_BUFFERS = 16, so the u64 fits in a usize.
-            Some(v) => int_arg(v, "buffers", 1, Some(16))? as usize,
-            None => 4,
-        };
-        let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
-        let readout = Readout::from_name(readout).or_raise()?;
-        let objective = BltObjective::from_name(objective).or_raise()?;
-        if !matches!(kind, "tree" | "honaker" | "kary" | "blt") {
-            return Err(crate::errors::invalid_input(format!(
-                "kind must be 'tree', 'honaker', 'kary' or 'blt', got {kind:?}"
-            )));
+py_mechanism! {
+    /// Any prefix-sum mechanism of the core (``kind``: ``"tree"``, ``"honaker"``, ``"kary"`` or ``"blt"``).
+    ///
+    /// See ``dponline.aggregation.HonakerTree`` and ``dponline.aggregation.KaryTree`` for the documented public
+    /// classes.
+    class PyMechanism(Mechanism) as "Mechanism";
+    getters {
+        /// BLT decay parameters ``theta`` (``None`` for trees).
+        theta(&this, _py) { blt(&this.inner).map(|m| m.theta().to_vec()) }
+        /// BLT output weights ``omega`` (``None`` for trees).
+        omega(&this, _py) { blt(&this.inner).map(|m| m.omega().to_vec()) }
+        /// BLT: the objective the parameters were optimised for (``"mean"`` or ``"max"``; ``None`` for trees).
+        objective(&this, _py) { blt(&this.inner).map(|m| m.objective().name()) }
+        /// BLT: ``(iterations, loss)`` of the parameter optimiser (``None`` for explicit parameters or trees).
+        fit(&this, _py) { blt(&this.inner).and_then(|m| m.fit()).map(|f| (f.iterations, f.loss)) }
+        /// The exact path's extra integer sensitivity from rounding inside the encoder, ``(L1, L2)`` grid units
+        /// per changed coordinate (times ``dim`` in L1, ``sqrt(dim)`` in L2): ``(0, 0)`` for the trees, ``(2ηT,
+        /// 2η√T)`` for BLT (core ``aggregation::blt`` docs, the encoder-rounding Lemma).
+        rounding_slack(&this, _py) { this.inner.rounding_slack() }
+        /// ``"tree"``, ``"honaker"``, ``"kary"`` or ``"blt"``.
+        kind(&this, _py) { this.inner.kind() }
+        /// Branching factor of a tree (2 for the binary tree; ``None`` for BLT).
+        k(&this, _py) {
+            match &this.inner {
+                Mechanism::Tree(_) => Some(2),
+                Mechanism::Kary(m) => Some(m.arity()),
+                Mechanism::Blt(_) => None,
+            }
         }
-        let rng = generator(py, seed, secure, 0)?;
-        let inner: Mechanism = match (kind, theta, omega) {
-            ("tree", _, _) => MechanismSpec::Tree { padded }
-                .build(dim, horizon, dist, sampler, rng)
-                .or_raise()?,
-            ("honaker", _, _) => MechanismSpec::Honaker
-                .build(dim, horizon, dist, sampler, rng)
-                .or_raise()?,
-            ("kary", _, _) => KaryTree::with_sampler(dim, horizon, k, readout, dist, sampler, rng)
-                .or_raise()?
-                .into(),
-            (_, Some(theta), Some(omega)) => {
-                let fit = fit.map(|(iterations, loss)| BltFit { iterations, loss });
-                Blt::with_params(dim, horizon, &theta, &omega, dist, rng)
-                    .and_then(|b| b.with_fit(objective, fit).with_sampler(sampler))
+        /// Number of BLT buffers (``None`` for trees).
+        buffers(&this, _py) { blt(&this.inner).map(|m| m.buffers()) }
+        /// Tree readout: ``"plain"`` (sum of the cover's nodes) or ``"honaker"`` (BLUE of the cover's nodes);
+        /// ``None`` for BLT.
+        readout(&this, _py) {
+            match &this.inner {
+                Mechanism::Tree(_) => Some("plain"),
+                Mechanism::Kary(m) => Some(m.readout().name()),
+                Mechanism::Blt(_) => None,
+            }
+        }
+    }
+    methods {
+        #[new]
+        #[pyo3(signature = (
+            kind, dim, horizon, *, scale, noise = "laplace", k = None, readout = "honaker",
+            padded = true, buffers = None, objective = "max", theta = None, omega = None, fit = None,
+            seed = None, secure = false, sampler = "exact"
+        ))]
+        fn new(
+            py: Python<'_>,
+            #[pyo3(from_py_with = kind_name)] kind: &'static str,
+            dim: &Bound<'_, PyAny>,
+            horizon: &Bound<'_, PyAny>,
+            scale: &Bound<'_, PyAny>,
+            #[pyo3(from_py_with = noise_name)] noise: &'static str,
+            k: Option<&Bound<'_, PyAny>>,
+            #[pyo3(from_py_with = readout_name)] readout: &'static str,
+            #[pyo3(from_py_with = crate::convert::flag)] padded: bool,
+            buffers: Option<&Bound<'_, PyAny>>,
+            #[pyo3(from_py_with = objective_name)] objective: &'static str,
+            theta: Option<Vec<f64>>,
+            omega: Option<Vec<f64>>,
+            fit: Option<(u64, f64)>,
+            seed: Option<&Bound<'_, PyAny>>,
+            #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
+            #[pyo3(from_py_with = sampler_arg)] sampler: &'static str,
+        ) -> PyResult<Self> {
+            let sampler = dponline_core::aggregation::SamplerKind::from_name(sampler).or_raise()?;
+            let dim = len_arg(dim, "dim", 1)?;
+            let horizon = int_arg(horizon, "horizon", 1, None)?;
+            let scale = real_arg(scale, "scale", Some(0.0), false)?;
+            let k = k.map_or(Ok(2), |v| int_arg(v, "k", 2, None))?;
+            let buffers = match buffers {
+                // At most MAX_BUFFERS = 16, so the u64 fits in a usize.
+                Some(v) => int_arg(v, "buffers", 1, Some(16))? as usize,
+                None => 4,
+            };
+            let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
+            let readout = Readout::from_name(readout).or_raise()?;
+            let objective = BltObjective::from_name(objective).or_raise()?;
+            if !matches!(kind, "tree" | "honaker" | "kary" | "blt") {
+                return Err(crate::errors::invalid_input(format!(
+                    "kind must be 'tree', 'honaker', 'kary' or 'blt', got {kind:?}"
+                )));
+            }
+            let rng = generator(py, seed, secure, 0)?;
+            let inner: Mechanism = match (kind, theta, omega) {
+                ("tree", _, _) => MechanismSpec::Tree { padded }
+                    .build(dim, horizon, dist, sampler, rng)
+                    .or_raise()?,
+                ("honaker", _, _) => MechanismSpec::Honaker
+                    .build(dim, horizon, dist, sampler, rng)
+                    .or_raise()?,
+                ("kary", _, _) => KaryTree::with_sampler(dim, horizon, k, readout, dist, sampler, rng)
                     .or_raise()?
-                    .into()
-            }
-            (_, None, None) => detached(py, move || {
-                Blt::new(dim, horizon, buffers, objective, dist, rng)
-                    .and_then(|b| b.with_sampler(sampler))
-            })?
-            .into(),
-            _ => {
-                return Err(crate::errors::invalid_input(
-                    "theta and omega must be given together",
-                ));
-            }
-        };
-        Ok(PyMechanism { inner })
-    }
+                    .into(),
+                (_, Some(theta), Some(omega)) => {
+                    let fit = fit.map(|(iterations, loss)| BltFit { iterations, loss });
+                    Blt::with_params(dim, horizon, &theta, &omega, dist, rng)
+                        .and_then(|b| b.with_fit(objective, fit).with_sampler(sampler))
+                        .or_raise()?
+                        .into()
+                }
+                (_, None, None) => detached(py, move || {
+                    Blt::new(dim, horizon, buffers, objective, dist, rng)
+                        .and_then(|b| b.with_sampler(sampler))
+                })?
+                .into(),
+                _ => {
+                    return Err(crate::errors::invalid_input(
+                        "theta and omega must be given together",
+                    ));
+                }
+            };
+            Ok(PyMechanism { inner })
+        }
 
-    /// BLT decay parameters ``theta`` (``None`` for trees).
-    #[getter]
-    fn theta(slf: &Bound<'_, Self>) -> PyResult<Option<Vec<f64>>> {
-        read(slf, |inner| match inner {
-            Mechanism::Blt(m) => Some(m.theta().to_vec()),
-            _ => None,
-        })
-    }
+        /// Push every row of ``X`` (shape ``(m, dim)``) in one native call; returns the ``m`` releases.
+        fn push_many<'py>(
+            slf: &Bound<'py, Self>,
+            xs: &Bound<'py, PyAny>,
+        ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+            let py = slf.py();
+            let mut this = Self::writable(slf)?;
+            let dim = this.inner.dim();
+            let (rows, data) = matrix_owned(xs, "X", dim)?;
+            let inner = &mut this.inner;
+            let out = detached(py, move || {
+                let mut out = vec![0.0; data.len()];
+                inner.push_many(&data, &mut out)?;
+                Ok(out)
+            })?;
+            let arr = Array2::from_shape_vec((rows, dim), out)
+                .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
+            Ok(arr.into_pyarray(py))
+        }
 
-    /// BLT output weights ``omega`` (``None`` for trees).
-    #[getter]
-    fn omega(slf: &Bound<'_, Self>) -> PyResult<Option<Vec<f64>>> {
-        read(slf, |inner| match inner {
-            Mechanism::Blt(m) => Some(m.omega().to_vec()),
-            _ => None,
-        })
+        fn __repr__(slf: &Bound<'_, Self>) -> String {
+            let Ok(this) = slf.try_borrow() else {
+                return "Mechanism(<in use by another thread>)".into();
+            };
+            let structure = match &this.inner {
+                Mechanism::Tree(m) => format!("padded={}", if m.padded() { "True" } else { "False" }),
+                Mechanism::Kary(m) => format!("k={}, readout={:?}", m.arity(), m.readout().name()),
+                Mechanism::Blt(m) => format!(
+                    "buffers={}, objective={:?}",
+                    m.buffers(),
+                    m.objective().name()
+                ),
+            };
+            format!(
+                "Mechanism(kind={:?}, dim={}, horizon={}, {structure}, noise={:?}, scale={}, t={})",
+                this.inner.kind(),
+                this.inner.dim(),
+                this.inner.horizon(),
+                this.inner.noise().name(),
+                this.inner.noise().scale(),
+                this.inner.t()
+            )
+        }
     }
+}
 
-    /// BLT: the objective the parameters were optimised for (``"mean"`` or ``"max"``; ``None`` for trees).
-    #[getter]
-    fn objective(slf: &Bound<'_, Self>) -> PyResult<Option<&'static str>> {
-        read(slf, |inner| match inner {
-            Mechanism::Blt(m) => Some(m.objective().name()),
-            _ => None,
-        })
+/// The BLT inside a mechanism, if it is one.
+fn blt(mechanism: &Mechanism) -> Option<&Blt> {
+    match mechanism {
+        Mechanism::Blt(m) => Some(m),
+        _ => None,
     }
+}
 
-    /// BLT: ``(iterations, loss)`` of the parameter optimiser (``None`` for explicit parameters or trees).
-    #[getter]
-    fn fit(slf: &Bound<'_, Self>) -> PyResult<Option<(u64, f64)>> {
-        read(slf, |inner| match inner {
-            Mechanism::Blt(m) => m.fit().map(|f| (f.iterations, f.loss)),
-            _ => None,
-        })
-    }
-
-    /// Add one row ``x`` (shape ``(dim,)``) and return the release after it, shape ``(dim,)``.
-    fn push<'py>(
-        slf: &Bound<'py, Self>,
-        x: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let py = slf.py();
-        let mut this = exclusive(slf, MECHANISM)?;
-        let dim = this.inner.dim();
-        let out = PyArray1::<f64>::zeros(py, dim, false);
-        // SAFETY: `out` was just created here and no other reference to it exists yet.
-        let out_slice = unsafe { out.as_slice_mut() }
-            .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
-        with_vector(x, "x", dim, |x| this.inner.push(x, out_slice).or_raise())?;
-        Ok(out)
-    }
-
-    /// Push every row of ``X`` (shape ``(m, dim)``) in one native call; returns the ``m`` releases.
-    fn push_many<'py>(
-        slf: &Bound<'py, Self>,
-        xs: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let py = slf.py();
-        let mut this = exclusive(slf, MECHANISM)?;
-        let dim = this.inner.dim();
-        let (rows, data) = matrix_owned(xs, "X", dim)?;
-        let inner = &mut this.inner;
-        let out = detached(py, move || {
-            let mut out = vec![0.0; data.len()];
-            inner.push_many(&data, &mut out)?;
-            Ok(out)
-        })?;
-        let arr = Array2::from_shape_vec((rows, dim), out)
-            .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
-        Ok(arr.into_pyarray(py))
-    }
-
-    /// The release before any data, shape ``(dim,)``.
-    fn initial<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        Ok(PyArray1::from_slice(
-            slf.py(),
-            shared(slf, MECHANISM)?.inner.initial(),
-        ))
-    }
-
-    /// Exact per-coordinate noise variance of the release after push ``t`` (``0 <= t <= horizon``).
-    fn variance(slf: &Bound<'_, Self>, t: &Bound<'_, PyAny>) -> PyResult<f64> {
-        let t = int_arg(t, "t", 0, None)?;
-        shared(slf, MECHANISM)?.inner.variance(t).or_raise()
-    }
-
-    /// Per-coordinate noise variance of the release after push ``t`` when every draw has variance 1.
-    fn unit_variance(slf: &Bound<'_, Self>, t: &Bound<'_, PyAny>) -> PyResult<f64> {
-        let t = int_arg(t, "t", 0, None)?;
-        shared(slf, MECHANISM)?.inner.unit_variance(t).or_raise()
-    }
-
-    /// Largest L1 column norm of the encoder (noise-bearing quantities moved per unit change of one row).
-    #[getter]
-    fn sensitivity_l1(slf: &Bound<'_, Self>) -> PyResult<f64> {
-        read(slf, |inner| inner.sensitivity_l1())
-    }
-
-    /// Largest L2 column norm of the encoder.
-    #[getter]
-    fn sensitivity_l2(slf: &Bound<'_, Self>) -> PyResult<f64> {
-        read(slf, |inner| inner.sensitivity_l2())
-    }
-
-    /// The exact path's extra integer sensitivity from rounding inside the encoder, ``(L1, L2)`` grid units per
-    /// changed coordinate (times ``dim`` in L1, ``sqrt(dim)`` in L2): ``(0, 0)`` for the trees, ``(2ηT, 2η√T)``
-    /// for BLT (core ``aggregation::blt`` docs, the encoder-rounding Lemma).
-    #[getter]
-    fn rounding_slack(slf: &Bound<'_, Self>) -> PyResult<(f64, f64)> {
-        read(slf, |inner| inner.rounding_slack())
-    }
-
-    /// ``"tree"``, ``"honaker"``, ``"kary"`` or ``"blt"``.
-    #[getter]
-    fn kind(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
-        read(slf, |inner| inner.kind())
-    }
-
-    /// Branching factor of a tree (2 for the binary tree; ``None`` for BLT).
-    #[getter]
-    fn k(slf: &Bound<'_, Self>) -> PyResult<Option<u64>> {
-        read(slf, |inner| match inner {
-            Mechanism::Tree(_) => Some(2),
-            Mechanism::Kary(m) => Some(m.arity()),
-            Mechanism::Blt(_) => None,
-        })
-    }
-
-    /// Number of BLT buffers (``None`` for trees).
-    #[getter]
-    fn buffers(slf: &Bound<'_, Self>) -> PyResult<Option<usize>> {
-        read(slf, |inner| match inner {
-            Mechanism::Blt(m) => Some(m.buffers()),
-            _ => None,
-        })
-    }
-
-    /// Tree readout: ``"plain"`` (sum of the cover's nodes) or ``"honaker"`` (BLUE of the cover's nodes);
-    /// ``None`` for BLT.
-    #[getter]
-    fn readout(slf: &Bound<'_, Self>) -> PyResult<Option<&'static str>> {
-        read(slf, |inner| match inner {
-            Mechanism::Tree(_) => Some("plain"),
-            Mechanism::Kary(m) => Some(m.readout().name()),
-            Mechanism::Blt(_) => None,
-        })
-    }
-
-    /// Number of pushes so far.
-    #[getter]
-    fn t(slf: &Bound<'_, Self>) -> PyResult<u64> {
-        read(slf, |inner| inner.t())
-    }
-
-    /// Vector dimension.
-    #[getter]
-    fn dim(slf: &Bound<'_, Self>) -> PyResult<usize> {
-        read(slf, |inner| inner.dim())
-    }
-
-    /// Number of pushes the mechanism was built for.
-    #[getter]
-    fn horizon(slf: &Bound<'_, Self>) -> PyResult<u64> {
-        read(slf, |inner| inner.horizon())
-    }
-
-    /// ``"laplace"`` or ``"gaussian"``.
-    #[getter]
-    fn noise(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
-        read(slf, |inner| inner.noise().name())
-    }
-
-    /// ``"exact"`` (discrete noise on a power-of-two grid) or ``"floating-point"`` (also scale 0).
-    #[getter]
-    fn sampler(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
-        read(slf, |inner| inner.sampler().name())
-    }
-
-    /// The grid step ``γ`` (a power of two) of the exact path's releases, or ``None``.
-    #[getter]
-    fn grid(slf: &Bound<'_, Self>) -> PyResult<Option<f64>> {
-        read(slf, |inner| inner.grid().map(|g| g.gamma()))
-    }
-
-    /// Laplace scale ``b`` or Gaussian ``sigma`` of every noise draw.
-    #[getter]
-    fn scale(slf: &Bound<'_, Self>) -> PyResult<f64> {
-        read(slf, |inner| inner.noise().scale())
-    }
-
-    /// Whether noise comes from the OS-keyed ChaCha20 generator.
-    #[getter]
-    fn secure(slf: &Bound<'_, Self>) -> PyResult<bool> {
-        read(slf, |inner| inner.is_secure())
-    }
-
-    /// Bytes held by the mechanism's buffers (constant after construction).
-    #[getter]
-    fn state_nbytes(slf: &Bound<'_, Self>) -> PyResult<usize> {
-        read(slf, |inner| inner.state_nbytes())
-    }
-
-    fn __getstate__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = shared(slf, MECHANISM)?.inner.to_bytes().or_raise()?;
-        Ok(PyBytes::new(slf.py(), &bytes))
-    }
-
-    fn __setstate__(slf: &Bound<'_, Self>, state: &[u8]) -> PyResult<()> {
-        let restored = Mechanism::from_bytes(state).or_raise()?;
-        exclusive(slf, MECHANISM)?.inner = restored;
-        Ok(())
-    }
-
-    fn __repr__(slf: &Bound<'_, Self>) -> String {
-        let Ok(this) = slf.try_borrow() else {
-            return "Mechanism(<in use by another thread>)".into();
-        };
-        let structure = match &this.inner {
-            Mechanism::Tree(m) => format!("padded={}", if m.padded() { "True" } else { "False" }),
-            Mechanism::Kary(m) => format!("k={}, readout={:?}", m.arity(), m.readout().name()),
-            Mechanism::Blt(m) => format!(
-                "buffers={}, objective={:?}",
-                m.buffers(),
-                m.objective().name()
-            ),
-        };
-        format!(
-            "Mechanism(kind={:?}, dim={}, horizon={}, {structure}, noise={:?}, scale={}, t={})",
-            this.inner.kind(),
-            this.inner.dim(),
-            this.inner.horizon(),
-            this.inner.noise().name(),
-            this.inner.noise().scale(),
-            this.inner.t()
-        )
-    }
+/// The largest ``(L1, L2)`` column norms of a named mechanism's encoder at ``horizon`` (``"tree"``,
+/// ``"honaker"``, ``"blt"``): what one input's change moves the released noise-bearing values by, per unit
+/// change — the multiplier calibration needs. Raises ``InvalidInputError`` for an unknown name.
+#[pyfunction]
+pub fn mechanism_column_norms(mechanism: &str, horizon: &Bound<'_, PyAny>) -> PyResult<(f64, f64)> {
+    let horizon = int_arg(horizon, "horizon", 1, None)?;
+    dponline_core::aggregation::MechanismSpec::from_name(mechanism)
+        .and_then(|spec| spec.column_norms(horizon))
+        .or_raise()
 }
 
 /// The exact path's encoder-rounding slack ``(L1, L2)`` of a named mechanism at ``horizon`` (``"tree"``,
@@ -645,16 +463,5 @@ pub fn mechanism_rounding_slack(
     let horizon = int_arg(horizon, "horizon", 1, None)?;
     dponline_core::aggregation::MechanismSpec::from_name(mechanism)
         .and_then(|spec| spec.rounding_slack(horizon))
-        .or_raise()
-}
-
-/// The largest ``(L1, L2)`` column norms of a named mechanism's encoder at ``horizon`` (``"tree"``,
-/// ``"honaker"``, ``"blt"``): what one input's change moves the released noise-bearing values by, per unit
-/// change — the multiplier calibration needs. Raises ``InvalidInputError`` for an unknown name.
-#[pyfunction]
-pub fn mechanism_column_norms(mechanism: &str, horizon: &Bound<'_, PyAny>) -> PyResult<(f64, f64)> {
-    let horizon = int_arg(horizon, "horizon", 1, None)?;
-    dponline_core::aggregation::MechanismSpec::from_name(mechanism)
-        .and_then(|spec| spec.column_norms(horizon))
         .or_raise()
 }

@@ -2,10 +2,7 @@
 //! class around a core [`Learner`] and its whole protocol — `run`, `params`, `t`, `clipped`, `to_bytes`,
 //! `from_bytes` and the getters it lists — and splices in what is the learner's own (its constructor, `ask`,
 //! `tell`, other methods). PyO3 classes cannot be generic, hence a macro rather than a generic class.
-//!
-//! One borrow convention: every method takes `slf: &Bound<Self>` and borrows through
-//! [`crate::convert::shared`] (reads) or [`crate::convert::exclusive`] (writes), so a call that meets another
-//! thread's call on the same object raises `StateError` (never PyO3's generic borrow error or a wait).
+//! The class frame and its borrow convention are [`crate::class::py_class!`]'s.
 
 use dponline_core::learners::Learner;
 use pyo3::prelude::*;
@@ -71,9 +68,8 @@ pub const fn same_name(a: &str, b: &str) -> bool {
 /// ```
 ///
 /// `family: f, args…` calls `f(obj, args…, |family| …)`, which converts the Python argument and hands the core
-/// family to the closure. Each getter borrows the learner shared (`StateError` while another thread uses it)
-/// and converts its block's value to a Python object. Spliced methods borrow through `Self::readable(slf)` /
-/// `Self::writable(slf)`, which do the same.
+/// family to the closure. The class frame (borrow helpers, getters, spliced methods) is
+/// [`crate::class::py_class!`]'s; each getter's `learner` is the borrowed core learner.
 macro_rules! py_learner {
     (
         $(#[doc = $doc:literal])*
@@ -90,95 +86,72 @@ macro_rules! py_learner {
             "the Python class name must be the core learner's NAME"
         );
 
-        $(#[doc = $doc])*
-        #[pyclass(module = "dponline._core", name = $name)]
-        pub struct $py {
-            inner: $core,
-        }
-
-        impl $py {
-            /// Borrow for reading, or `StateError` while another thread uses the learner.
-            fn readable<'py>(slf: &Bound<'py, Self>) -> PyResult<PyRef<'py, Self>> {
-                $crate::convert::shared(slf, $name)
+        $crate::class::py_class! {
+            $(#[doc = $doc])*
+            class $py as $name () { inner: $core }
+            getters {
+                $( $(#[doc = $gdoc])* $getter(&this, $gpy) { let $learner = &this.inner; $body } )*
             }
+            methods {
+                $($methods)*
 
-            /// Borrow for writing, or `StateError` while another thread uses the learner.
-            fn writable<'py>(slf: &Bound<'py, Self>) -> PyResult<PyRefMut<'py, Self>> {
-                $crate::convert::exclusive(slf, $name)
-            }
-        }
-
-        #[pymethods]
-        impl $py {
-            $($methods)*
-
-            /// Play ``rounds`` rounds natively in blocks (GIL released, Ctrl-C checked between blocks); returns
-            /// ``(total_loss, clipped, cumulative_at_checkpoints)``. ``progress(n)`` is called after each block.
-            #[pyo3(signature = (family, rounds, checkpoints, progress = None))]
-            fn run<'py>(
-                slf: &Bound<'py, Self>,
-                family: &Bound<'py, PyAny>,
-                rounds: u64,
-                checkpoints: Vec<u64>,
-                progress: Option<&Bound<'py, PyAny>>,
-            ) -> PyResult<$crate::convert::RunOutput<'py>> {
-                let py = slf.py();
-                let mut this = Self::writable(slf)?;
-                $with(family, $($arg,)* |family| {
-                    $crate::learner::run_learner(py, &mut this.inner, family, rounds, &checkpoints, progress)
-                })
-            }
-
-            /// Schedule and constants, as a dict.
-            #[getter]
-            fn params<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-                use dponline_core::learners::Learner;
-                $params(slf.py(), Self::readable(slf)?.inner.params())
-            }
-
-            /// Rounds completed.
-            #[getter]
-            fn t(slf: &Bound<'_, Self>) -> PyResult<u64> {
-                use dponline_core::learners::Learner;
-                Ok(Self::readable(slf)?.inner.t())
-            }
-
-            /// Feedback clipped to the declared bound so far.
-            #[getter]
-            fn clipped(slf: &Bound<'_, Self>) -> PyResult<u64> {
-                use dponline_core::learners::Learner;
-                Ok(Self::readable(slf)?.inner.clipped())
-            }
-
-            /// Serialized state (format-versioned, checksummed; as sensitive as the data).
-            fn to_bytes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
-                use dponline_core::learners::Learner;
-                use $crate::errors::OrRaise;
-                let bytes = Self::readable(slf)?.inner.to_bytes().or_raise()?;
-                Ok(pyo3::types::PyBytes::new(slf.py(), &bytes))
-            }
-
-            /// Restore from :meth:`to_bytes`.
-            #[staticmethod]
-            fn from_bytes(state: &[u8]) -> PyResult<Self> {
-                use dponline_core::learners::Learner;
-                use $crate::errors::OrRaise;
-                Ok(Self {
-                    inner: <$core>::from_bytes(state).or_raise()?,
-                })
-            }
-
-            $(
-                $(#[doc = $gdoc])*
-                #[getter]
-                fn $getter(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
-                    let $gpy = slf.py();
-                    let this = Self::readable(slf)?;
-                    let $learner = &this.inner;
-                    let value = $body;
-                    pyo3::IntoPyObjectExt::into_py_any(value, $gpy)
+                /// Play ``rounds`` rounds natively in blocks (GIL released, Ctrl-C checked between blocks);
+                /// returns ``(total_loss, clipped, cumulative_at_checkpoints)``. ``progress(n)`` is called after
+                /// each block.
+                #[pyo3(signature = (family, rounds, checkpoints, progress = None))]
+                fn run<'py>(
+                    slf: &Bound<'py, Self>,
+                    family: &Bound<'py, PyAny>,
+                    rounds: u64,
+                    checkpoints: Vec<u64>,
+                    progress: Option<&Bound<'py, PyAny>>,
+                ) -> PyResult<$crate::convert::RunOutput<'py>> {
+                    let py = slf.py();
+                    let mut this = Self::writable(slf)?;
+                    $with(family, $($arg,)* |family| {
+                        $crate::learner::run_learner(py, &mut this.inner, family, rounds, &checkpoints, progress)
+                    })
                 }
-            )*
+
+                /// Schedule and constants, as a dict.
+                #[getter]
+                fn params<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+                    use dponline_core::learners::Learner;
+                    $params(slf.py(), Self::readable(slf)?.inner.params())
+                }
+
+                /// Rounds completed.
+                #[getter]
+                fn t(slf: &Bound<'_, Self>) -> PyResult<u64> {
+                    use dponline_core::learners::Learner;
+                    Ok(Self::readable(slf)?.inner.t())
+                }
+
+                /// Feedback clipped to the declared bound so far.
+                #[getter]
+                fn clipped(slf: &Bound<'_, Self>) -> PyResult<u64> {
+                    use dponline_core::learners::Learner;
+                    Ok(Self::readable(slf)?.inner.clipped())
+                }
+
+                /// Serialized state (format-versioned, checksummed; as sensitive as the data).
+                fn to_bytes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+                    use dponline_core::learners::Learner;
+                    use $crate::errors::OrRaise;
+                    let bytes = Self::readable(slf)?.inner.to_bytes().or_raise()?;
+                    Ok(pyo3::types::PyBytes::new(slf.py(), &bytes))
+                }
+
+                /// Restore from :meth:`to_bytes`.
+                #[staticmethod]
+                fn from_bytes(state: &[u8]) -> PyResult<Self> {
+                    use dponline_core::learners::Learner;
+                    use $crate::errors::OrRaise;
+                    Ok(Self {
+                        inner: <$core>::from_bytes(state).or_raise()?,
+                    })
+                }
+            }
         }
     };
 }

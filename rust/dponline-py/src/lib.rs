@@ -8,6 +8,7 @@
 #![allow(clippy::too_many_arguments)]
 
 mod aggregation;
+mod class;
 mod convert;
 mod domains;
 mod dp_ftrl;
