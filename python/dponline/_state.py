@@ -8,14 +8,14 @@ from __future__ import annotations
 import functools
 import inspect
 import pickle
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from . import _core
 from .errors import InvalidInputError, StateError
 
-__all__ = ["seal", "unseal", "restore", "check_agrees", "recording_calibration", "recalibrated"]
+__all__ = ["seal", "unseal", "restore", "NativeState", "check_agrees", "recording_calibration", "recalibrated"]
 
 
 def seal(value: Any) -> bytes:
@@ -58,6 +58,36 @@ def restore(cls: type, state: bytes, args: tuple[Any, ...] = (), kwargs: dict[st
     obj = cls.__new__(cls, *args, **(kwargs or {}))  # type: ignore[call-overload]
     obj.__setstate__(state)
     return obj
+
+
+class NativeState:
+    """Pickling of a Python object around a native one (``self._core``, an instance of ``_core_type``: a
+    ``dponline._core`` class with ``to_bytes`` and a static ``from_bytes``): the object's attributes, ``_core``
+    as its state bytes, sealed by :func:`seal`; restored through :func:`restore`. A subclass adds what else it
+    needs with ``_pack_state``/``_unpack_state``. (Learners restore through their constructor instead:
+    :class:`dponline.learners._base.Learner`.)"""
+
+    _core: Any
+    _core_type: ClassVar[Any]
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (restore, (type(self), self.__getstate__()))
+
+    def __getstate__(self) -> bytes:
+        state = self.__dict__.copy()
+        state["_core"] = self._core.to_bytes()
+        return seal(self._pack_state(state))
+
+    def __setstate__(self, state: bytes) -> None:
+        value = unseal(state, type(self).__name__, dict)
+        value["_core"] = self._core_type.from_bytes(value["_core"])
+        self.__dict__.update(self._unpack_state(value))
+
+    def _pack_state(self, state: dict[str, Any]) -> dict[str, Any]:
+        return state
+
+    def _unpack_state(self, state: dict[str, Any]) -> dict[str, Any]:
+        return state
 
 
 # The attributes of a native object that its declared arguments determine, compared on restore (those it has).

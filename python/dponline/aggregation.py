@@ -118,7 +118,30 @@ def _recalibrate(mechanism: Any, attributes: dict[str, Any]) -> None:
     attributes["_privacy"] = recalibrated(mechanism, declared)
 
 
-class TreeAggregator(_core.TreeAggregator):
+class _Pickled:
+    """Pickling of a mechanism (a subclass of a native mechanism class): the native state (its
+    ``__getstate__``) and the attributes (:func:`_attributes`) in one checksummed container; restored through
+    :func:`dponline._state.restore` with placeholder constructor arguments, then the native state in place, the
+    guarantee recomputed from the declared calibration (:func:`_recalibrate`) and :meth:`_check_restored`."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_state.restore, (type(self), self.__getstate__(), *self.__getnewargs_ex__()))  # type: ignore[attr-defined]
+
+    def __getstate__(self) -> bytes:
+        return _state.seal((super().__getstate__(), _attributes(self)))  # type: ignore[misc]
+
+    def __setstate__(self, state: bytes) -> None:
+        core_state, attributes = _checked_state(state)
+        super().__setstate__(core_state)  # type: ignore[misc]
+        _recalibrate(self, attributes)
+        self._check_restored()
+        self.__dict__.update(attributes)
+
+    def _check_restored(self) -> None:
+        """Refuse a restored native state of another kind (nothing to check for the tree)."""
+
+
+class TreeAggregator(_Pickled, _core.TreeAggregator):
     """Private prefix sums of a stream of vectors, released after every push (continual observation).
 
     Source: the binary mechanism of Dwork, Naor, Pitassi & Rothblum (2010) and Chan, Shi & Song (2011), in
@@ -307,20 +330,8 @@ class TreeAggregator(_core.TreeAggregator):
         """The (ε, δ) guarantee of the release sequence, or ``None`` if built with a raw ``scale``."""
         return getattr(self, "_privacy", None)
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_state.restore, (type(self), self.__getstate__(), *self.__getnewargs_ex__()))
 
-    def __getstate__(self) -> bytes:  # type: ignore[override]
-        return _state.seal((super().__getstate__(), _attributes(self)))
-
-    def __setstate__(self, state: bytes) -> None:  # type: ignore[override]
-        core_state, attributes = _checked_state(state)
-        super().__setstate__(core_state)
-        _recalibrate(self, attributes)
-        self.__dict__.update(attributes)
-
-
-class _LinearMechanism(_core.Mechanism):
+class _LinearMechanism(_Pickled, _core.Mechanism):
     """Shared ``calibrated`` / ``privacy`` / pickling of the :class:`_core.Mechanism` wrappers."""
 
     _KINDS: tuple[str, ...] = ()
@@ -426,19 +437,9 @@ class _LinearMechanism(_core.Mechanism):
         """The (ε, δ) guarantee of the release sequence, or ``None`` if built with a raw ``scale``."""
         return getattr(self, "_privacy", None)
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_state.restore, (type(self), self.__getstate__(), *self.__getnewargs_ex__()))
-
-    def __getstate__(self) -> bytes:  # type: ignore[override]
-        return _state.seal((super().__getstate__(), _attributes(self)))
-
-    def __setstate__(self, state: bytes) -> None:  # type: ignore[override]
-        core_state, attributes = _checked_state(state)
-        super().__setstate__(core_state)
-        _recalibrate(self, attributes)
+    def _check_restored(self) -> None:
         if self.kind not in self._KINDS:
             raise StateError(f"state is of a {self.kind!r} mechanism, not {' or '.join(map(repr, self._KINDS))}")
-        self.__dict__.update(attributes)
 
 
 _CALIBRATED_DOC = """

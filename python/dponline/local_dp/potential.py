@@ -47,7 +47,7 @@ def theorem1_bound(u: float, G: float, b: float, sum_sq: float) -> float:
     return bound
 
 
-class PotentialLearner1D:
+class PotentialLearner1D(_state.NativeState):
     """Algorithm 1 of van der Hoeven (2019): a parameter-free one-dimensional learner for noisy gradients.
 
     With ``C = 1/(5G)``, ``L_t = −Σ_{s<t} g̃_s`` and ``Q_t = Σ_{s<t} g̃_s²`` the learner plays (eq. 5)
@@ -98,6 +98,8 @@ class PotentialLearner1D:
         >>> learner.tell(-0.5); learner.ask() > 0
         True
     """
+
+    _core_type = _core.PotentialLearner1D
 
     def __init__(
         self,
@@ -204,23 +206,16 @@ class PotentialLearner1D:
         s = self.sum_sq if sum_sq is None else _validate.real("sum_sq", sum_sq, low=0.0)
         return theorem1_bound(u, self._G, self._b, s)
 
-    # -- pickling (as dponline.learners._base.Learner: the core's state as bytes) ---------------------------
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_state.restore, (type(self), self.__getstate__()))
-
-    def __getstate__(self) -> bytes:
-        state = self.__dict__.copy()
-        state["_core"] = self._core.to_bytes()
+    # -- pickling (dponline._state.NativeState; a Python prior is pickled beside the core's state) ------------
+    def _pack_state(self, state: dict[str, Any]) -> dict[str, Any]:
         if self._density is not None:
             state["_density"] = pickle.dumps(self._density)
-        return _state.seal(state)
+        return state
 
-    def __setstate__(self, state: bytes) -> None:
-        state = _state.unseal(state, type(self).__name__, dict)
-        state["_core"] = _core.PotentialLearner1D.from_bytes(state["_core"])
+    def _unpack_state(self, state: dict[str, Any]) -> dict[str, Any]:
         if state.get("_density") is not None:
             state["_density"] = pickle.loads(state["_density"])  # noqa: S301 - our own pickle of the prior
-        self.__dict__.update(state)
+        return state
 
     def __repr__(self) -> str:
         return f"PotentialLearner1D(G={self._G:g}, prior={self.prior!r}, t={self.t})"

@@ -84,7 +84,7 @@ def _budget_matrix(budgets: Any, rows: int, per: int, name: str = "budgets") -> 
     return np.ascontiguousarray(out)
 
 
-class LocalLaplaceRandomizer:
+class LocalLaplaceRandomizer(_state.NativeState):
     """The local Laplace randomiser of van der Hoeven (2019, §2.1) and its ℓ2 variant.
 
     Each call releases ``g̃ = clip_G(g) + ξ`` for one or many rounds in one native call:
@@ -140,6 +140,8 @@ class LocalLaplaceRandomizer:
         >>> r.privacy([1.0, 0.5, 2.0]).epsilon
         3.5
     """
+
+    _core_type = _core.LocalRandomizer
 
     def __init__(
         self,
@@ -294,20 +296,6 @@ class LocalLaplaceRandomizer:
 
         Not private: an exact count over the raw gradients (do not publish it beside the releases)."""
         return int(self._core.clipped)
-
-    # -- pickling (as dponline.learners._base.Learner: the core's state as bytes) ---------------------------
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_state.restore, (type(self), self.__getstate__()))
-
-    def __getstate__(self) -> bytes:
-        state = self.__dict__.copy()
-        state["_core"] = self._core.to_bytes()
-        return _state.seal(state)
-
-    def __setstate__(self, state: bytes) -> None:
-        state = _state.unseal(state, type(self).__name__, dict)
-        state["_core"] = _core.LocalRandomizer.from_bytes(state["_core"])
-        self.__dict__.update(state)
 
     def __repr__(self) -> str:
         return (

@@ -25,7 +25,7 @@ Loss = Literal["logistic", "squared", "absolute"]
 _LOSSES: tuple[Loss, ...] = get_args(Loss)
 
 
-class LocalStream:
+class LocalStream(_state.NativeState):
     """A stream of data providers for the local-DP learners: round ``t`` is provider ``t`` with features
     ``x_t``, label ``y_t`` and its own privacy budgets.
 
@@ -50,6 +50,8 @@ class LocalStream:
             ``<= 0``.
         NonFiniteError: NaN/inf features or labels, NaN budgets.
     """
+
+    _core_type = _core.LocalStream
 
     def __init__(
         self,
@@ -157,20 +159,6 @@ class LocalStream:
         w = _validate.real_array("w", w, (self.dim,))
         t = _validate.integer("t", t, low=0, high=self.horizon - 1)
         return self._core.subgradient(t, np.ascontiguousarray(w))
-
-    # -- pickling (as dponline.learners._base.Learner: the core's state as bytes) ---------------------------
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_state.restore, (type(self), self.__getstate__()))
-
-    def __getstate__(self) -> bytes:
-        state = self.__dict__.copy()
-        state["_core"] = self._core.to_bytes()
-        return _state.seal(state)
-
-    def __setstate__(self, state: bytes) -> None:
-        state = _state.unseal(state, type(self).__name__, dict)
-        state["_core"] = _core.LocalStream.from_bytes(state["_core"])
-        self.__dict__.update(state)
 
     def __repr__(self) -> str:
         return (
