@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import dponline
-from dponline import losses, submodular
+from dponline import local_dp, losses, submodular
 from dponline.domains import Simplex, UniformMatroid
 
 T = 70_000  # more than one native block (65,536 rounds): `run` calls `progress` with the learner borrowed
@@ -60,6 +60,11 @@ LEARNERS: dict[str, tuple[Callable[[], Any], Callable[[], Any], Callable[[Any], 
         _coverage,
         lambda learner: learner.tell(_P[0]),
     ),
+    "CoordinatewiseLearner": (
+        lambda: dponline.CoordinatewiseLearner(3, 1.0, seed=0),
+        lambda: local_dp.LocalStream(np.full((T, 3), 0.1), np.ones(T), loss="squared"),
+        lambda learner: learner.tell(np.zeros(3)),
+    ),
 }
 
 
@@ -73,7 +78,8 @@ def test_two_threads_on_one_learner_get_state_error(name: str) -> None:
         in_run.set()
         release.wait(10)
 
-    worker = threading.Thread(target=lambda: learner._core.run(fam, T, [T], progress))
+    native = fam._core if isinstance(fam, local_dp.LocalStream) else fam  # the native stream of a local learner
+    worker = threading.Thread(target=lambda: learner._core.run(native, T, [T], progress))
     worker.start()
     assert in_run.wait(10)
     calls = [
@@ -82,9 +88,10 @@ def test_two_threads_on_one_learner_get_state_error(name: str) -> None:
         lambda: learner.run(fam, rounds=1),
         lambda: learner.t,
         lambda: learner._core.clipped,
-        lambda: learner._core.params,
         lambda: pickle.dumps(learner),
     ]
+    if name != "CoordinatewiseLearner":  # the local learners have no schedule
+        calls.append(lambda: learner._core.params)
     try:
         for call in calls:
             with pytest.raises(dponline.StateError, match="another thread"):

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result, check_finite};
 use crate::interrupt::Poll;
+use crate::rng::mix64;
 
 /// How round `t` picks a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,11 +50,37 @@ pub struct LossFamily {
     order: RowOrder,
 }
 
-#[inline]
-fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+impl RowOrder {
+    /// The order named `name` (`"sequential"`, `"cycle"` or `"bootstrap"`, which needs `seed`): how the loss
+    /// and submodular families' constructors read their `order` argument.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for another name, or `"bootstrap"` without a seed.
+    pub fn from_name(name: &str, seed: Option<u64>) -> Result<Self> {
+        match (name, seed) {
+            ("sequential", _) => Ok(RowOrder::Sequential),
+            ("cycle", _) => Ok(RowOrder::Cycle),
+            ("bootstrap", Some(seed)) => Ok(RowOrder::Bootstrap { seed }),
+            ("bootstrap", None) => Err(CoreError::invalid(
+                "seed",
+                "an integer (order='bootstrap' needs one)",
+                "None",
+            )),
+            (other, _) => Err(CoreError::invalid(
+                "order",
+                "'sequential', 'cycle' or 'bootstrap'",
+                format!("{other:?}"),
+            )),
+        }
+    }
+
+    /// `"sequential"`, `"cycle"` or `"bootstrap"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RowOrder::Sequential => "sequential",
+            RowOrder::Cycle => "cycle",
+            RowOrder::Bootstrap { .. } => "bootstrap",
+        }
+    }
 }
 
 /// Row used at round `t` (0-based) of a stream of `rows` rows played in `order` (shared by every family).

@@ -83,6 +83,17 @@ fn register_fork_handler() {
     });
 }
 
+/// SplitMix64's finaliser (Steele, Lea & Flood 2014; the constants of Stafford's "Mix13"): a bijection of
+/// `u64` whose output bits each depend on every input bit. It derives reproducible per-round values from a seed
+/// and a round number (a bootstrap stream's row, a Bernoulli arm's loss) without any generator state: not for
+/// noise, which comes from the generators of this module.
+#[inline]
+pub fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// The current fork epoch: it changes in a forked child (once a secure generator exists in the process).
 ///
 /// Noise drawn ahead of use from a secure generator must be discarded when the epoch it was drawn in differs

@@ -14,6 +14,7 @@
 /// py_class! {
 ///     /// Class docstring.
 ///     class PyHedge as "Hedge" () { inner: Hedge, rng: Generator }   // (pyclass options, e.g. (subclass))
+///     state: inner;                        // optional: `to_bytes`/`from_bytes` of a one-field class's state
 ///     getters {
 ///         /// Docstring.
 ///         eta(&this, _py) { this.inner.eta() }    // `this`: the borrowed object; the value goes to Python
@@ -25,6 +26,7 @@ macro_rules! py_class {
     (
         $(#[doc = $doc:literal])*
         class $py:ident as $name:literal ($($option:ident),*) { $($field:ident: $fty:ty),* $(,)? }
+        $(state: $state:ident;)?
         getters {
             $( $(#[doc = $gdoc:literal])* $getter:ident(&$this:ident, $gpy:ident) $body:block )*
         }
@@ -55,6 +57,22 @@ macro_rules! py_class {
             $($methods)*
 
             $(
+                /// Serialized state (format-versioned, checksummed: ``dponline_core::state``).
+                fn to_bytes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+                    use $crate::errors::OrRaise;
+                    let bytes = $crate::class::NativeState::to_state(&Self::readable(slf)?.$state).or_raise()?;
+                    Ok(pyo3::types::PyBytes::new(slf.py(), &bytes))
+                }
+
+                /// Restore from :meth:`to_bytes`.
+                #[staticmethod]
+                fn from_bytes(state: &[u8]) -> PyResult<Self> {
+                    use $crate::errors::OrRaise;
+                    Ok(Self { $state: $crate::class::NativeState::from_state(state).or_raise()? })
+                }
+            )?
+
+            $(
                 $(#[doc = $gdoc])*
                 #[getter]
                 #[allow(unused_braces)] // a one-line getter's value is written as a block
@@ -71,3 +89,40 @@ macro_rules! py_class {
 }
 
 pub(crate) use py_class;
+
+/// A core type in the one serialized form (the checksummed container of `dponline_core::state`): what the
+/// `state:` line of [`py_class!`] pickles. Decoding checks the type's invariants where the core defines them.
+pub trait NativeState: Sized {
+    /// The serialized state.
+    fn to_state(&self) -> dponline_core::Result<Vec<u8>>;
+    /// Restore from [`NativeState::to_state`].
+    fn from_state(bytes: &[u8]) -> dponline_core::Result<Self>;
+}
+
+/// `NativeState` by the type's own `to_bytes`/`from_bytes` (which check its invariants) or, for `plain`, by the
+/// container alone.
+macro_rules! native_state {
+    ($($ty:ty),*) => {$(
+        impl NativeState for $ty {
+            fn to_state(&self) -> dponline_core::Result<Vec<u8>> {
+                self.to_bytes()
+            }
+            fn from_state(bytes: &[u8]) -> dponline_core::Result<Self> {
+                <$ty>::from_bytes(bytes)
+            }
+        }
+    )*};
+    (plain $($ty:ty),*) => {$(
+        impl NativeState for $ty {
+            fn to_state(&self) -> dponline_core::Result<Vec<u8>> {
+                dponline_core::state::to_state_bytes(self)
+            }
+            fn from_state(bytes: &[u8]) -> dponline_core::Result<Self> {
+                dponline_core::state::from_state_bytes(bytes)
+            }
+        }
+    )*};
+}
+
+native_state!(dponline_core::local_dp::LocalRandomizer);
+native_state!(plain dponline_core::local_dp::potential::Potential1D);

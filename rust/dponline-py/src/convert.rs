@@ -185,6 +185,21 @@ pub fn matrix_owned(
     Ok((shape[0], data))
 }
 
+/// A 2-D float array of rows as `(columns, row-major values)`; `axes` names its axes in the error.
+pub fn rows_arg(data: &Bound<'_, PyAny>, name: &str, axes: &str) -> PyResult<(usize, Vec<f64>)> {
+    let shape: Vec<usize> = data
+        .getattr("shape")
+        .and_then(|s| s.extract())
+        .unwrap_or_default();
+    let [_, cols] = shape.as_slice() else {
+        return Err(invalid_input(format!(
+            "{name} must be a 2-D array ({axes}), got shape {shape:?}"
+        )));
+    };
+    let (_, values) = matrix_owned(data, name, *cols)?;
+    Ok((*cols, values))
+}
+
 /// Run `f` with the GIL released and map its core error. The only place bindings release the GIL.
 pub fn detached<T, F>(py: Python<'_>, f: F) -> PyResult<T>
 where

@@ -17,129 +17,85 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::convert::{detached, exclusive, keying, len_arg, matrix_owned, real_arg};
+use crate::class::py_class;
+use crate::convert::{detached, keying, len_arg, matrix_owned, real_arg};
 use crate::errors::{OrRaise, invalid_input};
 
-/// Native local randomiser (documented wrapper: ``dponline.LocalLaplaceRandomizer``).
-#[pyclass(module = "dponline._core", name = "LocalRandomizer")]
-pub struct PyLocalRandomizer {
-    inner: LocalRandomizer,
-}
-
-#[pymethods]
-impl PyLocalRandomizer {
-    #[new]
-    #[pyo3(signature = (dim, *, bound = None, mechanism = "laplace", sampler = "exact", strict = false, seed = None, secure = false))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        py: Python<'_>,
-        dim: &Bound<'_, PyAny>,
-        bound: Option<&Bound<'_, PyAny>>,
-        mechanism: &str,
-        sampler: &str,
-        strict: bool,
-        seed: Option<&Bound<'_, PyAny>>,
-        secure: bool,
-    ) -> PyResult<Self> {
-        let dim = len_arg(dim, "dim", 1)?;
-        let bound = bound.map_or(Ok(1.0), |b| real_arg(b, "bound", Some(0.0), true))?;
-        let mechanism = Mechanism::from_name(mechanism).or_raise()?;
-        let sampler = SamplerKind::from_name(sampler).or_raise()?;
-        let (words, secure) = keying(py, seed, secure)?;
-        Ok(PyLocalRandomizer {
-            inner: LocalRandomizer::new(dim, bound, mechanism, sampler, words, secure, strict)
-                .or_raise()?,
-        })
+py_class! {
+    /// Native local randomiser (documented wrapper: ``dponline.LocalLaplaceRandomizer``).
+    class PyLocalRandomizer as "LocalRandomizer" () { inner: LocalRandomizer }
+    state: inner;
+    getters {
+        /// Vector length.
+        dim(&this, _py) { this.inner.dim() }
+        /// The declared bound ``G``.
+        bound(&this, _py) { this.inner.bound() }
+        /// ``"laplace"`` or ``"l2"``.
+        mechanism(&this, _py) { this.inner.mechanism().name() }
+        /// ``"exact"`` or ``"floating-point"``.
+        sampler(&this, _py) { this.inner.sampler().name() }
+        /// Whether out-of-bound gradients raise.
+        strict(&this, _py) { this.inner.strict() }
+        /// Whether noise comes from the OS-keyed ChaCha20 generator.
+        secure(&this, _py) { this.inner.secure() }
+        /// Rows randomised so far.
+        rounds(&this, _py) { this.inner.rounds() }
+        /// Rows clipped so far.
+        clipped(&this, _py) { this.inner.clipped() }
     }
-
-    /// Release ``clip(g) + noise`` for every row of ``gradients`` (``(n, dim)``) with ``budgets``
-    /// (``(n, dim)`` for ``"laplace"``, ``(n,)`` for ``"l2"``); one native call, GIL released.
-    fn randomize<'py>(
-        slf: &Bound<'py, Self>,
-        gradients: &Bound<'py, PyAny>,
-        budgets: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let py = slf.py();
-        let mut this = exclusive(slf, "LocalRandomizer")?;
-        let dim = this.inner.dim();
-        let (rows, grads) = matrix_owned(gradients, "gradients", dim)?;
-        let per = this.inner.mechanism().budgets_per_round(dim);
-        let (brows, taus) = matrix_owned(budgets, "budgets", per)?;
-        if brows != rows {
-            return Err(invalid_input(format!(
-                "budgets must have one row per gradient ({rows}), got {brows}"
-            )));
+    methods {
+        #[new]
+        #[pyo3(signature = (dim, *, bound = None, mechanism = "laplace", sampler = "exact", strict = false, seed = None, secure = false))]
+        #[allow(clippy::too_many_arguments)]
+        fn new(
+            py: Python<'_>,
+            dim: &Bound<'_, PyAny>,
+            bound: Option<&Bound<'_, PyAny>>,
+            mechanism: &str,
+            sampler: &str,
+            strict: bool,
+            seed: Option<&Bound<'_, PyAny>>,
+            secure: bool,
+        ) -> PyResult<Self> {
+            let dim = len_arg(dim, "dim", 1)?;
+            let bound = bound.map_or(Ok(1.0), |b| real_arg(b, "bound", Some(0.0), true))?;
+            let mechanism = Mechanism::from_name(mechanism).or_raise()?;
+            let sampler = SamplerKind::from_name(sampler).or_raise()?;
+            let (words, secure) = keying(py, seed, secure)?;
+            Ok(PyLocalRandomizer {
+                inner: LocalRandomizer::new(dim, bound, mechanism, sampler, words, secure, strict)
+                    .or_raise()?,
+            })
         }
-        let inner = &mut this.inner;
-        let out = detached(py, move || {
-            let mut out = dponline_core::alloc::zeros("randomised gradients", grads.len())?;
-            inner.randomize(&grads, &taus, &mut out)?;
-            Ok(out)
-        })?;
-        let arr =
-            Array2::from_shape_vec((rows, dim), out).map_err(|e| invalid_input(e.to_string()))?;
-        Ok(arr.into_pyarray(py))
-    }
 
-    /// Vector length.
-    #[getter]
-    fn dim(&self) -> usize {
-        self.inner.dim()
-    }
-
-    /// The declared bound ``G``.
-    #[getter]
-    fn bound(&self) -> f64 {
-        self.inner.bound()
-    }
-
-    /// ``"laplace"`` or ``"l2"``.
-    #[getter]
-    fn mechanism(&self) -> &'static str {
-        self.inner.mechanism().name()
-    }
-
-    /// ``"exact"`` or ``"floating-point"``.
-    #[getter]
-    fn sampler(&self) -> &'static str {
-        self.inner.sampler().name()
-    }
-
-    /// Whether out-of-bound gradients raise.
-    #[getter]
-    fn strict(&self) -> bool {
-        self.inner.strict()
-    }
-
-    /// Whether noise comes from the OS-keyed ChaCha20 generator.
-    #[getter]
-    fn secure(&self) -> bool {
-        self.inner.secure()
-    }
-
-    /// Rows randomised so far.
-    #[getter]
-    fn rounds(&self) -> u64 {
-        self.inner.rounds()
-    }
-
-    /// Rows clipped so far.
-    #[getter]
-    fn clipped(&self) -> u64 {
-        self.inner.clipped()
-    }
-
-    /// Serialized state (format-versioned).
-    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        Ok(PyBytes::new(py, &self.inner.to_bytes().or_raise()?))
-    }
-
-    /// Restore from :meth:`to_bytes`.
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyLocalRandomizer {
-            inner: LocalRandomizer::from_bytes(state).or_raise()?,
-        })
+        /// Release ``clip(g) + noise`` for every row of ``gradients`` (``(n, dim)``) with ``budgets``
+        /// (``(n, dim)`` for ``"laplace"``, ``(n,)`` for ``"l2"``); one native call, GIL released.
+        fn randomize<'py>(
+            slf: &Bound<'py, Self>,
+            gradients: &Bound<'py, PyAny>,
+            budgets: &Bound<'py, PyAny>,
+        ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+            let py = slf.py();
+            let mut this = Self::writable(slf)?;
+            let dim = this.inner.dim();
+            let (rows, grads) = matrix_owned(gradients, "gradients", dim)?;
+            let per = this.inner.mechanism().budgets_per_round(dim);
+            let (brows, taus) = matrix_owned(budgets, "budgets", per)?;
+            if brows != rows {
+                return Err(invalid_input(format!(
+                    "budgets must have one row per gradient ({rows}), got {brows}"
+                )));
+            }
+            let inner = &mut this.inner;
+            let out = detached(py, move || {
+                let mut out = dponline_core::alloc::zeros("randomised gradients", grads.len())?;
+                inner.randomize(&grads, &taus, &mut out)?;
+                Ok(out)
+            })?;
+            let arr =
+                Array2::from_shape_vec((rows, dim), out).map_err(|e| invalid_input(e.to_string()))?;
+            Ok(arr.into_pyarray(py))
+        }
     }
 }
 
@@ -193,108 +149,64 @@ fn pair(p: Prediction) -> (f64, f64) {
     (p.sign, p.ln_abs)
 }
 
-/// Native Algorithm 1 state (documented wrapper: ``dponline.PotentialLearner1D``).
-#[pyclass(module = "dponline._core", name = "PotentialLearner1D")]
-pub struct PyPotentialLearner1D {
-    inner: Potential1D,
-}
-
-#[pymethods]
-impl PyPotentialLearner1D {
-    #[new]
-    #[pyo3(signature = (g_bound, *, prior = "conjugate", b = 1.0))]
-    fn new(g_bound: &Bound<'_, PyAny>, prior: &str, b: f64) -> PyResult<Self> {
-        let g_bound = real_arg(g_bound, "G", Some(0.0), true)?;
-        Ok(PyPotentialLearner1D {
-            inner: Potential1D::new(g_bound, parse_prior(prior, b)?).or_raise()?,
-        })
+py_class! {
+    /// Native Algorithm 1 state (documented wrapper: ``dponline.PotentialLearner1D``).
+    class PyPotentialLearner1D as "PotentialLearner1D" () { inner: Potential1D }
+    state: inner;
+    getters {
+        /// ``G``.
+        g_bound(&this, _py) { this.inner.g_bound() }
+        /// ``C = 1/(5G)``.
+        c(&this, _py) { this.inner.c() }
+        /// Prior name.
+        prior(&this, _py) { this.inner.prior().name() }
+        /// ``L_t = −Σ g̃_s``.
+        neg_sum(&this, _py) { this.inner.neg_sum() }
+        /// ``Q_t = Σ g̃_s²``.
+        sq_sum(&this, _py) { this.inner.sq_sum() }
+        /// Feedback absorbed.
+        t(&this, _py) { this.inner.t() }
+        /// Predictions saturated at ``±1e100``.
+        saturated(&this, _py) { this.inner.saturated() }
     }
+    methods {
+        #[new]
+        #[pyo3(signature = (g_bound, *, prior = "conjugate", b = 1.0))]
+        fn new(g_bound: &Bound<'_, PyAny>, prior: &str, b: f64) -> PyResult<Self> {
+            let g_bound = real_arg(g_bound, "G", Some(0.0), true)?;
+            Ok(PyPotentialLearner1D {
+                inner: Potential1D::new(g_bound, parse_prior(prior, b)?).or_raise()?,
+            })
+        }
 
-    /// ``w_t`` (saturated at ``±1e100``).
-    fn ask(slf: &Bound<'_, Self>) -> PyResult<f64> {
-        exclusive(slf, "PotentialLearner1D")?.inner.ask().or_raise()
-    }
+        /// ``w_t`` (saturated at ``±1e100``).
+        fn ask(slf: &Bound<'_, Self>) -> PyResult<f64> {
+            Self::writable(slf)?.inner.ask().or_raise()
+        }
 
-    /// ``(sign, ln|w_t|)`` for an external prior density ``density(v)`` with log-mass ``ln_z``.
-    fn log_prediction_with(
-        slf: &Bound<'_, Self>,
-        density: &Bound<'_, PyAny>,
-        ln_z: f64,
-    ) -> PyResult<(f64, f64)> {
-        let this = exclusive(slf, "PotentialLearner1D")?;
-        with_density(density, |d| this.inner.prediction_with(ln_z, d)).map(pair)
-    }
+        /// ``(sign, ln|w_t|)`` for an external prior density ``density(v)`` with log-mass ``ln_z``.
+        fn log_prediction_with(
+            slf: &Bound<'_, Self>,
+            density: &Bound<'_, PyAny>,
+            ln_z: f64,
+        ) -> PyResult<(f64, f64)> {
+            let this = Self::writable(slf)?;
+            with_density(density, |d| this.inner.prediction_with(ln_z, d)).map(pair)
+        }
 
-    /// ``(sign, ln|w_t|)`` for the built-in prior.
-    fn log_prediction(slf: &Bound<'_, Self>) -> PyResult<(f64, f64)> {
-        let this = exclusive(slf, "PotentialLearner1D")?;
-        this.inner.prediction().or_raise().map(pair)
-    }
+        /// ``(sign, ln|w_t|)`` for the built-in prior.
+        fn log_prediction(slf: &Bound<'_, Self>) -> PyResult<(f64, f64)> {
+            let this = Self::writable(slf)?;
+            this.inner.prediction().or_raise().map(pair)
+        }
 
-    /// Absorb one noisy gradient ``g̃_t``.
-    fn tell(slf: &Bound<'_, Self>, g: f64) -> PyResult<()> {
-        exclusive(slf, "PotentialLearner1D")?
-            .inner
-            .tell(g)
-            .or_raise()
-    }
-
-    /// ``G``.
-    #[getter]
-    fn g_bound(&self) -> f64 {
-        self.inner.g_bound()
-    }
-
-    /// ``C = 1/(5G)``.
-    #[getter]
-    fn c(&self) -> f64 {
-        self.inner.c()
-    }
-
-    /// Prior name.
-    #[getter]
-    fn prior(&self) -> &'static str {
-        self.inner.prior().name()
-    }
-
-    /// ``L_t = −Σ g̃_s``.
-    #[getter]
-    fn neg_sum(&self) -> f64 {
-        self.inner.neg_sum()
-    }
-
-    /// ``Q_t = Σ g̃_s²``.
-    #[getter]
-    fn sq_sum(&self) -> f64 {
-        self.inner.sq_sum()
-    }
-
-    /// Feedback absorbed.
-    #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
-    }
-
-    /// Predictions saturated at ``±1e100``.
-    #[getter]
-    fn saturated(&self) -> u64 {
-        self.inner.saturated()
-    }
-
-    /// Serialized state (format-versioned).
-    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        Ok(PyBytes::new(
-            py,
-            &dponline_core::state::to_state_bytes(&self.inner).or_raise()?,
-        ))
-    }
-
-    /// Restore from :meth:`to_bytes`.
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyPotentialLearner1D {
-            inner: dponline_core::state::from_state_bytes(state).or_raise()?,
-        })
+        /// Absorb one noisy gradient ``g̃_t``.
+        fn tell(slf: &Bound<'_, Self>, g: f64) -> PyResult<()> {
+            Self::writable(slf)?
+                .inner
+                .tell(g)
+                .or_raise()
+        }
     }
 }
 
@@ -501,168 +413,148 @@ impl PyLocalStream {
     }
 }
 
-/// Native d-dimensional local-DP learner (documented wrappers in ``dponline.local_dp``).
-#[pyclass(module = "dponline._core", name = "LocalLearner")]
-pub struct PyLocalLearner {
-    inner: LocalLearner,
-    strict: bool,
-}
-
-#[pymethods]
-impl PyLocalLearner {
-    #[new]
-    #[pyo3(signature = (dim, g_bound, algorithm, *, prior = "conjugate", b = 1.0, lr = 1.0, radius = 1.0, strict = false, seed = None, secure = false))]
-    fn new(
-        py: Python<'_>,
-        dim: &Bound<'_, PyAny>,
-        g_bound: &Bound<'_, PyAny>,
-        algorithm: &str,
-        prior: &str,
-        b: f64,
-        lr: f64,
-        radius: f64,
-        strict: bool,
-        seed: Option<&Bound<'_, PyAny>>,
-        secure: bool,
-    ) -> PyResult<Self> {
-        let dim = len_arg(dim, "dim", 1)?;
-        let g_bound = real_arg(g_bound, "G", Some(0.0), true)?;
-        let prior = parse_prior(prior, b)?;
-        let (words, secure) = keying(py, seed, secure)?;
-        Ok(PyLocalLearner {
-            inner: LocalLearner::new(
-                dim,
-                g_bound,
-                AlgorithmSpec::from_name(algorithm, prior, lr, radius).or_raise()?,
-                words,
-                secure,
-            )
-            .or_raise()?,
-            strict,
-        })
+py_class! {
+    /// Native d-dimensional local-DP learner (documented wrappers in ``dponline.local_dp``).
+    class PyLocalLearner as "LocalLearner" () { inner: LocalLearner, strict: bool }
+    getters {
+        /// The current action (after the last ``ask``/``run``), shape ``(dim,)``.
+        current(&this, py) { PyArray1::from_slice(py, this.inner.current()) }
+        /// Rounds completed.
+        t(&this, _py) { this.inner.t() }
+        /// Rounds whose gradient was clipped in ``run``.
+        clipped(&this, _py) { this.inner.clipped() }
+        /// Predictions saturated at ``±1e100``.
+        saturated(&this, _py) { this.inner.saturated() }
+        /// Dimension.
+        dim(&this, _py) { this.inner.dim() }
     }
-
-    /// The action ``w_t``, shape ``(dim,)``.
-    fn ask<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let mut this = exclusive(slf, "LocalLearner")?;
-        Ok(PyArray1::from_slice(slf.py(), this.inner.ask().or_raise()?))
-    }
-
-    /// Absorb the noisy gradient of the asked action.
-    fn tell(slf: &Bound<'_, Self>, gradient: &Bound<'_, PyAny>) -> PyResult<()> {
-        let mut this = exclusive(slf, "LocalLearner")?;
-        let dim = this.inner.dim();
-        crate::convert::with_vector(gradient, "gradient", dim, |g| this.inner.tell(g).or_raise())
-    }
-
-    /// Play ``rounds`` rounds of ``stream`` natively in blocks (GIL released, Ctrl-C checked between
-    /// blocks); returns ``(total_loss, clipped, cumulative_at_checkpoints)``.
-    #[pyo3(signature = (stream, rounds, checkpoints, progress = None))]
-    fn run<'py>(
-        slf: &Bound<'py, Self>,
-        stream: &Bound<'py, PyLocalStream>,
-        rounds: u64,
-        checkpoints: Vec<u64>,
-        progress: Option<&Bound<'py, PyAny>>,
-    ) -> PyResult<crate::convert::RunOutput<'py>> {
-        let py = slf.py();
-        let mut this = exclusive(slf, "LocalLearner")?;
-        let strict = this.strict;
-        let st = &stream.get().inner;
-        let check = this.inner.check_run(st, rounds, strict);
-        let start = this.inner.t();
-        let inner = &mut this.inner;
-        crate::convert::run_native(
-            py,
-            check,
-            start,
-            rounds,
-            &checkpoints,
-            progress,
-            |n, marks, out| inner.run(st, n, marks, out, strict),
-        )
-    }
-
-    /// Per-learner sums as a dict: ``sum_sq`` (per coordinate for ``coordinatewise``; of ``⟨z, g̃⟩`` for
-    /// ``unconstrained``), ``sum_sq_norms`` (``unconstrained``), ``v``/``z`` (``unconstrained``).
-    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-        use dponline_core::local_dp::Algorithm;
-        let d = pyo3::types::PyDict::new(py);
-        d.set_item("algorithm", self.inner.algorithm().name())?;
-        match self.inner.algorithm() {
-            Algorithm::Coordinatewise { coords } => {
-                let sq: Vec<f64> = coords.iter().map(Potential1D::sq_sum).collect();
-                let ls: Vec<f64> = coords.iter().map(Potential1D::neg_sum).collect();
-                d.set_item("sum_sq", sq.into_pyarray(py))?;
-                d.set_item("neg_sum", ls.into_pyarray(py))?;
-            }
-            Algorithm::Unconstrained {
-                norm,
-                z,
-                sq_norms,
-                v,
-            } => {
-                d.set_item("sum_sq", norm.sq_sum())?;
-                d.set_item("neg_sum", norm.neg_sum())?;
-                d.set_item("sum_sq_norms", *sq_norms)?;
-                d.set_item("v", *v)?;
-                d.set_item("z", PyArray1::from_slice(py, z))?;
-            }
-            Algorithm::Ogd { lr } => d.set_item("lr", *lr)?,
-            Algorithm::AdaGrad { radius, sq } => {
-                d.set_item("radius", *radius)?;
-                d.set_item("sum_sq", PyArray1::from_slice(py, sq))?;
-            }
+    methods {
+        #[new]
+        #[pyo3(signature = (dim, g_bound, algorithm, *, prior = "conjugate", b = 1.0, lr = 1.0, radius = 1.0, strict = false, seed = None, secure = false))]
+        fn new(
+            py: Python<'_>,
+            dim: &Bound<'_, PyAny>,
+            g_bound: &Bound<'_, PyAny>,
+            algorithm: &str,
+            prior: &str,
+            b: f64,
+            lr: f64,
+            radius: f64,
+            strict: bool,
+            seed: Option<&Bound<'_, PyAny>>,
+            secure: bool,
+        ) -> PyResult<Self> {
+            let dim = len_arg(dim, "dim", 1)?;
+            let g_bound = real_arg(g_bound, "G", Some(0.0), true)?;
+            let prior = parse_prior(prior, b)?;
+            let (words, secure) = keying(py, seed, secure)?;
+            Ok(PyLocalLearner {
+                inner: LocalLearner::new(
+                    dim,
+                    g_bound,
+                    AlgorithmSpec::from_name(algorithm, prior, lr, radius).or_raise()?,
+                    words,
+                    secure,
+                )
+                .or_raise()?,
+                strict,
+            })
         }
-        Ok(d)
-    }
 
-    /// The current action (after the last ``ask``/``run``), shape ``(dim,)``.
-    #[getter]
-    fn current<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_slice(py, self.inner.current())
-    }
+        /// The action ``w_t``, shape ``(dim,)``.
+        fn ask<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+            let mut this = Self::writable(slf)?;
+            Ok(PyArray1::from_slice(slf.py(), this.inner.ask().or_raise()?))
+        }
 
-    /// Rounds completed.
-    #[getter]
-    fn t(&self) -> u64 {
-        self.inner.t()
-    }
+        /// Absorb the noisy gradient of the asked action.
+        fn tell(slf: &Bound<'_, Self>, gradient: &Bound<'_, PyAny>) -> PyResult<()> {
+            let mut this = Self::writable(slf)?;
+            let dim = this.inner.dim();
+            crate::convert::with_vector(gradient, "gradient", dim, |g| this.inner.tell(g).or_raise())
+        }
 
-    /// Rounds whose gradient was clipped in ``run``.
-    #[getter]
-    fn clipped(&self) -> u64 {
-        self.inner.clipped()
-    }
+        /// Play ``rounds`` rounds of ``stream`` natively in blocks (GIL released, Ctrl-C checked between
+        /// blocks); returns ``(total_loss, clipped, cumulative_at_checkpoints)``.
+        #[pyo3(signature = (stream, rounds, checkpoints, progress = None))]
+        fn run<'py>(
+            slf: &Bound<'py, Self>,
+            stream: &Bound<'py, PyLocalStream>,
+            rounds: u64,
+            checkpoints: Vec<u64>,
+            progress: Option<&Bound<'py, PyAny>>,
+        ) -> PyResult<crate::convert::RunOutput<'py>> {
+            let py = slf.py();
+            let mut this = Self::writable(slf)?;
+            let strict = this.strict;
+            let st = &stream.get().inner;
+            let check = this.inner.check_run(st, rounds, strict);
+            let start = this.inner.t();
+            let inner = &mut this.inner;
+            crate::convert::run_native(
+                py,
+                check,
+                start,
+                rounds,
+                &checkpoints,
+                progress,
+                |n, marks, out| inner.run(st, n, marks, out, strict),
+            )
+        }
 
-    /// Predictions saturated at ``±1e100``.
-    #[getter]
-    fn saturated(&self) -> u64 {
-        self.inner.saturated()
-    }
+        /// Per-learner sums as a dict: ``sum_sq`` (per coordinate for ``coordinatewise``; of ``⟨z, g̃⟩`` for
+        /// ``unconstrained``), ``sum_sq_norms`` (``unconstrained``), ``v``/``z`` (``unconstrained``).
+        fn state<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+            use dponline_core::local_dp::Algorithm;
+            let (py, this) = (slf.py(), Self::readable(slf)?);
+            let d = pyo3::types::PyDict::new(py);
+            d.set_item("algorithm", this.inner.algorithm().name())?;
+            match this.inner.algorithm() {
+                Algorithm::Coordinatewise { coords } => {
+                    let sq: Vec<f64> = coords.iter().map(Potential1D::sq_sum).collect();
+                    let ls: Vec<f64> = coords.iter().map(Potential1D::neg_sum).collect();
+                    d.set_item("sum_sq", sq.into_pyarray(py))?;
+                    d.set_item("neg_sum", ls.into_pyarray(py))?;
+                }
+                Algorithm::Unconstrained {
+                    norm,
+                    z,
+                    sq_norms,
+                    v,
+                } => {
+                    d.set_item("sum_sq", norm.sq_sum())?;
+                    d.set_item("neg_sum", norm.neg_sum())?;
+                    d.set_item("sum_sq_norms", *sq_norms)?;
+                    d.set_item("v", *v)?;
+                    d.set_item("z", PyArray1::from_slice(py, z))?;
+                }
+                Algorithm::Ogd { lr } => d.set_item("lr", *lr)?,
+                Algorithm::AdaGrad { radius, sq } => {
+                    d.set_item("radius", *radius)?;
+                    d.set_item("sum_sq", PyArray1::from_slice(py, sq))?;
+                }
+            }
+            Ok(d)
+        }
 
-    /// Dimension.
-    #[getter]
-    fn dim(&self) -> usize {
-        self.inner.dim()
-    }
+        /// Serialized state (format-versioned).
+        fn to_bytes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyBytes>> {
+            let this = Self::readable(slf)?;
+            let mut bytes = this.inner.to_bytes().or_raise()?;
+            bytes.push(u8::from(this.strict));
+            Ok(PyBytes::new(slf.py(), &bytes))
+        }
 
-    /// Serialized state (format-versioned).
-    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let mut bytes = self.inner.to_bytes().or_raise()?;
-        bytes.push(u8::from(self.strict));
-        Ok(PyBytes::new(py, &bytes))
-    }
-
-    /// Restore from :meth:`to_bytes`.
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        let Some((&strict, body)) = state.split_last() else {
-            return Err(CoreError::State("empty state".into())).or_raise();
-        };
-        Ok(PyLocalLearner {
-            inner: LocalLearner::from_bytes(body).or_raise()?,
-            strict: strict == 1,
-        })
+        /// Restore from :meth:`to_bytes`.
+        #[staticmethod]
+        fn from_bytes(state: &[u8]) -> PyResult<Self> {
+            let Some((&strict, body)) = state.split_last() else {
+                return Err(CoreError::State("empty state".into())).or_raise();
+            };
+            Ok(PyLocalLearner {
+                inner: LocalLearner::from_bytes(body).or_raise()?,
+                strict: strict == 1,
+            })
+        }
     }
 }

@@ -6,7 +6,7 @@ use pyo3::prelude::*;
 
 use dponline_core::alloc;
 
-use crate::convert::{detached_polled, int_arg, matrix_owned, slice, vector};
+use crate::convert::{detached_polled, int_arg, rows_arg, slice, vector};
 use crate::errors::{OrRaise, invalid_input};
 
 /// Call `f` with the core family of `obj`, a loss family, else raise `InvalidInputError` saying what `run`
@@ -69,35 +69,9 @@ impl PyLossFamily {
             }
         }
         let kind = kind_from(kind)?;
-        let cols: usize = {
-            let shape: Vec<usize> = data
-                .getattr("shape")
-                .and_then(|s| s.extract())
-                .unwrap_or_default();
-            match shape.as_slice() {
-                [_, c] => *c,
-                other => {
-                    return Err(invalid_input(format!(
-                        "data must be a 2-D array (rounds, dim), got shape {other:?}"
-                    )));
-                }
-            }
-        };
-        let (_, values) = matrix_owned(data, "data", cols)?;
+        let (cols, values) = rows_arg(data, "data", "rounds, dim")?;
         let family = LossFamily::new(kind, values, cols).or_raise()?;
-        let order = match (order, seed) {
-            ("sequential", _) => RowOrder::Sequential,
-            ("cycle", _) => RowOrder::Cycle,
-            ("bootstrap", Some(seed)) => RowOrder::Bootstrap { seed },
-            ("bootstrap", None) => {
-                return Err(invalid_input("order='bootstrap' needs an integer seed"));
-            }
-            (other, _) => {
-                return Err(invalid_input(format!(
-                    "order must be 'sequential', 'cycle' or 'bootstrap', got {other:?}"
-                )));
-            }
-        };
+        let order = RowOrder::from_name(order, seed).or_raise()?;
         let horizon = horizon.unwrap_or(family.rows() as u64);
         Ok(PyLossFamily {
             inner: family.reordered(horizon, order).or_raise()?,
@@ -186,11 +160,7 @@ impl PyLossFamily {
     /// ``"sequential"``, ``"cycle"`` or ``"bootstrap"``.
     #[getter]
     fn order(&self) -> &'static str {
-        match self.inner.order() {
-            RowOrder::Sequential => "sequential",
-            RowOrder::Cycle => "cycle",
-            RowOrder::Bootstrap { .. } => "bootstrap",
-        }
+        self.inner.order().name()
     }
 
     /// Number of rounds.

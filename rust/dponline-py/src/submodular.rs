@@ -6,7 +6,7 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::convert::{int_arg, len_arg, matrix_owned};
+use crate::convert::{int_arg, len_arg, rows_arg};
 use crate::errors::{OrRaise, invalid_input};
 
 /// `(items, values after each addition, evaluations)` of greedy.
@@ -84,21 +84,6 @@ fn horizon_and_seed(
     ))
 }
 
-/// A 2-D float array of rows as `(columns, row-major values)`; `axes` names its axes in the error.
-fn rows_arg(data: &Bound<'_, PyAny>, name: &str, axes: &str) -> PyResult<(usize, Vec<f64>)> {
-    let shape: Vec<usize> = data
-        .getattr("shape")
-        .and_then(|s| s.extract())
-        .unwrap_or_default();
-    let [_, cols] = shape.as_slice() else {
-        return Err(invalid_input(format!(
-            "{name} must be a 2-D array ({axes}), got shape {shape:?}"
-        )));
-    };
-    let (_, values) = matrix_owned(data, name, *cols)?;
-    Ok((*cols, values))
-}
-
 impl PySubmodularFamily {
     fn finish(
         family: SubmodularFamily,
@@ -106,19 +91,7 @@ impl PySubmodularFamily {
         order: &str,
         seed: Option<u64>,
     ) -> PyResult<Self> {
-        let order = match (order, seed) {
-            ("sequential", _) => RowOrder::Sequential,
-            ("cycle", _) => RowOrder::Cycle,
-            ("bootstrap", Some(seed)) => RowOrder::Bootstrap { seed },
-            ("bootstrap", None) => {
-                return Err(invalid_input("order='bootstrap' needs an integer seed"));
-            }
-            (other, _) => {
-                return Err(invalid_input(format!(
-                    "order must be 'sequential', 'cycle' or 'bootstrap', got {other:?}"
-                )));
-            }
-        };
+        let order = RowOrder::from_name(order, seed).or_raise()?;
         let horizon = horizon.unwrap_or(family.rows() as u64);
         Ok(PySubmodularFamily {
             inner: family.reordered(horizon, order).or_raise()?,
@@ -127,11 +100,7 @@ impl PySubmodularFamily {
     }
 
     fn order_name(&self) -> &'static str {
-        match self.inner.order() {
-            RowOrder::Sequential => "sequential",
-            RowOrder::Cycle => "cycle",
-            RowOrder::Bootstrap { .. } => "bootstrap",
-        }
+        self.inner.order().name()
     }
 }
 

@@ -46,7 +46,7 @@ use crate::losses::{LossFamily, LossKind};
 use crate::noise::grid::ExactNoise;
 use crate::noise::release::release_on_grid;
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
-use crate::rng::{Generator, Seed};
+use crate::rng::{Generator, Seed, mix64};
 
 use super::{Checkpoints, Learner};
 
@@ -149,13 +149,6 @@ pub struct BernoulliArms {
     means: Vec<f64>,
     horizon: u64,
     seed: u64,
-}
-
-#[inline]
-fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 impl BernoulliArms {
