@@ -8,6 +8,7 @@ from typing_extensions import disjoint_base
 
 __version__: str
 STATE_VERSION: int
+MAX_NOISE_SCALE: float
 
 def simd_level() -> str: ...
 
@@ -50,6 +51,7 @@ __all__ = [
     "sample_sphere",
     "__version__",
     "STATE_VERSION",
+    "MAX_NOISE_SCALE",
     "seal_state",
     "open_state",
     "simd_level",

@@ -135,9 +135,6 @@ def private_bandit_noise(
     return scale, guarantee, {"lemma_scale": lemma, "exact_scale": exact}
 
 
-_MAX_NOISE_SCALE = 1e150  # dponline_core::noise::MAX_SCALE
-
-
 class PrivateBandit(Learner):
     """Differentially private bandit convex optimisation without projections.
 
@@ -305,11 +302,11 @@ class PrivateBandit(Learner):
             )
             guarantee = dataclasses.replace(guarantee, sampler="floating-point")
         if guarantee is not None:
-            if not scale <= _MAX_NOISE_SCALE:
+            if not scale <= _core.MAX_NOISE_SCALE:
                 raise InvalidInputError(
                     f"epsilon={epsilon!r}, delta={delta!r}, lipschitz={lipschitz!r}, loss_bound={loss_bound!r} and "
                     f"horizon={horizon} need a noise scale of {scale:.3g}, beyond the largest float64 noise supported "
-                    f"({_MAX_NOISE_SCALE:g}); rescale the losses"
+                    f"({_core.MAX_NOISE_SCALE:g}); rescale the losses"
                 )
         self._core = _core.PrivateBandit(
             domain,

@@ -109,6 +109,8 @@ mod _core {
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
         // The version of serialised states and of the seeded noise streams: a change means a seed gives other
         // noise, so cached results keyed by it are stale.
-        m.add("STATE_VERSION", dponline_core::state::STATE_VERSION)
+        m.add("STATE_VERSION", dponline_core::state::STATE_VERSION)?;
+        // The largest noise scale the core's samplers accept: Python checks against it before building.
+        m.add("MAX_NOISE_SCALE", dponline_core::noise::MAX_SCALE)
     }
 }
