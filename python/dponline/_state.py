@@ -15,7 +15,16 @@ import numpy as np
 from . import _core
 from .errors import InvalidInputError, StateError
 
-__all__ = ["seal", "unseal", "restore", "NativeState", "check_agrees", "recording_calibration", "recalibrated"]
+__all__ = [
+    "seal",
+    "unseal",
+    "restore",
+    "NativeState",
+    "MechanismState",
+    "check_agrees",
+    "recording_calibration",
+    "recalibrated",
+]
 
 
 def seal(value: Any) -> bytes:
@@ -88,6 +97,60 @@ class NativeState:
 
     def _unpack_state(self, state: dict[str, Any]) -> dict[str, Any]:
         return state
+
+
+def _checked_state(state: Any) -> tuple[bytes, dict[str, Any]]:
+    """A pickled mechanism's state, ``(core bytes, attributes)``, from its checksummed container
+    (:mod:`dponline._state`), or :class:`StateError`."""
+    value = unseal(state, "mechanism", tuple)
+    if len(value) != 2 or not isinstance(value[0], bytes) or not isinstance(value[1], dict):
+        raise StateError("cannot restore mechanism: the pickled state is not a dponline state")
+    return value
+
+
+def _attributes(mechanism: Any) -> dict[str, Any]:
+    """What a mechanism pickles beside its native state: its attributes, except a guarantee that its declared
+    calibration recomputes on restore."""
+    attributes = dict(mechanism.__dict__)
+    if "_calibration" in attributes:
+        attributes.pop("_privacy", None)
+    return attributes
+
+
+def _recalibrate(mechanism: Any, attributes: dict[str, Any]) -> None:
+    """Recompute the guarantee of a restored calibrated mechanism from its declared arguments (and check its
+    noise against them); see :func:`dponline.learners._base.recalibrated`."""
+    declared = attributes.get("_calibration")
+    if declared is None:
+        attributes.pop("_privacy", None)  # a guarantee without its calibration is not trusted
+        return
+    if not isinstance(declared, dict):
+        raise StateError(f"cannot restore {type(mechanism).__name__}: the pickled state is not a dponline state")
+    attributes["_privacy"] = recalibrated(mechanism, declared)
+
+
+class MechanismState:
+    """Pickling of a mechanism of :mod:`dponline.aggregation` (a subclass of a native mechanism class): the native
+    state (its
+    ``__getstate__``) and the attributes (:func:`_attributes`) in one checksummed container; restored through
+    :func:`dponline.restore` with placeholder constructor arguments, then the native state in place, the
+    guarantee recomputed from the declared calibration (:func:`_recalibrate`) and :meth:`_check_restored`."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (restore, (type(self), self.__getstate__(), *self.__getnewargs_ex__()))  # type: ignore[attr-defined]
+
+    def __getstate__(self) -> bytes:
+        return seal((super().__getstate__(), _attributes(self)))  # type: ignore[misc]
+
+    def __setstate__(self, state: bytes) -> None:
+        core_state, attributes = _checked_state(state)
+        super().__setstate__(core_state)  # type: ignore[misc]
+        _recalibrate(self, attributes)
+        self._check_restored()
+        self.__dict__.update(attributes)
+
+    def _check_restored(self) -> None:
+        """Refuse a restored native state of another kind (nothing to check for the tree)."""
 
 
 # The attributes of a native object that its declared arguments determine, compared on restore (those it has).

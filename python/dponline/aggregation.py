@@ -30,9 +30,10 @@ from ._options import (
     Sampler,
 )
 from ._seed import SeedLike
-from ._state import recalibrated, recording_calibration
+from ._state import recording_calibration
 from .errors import InvalidInputError, StateError
 from .privacy import PrivacyGuarantee
+from .privacy.discrete import exact_noise
 
 __all__ = ["TreeAggregator", "HonakerTree", "KaryTree", "BLT", "exact_noise"]
 
@@ -41,107 +42,7 @@ _TREE_SOURCE = (
 )
 
 
-def exact_noise(
-    noise: Noise,
-    calibration: str | None,
-    *,
-    epsilon: float,
-    delta: float,
-    sensitivity: float,
-    column_l1: float,
-    column_l2: float,
-    dim: int,
-    at_least: float = 0.0,
-    rounding_slack: tuple[float, float] = (0.0, 0.0),
-) -> privacy.ExactCalibration:
-    """The noise of a mechanism on the exact path (``sampler="exact"``) for an (ε, δ) target.
-
-    ``calibration``: ``None`` or ``"zcdp"`` — the tightest proved calibration of the discrete mechanism
-    (:func:`dponline.privacy.exact_linear_noise`: discrete Laplace exact ε; discrete Gaussian through zCDP with
-    the Canonne-Kamath-Steinke conversion); ``"paper"`` — the same (the caller passes the paper's scale as
-    ``at_least``, so the noise is never below the paper's formula, kept to reproduce it); ``"analytic"`` — the
-    continuous Gaussian's exact calibration, which does not bound the discrete Gaussian: refused for Gaussian noise
-    (for Laplace it is the default's). ``rounding_slack``: the mechanism's ``(L1, L2)`` encoder-rounding slack per
-    changed coordinate (``Mechanism.rounding_slack``; ``(0, 0)`` for the trees), added ``dim`` times in L1 and
-    ``sqrt(dim)`` times in L2.
-
-    Raises:
-        InvalidInputError: ``"analytic"`` with Gaussian noise, ``"zcdp"`` with Laplace noise, bad arguments.
-    """
-    if noise == "gaussian" and calibration == "analytic":
-        raise InvalidInputError(
-            "calibration='analytic' is the continuous Gaussian's (Balle-Wang 2018) and does not bound the discrete "
-            "Gaussian of sampler='exact': use calibration='zcdp' (the default, Canonne-Kamath-Steinke 2020) or "
-            "sampler='floating-point'"
-        )
-    if noise == "laplace" and calibration == "zcdp":
-        raise InvalidInputError("calibration='zcdp' needs Gaussian noise (delta > 0)")
-    return privacy.exact_linear_noise(
-        noise,
-        epsilon,
-        delta,
-        sensitivity,
-        column_l1 if noise == "laplace" else column_l2,
-        dim,
-        at_least=at_least,
-        slack=rounding_slack[0] * dim if noise == "laplace" else rounding_slack[1] * math.sqrt(dim),
-    )
-
-
-def _checked_state(state: Any) -> tuple[bytes, dict[str, Any]]:
-    """A pickled mechanism's state, ``(core bytes, attributes)``, from its checksummed container
-    (:mod:`dponline._state`), or :class:`StateError`."""
-    value = _state.unseal(state, "mechanism", tuple)
-    if len(value) != 2 or not isinstance(value[0], bytes) or not isinstance(value[1], dict):
-        raise StateError("cannot restore mechanism: the pickled state is not a dponline state")
-    return value
-
-
-def _attributes(mechanism: Any) -> dict[str, Any]:
-    """What a mechanism pickles beside its native state: its attributes, except a guarantee that its declared
-    calibration recomputes on restore."""
-    attributes = dict(mechanism.__dict__)
-    if "_calibration" in attributes:
-        attributes.pop("_privacy", None)
-    return attributes
-
-
-def _recalibrate(mechanism: Any, attributes: dict[str, Any]) -> None:
-    """Recompute the guarantee of a restored calibrated mechanism from its declared arguments (and check its
-    noise against them); see :func:`dponline.learners._base.recalibrated`."""
-    declared = attributes.get("_calibration")
-    if declared is None:
-        attributes.pop("_privacy", None)  # a guarantee without its calibration is not trusted
-        return
-    if not isinstance(declared, dict):
-        raise StateError(f"cannot restore {type(mechanism).__name__}: the pickled state is not a dponline state")
-    attributes["_privacy"] = recalibrated(mechanism, declared)
-
-
-class _Pickled:
-    """Pickling of a mechanism (a subclass of a native mechanism class): the native state (its
-    ``__getstate__``) and the attributes (:func:`_attributes`) in one checksummed container; restored through
-    :func:`dponline._state.restore` with placeholder constructor arguments, then the native state in place, the
-    guarantee recomputed from the declared calibration (:func:`_recalibrate`) and :meth:`_check_restored`."""
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_state.restore, (type(self), self.__getstate__(), *self.__getnewargs_ex__()))  # type: ignore[attr-defined]
-
-    def __getstate__(self) -> bytes:
-        return _state.seal((super().__getstate__(), _attributes(self)))  # type: ignore[misc]
-
-    def __setstate__(self, state: bytes) -> None:
-        core_state, attributes = _checked_state(state)
-        super().__setstate__(core_state)  # type: ignore[misc]
-        _recalibrate(self, attributes)
-        self._check_restored()
-        self.__dict__.update(attributes)
-
-    def _check_restored(self) -> None:
-        """Refuse a restored native state of another kind (nothing to check for the tree)."""
-
-
-class TreeAggregator(_Pickled, _core.TreeAggregator):
+class TreeAggregator(_state.MechanismState, _core.TreeAggregator):
     """Private prefix sums of a stream of vectors, released after every push (continual observation).
 
     Source: the binary mechanism of Dwork, Naor, Pitassi & Rothblum (2010) and Chan, Shi & Song (2011), in
@@ -331,7 +232,7 @@ class TreeAggregator(_Pickled, _core.TreeAggregator):
         return getattr(self, "_privacy", None)
 
 
-class _LinearMechanism(_Pickled, _core.Mechanism):
+class _LinearMechanism(_state.MechanismState, _core.Mechanism):
     """Shared ``calibrated`` / ``privacy`` / pickling of the :class:`_core.Mechanism` wrappers."""
 
     _KINDS: tuple[str, ...] = ()

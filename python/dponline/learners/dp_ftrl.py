@@ -7,209 +7,24 @@ import math
 from typing import Any, Literal
 
 import numpy as np
-from scipy import integrate, special, stats
 
-from .. import _core, _validate, noise, privacy
+from .. import _core, _validate, privacy
 from .._options import CALIBRATIONS, MECHANISMS, Calibration, Mechanism, Sampler
 from .._seed import SeedLike
 from ..domains import require_native
 from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ..regret import RegretBound
-from ._base import Learner, exact_learner_noise, mechanism_noise, randomness_of, resolve_sampler
+from ._base import Learner, mechanism_noise, randomness_of, resolve_sampler
+from ._tree_noise import (
+    _exact_tree_noise,
+    _finite_multiplier,
+    _release_rms,
+    dp_ftrl_noise,
+    noise_width,
+)
 
 __all__ = ["DPFTPL", "DPFTRL", "dp_ftrl_noise", "noise_width"]
-
-
-_SOURCE_LAPLACE = (
-    "Agarwal-Singh 2017 Lemma 3.3 (padded tree-based aggregation, Laplace) with the exact level count floor(log2 T) + 1"
-)
-_SOURCE_GAUSSIAN = "Agarwal-Singh 2017 Lemma 3.3 / Ene-Nguyen-Vladu 2021 Theorem 2.3 (padded tree, Gaussian)"
-
-
-def dp_ftrl_noise(
-    epsilon: float,
-    delta: float,
-    loss_bound: float,
-    horizon: int,
-    calibration: Calibration = "paper",
-    *,
-    randomness: str = "",
-) -> tuple[str, float, PrivacyGuarantee]:
-    """Per-node noise of DP-FTRL's tree for a privacy target.
-
-    Replacing one round's loss vector ``ℓ_t`` (clipped to ``‖ℓ‖ ≤ G``) changes that tree input by at most
-    ``2G``, and the input enters ``B = floor(log₂T) + 1`` released nodes (:func:`dponline.privacy.levels_touched`).
-
-    * ``δ = 0`` — Laplace, Agarwal-Singh Lemma 3.3: ``λ = 2G·B/ε`` (``privacy.tree_laplace_scale`` with
-      sensitivity ``2G``, G an L1 bound). The Laplace mechanism on the released nodes is exact, so
-      ``"paper"`` and ``"analytic"`` coincide; ``"zcdp"`` is refused.
-    * ``δ > 0`` — Gaussian, ``privacy.tree_gaussian_sigma(ε, δ, 2G, T, calibration)`` (G an L2 bound).
-
-    Returns:
-        ``(noise, scale, guarantee)``.
-
-    Raises:
-        InvalidInputError: ``"zcdp"`` with ``δ = 0``, an unknown calibration, arguments out of range.
-    """
-    calibration = _validate.option("calibration", calibration, CALIBRATIONS)
-    sensitivity = 2.0 * loss_bound
-    levels = privacy.levels_touched(horizon)
-    if delta == 0.0:
-        if calibration == "zcdp":
-            raise InvalidInputError("calibration='zcdp' needs Gaussian noise (delta > 0)")
-        scale = privacy.tree_laplace_scale(epsilon, sensitivity, horizon)
-        guarantee = PrivacyGuarantee(
-            epsilon=float(epsilon),
-            delta=0.0,
-            source=_SOURCE_LAPLACE,
-            randomness=randomness,
-            notes=f"lambda = 2G*levels/eps = {scale:.6g} (G={loss_bound:g} in L1, levels={levels}, T={horizon})",
-        )
-        return "laplace", scale, guarantee
-    sigma = privacy.tree_gaussian_sigma(epsilon, delta, sensitivity, horizon, calibration)
-    source = _SOURCE_GAUSSIAN if calibration == "paper" else f"{_SOURCE_GAUSSIAN}, calibration={calibration!r}"
-    guarantee = PrivacyGuarantee(
-        epsilon=float(epsilon),
-        delta=float(delta),
-        source=source,
-        randomness=randomness,
-        notes=f"sigma = {sigma:.6g} (G={loss_bound:g} in L2, levels={levels}, T={horizon})",
-        noise_multiplier=sigma / (sensitivity * math.sqrt(levels)),
-    )
-    return "gaussian", sigma, guarantee
-
-
-def _exact_tree_noise(
-    mechanism: Mechanism,
-    calibration: Calibration | None,
-    epsilon: float,
-    delta: float,
-    loss_bound: float,
-    horizon: int,
-    dim: int,
-    at_least: float,
-    seed: SeedLike,
-    secure: bool,
-) -> tuple[str, float, PrivacyGuarantee]:
-    """DP-FTRL's / DP-FTPL's noise on the exact path (``sampler="exact"``): one round's clipped loss moves one input
-    by at most ``2G``; :func:`~dponline.learners._base.exact_learner_noise` with the mechanism's column norms, never
-    below the paper's scale under ``calibration="paper"`` (tree only) nor below ``at_least``."""
-    noise_name = "laplace" if delta == 0 else "gaussian"
-    paper = 0.0
-    if calibration == "paper":
-        if mechanism != "tree":
-            raise InvalidInputError(
-                f"calibration='paper' is not available with mechanism={mechanism!r}: the paper's lemmas cover only "
-                "the padded tree; leave calibration unset (the exact discrete calibration)"
-            )
-        paper = dp_ftrl_noise(epsilon, delta, loss_bound, horizon, "paper")[1]
-    source = _SOURCE_LAPLACE if noise_name == "laplace" else _SOURCE_GAUSSIAN
-    scale, guarantee = exact_learner_noise(
-        mechanism,
-        noise_name,
-        calibration,
-        epsilon=epsilon,
-        delta=delta,
-        sensitivity=2.0 * loss_bound,
-        releases=horizon,
-        dim=dim,
-        at_least=max(paper, at_least),
-        source=source,
-        randomness=randomness_of(seed, secure),
-    )
-    return noise_name, scale, guarantee
-
-
-def noise_width(
-    domain: _core.Domain, noise_name: str, scale: float, draws: int, samples: int = 20_000, seed: int = 0
-) -> tuple[float, float, str]:
-    """``E_Z[max_{x∈X}⟨Z, x⟩ − min_{x∈X}⟨Z, x⟩]`` for ``Z`` a vector of i.i.d. sums of ``draws`` noise draws
-    (``noise_name`` ``"laplace"`` of scale ``scale`` or ``"gaussian"`` of standard deviation ``scale``).
-
-    Closed forms on boxes (Gaussian and Laplace) and on the L2 ball (Gaussian), a one-dimensional quadrature on
-    the simplex (Gaussian), otherwise Monte Carlo with the core's samplers (at most ``samples`` draws of ``Z``;
-    2,000 on LMO-only domains). Returns ``(mean, standard error, method)`` (standard error 0 when exact).
-    """
-    n = domain.dim
-    if scale == 0.0:
-        return 0.0, 0.0, "none (non-private)"
-    kind = domain.kind
-    gaussian = noise_name == "gaussian"
-    if kind == "Box":
-        lower = domain.lmo(np.ones(n))
-        upper = domain.lmo(-np.ones(n))
-        total_width = float(np.sum(upper - lower))
-        if gaussian:
-            e_abs = scale * math.sqrt(draws) * math.sqrt(2.0 / math.pi)
-        else:
-            e_abs = 2.0 * scale * math.exp(special.gammaln(draws + 0.5) - special.gammaln(draws)) / math.sqrt(math.pi)
-        return total_width * e_abs, 0.0, "closed form"
-    if gaussian and kind == "L2Ball":
-        s = scale * math.sqrt(draws)
-        r = domain.diameter / 2.0
-        e_norm = s * math.sqrt(2.0) * math.exp(special.gammaln((n + 1) / 2) - special.gammaln(n / 2))
-        return 2.0 * r * e_norm, 0.0, "closed form"
-    if gaussian and kind == "Simplex":
-        s = scale * math.sqrt(draws)
-
-        def integrand(z: float) -> float:
-            return z * n * stats.norm.pdf(z) * math.exp((n - 1) * stats.norm.logcdf(z))
-
-        e_max, _ = integrate.quad(integrand, -12.0, 12.0 + math.sqrt(2 * math.log(n)), limit=200)
-        return 2.0 * s * e_max, 0.0, "quadrature"
-    # Monte Carlo with the core's samplers, at unit scale (the width is linear in it): at scale 1e6 on a domain
-    # of extent 1e149 the widths' squares overflowed in the standard error.
-    m = int(max(100, min(samples, 20_000_000 // max(n, 1))))
-    if kind not in ("Simplex", "L2Ball"):
-        m = min(m, 2000)  # one pair of LMO calls per sample
-    if gaussian:
-        Z = noise.gaussian_sum(1.0, draws, m * n, seed=seed).reshape(m, n)
-    else:
-        Z = noise.laplace_sum(1.0, draws, m * n, seed=seed).reshape(m, n)
-    if kind == "Simplex":
-        widths = Z.max(axis=1) - Z.min(axis=1)
-    elif kind == "L2Ball":
-        widths = domain.diameter * np.linalg.norm(Z, axis=1)
-    else:
-        widths = np.array([z @ domain.lmo(-z) - z @ domain.lmo(z) for z in Z[:m]])
-    mean, stderr = float(widths.mean()), float(widths.std(ddof=1) / math.sqrt(m))
-    return scale * mean, scale * stderr, f"Monte Carlo ({m} samples)"
-
-
-_RMS_POINTS = 4096
-
-
-def _release_rms(mechanism: str, horizon: int) -> float:
-    """Root mean square over the releases ``L̃_0 .. L̃_{T−1}`` of the per-coordinate noise sd of the named
-    mechanism at unit draws (exact for ``T <= 4096``; else over 4096 evenly spaced releases). A function of
-    the declared horizon only."""
-    probe = _core.Mechanism(
-        mechanism,
-        1,
-        horizon,
-        scale=1.0,
-        noise="gaussian",
-        sampler="floating-point",  # unit variances only: the structure, not the sampler
-        **({"buffers": 6} if mechanism == "blt" else {}),
-    )
-    k = min(horizon, _RMS_POINTS)
-    # Exact integer spacing: float64 rounding of t near 2^63 overflowed int64 (OverflowError leaked).
-    span = max(k - 1, 1)
-    ts = sorted({(2 * i * (horizon - 1) + span) // (2 * span) for i in range(k)})  # round(i (T − 1) / (k − 1))
-    return math.sqrt(float(np.mean([probe.unit_variance(t) for t in ts])))
-
-
-def _finite_multiplier(sigma: float, release_l2: float) -> float:
-    """``σ / Δ₂`` of the whole release, refused when it leaves float64 (σ huge against a tiny sensitivity)."""
-    with np.errstate(over="ignore"):
-        multiplier = float(np.float64(sigma) / np.float64(release_l2))
-    if not (math.isfinite(multiplier) and multiplier > 0.0):
-        raise InvalidInputError(
-            f"DPFTPL: the noise multiplier sigma/sensitivity = {sigma:g}/{release_l2:g} is not a positive float64; "
-            "rescale the losses"
-        )
-    return multiplier
 
 
 class DPFTRL(Learner):

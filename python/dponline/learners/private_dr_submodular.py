@@ -14,7 +14,7 @@ from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ..regret import RegretBound
 from ._base import Learner, RunResult, mechanism_noise, randomness_of, resolve_sampler
-from .dp_ftrl import _exact_tree_noise, dp_ftrl_noise
+from ._tree_noise import _exact_tree_noise, dp_ftrl_noise
 from .private_submodular import _NEIGHBOURING, _UNIT
 
 __all__ = ["PrivateDRSubmodular", "dr_submodular_privacy"]

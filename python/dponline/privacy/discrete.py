@@ -358,3 +358,50 @@ def exact_linear_noise(
             return ExactCalibration("gaussian", fitted, gamma, units, integer, eps, target, units / integer)
         scale = fitted
     raise AssertionError("unreachable: _steps raises")  # pragma: no cover
+
+
+def exact_noise(
+    noise: str,
+    calibration: str | None,
+    *,
+    epsilon: float,
+    delta: float,
+    sensitivity: float,
+    column_l1: float,
+    column_l2: float,
+    dim: int,
+    at_least: float = 0.0,
+    rounding_slack: tuple[float, float] = (0.0, 0.0),
+) -> ExactCalibration:
+    """The noise of a mechanism on the exact path (``sampler="exact"``) for an (ε, δ) target.
+
+    ``calibration``: ``None`` or ``"zcdp"`` — the tightest proved calibration of the discrete mechanism
+    (:func:`dponline.privacy.exact_linear_noise`: discrete Laplace exact ε; discrete Gaussian through zCDP with
+    the Canonne-Kamath-Steinke conversion); ``"paper"`` — the same (the caller passes the paper's scale as
+    ``at_least``, so the noise is never below the paper's formula, kept to reproduce it); ``"analytic"`` — the
+    continuous Gaussian's exact calibration, which does not bound the discrete Gaussian: refused for Gaussian noise
+    (for Laplace it is the default's). ``rounding_slack``: the mechanism's ``(L1, L2)`` encoder-rounding slack per
+    changed coordinate (``Mechanism.rounding_slack``; ``(0, 0)`` for the trees), added ``dim`` times in L1 and
+    ``sqrt(dim)`` times in L2.
+
+    Raises:
+        InvalidInputError: ``"analytic"`` with Gaussian noise, ``"zcdp"`` with Laplace noise, bad arguments.
+    """
+    if noise == "gaussian" and calibration == "analytic":
+        raise InvalidInputError(
+            "calibration='analytic' is the continuous Gaussian's (Balle-Wang 2018) and does not bound the discrete "
+            "Gaussian of sampler='exact': use calibration='zcdp' (the default, Canonne-Kamath-Steinke 2020) or "
+            "sampler='floating-point'"
+        )
+    if noise == "laplace" and calibration == "zcdp":
+        raise InvalidInputError("calibration='zcdp' needs Gaussian noise (delta > 0)")
+    return exact_linear_noise(
+        noise,
+        epsilon,
+        delta,
+        sensitivity,
+        column_l1 if noise == "laplace" else column_l2,
+        dim,
+        at_least=at_least,
+        slack=rounding_slack[0] * dim if noise == "laplace" else rounding_slack[1] * math.sqrt(dim),
+    )
