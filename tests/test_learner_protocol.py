@@ -40,6 +40,11 @@ LEARNERS: dict[str, tuple[Callable[[], Any], Callable[[], Any], Callable[[Any], 
         lambda: _linear(3),
         lambda learner: learner.tell(np.zeros(3)),
     ),
+    "NoisyOCO": (
+        lambda: dponline.NoisyOCO(Simplex(3), horizon=T, epsilon=None, lipschitz=1.0, seed=0),
+        lambda: _linear(3),
+        lambda learner: learner.tell(np.zeros(3)),
+    ),
     "PrivateEXP3": (
         lambda: dponline.PrivateEXP3(3, horizon=T, epsilon=None, seed=0),
         lambda: _linear(3),

@@ -213,6 +213,26 @@ def learner_cases() -> Iterator[tuple[str, Callable[[], dict[str, Any]]]]:
             ),
         )
         yield (
+            f"NoisyOCO/simplex/{sampler}",
+            lambda s=sampler: _learner_case(
+                lambda: dponline.NoisyOCO(
+                    domains.Simplex(4), horizon=HORIZON, epsilon=1.0, lipschitz=2.0, sampler=s, seed=23
+                ),
+                vector(rows4),
+                lin4,
+            ),
+        )
+        yield (
+            f"NoisyOCO/l2ball-gaussian/{sampler}",
+            lambda s=sampler: _learner_case(
+                lambda: dponline.NoisyOCO(
+                    domains.L2Ball(4), horizon=HORIZON, epsilon=1.0, delta=1e-6, lipschitz=2.0, sampler=s, seed=24
+                ),
+                vector(rows4),
+                lin4,
+            ),
+        )
+        yield (
             f"PrivateEXP3/{sampler}",
             lambda s=sampler: _learner_case(
                 lambda: dponline.PrivateEXP3(4, horizon=HORIZON, epsilon=1.0, sampler=s, seed=9),
