@@ -1,16 +1,14 @@
 //! `dponline._core.DPFTRL`: bindings of `dponline_core::learners::DpFtrl`.
 
-use dponline_core::aggregation::{MechanismSpec, SamplerKind};
 use dponline_core::learners::{DpFtrl, DpFtrlParams, Learner, LossNorm, Regularizer};
-use dponline_core::noise::NoiseDistribution;
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::convert::{keying, shared, with_vector};
+use crate::convert::{shared, with_vector};
 use crate::domains::PyDomain;
 use crate::errors::OrRaise;
-use crate::learner::py_learner;
+use crate::learner::{MechanismArgs, py_learner};
 use crate::losses::with_loss_family;
 
 fn params_dict<'py>(py: Python<'py>, p: &DpFtrlParams) -> PyResult<Bound<'py, PyDict>> {
@@ -144,35 +142,12 @@ py_learner! {
             loss_shift: f64,
             #[pyo3(from_py_with = crate::aggregation::sampler_arg)] sampler: &'static str,
         ) -> PyResult<Self> {
-            let sampler = SamplerKind::from_name(sampler).or_raise()?;
-            let dom = shared(domain, "domain")?.inner.clone();
-            let params = build_params(
-                domain,
-                horizon,
-                loss_bound,
-                norm,
-                regularizer,
-                learning_rate,
-                dual_bound,
-                lmo_calls,
-            )?
-            .with_loss_shift(&dom, loss_shift)
-            .or_raise()?;
-            let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
-            let (words, secure) = keying(py, seed, secure)?;
-            Ok(PyDpFtrl {
-                inner: DpFtrl::new(
-                    dom,
-                    params,
-                    MechanismSpec::from_name(mechanism).or_raise()?,
-                    dist,
-                    sampler,
-                    words,
-                    secure,
-                    strict,
-                )
-                .or_raise()?,
-            })
+            let args = MechanismArgs::new(py, domain, noise, scale, mechanism, sampler, seed, secure)?;
+            let params = build_params(domain, horizon, loss_bound, norm, regularizer, learning_rate, dual_bound, lmo_calls)?
+                .with_loss_shift(&args.domain, loss_shift)
+                .or_raise()?;
+            let inner = args.build(params, strict, DpFtrl::new)?;
+            Ok(Self { inner })
         }
 
         /// The action to play, shape ``(dim,)``.

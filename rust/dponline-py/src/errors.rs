@@ -21,40 +21,33 @@
 
 use dponline_core::CoreError;
 use pyo3::prelude::*;
-use pyo3::types::PyType;
 
-/// Name of the `dponline.errors` class a core error maps to.
-pub fn class_name(err: &CoreError) -> &'static str {
-    match err {
-        CoreError::InvalidArgument { .. } | CoreError::Shape { .. } => "InvalidInputError",
-        CoreError::NonFinite { .. } => "NonFiniteError",
-        CoreError::InvalidGraph(_) => "InvalidGraphError",
-        CoreError::State(_) | CoreError::Busy(_) => "StateError",
-        CoreError::HorizonExhausted { .. } => "HorizonExhaustedError",
-        CoreError::Protocol(_) => "ProtocolError",
-        CoreError::Entropy(_) | CoreError::Interrupted => "DPOnlineError",
-        CoreError::Allocation { .. } => "MemoryError",
-        CoreError::IterationLimit { .. } => "ConvergenceError",
-    }
-}
-
-/// The `dponline.errors` class called `name`.
-pub fn error_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyType>> {
-    Ok(py
-        .import("dponline.errors")?
-        .getattr(name)?
-        .cast_into::<PyType>()?)
-}
+// The `dponline.errors` classes, each imported once per interpreter (then cached by PyO3).
+pyo3::import_exception!(dponline.errors, DPOnlineError);
+pyo3::import_exception!(dponline.errors, InvalidInputError);
+pyo3::import_exception!(dponline.errors, NonFiniteError);
+pyo3::import_exception!(dponline.errors, InvalidGraphError);
+pyo3::import_exception!(dponline.errors, StateError);
+pyo3::import_exception!(dponline.errors, HorizonExhaustedError);
+pyo3::import_exception!(dponline.errors, ProtocolError);
+pyo3::import_exception!(dponline.errors, ConvergenceError);
 
 /// Convert a core error into the Python exception of the table above.
 pub fn to_py(err: CoreError) -> PyErr {
-    if matches!(err, CoreError::Allocation { .. }) {
-        return pyo3::exceptions::PyMemoryError::new_err(err.to_string());
+    let message = err.to_string();
+    match err {
+        CoreError::InvalidArgument { .. } | CoreError::Shape { .. } => {
+            InvalidInputError::new_err(message)
+        }
+        CoreError::NonFinite { .. } => NonFiniteError::new_err(message),
+        CoreError::InvalidGraph(_) => InvalidGraphError::new_err(message),
+        CoreError::State(_) | CoreError::Busy(_) => StateError::new_err(message),
+        CoreError::HorizonExhausted { .. } => HorizonExhaustedError::new_err(message),
+        CoreError::Protocol(_) => ProtocolError::new_err(message),
+        CoreError::Entropy(_) | CoreError::Interrupted => DPOnlineError::new_err(message),
+        CoreError::Allocation { .. } => pyo3::exceptions::PyMemoryError::new_err(message),
+        CoreError::IterationLimit { .. } => ConvergenceError::new_err(message),
     }
-    Python::attach(|py| match error_class(py, class_name(&err)) {
-        Ok(cls) => PyErr::from_type(cls, err.to_string()),
-        Err(import_failure) => import_failure,
-    })
 }
 
 /// `.or_raise()` turns a core `Result` into a `PyResult`.
@@ -77,16 +70,10 @@ pub fn guarded<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
             .map(|s| s.to_string())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        Err(Python::attach(|py| match error_class(py, "DPOnlineError") {
-            Ok(cls) => PyErr::from_type(
-                cls,
-                format!(
-                    "internal error (a bug, please report it): {detail}; the object may be inconsistent, \
-                     restore it from a checkpoint"
-                ),
-            ),
-            Err(e) => e,
-        }))
+        Err(DPOnlineError::new_err(format!(
+            "internal error (a bug, please report it): {detail}; the object may be inconsistent, restore it \
+             from a checkpoint"
+        )))
     })
 }
 
@@ -99,9 +86,5 @@ pub fn busy(what: &str) -> PyErr {
 
 /// Raise `dponline.errors.InvalidInputError(message)`.
 pub fn invalid_input(message: impl Into<String>) -> PyErr {
-    let message = message.into();
-    Python::attach(|py| match error_class(py, "InvalidInputError") {
-        Ok(cls) => PyErr::from_type(cls, message),
-        Err(e) => e,
-    })
+    InvalidInputError::new_err(message.into())
 }

@@ -32,6 +32,88 @@ pub fn run_learner<'py, L: Learner + Send>(
     )
 }
 
+/// The core constructor of a learner on a prefix-sum mechanism: `(domain, params, mechanism, noise, sampler,
+/// seed, secure, strict)`.
+pub type CoreConstructor<P, L> = fn(
+    dponline_core::domains::Domain,
+    P,
+    dponline_core::aggregation::MechanismSpec,
+    dponline_core::noise::NoiseDistribution,
+    dponline_core::aggregation::SamplerKind,
+    dponline_core::rng::Seed,
+    bool,
+    bool,
+) -> dponline_core::Result<L>;
+
+/// What the constructor of every learner on a prefix-sum mechanism (PrivateBandit, DPFTRL, NoisyOCO,
+/// PrivateDRSubmodular) converts the same way, in the order of the core constructors' arguments.
+pub struct MechanismArgs {
+    /// The learner's domain (a copy of the Python domain's).
+    pub domain: dponline_core::domains::Domain,
+    /// The per-draw noise of the mechanism.
+    pub noise: dponline_core::noise::NoiseDistribution,
+    /// The mechanism releasing the prefix sums.
+    pub mechanism: dponline_core::aggregation::MechanismSpec,
+    /// How its noise is drawn.
+    pub sampler: dponline_core::aggregation::SamplerKind,
+    /// Seed material, and whether the generator is the secure one ([`crate::convert::keying`]).
+    pub seed: dponline_core::rng::Seed,
+    /// Whether the generator is the OS-keyed one.
+    pub secure: bool,
+}
+
+impl MechanismArgs {
+    /// Convert the shared constructor arguments.
+    ///
+    /// Raises `InvalidInputError` naming the argument (an unknown noise, mechanism or sampler, a bad scale or
+    /// seed); `StateError` if the domain is in use by another thread.
+    pub fn new(
+        py: Python<'_>,
+        domain: &Bound<'_, crate::domains::PyDomain>,
+        noise: &str,
+        scale: f64,
+        mechanism: &str,
+        sampler: &str,
+        seed: Option<&Bound<'_, PyAny>>,
+        secure: bool,
+    ) -> PyResult<Self> {
+        use crate::errors::OrRaise;
+        let sampler = dponline_core::aggregation::SamplerKind::from_name(sampler).or_raise()?;
+        let mechanism =
+            dponline_core::aggregation::MechanismSpec::from_name(mechanism).or_raise()?;
+        let domain = crate::convert::shared(domain, "domain")?.inner.clone();
+        let noise = dponline_core::noise::NoiseDistribution::from_name(noise, scale).or_raise()?;
+        let (seed, secure) = crate::convert::keying(py, seed, secure)?;
+        Ok(Self {
+            domain,
+            noise,
+            mechanism,
+            sampler,
+            seed,
+            secure,
+        })
+    }
+
+    /// Build the learner with the core constructor `new` (every such learner's takes these arguments, its
+    /// `params` and `strict`, in this order).
+    ///
+    /// Raises what the core constructor raises.
+    pub fn build<P, L>(self, params: P, strict: bool, new: CoreConstructor<P, L>) -> PyResult<L> {
+        use crate::errors::OrRaise;
+        new(
+            self.domain,
+            params,
+            self.mechanism,
+            self.noise,
+            self.sampler,
+            self.seed,
+            self.secure,
+            strict,
+        )
+        .or_raise()
+    }
+}
+
 /// Whether two names are equal, in a constant (the Python class name of [`py_learner!`] must be the core's
 /// [`Learner::NAME`]).
 pub const fn same_name(a: &str, b: &str) -> bool {

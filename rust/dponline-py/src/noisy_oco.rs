@@ -1,16 +1,14 @@
 //! `dponline._core.NoisyOCO`: bindings of `dponline_core::learners::NoisyOco`.
 
-use dponline_core::aggregation::{MechanismSpec, SamplerKind};
 use dponline_core::learners::{Learner, NoisyOco, NoisyOcoParams};
-use dponline_core::noise::NoiseDistribution;
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::convert::{keying, shared, with_vector};
+use crate::convert::{shared, with_vector};
 use crate::domains::PyDomain;
 use crate::errors::OrRaise;
-use crate::learner::py_learner;
+use crate::learner::{MechanismArgs, py_learner};
 use crate::losses::with_loss_family;
 
 fn params_dict<'py>(py: Python<'py>, p: &NoisyOcoParams) -> PyResult<Bound<'py, PyDict>> {
@@ -109,24 +107,10 @@ py_learner! {
             secure: bool,
             #[pyo3(from_py_with = crate::aggregation::sampler_arg)] sampler: &'static str,
         ) -> PyResult<Self> {
-            let sampler = SamplerKind::from_name(sampler).or_raise()?;
-            let dom = shared(domain, "domain")?.inner.clone();
+            let args = MechanismArgs::new(py, domain, noise, scale, mechanism, sampler, seed, secure)?;
             let params = build_params(domain, horizon, lipschitz, learning_rate, lmo_calls)?;
-            let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
-            let (words, secure) = keying(py, seed, secure)?;
-            Ok(PyNoisyOco {
-                inner: NoisyOco::new(
-                    dom,
-                    params,
-                    MechanismSpec::from_name(mechanism).or_raise()?,
-                    dist,
-                    sampler,
-                    words,
-                    secure,
-                    strict,
-                )
-                .or_raise()?,
-            })
+            let inner = args.build(params, strict, NoisyOco::new)?;
+            Ok(Self { inner })
         }
 
         /// The action to play, shape ``(dim,)``.

@@ -1,17 +1,15 @@
 //! `dponline._core.PrivateBandit`: bindings of `dponline_core::learners::private_bandit`.
 
-use dponline_core::aggregation::{MechanismSpec, SamplerKind};
 use dponline_core::learners::private_bandit::Feasibility;
 use dponline_core::learners::{PrivateBandit, PrivateBanditParams};
-use dponline_core::noise::NoiseDistribution;
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::convert::{keying, shared};
+use crate::convert::shared;
 use crate::domains::PyDomain;
 use crate::errors::OrRaise;
-use crate::learner::py_learner;
+use crate::learner::{MechanismArgs, py_learner};
 use crate::losses::with_loss_family;
 
 fn params_dict<'py>(py: Python<'py>, p: &PrivateBanditParams) -> PyResult<Bound<'py, PyDict>> {
@@ -103,24 +101,13 @@ py_learner! {
             #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
             #[pyo3(from_py_with = crate::aggregation::sampler_arg)] sampler: &'static str,
         ) -> PyResult<Self> {
-            let sampler = SamplerKind::from_name(sampler).or_raise()?;
-            let mechanism = MechanismSpec::from_name(mechanism).or_raise()?;
-            let dom = shared(domain, "domain")?.inner.clone();
-            let params = PrivateBanditParams::new(
-                &dom,
-                horizon,
-                lipschitz,
-                loss_bound,
-                smoothing_radius,
-                Feasibility::from_name(feasibility).or_raise()?,
-            )
-            .or_raise()?;
-            let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
-            let (words, secure) = keying(py, seed, secure)?;
-            Ok(PyPrivateBandit {
-                inner: PrivateBandit::new(dom, params, mechanism, dist, sampler, words, secure, strict)
-                    .or_raise()?,
-            })
+            let args = MechanismArgs::new(py, domain, noise, scale, mechanism, sampler, seed, secure)?;
+            let feasibility = Feasibility::from_name(feasibility).or_raise()?;
+            let params =
+                PrivateBanditParams::new(&args.domain, horizon, lipschitz, loss_bound, smoothing_radius, feasibility)
+                    .or_raise()?;
+            let inner = args.build(params, strict, PrivateBandit::new)?;
+            Ok(Self { inner })
         }
 
         /// The point to play, shape ``(dim,)``.

@@ -1,20 +1,18 @@
 //! `dponline._core.PrivateDRSubmodular`: bindings of `dponline_core::learners::private_dr_submodular`.
 
-use dponline_core::aggregation::{MechanismSpec, SamplerKind};
 use dponline_core::learners::private_dr_submodular::{
     Argmin, DrSubmodularParams, PrivateDrSubmodular, coverage_gradient, coverage_multilinear,
     paper_copies,
 };
 use dponline_core::learners::{Learner, LossNorm};
-use dponline_core::noise::NoiseDistribution;
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::convert::{keying, shared, with_vector};
+use crate::convert::with_vector;
 use crate::domains::PyDomain;
 use crate::errors::{OrRaise, invalid_input};
-use crate::learner::py_learner;
+use crate::learner::{MechanismArgs, py_learner};
 use crate::submodular::{ids, with_submodular_family};
 
 /// The paper's number of PFTAL copies ``K = ceil(sqrt(sqrt(T) / ln(T)^2.5))`` (at least 1).
@@ -120,29 +118,15 @@ py_learner! {
             secure: bool,
             #[pyo3(from_py_with = crate::aggregation::sampler_arg)] sampler: &'static str,
         ) -> PyResult<Self> {
-            let sampler = SamplerKind::from_name(sampler).or_raise()?;
-            let dom = shared(domain, "domain")?.inner.clone();
-            let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
+            let args = MechanismArgs::new(py, domain, noise, scale, mechanism, sampler, seed, secure)?;
+            let norm = LossNorm::from_name(norm).or_raise()?;
+            let argmin = Argmin::from_name(argmin).or_raise()?;
             let params = DrSubmodularParams::new(
-                &dom,
-                horizon,
-                copies,
-                gradient_bound,
-                LossNorm::from_name(norm).or_raise()?,
-                dist,
-                regularization,
-                Argmin::from_name(argmin).or_raise()?,
-                lmo_calls,
+                &args.domain, horizon, copies, gradient_bound, norm, args.noise, regularization, argmin, lmo_calls,
             )
             .or_raise()?;
-            let spec = MechanismSpec::from_name(mechanism).or_raise()?;
-            let (words, secure) = keying(py, seed, secure)?;
-            Ok(PyPrivateDrSubmodular {
-                inner: PrivateDrSubmodular::new(
-                    dom, params, spec, dist, sampler, words, secure, strict,
-                )
-                .or_raise()?,
-            })
+            let inner = args.build(params, strict, PrivateDrSubmodular::new)?;
+            Ok(Self { inner })
         }
 
         /// The set to play: increasing item ids (int64), independent in the matroid.
