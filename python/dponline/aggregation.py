@@ -298,26 +298,15 @@ class _LinearMechanism(_state.MechanismState, _core.Mechanism):
                 randomness=privacy.randomness_of(seed, secure),
             )
             return mechanism
-        if calibration is None:
-            calibration = "analytic"
-        if noise == "laplace":
-            if calibration == "zcdp":
-                raise InvalidInputError("calibration='zcdp' needs Gaussian noise (delta > 0)")
-            scale = privacy.linear_laplace_scale(epsilon, sensitivity, probe.sensitivity_l1)
-            guarantee = privacy.linear_privacy("laplace", scale, sensitivity, probe.sensitivity_l1)
-        elif noise == "gaussian":
-            scale = privacy.linear_gaussian_sigma(
-                epsilon, delta, sensitivity, probe.sensitivity_l2, calibration=calibration
-            )
-            guarantee = PrivacyGuarantee(
-                epsilon=float(epsilon),
-                delta=float(delta),
-                source=f"{privacy.linear._LINEAR_GAUSSIAN_SOURCE}, calibration={calibration!r}",
-                notes=f"gaussian sigma={scale:g}, encoder column norm={probe.sensitivity_l2:g}",
-                noise_multiplier=scale / (sensitivity * probe.sensitivity_l2),
-            )
-        else:
-            raise InvalidInputError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
+        scale, guarantee = privacy.linear.linear_float_noise(
+            noise,
+            calibration,
+            epsilon=epsilon,
+            delta=delta,
+            sensitivity=sensitivity,
+            column_l1=probe.sensitivity_l1,
+            column_l2=probe.sensitivity_l2,
+        )
         guarantee = dataclasses.replace(
             guarantee,
             unit="one pushed row",

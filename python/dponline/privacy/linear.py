@@ -122,3 +122,39 @@ def linear_privacy(
         notes=notes,
         noise_multiplier=sc / (sens * norm),
     )
+
+
+def linear_float_noise(
+    noise: Noise,
+    calibration: LinearCalibration | None,
+    *,
+    epsilon: float,
+    delta: float,
+    sensitivity: float,
+    column_l1: float,
+    column_l2: float,
+) -> tuple[float, PrivacyGuarantee]:
+    """The noise of a linear mechanism on the floating-point path for an (ε, δ) target, and its guarantee: a
+    Laplace mechanism on the encoder's largest L1 column norm (:func:`linear_laplace_scale`), or a Gaussian one on
+    its L2 column norm (:func:`linear_gaussian_sigma`; ``calibration=None`` means ``"analytic"``).
+
+    Raises:
+        InvalidInputError: ``"zcdp"`` with Laplace noise, another noise, bad arguments.
+    """
+    if calibration is None:
+        calibration = "analytic"
+    if noise == "laplace":
+        if calibration == "zcdp":
+            raise InvalidInputError("calibration='zcdp' needs Gaussian noise (delta > 0)")
+        scale = linear_laplace_scale(epsilon, sensitivity, column_l1)
+        return scale, linear_privacy("laplace", scale, sensitivity, column_l1)
+    if noise == "gaussian":
+        scale = linear_gaussian_sigma(epsilon, delta, sensitivity, column_l2, calibration=calibration)
+        return scale, PrivacyGuarantee(
+            epsilon=float(epsilon),
+            delta=float(delta),
+            source=f"{_LINEAR_GAUSSIAN_SOURCE}, calibration={calibration!r}",
+            notes=f"gaussian sigma={scale:g}, encoder column norm={column_l2:g}",
+            noise_multiplier=scale / (sensitivity * column_l2),
+        )
+    raise InvalidInputError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
