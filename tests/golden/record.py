@@ -301,7 +301,18 @@ def learner_cases() -> Iterator[tuple[str, Callable[[], dict[str, Any]]]]:
                 loss_bound=1.0,
                 mechanism="blt",
                 calibration="analytic",
+                sampler="floating-point",
                 seed=15,
+            ),
+            vector(rows4),
+            lin4,
+        ),
+    )
+    yield (
+        "DPFTRL/blt-exact",
+        lambda: _learner_case(
+            lambda: dponline.DPFTRL(
+                domains.Simplex(4), horizon=HORIZON, epsilon=1.0, delta=1e-6, loss_bound=1.0, mechanism="blt", seed=25
             ),
             vector(rows4),
             lin4,
@@ -413,7 +424,11 @@ def mechanism_cases() -> Iterator[tuple[str, Callable[[], dict[str, Any]]]]:
             lambda: aggregation.TreeAggregator.calibrated(2, HORIZON, epsilon=1.0, sensitivity=1.0, seed=34), 2
         ),
     )
-    yield ("BLT", lambda: _mechanism_case(lambda: aggregation.BLT(3, HORIZON, scale=0.7, seed=35), 3))
+    for sampler in SAMPLERS:
+        yield (
+            f"BLT/{sampler}",
+            lambda s=sampler: _mechanism_case(lambda: aggregation.BLT(3, HORIZON, scale=0.7, sampler=s, seed=35), 3),
+        )
     yield (
         "BLT/calibrated",
         lambda: _mechanism_case(
