@@ -78,6 +78,25 @@ CASES: dict[str, Case] = {
         "coverage",
         (np.array([2.0, 0.5, -1.0, 0.5]), 1),
     ),
+    # the other release paths: floating-point samplers, the non-tree mechanisms (their own state and noise draws)
+    "PrivateBandit/floating-point": Case(
+        dponline.PrivateBandit, (Simplex(3),), {"lipschitz": 1.0, "sampler": "floating-point"}, "value", _VALUE_OVER
+    ),
+    "DPFTRL/blt": Case(
+        dponline.DPFTRL,
+        (Simplex(3),),
+        {"loss_bound": 3.0, "mechanism": "blt", "calibration": "analytic"},
+        "vector",
+        _VECTOR_OVER,
+    ),
+    "NoisyOCO/honaker/floating-point": Case(
+        dponline.NoisyOCO,
+        (Simplex(3),),
+        {"lipschitz": 3.0, "mechanism": "honaker", "sampler": "floating-point", "calibration": "analytic"},
+        "vector",
+        _VECTOR_OVER,
+    ),
+    "PrivateEXP3/floating-point": Case(dponline.PrivateEXP3, (3,), {"sampler": "floating-point"}, "value", _VALUE_OVER),
     "CoordinatewiseLearner": Case(dponline.CoordinatewiseLearner, (3, 1.0), {}, "local", None),
     "UnconstrainedLearner": Case(dponline.UnconstrainedLearner, (3, 1.0), {}, "local", None),
     "OnlineGradientDescent": Case(local_dp.OnlineGradientDescent, (3, 0.1), {}, "local", None),
@@ -89,9 +108,10 @@ BOUNDED = [name for name in NAMES if CASES[name].kind != "local"]  # the learner
 
 
 def make(
-    name: str, horizon: int = H, *, seed: int | None = 0, epsilon: float | None = None, strict: bool = False
+    name: str, horizon: int = H, *, seed: int | None = 0, epsilon: float | None = 1.0, strict: bool = False
 ) -> Any:
-    """The learner ``name`` (non-private unless ``epsilon``; the local learners' noise is the stream's)."""
+    """The learner ``name`` (private at ``epsilon``, non-private for ``None``; the local learners add no noise, their
+    providers do: the stream's ``budgets``)."""
     case = CASES[name]
     kwargs = dict(case.kwargs, seed=seed, strict=strict)
     if case.kind != "local":
@@ -165,7 +185,7 @@ def _valid_tell(name: str) -> Any:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_two_threads_on_one_learner_get_state_error(name: str) -> None:
-    learner, fam = make(name, T), _thread_family(name)
+    learner, fam = make(name, T, epsilon=None), _thread_family(name)
     in_run, release = threading.Event(), threading.Event()
 
     def progress(n: int) -> None:  # called between native blocks, with the learner borrowed by `run`
@@ -223,7 +243,7 @@ def test_run_totals_the_losses_of_the_told_actions(name: str) -> None:
     actions = play(name, told, fam, H)
     if CASES[name].kind == "local":
         expected = sum(fam.subgradient(t, a)[0] for t, a in enumerate(actions))
-    elif name == "PrivateEXP3":
+    elif CASES[name].cls is dponline.PrivateEXP3:
         expected = sum(ROWS[t][int(a)] for t, a in enumerate(actions))
     else:
         expected = sum(fam.value(t, a) for t, a in enumerate(actions))
@@ -255,7 +275,7 @@ def test_a_pickle_taken_mid_run_resumes_exactly(name: str, pending: bool) -> Non
 
 @pytest.mark.parametrize("name", NAMES)
 def test_a_native_run_pickled_midway_resumes_exactly(name: str) -> None:
-    fam = family(name)
+    fam = family(name, budgets=1.0)  # the local providers' noise is keyed by the learner's seed
     whole, split = make(name, seed=6), make(name, seed=6)
     total = whole.run(fam).total_loss
     head = split.run(fam, rounds=H // 3).total_loss
