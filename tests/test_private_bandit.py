@@ -31,8 +31,9 @@ def test_params_follow_line_one_and_lemma_5_1():
     assert p["zeta"] == pytest.approx(min(p["zeta_paper"], r / 2), rel=1e-14)
     # Lemma 5.1: λ = T^{1/2} n L log2(T) / ε (loss bound L·D, so the paper's L is unchanged).
     lemma = math.sqrt(T) * n * L * math.log2(T) / 0.5
-    # Exact requirement: 2 (d/ζ) B sqrt(n) per round, times floor(log2 T_round)+1 released nodes.
-    exact = 2 * d / p["zeta"] * L * D * math.sqrt(n) * (100).bit_length() / 0.5
+    # Exact requirement: 2 (d/ζ) B sqrt(n) per round (times the rounding inflation of the computed batch sums),
+    # times floor(log2 T_round)+1 released nodes.
+    exact = 2 * d / p["zeta"] * L * D * math.sqrt(n) * p["rounding_inflation"] * (100).bit_length() / 0.5
     assert p["lemma_scale"] == pytest.approx(lemma, rel=1e-12)
     assert p["exact_scale"] == pytest.approx(exact, rel=1e-12)
     assert p["noise"] == "laplace" and p["noise_scale"] == pytest.approx(max(lemma, exact), rel=1e-12)
@@ -55,7 +56,15 @@ def test_gaussian_scale_follows_lemma_5_4():
         * (tail + math.sqrt((1 + math.sqrt(T) / n) * tail))
     )
     assert p["lemma_scale"] == pytest.approx(lemma, rel=1e-12)
-    l2 = 2 * (n - 1) / p["zeta"] * L * math.sqrt(2) * math.sqrt(privacy.levels_touched(p["t_round"]))
+    l2 = (
+        2
+        * (n - 1)
+        / p["zeta"]
+        * L
+        * math.sqrt(2)
+        * p["rounding_inflation"]
+        * math.sqrt(privacy.levels_touched(p["t_round"]))
+    )
     assert p["exact_scale"] == pytest.approx(privacy.gaussian_sigma_analytic(eps, delta, l2), rel=1e-9)
     assert p["noise"] == "gaussian" and p["noise_scale"] == max(lemma, p["exact_scale"])
     assert "Lemma 5.4" in learner.privacy.source and learner.privacy.delta == delta
@@ -314,3 +323,45 @@ def test_run_refuses_objects_that_are_not_loss_families():
     with pytest.raises(dponline.InvalidInputError, match="losses must be a dponline.losses family"):
         learner.run(losses.BernoulliArms([0.5, 0.5], horizon=5, seed=1))
     assert pickle.dumps(learner) == before
+
+
+def test_calibration_uses_the_rounding_inflated_sensitivity():
+    """Both paths calibrate on ``2M·(1 + γ_{2n+22})(1 + m·γ_{m−1})`` (Lemma *rounded batch sums*), tiny above 2M."""
+    u = 2.0**-53
+
+    def gamma(k: float) -> float:
+        return k * u / (1 - k * u)
+
+    T, n, eps = 10_000, 4, 1.0
+    kw = dict(horizon=T, epsilon=eps, lipschitz=1.0, calibration="analytic", seed=0)
+    learner = floating(dponline.PrivateBandit)(Simplex(n), **kw)
+    p = learner.params
+    m = p["t_batch"]
+    inflation = (1 + gamma(2 * n + 22)) * (1 + m * gamma(m - 1))
+    assert p["rounding_inflation"] == pytest.approx(inflation, rel=1e-15)
+    assert m * (m - 1) * u < p["rounding_inflation"] - 1 < 2e-12  # 1.1e-12 at T = 10⁴
+    exact_l2 = 2 * p["max_gradient_scale"]
+    assert p["sensitivity_l2"] == pytest.approx(exact_l2 * inflation, rel=1e-15) and p["sensitivity_l2"] > exact_l2
+    assert p["sensitivity_l1"] == pytest.approx(math.sqrt(n) * p["sensitivity_l2"], rel=1e-15)
+    # Floating-point path: the tree's Laplace scale at the inflated L1 sensitivity, not at 2M√n.
+    inflated = privacy.tree_laplace_scale(eps, p["sensitivity_l1"], p["t_round"])
+    assert p["noise_scale"] == inflated > privacy.tree_laplace_scale(eps, exact_l2 * math.sqrt(n), p["t_round"])
+    assert "rounded-batch-sums" in learner.privacy.source
+    # Exact path: the discrete calibration receives the same inflated sensitivity.
+    exact = dponline.PrivateBandit(Simplex(n), sampler="exact", **kw)
+    assert exact.params["sensitivity_l1"] == p["sensitivity_l1"]
+    scale, _ = dponline.learners._base.exact_learner_noise(
+        "tree",
+        "laplace",
+        "analytic",
+        epsilon=eps,
+        delta=0.0,
+        sensitivity=p["sensitivity_l1"],
+        releases=p["t_round"],
+        dim=n,
+        at_least=0.0,
+        source="",
+        randomness="",
+    )
+    assert exact.params["noise_scale"] == scale
+    assert "rounded batch sums" in exact.privacy.source

@@ -45,8 +45,13 @@ def private_bandit_noise(
 
     Why a floor: the lemmas bound the norm of a whole batch gradient; the quantity the privacy proof needs
     is the change of one tree input when one round's loss is replaced, ``2·(d/ζ)·B·‖u‖`` (only ``F_t u_t``
-    changes; ``‖u‖₁ ≤ √n``), times the ``floor(log₂ T_round) + 1`` released nodes it enters. The Lemma 5.1
-    statement exceeds that for ``T ≥ 16`` at the paper's ``ζ`` (its proof's ``T_batch·n^{1/2}·M`` is
+    changes; ``‖u‖₁ ≤ √n``), times the ``floor(log₂ T_round) + 1`` released nodes it enters. The batch sums are
+    computed in floating point, so ``params["sensitivity_l1"]`` / ``["sensitivity_l2"]`` carry the factor
+    ``params["rounding_inflation"] = (1 + γ_{2n+22})(1 + T_batch·γ_{T_batch−1})`` (``γ_k = k·2⁻⁵³/(1 − k·2⁻⁵³)``;
+    Lemma *rounded batch sums* of ``PrivateBanditParams::rounding_inflation`` in the Rust core, from Higham 2002
+    eq. (3.5) and §4.2): it bounds the change of the *computed* sum, whose rounding errors differ between
+    neighbouring streams, and is ``≈ T_batch²·2⁻⁵³`` above 1 (``1.1e-12`` at ``T = 10⁴``, ``1.1e-9`` at ``10⁷``).
+    The Lemma 5.1 statement exceeds that for ``T ≥ 16`` at the paper's ``ζ`` (its proof's ``T_batch·n^{1/2}·M`` is
     ``T^{3/4}nL``, not ``T^{1/2}nL`` as printed — the statement is nevertheless safe because only one round
     changes), but when ``ζ`` is smaller than line 1's or ``T`` is tiny it can fall short. The scale used is
     therefore ``max(lemma, exact requirement)``. ``calibration="analytic"`` uses the exact requirement alone
@@ -123,7 +128,7 @@ def private_bandit_noise(
     else:
         scale = exact
         notes = f"calibration={calibration!r} on the exact per-round sensitivity (lemma scale {lemma:.4g})"
-        source = f"{source} (exact sensitivity, calibration={calibration!r})"
+        source = f"{source} (exact sensitivity, with the rounded-batch-sums bound, calibration={calibration!r})"
     guarantee = PrivacyGuarantee(
         epsilon=float(epsilon),
         delta=delta_out,
@@ -285,7 +290,8 @@ class PrivateBandit(Learner):
                 at_least=floor if calibration == "paper" else 0.0,
                 source=(
                     f"Ene-Nguyen-Vladu 2021 Algorithm 1, exact per-round sensitivity of the batch gradient sums (as in "
-                    f"the proof of Lemma {'5.1' if noise == 'laplace' else '5.4'})"
+                    f"the proof of Lemma {'5.1' if noise == 'laplace' else '5.4'}), inflated by the Lemma on rounded "
+                    f"batch sums (floating-point summation error, Higham 2002 §4.2)"
                 ),
                 randomness=randomness_of(seed, secure),
             )

@@ -38,6 +38,7 @@ fn params_dict<'py>(py: Python<'py>, p: &PrivateBanditParams) -> PyResult<Bound<
     d.set_item("inscribed_radius", p.inscribed_radius)?;
     d.set_item("shrink", p.shrink)?;
     d.set_item("max_gradient_scale", p.max_gradient_scale())?;
+    d.set_item("rounding_inflation", p.rounding_inflation())?;
     d.set_item("sensitivity_l1", p.sensitivity_l1())?;
     d.set_item("sensitivity_l2", p.sensitivity_l2())?;
     Ok(d)

@@ -206,6 +206,7 @@ impl PrivateBanditParams {
             shrink,
         };
         params.check_finite()?;
+        params.check_rounding_bound()?;
         Ok(params)
     }
 
@@ -232,21 +233,90 @@ impl PrivateBanditParams {
         }
     }
 
+    /// The hypotheses of Lemma *rounded batch sums* ([`Self::rounding_inflation`]): `m(m−1)u ≤ 1/4` for
+    /// `m = T_batch` (true for `T ≤ 2⁵⁰`) and `(2n+22)u ≤ 1/4`.
+    fn check_rounding_bound(&self) -> Result<()> {
+        let m = self.t_batch as f64;
+        if m * (m - 1.0) * UNIT_ROUNDOFF > 0.25 {
+            return Err(CoreError::invalid(
+                "horizon",
+                "at most 2^50 (the rounding bound of the batch sums needs T_batch² · 2⁻⁵³ <= 1/4)",
+                self.horizon,
+            ));
+        }
+        if (2.0 * self.dim as f64 + 22.0) * UNIT_ROUNDOFF > 0.25 {
+            return Err(CoreError::invalid(
+                "domain",
+                "dimension below 2^49",
+                self.dim,
+            ));
+        }
+        Ok(())
+    }
+
     /// `M = (d/ζ)·B`: the largest `|F_t|` (Lemma 5.1's per-round bound, with the loss bound `B`).
     pub fn max_gradient_scale(&self) -> f64 {
         self.affine_dim.max(1) as f64 / self.zeta * self.loss_bound
     }
 
-    /// L1 change of one tree input `g̃_R` when one round's loss is replaced: `2 M √n` (only `F_t u_t`
-    /// changes, `‖u_t‖₁ ≤ √n‖u_t‖₂`).
-    pub fn sensitivity_l1(&self) -> f64 {
-        2.0 * self.max_gradient_scale() * (self.dim as f64).sqrt()
+    /// The factor `(1 + ρ)(1 + m γ_{m−1})` by which the floating-point batch sums can exceed the exact-arithmetic
+    /// sensitivity `2M` (Lemma *rounded batch sums* below), with `m = T_batch` and `ρ = γ_{2n+22}`; it depends
+    /// on the declared `T` and the dimension `n` only.
+    ///
+    /// **Lemma (rounded batch sums).** Let `u = 2⁻⁵³`, `γ_k = k u / (1 − k u)`, `n` the ambient dimension and
+    /// `m = T_batch`, with `m(m−1)u ≤ 1/4` and `(2n+22)u ≤ 1/4` (checked by [`PrivateBanditParams::new`]).
+    /// Two streams differing in one round's loss give computed batch sums `ĝ`, `ĝ'` (as computed by
+    /// [`SmoothedBatchGradient`]) with `‖ĝ − ĝ'‖₂ ≤ 2M(1 + ρ)(1 + m γ_{m−1})` and
+    /// `‖ĝ − ĝ'‖₁ ≤ √n · 2M(1 + ρ)(1 + m γ_{m−1})`, `M = (d/ζ)B`, `ρ = γ_{2n+6}`.
+    ///
+    /// *Proof.* (i) One term. Round `j` adds `τ_j = fl(s_j v)` coordinatewise, `v` the stored tangent
+    /// Gaussian, `s_j = fl(fl(fl(d/ζ)·c_j)·fl(1/ν))`, `|c_j| ≤ B` the clipped loss, `ν = fl(√fl(⟨v, v⟩))`.
+    /// A dot product in any order satisfies `|fl(⟨v,v⟩) − ‖v‖²| ≤ γ_n ‖v‖²` (Higham, *Accuracy and Stability
+    /// of Numerical Algorithms*, 2nd ed. 2002, eq. (3.5)), so `ν ≥ ‖v‖ √(1−γ_n) (1−u) ≥ ‖v‖(1−γ_n)(1−u)`;
+    /// each other operation is one rounding `(1+δ)`, `|δ| ≤ u`. Hence `‖τ_j‖₂ ≤ M (1+u)⁵ / ((1−u)(1−γ_n))
+    /// ≤ M / ((1−u)⁶ (1 − 2nu)) ≤ M(1 + γ_{2n+6}) = M(1+ρ)` (using `(1+u) ≤ 1/(1−u)`,
+    /// `1/(1−γ_n) ≤ 1/(1−2nu)` and `Π(1−a_i) ≥ 1 − Σa_i`). (A failed direction draw stores `v = 0`: `τ_j = 0`.)
+    /// (ii) One sum. Each coordinate of `ĝ` is the recursive sum, from `0`, of at most `m` terms, so
+    /// `|ĝ_i − g_i| ≤ γ_{m−1} Σ_j |τ_{j,i}|` with `g = Σ_j τ_j` exact (Higham 2002, §4.2, eq. (4.4));
+    /// for the error vector `e = ĝ − g` the triangle inequality gives `‖e‖_p ≤ γ_{m−1} Σ_j ‖τ_j‖_p`, i.e.
+    /// `‖e‖₂ ≤ m γ_{m−1} M(1+ρ)` and `‖e‖₁ ≤ √n m γ_{m−1} M(1+ρ)`.
+    /// (iii) Neighbours. The directions, the other rounds' losses and the play within the batch are the same,
+    /// so all computed terms but `τ_t` are bitwise equal; still the rounding errors `e`, `e'` of all partial
+    /// sums may differ. `‖ĝ − ĝ'‖ ≤ ‖τ_t − τ'_t‖ + ‖e‖ + ‖e'‖ ≤ 2M(1+ρ) + 2 m γ_{m−1} M(1+ρ)` in L2,
+    /// and `√n` times that in L1 (`‖x‖₁ ≤ √n‖x‖₂`). ∎
+    ///
+    /// *Evaluation.* The returned factor uses `γ_{2n+22}` in place of `ρ = γ_{2n+6}`: the 16 extra units cover
+    /// the at most 10 roundings (each a factor `≥ 1 − u`) of evaluating `2·fl(fl(d/ζ)·B)·(1+ρ)(1+mγ_{m−1})`
+    /// (times `fl(√n)` for L1), including the relative error `≤ γ_2` of evaluating each `γ_k` (with
+    /// `ρ, mγ_{m−1} ≤ 1/2` it costs at most one factor `1 − u` each), since
+    /// `(1−u)^{10}(1 + γ_{k+16}) ≥ 1 + γ_k`. So [`Self::sensitivity_l1`] and [`Self::sensitivity_l2`] as
+    /// computed are upper bounds on the computed sums' sensitivities.
+    pub fn rounding_inflation(&self) -> f64 {
+        let m = self.t_batch as f64;
+        let rho = gamma(2.0 * self.dim as f64 + 22.0);
+        (1.0 + rho) * (1.0 + m * gamma(m - 1.0))
     }
 
-    /// L2 change of one tree input when one round's loss is replaced: `2 M`.
-    pub fn sensitivity_l2(&self) -> f64 {
-        2.0 * self.max_gradient_scale()
+    /// L1 change of one computed tree input `g̃_R` when one round's loss is replaced:
+    /// `2 M √n · `[`Self::rounding_inflation`] (only `F_t u_t` changes, `‖u_t‖₁ ≤ √n‖u_t‖₂`; the factor
+    /// bounds the floating-point rounding of the batch sum, Lemma *rounded batch sums*).
+    pub fn sensitivity_l1(&self) -> f64 {
+        self.sensitivity_l2() * (self.dim as f64).sqrt()
     }
+
+    /// L2 change of one computed tree input when one round's loss is replaced:
+    /// `2 M · `[`Self::rounding_inflation`] (Lemma *rounded batch sums*).
+    pub fn sensitivity_l2(&self) -> f64 {
+        2.0 * self.max_gradient_scale() * self.rounding_inflation()
+    }
+}
+
+/// Unit roundoff of `f64` (round to nearest), `u = 2⁻⁵³`.
+const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
+
+/// Higham's `γ_k = k u / (1 − k u)` (needs `k u < 1`).
+fn gamma(k: f64) -> f64 {
+    k * UNIT_ROUNDOFF / (1.0 - k * UNIT_ROUNDOFF)
 }
 
 /// `NoisyGrad` of Algorithm 1 (lines 5-12) with Appendix D: one-point gradient estimates summed over a batch.
@@ -713,6 +783,111 @@ mod tests {
             false,
         )
         .unwrap()
+    }
+
+    /// `2¹¹⁰ x` as an integer; `x` must lie on the grid `2⁻¹¹⁰` with `|x| < 2¹⁶` (checked).
+    fn on_grid(x: f64) -> i128 {
+        let scaled = x * 2f64.powi(110);
+        assert!(
+            scaled.fract() == 0.0 && scaled.abs() < 2f64.powi(126),
+            "{x} is off the grid"
+        );
+        scaled as i128
+    }
+
+    /// Runs one batch of `SmoothedBatchGradient` on an adversarial stream: the loss is `+10B` (clipped to `B`)
+    /// when the first coordinate of the direction is `>= 0`, else `−10B`, so that coordinate's partial sums
+    /// grow monotonically (recursive summation's bad case); round `flip` has its loss negated. Returns the
+    /// computed sum and the terms `τ_j` as the code forms them.
+    fn adversarial_batch(
+        params: &PrivateBanditParams,
+        flip: Option<u64>,
+    ) -> (Vec<f64>, Vec<Vec<f64>>) {
+        let mut domain = Domain::Simplex(Simplex::new(4).unwrap());
+        let center = domain.interior_point().to_vec();
+        let mut g =
+            SmoothedBatchGradient::new(params, center.clone(), Generator::from_seed([7, 0, 0, 0]));
+        let mut terms = Vec::new();
+        for j in 0..params.t_batch {
+            g.query(&mut domain, &center);
+            let sign = if g.direction[0] >= 0.0 { 1.0 } else { -1.0 };
+            let loss = 10.0 * params.loss_bound * sign * if flip == Some(j) { -1.0 } else { 1.0 };
+            let scaled = g.gain * loss.clamp(-g.loss_bound, g.loss_bound) * g.inv_norm;
+            terms.push(g.direction.iter().map(|u| scaled * u).collect());
+            let closed = g.observe(loss);
+            assert_eq!(closed, j + 1 == params.t_batch);
+        }
+        (g.estimate().to_vec(), terms)
+    }
+
+    #[test]
+    fn rounded_batch_sums_obey_the_lemma() {
+        let domain = Domain::Simplex(Simplex::new(4).unwrap());
+        // T = 10⁶: batches of m = 1000 rounds; ζ = 0.1 makes M = (d/ζ)B = 30√2 inexact in binary.
+        let params =
+            PrivateBanditParams::new(&domain, 1_000_000, 1.0, None, Some(0.1), Feasibility::Fkm)
+                .unwrap();
+        let m = params.t_batch as f64;
+        let big_m = params.max_gradient_scale();
+        let rho = gamma(2.0 * params.dim as f64 + 6.0);
+        let (sum, terms) = adversarial_batch(&params, None);
+        // (i) every term within M(1 + ρ) in L2.
+        for t in &terms {
+            assert!(crate::vecops::dot(t, t).sqrt() <= big_m * (1.0 + rho));
+        }
+        // (ii) per coordinate, the computed sum is within γ_{m−1} Σ_j |τ_{j,i}| of the exact (integer) sum.
+        let mut err_sq = 0.0;
+        let mut largest_ratio: f64 = 0.0;
+        for i in 0..params.dim {
+            let exact: i128 = terms.iter().map(|t| on_grid(t[i])).sum();
+            let err = (on_grid(sum[i]) - exact) as f64 * 2f64.powi(-110);
+            let abs_sum: f64 = terms.iter().map(|t| t[i].abs()).sum();
+            let bound = gamma(m - 1.0) * abs_sum;
+            assert!(
+                err.abs() <= bound,
+                "coordinate {i}: error {err} > bound {bound}"
+            );
+            largest_ratio = largest_ratio.max(err.abs() / bound);
+            err_sq += err * err;
+        }
+        // The stream does produce rounding error (coordinate 0 grows to ~m·M/√n), far below the bound.
+        assert!(largest_ratio > 0.0 && err_sq.sqrt() <= m * gamma(m - 1.0) * big_m * (1.0 + rho));
+        // (iii) neighbours: negating one round's loss moves the computed sum by at most the inflated sensitivity.
+        for flip in [0, 499, 999] {
+            let (other, _) = adversarial_batch(&params, Some(flip));
+            let diff: Vec<f64> = sum.iter().zip(&other).map(|(a, b)| a - b).collect();
+            assert!(crate::vecops::dot(&diff, &diff).sqrt() <= params.sensitivity_l2());
+            assert!(diff.iter().map(|x| x.abs()).sum::<f64>() <= params.sensitivity_l1());
+        }
+    }
+
+    #[test]
+    fn the_rounding_inflation_is_applied_and_tiny_at_practical_horizons() {
+        let domain = Domain::Simplex(Simplex::new(4).unwrap());
+        for (horizon, m, at_most) in [
+            (10_000, 100, 2e-12),
+            (1_000_000, 1000, 2e-10),
+            (10_000_000, 3163, 2e-9),
+        ] {
+            let p = PrivateBanditParams::new(&domain, horizon, 1.0, None, None, Feasibility::Fkm)
+                .unwrap();
+            assert_eq!(p.t_batch, m);
+            let inflation = p.rounding_inflation();
+            // (1 + γ_{2n+22})(1 + m γ_{m−1}) − 1 ≈ m(m−1)·2⁻⁵³.
+            let expected = (m * (m - 1)) as f64 * UNIT_ROUNDOFF;
+            assert!(
+                inflation > 1.0 + expected && inflation - 1.0 < at_most,
+                "T = {horizon}: {inflation}"
+            );
+            let exact_l2 = 2.0 * p.max_gradient_scale();
+            assert_eq!(p.sensitivity_l2(), exact_l2 * inflation);
+            assert!(p.sensitivity_l2() > exact_l2);
+            assert_eq!(p.sensitivity_l1(), p.sensitivity_l2() * 2.0);
+        }
+        // Beyond T = 2⁵⁰ the Lemma's hypothesis m(m−1)u <= 1/4 fails: refused.
+        assert!(
+            PrivateBanditParams::new(&domain, 1 << 52, 1.0, None, None, Feasibility::Fkm).is_err()
+        );
     }
 
     #[test]
