@@ -234,7 +234,7 @@ impl PrivateBanditParams {
     }
 
     /// The hypotheses of Lemma *rounded batch sums* ([`Self::rounding_inflation`]): `m(m−1)u ≤ 1/4` for
-    /// `m = T_batch` (true for `T ≤ 2⁵⁰`) and `(2n+22)u ≤ 1/4`.
+    /// `m = T_batch` (true for `T ≤ 2⁵⁰`), `(2n+22)u ≤ 1/4`, `M ≥ 2⁻⁹⁰⁰` and `d/ζ` normal.
     fn check_rounding_bound(&self) -> Result<()> {
         let m = self.t_batch as f64;
         if m * (m - 1.0) * UNIT_ROUNDOFF > 0.25 {
@@ -251,6 +251,14 @@ impl PrivateBanditParams {
                 self.dim,
             ));
         }
+        let scale = self.max_gradient_scale();
+        if scale < 2f64.powi(-900) || !(self.affine_dim.max(1) as f64 / self.zeta).is_normal() {
+            return Err(CoreError::invalid(
+                "loss_bound/smoothing_radius",
+                "d/zeta a normal float and (d/zeta)·loss_bound >= 2^-900 (the rounding bound of the batch sums)",
+                scale,
+            ));
+        }
         Ok(())
     }
 
@@ -264,7 +272,8 @@ impl PrivateBanditParams {
     /// on the declared `T` and the dimension `n` only.
     ///
     /// **Lemma (rounded batch sums).** Let `u = 2⁻⁵³`, `γ_k = k u / (1 − k u)`, `n` the ambient dimension and
-    /// `m = T_batch`, with `m(m−1)u ≤ 1/4` and `(2n+22)u ≤ 1/4` (checked by [`PrivateBanditParams::new`]).
+    /// `m = T_batch`, with `m(m−1)u ≤ 1/4`, `(2n+22)u ≤ 1/4` and `M ≥ 2⁻⁹⁰⁰` (checked by
+    /// [`PrivateBanditParams::new`]).
     /// Two streams differing in one round's loss give computed batch sums `ĝ`, `ĝ'` (as computed by
     /// [`SmoothedBatchGradient`]) with `‖ĝ − ĝ'‖₂ ≤ 2M(1 + ρ)(1 + m γ_{m−1})` and
     /// `‖ĝ − ĝ'‖₁ ≤ √n · 2M(1 + ρ)(1 + m γ_{m−1})`, `M = (d/ζ)B`, `ρ = γ_{2n+6}`.
@@ -284,6 +293,15 @@ impl PrivateBanditParams {
     /// so all computed terms but `τ_t` are bitwise equal; still the rounding errors `e`, `e'` of all partial
     /// sums may differ. `‖ĝ − ĝ'‖ ≤ ‖τ_t − τ'_t‖ + ‖e‖ + ‖e'‖ ≤ 2M(1+ρ) + 2 m γ_{m−1} M(1+ρ)` in L2,
     /// and `√n` times that in L1 (`‖x‖₁ ≤ √n‖x‖₂`). ∎
+    ///
+    /// *Underflow* (Higham 2002 §2.1). The model `(1+δ)` holds for results `≥ 2⁻¹⁰²²` in magnitude; below, a sum
+    /// is exact and a product errs by at most `2⁻¹⁰⁷⁵` absolutely. So (ii) holds as stated, and in (i) the
+    /// absolute errors of `fl(d/ζ · c)`, `s_j` and `τ_{j,i}` add at most `2⁻¹⁰⁷⁰ (1 + ‖v‖ + √n)` to `‖τ_j‖₂`, below
+    /// the spare `6uM` of the evaluation slack because `M ≥ 2⁻⁹⁰⁰` (checked; `d/ζ` is checked normal, so `fl(d/ζ)`
+    /// obeys the model). The squares `v_i²` add at most
+    /// `n 2⁻¹⁰⁷⁵` to `fl(⟨v,v⟩)`, again within the slack once `‖v‖ ≥ 2⁻⁴⁰⁰`; [`gaussian_in`] accepts only
+    /// `‖v‖ > 10⁻⁹ ‖raw‖` for the standard normal draw `raw`, so this fails only if all `n` coordinates of a
+    /// draw are below `2⁻³⁷⁰` in magnitude (probability `< 2⁻³⁷⁰` per round): a residual `δ` term, negligible.
     ///
     /// *Evaluation.* The returned factor uses `γ_{2n+22}` in place of `ρ = γ_{2n+6}`: the 16 extra units cover
     /// the at most 10 roundings (each a factor `≥ 1 − u`) of evaluating `2·fl(fl(d/ζ)·B)·(1+ρ)(1+mγ_{m−1})`
@@ -888,6 +906,10 @@ mod tests {
         assert!(
             PrivateBanditParams::new(&domain, 1 << 52, 1.0, None, None, Feasibility::Fkm).is_err()
         );
+        // So is M = (d/ζ)B below 2⁻⁹⁰⁰ (the Lemma's underflow clause).
+        let tiny =
+            PrivateBanditParams::new(&domain, 100, 1.0, Some(1e-280), None, Feasibility::Fkm);
+        assert!(tiny.is_err());
     }
 
     #[test]
