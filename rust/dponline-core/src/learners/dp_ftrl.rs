@@ -989,29 +989,16 @@ impl Learner for DpFtrl {
     /// losses whose sum (or gradient) may overflow ([`super::check_family_fits`]); [`CoreError::HorizonExhausted`]
     /// if `rounds` exceeds the remaining horizon.
     fn check_run(&self, family: &LossFamily, rounds: u64) -> Result<()> {
-        if self.pending {
-            return Err(CoreError::Protocol(
-                "run() cannot start while an asked point awaits tell()".into(),
-            ));
-        }
-        if family.dim() != self.params.dim {
-            return Err(CoreError::Shape {
-                name: "losses",
-                expected: format!("dimension {}", self.params.dim),
-                got: format!("dimension {}", family.dim()),
-            });
-        }
-        if family.kind() == LossKind::PortfolioLogLoss && !matches!(self.domain, Domain::Simplex(_))
-        {
-            return Err(CoreError::invalid(
-                "losses",
-                "a linear family (portfolio losses need the Simplex)",
-                self.domain.kind(),
-            ));
-        }
-        let limit = self.params.horizon.min(family.horizon());
-        super::check_room("DPFTRL", self.t, rounds, limit)?;
-        super::check_family_fits(family, self.t, rounds, super::domain_extent(&self.domain))
+        super::check_full_information_run(
+            "DPFTRL",
+            self.pending,
+            self.t,
+            self.params.dim,
+            self.params.horizon,
+            &self.domain,
+            family,
+            rounds,
+        )
     }
 
     fn play(

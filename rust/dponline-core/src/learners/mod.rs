@@ -135,6 +135,49 @@ pub trait Learner: Serialize + DeserializeOwned + Sized {
     }
 }
 
+/// The checks of [`Learner::check_run`] shared by the full-information learners on a domain (DP-FTRL,
+/// NoisyOCO): no point pending, a family of the learner's dimension, portfolio losses only on the simplex,
+/// `rounds` within the remaining horizon, and losses whose sums cannot overflow.
+///
+/// Errors: [`CoreError::Protocol`] if a point is pending; [`CoreError::Shape`] for a family of another
+/// dimension; [`CoreError::InvalidArgument`] for a portfolio family off the simplex or losses that may
+/// overflow ([`check_family_fits`]); [`CoreError::HorizonExhausted`] past the horizon.
+#[allow(clippy::too_many_arguments)]
+pub fn check_full_information_run(
+    what: &'static str,
+    pending: bool,
+    t: u64,
+    dim: usize,
+    horizon: u64,
+    domain: &crate::domains::Domain,
+    family: &LossFamily,
+    rounds: u64,
+) -> Result<()> {
+    if pending {
+        return Err(CoreError::Protocol(
+            "run() cannot start while an asked point awaits tell()".into(),
+        ));
+    }
+    if family.dim() != dim {
+        return Err(CoreError::Shape {
+            name: "losses",
+            expected: format!("dimension {dim}"),
+            got: format!("dimension {}", family.dim()),
+        });
+    }
+    if family.kind() == LossKind::PortfolioLogLoss
+        && !matches!(domain, crate::domains::Domain::Simplex(_))
+    {
+        return Err(CoreError::invalid(
+            "losses",
+            "a linear family (portfolio losses need the Simplex)",
+            domain.kind(),
+        ));
+    }
+    check_room(what, t, rounds, horizon.min(family.horizon()))?;
+    check_family_fits(family, t, rounds, domain_extent(domain))
+}
+
 /// Check that `rounds` more rounds fit after round `t` within `limit` (the smaller of the learner's and the
 /// stream's horizons), without overflow.
 ///
