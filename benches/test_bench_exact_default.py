@@ -4,6 +4,13 @@ sampler it replaced, side by side in one run (issue 21: the default may cost at 
 * group ``default-tree-push-dim=100``: ``TreeAggregator.push`` at d = 100 (padded, horizon 10^7, Laplace and
   Gaussian, scale 1), seeded (xoshiro256++) and unseeded (the OS-keyed generator), ``sampler="exact"`` (the
   default) vs ``sampler="floating-point"``; one Python call per iteration.
+* group ``default-tree-push-vs-floor-dim=100-<noise>``: the exact push against its floor, both per block of
+  1,000 pushes: ``push`` 1,000 times vs the exact draws those pushes must make — a padded push redraws the node
+  rows at positions ``0..=k``, ``k = trailing_zeros(t)``, one of them handed down when ``k >= 1``, so ``1`` row
+  when ``t`` is odd and ``k`` rows otherwise: 1.5 rows of ``d`` draws per push on average — drawn by
+  ``dponline.noise.discrete_laplace`` / ``discrete_gaussian`` at the tree's scale in grid units (``2**30`` for
+  scale 1) in one call (the sampler's own throughput, no per-call cost). The ratio is what a push costs beyond
+  its draws (grid rounding, integer sums, the release).
 * group ``default-blt-push-dim=100``: ``BLT.push`` at d = 100 (4 buffers, horizon 10^6, Gaussian σ = 1, seeded),
   ``sampler="exact"`` (the default: integer encoder, exact discrete Gaussian, float decoder) vs
   ``sampler="floating-point"``; one Python call per iteration.
@@ -42,6 +49,37 @@ def test_tree_push(benchmark, noise: str, sampler: str, seeded: bool) -> None:
     rounds, iterations = 30, 1_000
     out = benchmark.pedantic(tree.push, args=(x,), rounds=rounds, iterations=iterations, warmup_rounds=1)
     assert out.shape == (DIM,) and tree.t < HORIZON
+
+
+FLOOR_PUSHES = 1_000
+#: Mean node rows a padded push redraws (module docs): 1 for odd t, trailing_zeros(t) otherwise.
+ROWS_PER_PUSH = 1.5
+
+
+@pytest.mark.parametrize("noise", ["laplace", "gaussian"])
+def test_tree_push_block(benchmark, noise: str) -> None:
+    benchmark.group = f"default-tree-push-vs-floor-dim={DIM}-{noise}"
+    benchmark.extra_info.update(dim=DIM, noise=noise, pushes=FLOOR_PUSHES)
+    tree = dponline.TreeAggregator(DIM, HORIZON, scale=1.0, noise=noise, seed=0)
+    assert tree.sampler == "exact" and tree.grid == 2.0**-30
+    x = np.random.default_rng(0).uniform(-1.0, 1.0, DIM)
+
+    def pushes() -> None:
+        for _ in range(FLOOR_PUSHES):
+            tree.push(x)
+
+    benchmark.pedantic(pushes, rounds=20, iterations=1, warmup_rounds=1)
+    assert tree.t < HORIZON
+
+
+@pytest.mark.parametrize("noise", ["laplace", "gaussian"])
+def test_tree_push_floor(benchmark, noise: str) -> None:
+    benchmark.group = f"default-tree-push-vs-floor-dim={DIM}-{noise}"
+    draws = int(ROWS_PER_PUSH * DIM * FLOOR_PUSHES)
+    benchmark.extra_info.update(dim=DIM, noise=noise, pushes=FLOOR_PUSHES, draws=draws)
+    sample = dponline.noise.discrete_laplace if noise == "laplace" else dponline.noise.discrete_gaussian
+    out = benchmark.pedantic(sample, args=(2.0**30, draws), kwargs={"seed": 0}, rounds=20, iterations=1)
+    assert out.shape == (draws,)
 
 
 @pytest.mark.parametrize("sampler", ["exact", "floating-point"])

@@ -822,7 +822,7 @@ impl WithSampler for ExactStep<'_> {
                 }
                 *n += zeta;
                 // On the grid, like every exact release (a function of the view: still post-processing).
-                *o = n.round_ties_even();
+                *o = crate::noise::grid::round_ties_even(*n);
             }
         }
     }

@@ -226,9 +226,11 @@ pub(crate) fn push_guarded<M: Guarded>(
             } else {
                 for (row, n) in out.chunks_exact_mut(dim).zip(units.chunks_exact(dim)) {
                     for ((o, p), &ni) in row.iter_mut().zip(lattice.prefix.iter_mut()).zip(n) {
-                        // ni and *o are integers (exact in f64); the sum is the integer Σ ỹ_v of the cover.
-                        *p += ni as i128;
-                        *o = grid.value(*p + *o as i128);
+                        // ni and *o are integers (exact in f64) below 2⁶² in magnitude (the guard's bound;
+                        // the noise rows' bound), so the 64-bit conversions are exact; the sum is the integer
+                        // Σ ỹ_v of the cover.
+                        *p += i128::from(ni as i64);
+                        *o = grid.value(*p + i128::from(*o as i64));
                     }
                 }
             }
