@@ -9,22 +9,27 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import _state, _validate, privacy
+from .. import _core, _state, _validate, privacy
 from .._extras import require
-from .._options import SAMPLERS, Calibration, Mechanism, Sampler
+from .._options import CALIBRATIONS, MECHANISMS, SAMPLERS, Calibration, Mechanism, Noise, Sampler
+from .._seed import SeedLike
 from .._state import check_agrees, declared_of
 from ..errors import InvalidInputError, StateError
 from ..privacy import PrivacyGuarantee, randomness_of, row_multiplicity
 
 __all__ = [
+    "DomainLearner",
     "FeedbackRelease",
     "Learner",
+    "MechanismArgs",
+    "clipped_count",
     "RunResult",
     "randomness_of",
     "mechanism_noise",
@@ -53,8 +58,6 @@ def _recording(init: Any) -> Any:
 def _column_norms(mechanism: str, releases: int) -> tuple[float, float]:
     """The encoder's largest (L1, L2) column norms (cached: for BLT each call runs the parameter optimiser, a
     deterministic function of the name and horizon)."""
-    from .. import _core
-
     return _core.mechanism_column_norms(mechanism, releases)
 
 
@@ -72,12 +75,78 @@ def resolve_sampler(sampler: Sampler | None, mechanism: Mechanism) -> Sampler:
     return _validate.option("sampler", sampler, SAMPLERS)
 
 
+@dataclass(frozen=True)
+class MechanismArgs:
+    """The validated arguments that the learners on a prefix-sum mechanism share (PrivateBandit, DPFTRL, DPFTPL,
+    NoisyOCO, PrivateDRSubmodular): the privacy target, the mechanism, its sampler and the generator."""
+
+    epsilon: float | None
+    delta: float
+    calibration: Calibration | None
+    mechanism: Mechanism
+    sampler: Sampler
+    strict: bool
+    secure: bool
+    seed: SeedLike
+
+    @classmethod
+    def validated(
+        cls,
+        epsilon: float | None,
+        delta: float,
+        calibration: Calibration | None,
+        mechanism: Mechanism,
+        sampler: Sampler | None,
+        strict: bool,
+        secure: bool,
+        seed: SeedLike,
+        /,
+    ) -> MechanismArgs:
+        """The arguments checked: ``epsilon`` ``None`` or > 0, ``delta`` in ``[0, 1)``, known option names
+        (``sampler=None`` resolved by :func:`resolve_sampler`), boolean flags.
+
+        Raises:
+            InvalidInputError: naming the first argument refused.
+        """
+        mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
+        sampler = resolve_sampler(sampler, mechanism)
+        if calibration is not None:
+            calibration = _validate.option("calibration", calibration, CALIBRATIONS)
+        strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
+        delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
+        if epsilon is not None:
+            epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
+        return cls(epsilon, delta, calibration, mechanism, sampler, strict, secure, seed)
+
+    def target(self) -> tuple[float | None, float, Calibration | None, Mechanism, Sampler]:
+        """``(epsilon, delta, calibration, mechanism, sampler)``."""
+        return self.epsilon, self.delta, self.calibration, self.mechanism, self.sampler
+
+    @property
+    def noise(self) -> Noise:
+        """The default noise of the target: Laplace for ``delta = 0``, Gaussian otherwise."""
+        return "laplace" if self.delta == 0 else "gaussian"
+
+    @property
+    def randomness(self) -> str:
+        """The guarantee's ``randomness`` (:func:`dponline.privacy.randomness_of`)."""
+        return randomness_of(self.seed, self.secure)
+
+    def native(self) -> dict[str, Any]:
+        """The keyword arguments of the native constructor that these set."""
+        return {
+            "mechanism": self.mechanism,
+            "strict": self.strict,
+            "seed": self.seed,
+            "secure": self.secure,
+            "sampler": self.sampler,
+        }
+
+
 @functools.lru_cache(maxsize=64)
 def _rounding_slack(mechanism: str, releases: int) -> tuple[float, float]:
     """The exact path's encoder-rounding slack ``(L1, L2)`` per coordinate (``(0, 0)`` for the trees; for BLT
     its Lemma's, :attr:`dponline.aggregation.BLT.rounding_slack`); cached like :func:`_column_norms`."""
-    from .. import _core
-
     return _core.mechanism_rounding_slack(mechanism, releases)
 
 
@@ -220,6 +289,42 @@ def _checkpoints(start: int, end: int, count: int) -> np.ndarray:
     return np.unique(np.linspace(start, end, count + 1)[1:].round().astype(np.int64))
 
 
+_FEEDBACK_EXACT_SOURCE = (
+    "; exact: the clipped feedback rounded onto the grid gamma and discrete Laplace DLap(t) added in integers, "
+    "eps = (ceil({sensitivity}/gamma) + 1)/t <= eps exactly (the rounding Lemma of the core's noise::grid; the "
+    "discrete Laplace (geometric) mechanism, Ghosh-Roughgarden-Sundararajan 2009 / Canonne-Kamath-Steinke 2020, "
+    "dponline.privacy.discrete_laplace_epsilon)"
+)
+
+
+def _feedback_noise_text(core: object, sensitivity: str, sampler: str) -> tuple[str, str]:
+    """The source suffix and the notes of a learner whose privacy is one Laplace release of its feedback per round
+    (PrivateEXP3, PrivateSCRiBLe): the exact grid release (the noise scale ``t·γ``, its grid ``γ``) or the
+    floating-point ``Laplace(λ)``."""
+    scale = float(core.params["noise_scale"])  # type: ignore[attr-defined]
+    if sampler == "exact":
+        gamma = float(core.grid)  # type: ignore[attr-defined]
+        notes = (
+            f"discrete Laplace on the grid gamma = 2^{int(math.log2(gamma))}: effective scale t*gamma = {scale:.9g} "
+            f"(>= {sensitivity}/eps); the arm/direction draws are floating-point post-processing of the releases"
+        )
+        return _FEEDBACK_EXACT_SOURCE.format(sensitivity=sensitivity), notes
+    return "", f"lambda = {sensitivity}/eps = {scale:.6g}"
+
+
+def clipped_count(doc: str) -> Any:
+    """A learner's ``clipped`` property: the native count of the feedback clipped so far, documented by ``doc``
+    (what is clipped to what) and the note that the count is not private."""
+
+    def clipped(self: Learner) -> int:
+        return int(self._core.clipped)
+
+    clipped.__doc__ = (
+        f"{doc}\n\n        Not private: an exact count over the raw data (do not publish it beside the actions)."
+    )
+    return property(clipped)
+
+
 class FeedbackRelease:
     """The release of a learner that adds noise to one scalar feedback per round (PrivateEXP3, PrivateSCRiBLe):
     its sampler, grid and last release."""
@@ -243,6 +348,51 @@ class FeedbackRelease:
         """The last released noisy feedback ``f̂_t`` (0.0 before the first round). It is the private release itself,
         covered by :attr:`privacy` (every later computation is post-processing of it)."""
         return float(self._core.last_release)
+
+    def _build_release(
+        self,
+        first: Any,
+        *,
+        horizon: int,
+        epsilon: float | None,
+        loss_bound: float,
+        strict: bool,
+        sampler: Sampler,
+        seed: SeedLike,
+        secure: bool,
+        sensitivity: str,
+        source: str,
+    ) -> None:
+        """Validate the arguments shared by the feedback-release learners, build the native learner
+        (``self._core_type`` on ``first``, the arms or the domain) and its guarantee: one Laplace release per round
+        of the feedback, whose sensitivity is ``sensitivity`` (text), with the paper's ``source``.
+
+        Raises:
+            InvalidInputError: naming the first argument refused.
+        """
+        horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
+        loss_bound = _validate.real("loss_bound", loss_bound, low=0.0, low_open=True)
+        strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
+        sampler = _validate.option("sampler", sampler, SAMPLERS)
+        if epsilon is not None:
+            epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
+        self._core = self._core_type(  # type: ignore[attr-defined]
+            first, horizon, loss_bound, epsilon, sampler=sampler, strict=strict, seed=seed, secure=secure
+        )
+        guarantee: PrivacyGuarantee | None = None
+        if epsilon is not None:
+            exact_source, notes = _feedback_noise_text(self._core, sensitivity, sampler)
+            guarantee = PrivacyGuarantee(
+                epsilon=float(epsilon),
+                delta=0.0,
+                source=source + exact_source,
+                randomness=randomness_of(seed, secure),
+                notes=notes,
+                sampler=sampler,
+            )
+        self._horizon: int = horizon
+        self._privacy: PrivacyGuarantee | None = guarantee
+        self._sampler = sampler
 
 
 class Learner:
@@ -282,6 +432,17 @@ class Learner:
 
     def _final_point(self) -> np.ndarray:
         return np.zeros(0)
+
+    def _epsilon_text(self) -> str:
+        """The guarantee's ε for a repr (``"None"`` for a non-private learner)."""
+        return "None" if self._privacy is None else f"{self._privacy.epsilon:g}"
+
+    def _native_params(self, *extra: str) -> dict[str, Any]:
+        """The native ``params`` with the noise (``noise``, ``noise_scale``) and the native attributes ``extra``."""
+        out = dict(self._core.params)
+        out.update(noise=self._core.noise, noise_scale=self._core.scale)
+        out.update({name: getattr(self._core, name) for name in extra})
+        return out
 
     # -- native loop ------------------------------------------------------------------------------------
     def run(
@@ -370,3 +531,28 @@ class Learner:
         restored = self._core_type.from_bytes(native)
         check_agrees(type(self).__name__, self._core, restored)
         self._core = restored
+
+
+class DomainLearner(Learner):
+    """A learner over a native domain (``self._domain``): its ``domain`` and repr, and its construction on the
+    shared arguments of the prefix-sum learners (:meth:`_adopt`)."""
+
+    _domain: Any
+    _sampler: str
+
+    def _adopt(self, core: Any, args: MechanismArgs, *, domain: Any, horizon: int, privacy: Any) -> None:
+        """Keep the built native learner ``core``, its domain, horizon, sampler and guarantee."""
+        self._core = core
+        self._sampler = args.sampler
+        self._domain = domain
+        self._horizon = horizon
+        self._privacy = privacy
+
+    @property
+    def domain(self) -> _core.Domain:
+        """The domain."""
+        return self._domain
+
+    def __repr__(self) -> str:
+        eps = self._epsilon_text()
+        return f"{type(self).__name__}({self._domain!r}, horizon={self.horizon}, epsilon={eps}, t={self.t})"

@@ -9,16 +9,17 @@ from typing import Any, Literal
 import numpy as np
 
 from .. import _core, _validate, privacy
-from .._options import CALIBRATIONS, MECHANISMS, Calibration, Mechanism, Sampler
+from .._options import Calibration, Mechanism, Sampler
 from .._seed import SeedLike
 from ..domains import require_native
 from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ..regret import RegretBound
-from ._base import Learner, mechanism_noise, randomness_of, resolve_sampler
+from ._base import DomainLearner, MechanismArgs, clipped_count
 from ._tree_noise import (
     _exact_tree_noise,
     _finite_multiplier,
+    _learner_noise,
     _release_rms,
     dp_ftrl_noise,
     noise_width,
@@ -27,7 +28,7 @@ from ._tree_noise import (
 __all__ = ["DPFTPL", "DPFTRL", "dp_ftrl_noise", "noise_width"]
 
 
-class DPFTRL(Learner):
+class DPFTRL(DomainLearner):
     """Differentially private follow-the-regularised-leader with full information (experts, OLO, OCO).
 
     Source: Agarwal & Singh, "The Price of Differential Privacy for Online Learning" (ICML 2017), Algorithm 1:
@@ -177,8 +178,8 @@ class DPFTRL(Learner):
         loss_shift: float = 0.0,
         sampler: Sampler | None = None,
     ) -> None:
-        mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
-        sampler = resolve_sampler(sampler, mechanism)
+        args = MechanismArgs.validated(epsilon, delta, calibration, mechanism, sampler, strict, secure, seed)
+        epsilon, delta, calibration, mechanism, sampler = args.target()
         domain = require_native(domain, "DPFTRL")
         loss_shift = _validate.real("loss_shift", loss_shift)
         if loss_shift != 0.0 and domain.kind != "Simplex":
@@ -190,45 +191,21 @@ class DPFTRL(Learner):
         learning_rate = _validate.optional_real("learning_rate", learning_rate, low=0.0, low_open=True)
         dual_bound = _validate.optional_real("dual_bound", dual_bound, low=0.0, low_open=True)
         lmo_calls = _validate.integer("lmo_calls", lmo_calls, low=1, high=10_000)
-        if calibration is not None:
-            calibration = _validate.option("calibration", calibration, CALIBRATIONS)
-        strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
-        delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
         if regularizer is None:
             regularizer = "entropy" if domain.kind == "Simplex" else "euclidean"
         regularizer = _validate.option("regularizer", regularizer, ("entropy", "euclidean"))  # type: ignore[assignment]
         if epsilon is None:
-            noise_name, scale, guarantee = ("laplace" if delta == 0 else "gaussian"), 0.0, None
+            noise_name, scale, guarantee = args.noise, 0.0, None
         else:
-            epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
-            if sampler == "exact":
-                noise_name, scale, guarantee = _exact_tree_noise(
-                    mechanism, calibration, epsilon, delta, loss_bound, horizon, domain.dim, 0.0, seed, secure
-                )
-            elif mechanism == "tree":
-                noise_name, scale, guarantee = dp_ftrl_noise(
-                    epsilon, delta, loss_bound, horizon, calibration or "paper", randomness=randomness_of(seed, secure)
-                )
-            else:
-                # Replacing one round's clipped loss vector moves one input by at most 2G (L1 / L2 per noise).
-                noise_name = "laplace" if delta == 0 else "gaussian"
-                scale, guarantee = mechanism_noise(
-                    mechanism,
-                    epsilon,
-                    delta,
-                    noise_name,
-                    calibration or "analytic",
-                    sensitivity_l1=2 * loss_bound,
-                    sensitivity_l2=2 * loss_bound,
-                    releases=horizon,
-                    randomness=randomness_of(seed, secure),
-                )
+            noise_name, scale, guarantee = _learner_noise(
+                sampler, mechanism, calibration, epsilon, delta, loss_bound, horizon, domain.dim, seed, secure
+            )
             if sampler == "floating-point":
                 guarantee = dataclasses.replace(guarantee, sampler="floating-point")
             if loss_shift != 0.0 and guarantee is not None:
                 fed = f"the mechanism is fed clip(l_t - c*1), declared c = loss_shift = {loss_shift:.17g}; G bounds it"
                 guarantee = dataclasses.replace(guarantee, notes=f"{guarantee.notes}; {fed}")
-        self._core = _core.DPFTRL(
+        core = _core.DPFTRL(
             domain,
             horizon,
             loss_bound,
@@ -239,17 +216,10 @@ class DPFTRL(Learner):
             learning_rate=learning_rate,
             dual_bound=dual_bound,
             lmo_calls=lmo_calls,
-            mechanism=mechanism,
-            strict=strict,
-            seed=seed,
-            secure=secure,
             loss_shift=loss_shift,
-            sampler=sampler,
+            **args.native(),
         )
-        self._sampler = sampler
-        self._domain = domain
-        self._horizon = horizon
-        self._privacy = guarantee
+        self._adopt(core, args, domain=domain, horizon=horizon, privacy=guarantee)
         self._mechanism = mechanism
         self._bound_cache: dict[str, Any] | None = None
 
@@ -281,26 +251,9 @@ class DPFTRL(Learner):
     def params(self) -> dict[str, Any]:
         """``eta`` (and ``eta_rule``), ``regularizer``, ``regularizer_range`` (``D_R``), ``loss_bound``, ``norm``,
         ``ftrl_bound``, ``lmo_calls``, the noise (``noise``, ``noise_scale``), ``release_draws`` and ``method``."""
-        out = dict(self._core.params)
-        out.update(
-            noise=self._core.noise,
-            noise_scale=self._core.scale,
-            release_draws=self._core.release_draws,
-            method=self._core.method,
-        )
-        return out
+        return self._native_params("release_draws", "method")
 
-    @property
-    def domain(self) -> _core.Domain:
-        """The domain."""
-        return self._domain
-
-    @property
-    def clipped(self) -> int:
-        """Number of loss vectors clipped to the declared bound so far.
-
-        Not private: an exact count over the raw data (do not publish it beside the actions)."""
-        return self._core.clipped
+    clipped = clipped_count("Number of loss vectors clipped to the declared bound so far.")
 
     @property
     def noisy_cumulative_loss(self) -> np.ndarray:
@@ -389,12 +342,8 @@ class DPFTRL(Learner):
     def _noise_term(self, p: dict[str, Any], samples: int, seed: int) -> tuple[float, float, str]:
         return noise_width(self._domain, p["noise"], p["noise_scale"], p["release_draws"], samples, seed)
 
-    def __repr__(self) -> str:
-        eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"
-        return f"DPFTRL({self._domain!r}, horizon={self.horizon}, epsilon={eps}, t={self.t})"
 
-
-class DPFTPL(Learner):
+class DPFTPL(DomainLearner):
     """Differentially private follow-the-perturbed-leader: one LMO call per round, on any domain.
 
     Source: Agarwal & Singh 2017, Algorithm 3 / Theorem 3.5: ``x_t = argmin_{x∈X} ⟨x, L̃_{t−1}⟩ = lmo(L̃_{t−1})``
@@ -465,15 +414,11 @@ class DPFTPL(Learner):
         mechanism: Mechanism = "tree",
         sampler: Sampler | None = None,
     ) -> None:
-        mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
-        sampler = resolve_sampler(sampler, mechanism)
+        args = MechanismArgs.validated(epsilon, delta, calibration, mechanism, sampler, strict, secure, seed)
+        epsilon, delta, calibration, mechanism, sampler = args.target()
         domain = require_native(domain, "DPFTPL")
         horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
         loss_bound = _validate.real("loss_bound", loss_bound, low=0.0, low_open=True)
-        if calibration is not None:
-            calibration = _validate.option("calibration", calibration, CALIBRATIONS)
-        strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
-        delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
         # Standard deviation of one release's perturbation per unit of σ: sqrt(draws) for the padded tree, the
         # root mean square over the releases L̃_0..L̃_{T−1} for another mechanism.
         release_sd = (
@@ -498,7 +443,6 @@ class DPFTPL(Learner):
         sigma: float | None = None
         guarantee: PrivacyGuarantee | None = None
         if epsilon is not None:
-            epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
             if delta == 0.0:
                 raise InvalidInputError("DPFTPL uses Gaussian noise: delta must be in (0, 1) when epsilon is given")
             if sampler == "exact":
@@ -516,21 +460,13 @@ class DPFTPL(Learner):
                 )
             elif mechanism == "tree":
                 _, sigma_privacy, guarantee = dp_ftrl_noise(
-                    epsilon, delta, loss_bound, horizon, calibration or "paper", randomness=randomness_of(seed, secure)
+                    epsilon, delta, loss_bound, horizon, calibration or "paper", randomness=args.randomness
                 )
                 source = "Agarwal-Singh 2017 Theorem 3.5 / Lemma 3.3 (padded tree, Gaussian)"
                 release_l2 = 2 * loss_bound * math.sqrt(privacy.levels_touched(horizon))
             else:
-                sigma_privacy, guarantee = mechanism_noise(
-                    mechanism,
-                    epsilon,
-                    delta,
-                    "gaussian",
-                    calibration or "analytic",
-                    sensitivity_l1=2 * loss_bound,
-                    sensitivity_l2=2 * loss_bound,
-                    releases=horizon,
-                    randomness=randomness_of(seed, secure),
+                _, sigma_privacy, guarantee = _learner_noise(
+                    sampler, mechanism, calibration, epsilon, delta, loss_bound, horizon, domain.dim, seed, secure
                 )
                 source = guarantee.source
                 release_l2 = sigma_privacy / float(guarantee.noise_multiplier)  # type: ignore[arg-type]
@@ -547,7 +483,7 @@ class DPFTPL(Learner):
                 )
         if sigma is None:
             sigma = max(sigma_privacy, sigma_regret)
-        self._core = _core.DPFTRL(
+        core = _core.DPFTRL(
             domain,
             horizon,
             loss_bound,
@@ -555,16 +491,9 @@ class DPFTPL(Learner):
             regularizer="none",
             noise="gaussian",
             scale=sigma,
-            mechanism=mechanism,
-            strict=strict,
-            seed=seed,
-            secure=secure,
-            sampler=sampler,
+            **args.native(),
         )
-        self._sampler = sampler
-        self._domain = domain
-        self._horizon = horizon
-        self._privacy = guarantee
+        self._adopt(core, args, domain=domain, horizon=horizon, privacy=guarantee)
         self._mechanism = mechanism
         self._details = {
             "sigma_privacy": sigma_privacy,
@@ -591,27 +520,9 @@ class DPFTPL(Learner):
         """``noise_scale`` (σ), ``sigma_privacy``, ``sigma_regret``, ``standard_width`` (W), ``diameter``,
         ``release_draws``, ``release_sd`` (a release's perturbation sd per unit σ: ``sqrt(release_draws)`` for
         the tree, the root mean square over releases otherwise), ``loss_bound``, ``horizon``, ``dim``."""
-        out = dict(self._core.params)
-        out.update(
-            noise=self._core.noise,
-            noise_scale=self._core.scale,
-            release_draws=self._core.release_draws,
-            method=self._core.method,
-            **self._details,
-        )
-        return out
+        return {**self._native_params("release_draws", "method"), **self._details}
 
-    @property
-    def clipped(self) -> int:
-        """Number of loss vectors clipped to the declared bound so far.
-
-        Not private: an exact count over the raw data (do not publish it beside the actions)."""
-        return self._core.clipped
-
-    @property
-    def domain(self) -> _core.Domain:
-        """The domain."""
-        return self._domain
+    clipped = clipped_count("Number of loss vectors clipped to the declared bound so far.")
 
     @property
     def noisy_cumulative_loss(self) -> np.ndarray:
@@ -649,7 +560,3 @@ class DPFTPL(Learner):
         if not math.isfinite(bound):
             raise InvalidInputError(f"regret_bound: the bound overflows float64 (loss_bound={G:g}, horizon={T})")
         return RegretBound(bound, trivial=T * G * D, source=source)
-
-    def __repr__(self) -> str:
-        eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"
-        return f"DPFTPL({self._domain!r}, horizon={self.horizon}, epsilon={eps}, t={self.t})"

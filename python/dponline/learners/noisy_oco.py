@@ -10,18 +10,17 @@ from typing import Any
 import numpy as np
 
 from .. import _core, _validate, privacy
-from .._options import CALIBRATIONS, MECHANISMS, Calibration, Mechanism, Sampler
+from .._options import Calibration, Mechanism, Sampler
 from .._seed import SeedLike
 from ..domains import require_native
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ..regret import RegretBound
-from ._base import Learner, exact_learner_noise, mechanism_noise, randomness_of, resolve_sampler
+from ._base import DomainLearner, MechanismArgs, clipped_count, exact_learner_noise, mechanism_noise
 
 __all__ = ["NoisyOCO", "noisy_oco_noise"]
 
 _SOURCE = "Ene-Nguyen-Vladu 2021 Theorem 2.3 (TreeBasedAgg) on NoisyOCO's gradients (Algorithm 2 line 5)"
-_MAX_NOISE_SCALE = 1e150  # dponline_core::noise::MAX_SCALE
 
 
 def noisy_oco_noise(
@@ -134,7 +133,7 @@ def noisy_oco_noise(
     return noise_name, scale, dataclasses.replace(guarantee, sampler="floating-point")
 
 
-class NoisyOCO(Learner):
+class NoisyOCO(DomainLearner):
     """Differentially private online convex optimisation with full information and only a linear minimisation
     oracle: NoisyOCO (Ene-Nguyễn-Vladu Algorithm 2) on any domain.
 
@@ -233,33 +232,28 @@ class NoisyOCO(Learner):
         lipschitz = _validate.real("lipschitz", lipschitz, low=0.0, low_open=True)
         learning_rate = _validate.optional_real("learning_rate", learning_rate, low=0.0, low_open=True)
         lmo_calls = _validate.integer("lmo_calls", lmo_calls, low=1, high=100_000)
-        if calibration is not None:
-            calibration = _validate.option("calibration", calibration, CALIBRATIONS)
-        mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
-        sampler = resolve_sampler(sampler, mechanism)
-        strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
-        delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
+        args = MechanismArgs.validated(epsilon, delta, calibration, mechanism, sampler, strict, secure, seed)
+        epsilon, delta = args.epsilon, args.delta
         params = _core.noisy_oco_params(domain, horizon, lipschitz, learning_rate=learning_rate, lmo_calls=lmo_calls)
         if epsilon is None:
-            noise_name, scale, guarantee = ("laplace" if delta == 0 else "gaussian"), 0.0, None
+            noise_name, scale, guarantee = args.noise, 0.0, None
         else:
-            epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
             noise_name, scale, guarantee = noisy_oco_noise(
                 params,
                 epsilon,
                 delta,
-                calibration,
-                mechanism=mechanism,
-                sampler=sampler,
-                randomness=randomness_of(seed, secure),
+                args.calibration,
+                mechanism=args.mechanism,
+                sampler=args.sampler,
+                randomness=args.randomness,
             )
-            if not scale <= _MAX_NOISE_SCALE:
+            if not scale <= _core.MAX_NOISE_SCALE:
                 raise InvalidInputError(
                     f"epsilon={epsilon!r}, delta={delta!r}, lipschitz={lipschitz!r} and horizon={horizon} need a "
-                    f"noise scale of {scale:.3g}, beyond the largest supported ({_MAX_NOISE_SCALE:g}); rescale the "
-                    "losses"
+                    f"noise scale of {scale:.3g}, beyond the largest supported ({_core.MAX_NOISE_SCALE:g}); rescale "
+                    "the losses"
                 )
-        self._core = _core.NoisyOCO(
+        core = _core.NoisyOCO(
             domain,
             horizon,
             lipschitz,
@@ -267,16 +261,9 @@ class NoisyOCO(Learner):
             scale=scale,
             learning_rate=learning_rate,
             lmo_calls=lmo_calls,
-            mechanism=mechanism,
-            strict=strict,
-            seed=seed,
-            secure=secure,
-            sampler=sampler,
+            **args.native(),
         )
-        self._sampler = sampler
-        self._domain = domain
-        self._horizon = horizon
-        self._privacy = guarantee
+        self._adopt(core, args, domain=domain, horizon=horizon, privacy=guarantee)
 
     # -- protocol ---------------------------------------------------------------------------------------
     def ask(self) -> np.ndarray:
@@ -313,26 +300,9 @@ class NoisyOCO(Learner):
         """``eta`` (and ``eta_rule``), ``lipschitz``, ``diameter``, ``mirror_range`` (``D_ω² = D²/2``),
         ``lmo_calls``, ``frank_wolfe_error`` (``2D/√(k+2)``), ``noise_norm`` (``μ̄``), the sensitivities, the noise
         (``noise``, ``noise_scale``), ``mechanism`` and ``grid`` (the exact path's step, or ``None``)."""
-        out = dict(self._core.params)
-        out.update(
-            noise=self._core.noise,
-            noise_scale=self._core.scale,
-            mechanism=self._core.mechanism,
-            grid=self._core.grid,
-        )
-        return out
+        return self._native_params("mechanism", "grid")
 
-    @property
-    def domain(self) -> _core.Domain:
-        """The domain."""
-        return self._domain
-
-    @property
-    def clipped(self) -> int:
-        """Number of gradients clipped to ``lipschitz`` so far.
-
-        Not private: an exact count over the raw data (do not publish it beside the actions)."""
-        return self._core.clipped
+    clipped = clipped_count("Number of gradients clipped to ``lipschitz`` so far.")
 
     @property
     def noisy_cumulative_gradient(self) -> np.ndarray:
@@ -375,7 +345,3 @@ class NoisyOCO(Learner):
             source="Ene-Nguyen-Vladu 2021 Lemma 4.1 (proof, Appendix B) with kappa = L, Lemmas C.3-C.4 "
             "(Frank-Wolfe error 2D/sqrt(k+2), Jaggi 2013); trivial: T*L*D",
         )
-
-    def __repr__(self) -> str:
-        eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"
-        return f"NoisyOCO({self._domain!r}, horizon={self.horizon}, epsilon={eps}, t={self.t})"

@@ -15,7 +15,14 @@ from ..domains import require_native
 from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ..regret import RegretBound
-from ._base import Learner, RunResult, exact_learner_noise, mechanism_noise, randomness_of, resolve_sampler
+from ._base import (
+    DomainLearner,
+    MechanismArgs,
+    RunResult,
+    clipped_count,
+    exact_learner_noise,
+    mechanism_noise,
+)
 
 __all__ = ["PrivateBandit", "RunResult", "private_bandit_noise"]
 
@@ -140,7 +147,7 @@ def private_bandit_noise(
     return scale, guarantee, {"lemma_scale": lemma, "exact_scale": exact}
 
 
-class PrivateBandit(Learner):
+class PrivateBandit(DomainLearner):
     """Differentially private bandit convex optimisation without projections.
 
     Source: Ene, Nguyen & Vladu, "Projection-Free Bandit Optimization with Privacy Guarantees" (AAAI 2021),
@@ -242,19 +249,9 @@ class PrivateBandit(Learner):
         loss_bound = _validate.optional_real("loss_bound", loss_bound, low=0.0, low_open=True)
         smoothing_radius = _validate.optional_real("smoothing_radius", smoothing_radius, low=0.0, low_open=True)
         feasibility = _validate.option("feasibility", feasibility, ("fkm", "appendix-d"))  # type: ignore[assignment]
-        mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
-        sampler = resolve_sampler(sampler, mechanism)
-        if calibration is not None:
-            calibration = _validate.option("calibration", calibration, CALIBRATIONS)
-        strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
-        if epsilon is None:
-            delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
-        else:
-            epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
-            delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
-        noise = _validate.option(  # type: ignore[assignment]
-            "noise", ("laplace" if delta == 0 else "gaussian") if noise is None else noise, NOISES
-        )
+        args = MechanismArgs.validated(epsilon, delta, calibration, mechanism, sampler, strict, secure, seed)
+        epsilon, delta, calibration, mechanism, sampler = args.target()
+        noise = _validate.option("noise", args.noise if noise is None else noise, NOISES)  # type: ignore[assignment]
         params = _core.private_bandit_params(
             domain,
             horizon,
@@ -293,7 +290,7 @@ class PrivateBandit(Learner):
                     f"the proof of Lemma {'5.1' if noise == 'laplace' else '5.4'}), inflated by the Lemma on rounded "
                     f"batch sums (floating-point summation error, Higham 2002 §4.2)"
                 ),
-                randomness=randomness_of(seed, secure),
+                randomness=args.randomness,
             )
             details = {**details, "exact_scale": scale}
         else:
@@ -303,7 +300,7 @@ class PrivateBandit(Learner):
                 delta,
                 noise,
                 calibration or ("paper" if mechanism == "tree" else "analytic"),
-                randomness=randomness_of(seed, secure),
+                randomness=args.randomness,
                 mechanism=mechanism,
             )
             guarantee = dataclasses.replace(guarantee, sampler="floating-point")
@@ -314,7 +311,7 @@ class PrivateBandit(Learner):
                     f"horizon={horizon} need a noise scale of {scale:.3g}, beyond the largest float64 noise supported "
                     f"({_core.MAX_NOISE_SCALE:g}); rescale the losses"
                 )
-        self._core = _core.PrivateBandit(
+        core = _core.PrivateBandit(
             domain,
             horizon,
             lipschitz,
@@ -323,16 +320,9 @@ class PrivateBandit(Learner):
             loss_bound=loss_bound,
             smoothing_radius=smoothing_radius,
             feasibility=feasibility,
-            mechanism=mechanism,
-            strict=strict,
-            seed=seed,
-            secure=secure,
-            sampler=sampler,
+            **args.native(),
         )
-        self._sampler = sampler
-        self._domain = domain
-        self._horizon = horizon
-        self._privacy = guarantee
+        self._adopt(core, args, domain=domain, horizon=horizon, privacy=guarantee)
         self._details = details
 
     # -- protocol ---------------------------------------------------------------------------------------
@@ -365,21 +355,9 @@ class PrivateBandit(Learner):
     def params(self) -> dict[str, Any]:
         """Algorithm 1 line 1 schedule (``t_round``, ``t_batch``, ``eta``, ``zeta``, ...), the sensitivities,
         and the noise (``noise``, ``noise_scale``; ``lemma_scale``/``exact_scale`` when private)."""
-        out = dict(self._core.params)
-        out.update(noise=self._core.noise, noise_scale=self._core.scale, **self._details)
-        return out
+        return {**self._native_params(), **self._details}
 
-    @property
-    def domain(self) -> _core.Domain:
-        """The domain."""
-        return self._domain
-
-    @property
-    def clipped(self) -> int:
-        """Number of losses clipped to ``±loss_bound`` so far.
-
-        Not private: an exact count over the raw data (do not publish it beside the actions)."""
-        return self._core.clipped
+    clipped = clipped_count("Number of losses clipped to ``±loss_bound`` so far.")
 
     def regret_bound(self) -> RegretBound:
         """The explicit regret bound behind Lemma 3.1, with the constants of its proof (Appendix C), beside the
@@ -425,7 +403,3 @@ class PrivateBandit(Learner):
             trivial=T * min(L * D, 2.0 * p["loss_bound"]),
             source="Ene-Nguyen-Vladu 2021 Lemma 3.1 with the constants of Appendix C; trivial: T*min(L*D, 2B)",
         )
-
-    def __repr__(self) -> str:
-        eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"
-        return f"PrivateBandit({self._domain!r}, horizon={self.horizon}, epsilon={eps}, t={self.t})"

@@ -8,13 +8,13 @@ from typing import Any, Literal
 import numpy as np
 
 from .. import _core, _validate, privacy
-from .._options import CALIBRATIONS, MECHANISMS, Calibration, Mechanism, Sampler
+from .._options import MECHANISMS, Calibration, Mechanism, Sampler
 from .._seed import SeedLike
 from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ..regret import RegretBound
-from ._base import Learner, RunResult, mechanism_noise, randomness_of, resolve_sampler
-from ._tree_noise import _exact_tree_noise, dp_ftrl_noise
+from ._base import DomainLearner, MechanismArgs, RunResult, clipped_count
+from ._tree_noise import _learner_noise
 from .private_submodular import _NEIGHBOURING, _UNIT
 
 __all__ = ["PrivateDRSubmodular", "dr_submodular_privacy"]
@@ -64,24 +64,9 @@ def dr_submodular_privacy(
     horizon = _validate.integer("horizon", horizon, low=1)
     mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
     eps_copy, delta_copy = epsilon / copies, delta / copies
-    if sampler == "exact":
-        noise, scale, per_copy = _exact_tree_noise(
-            mechanism, calibration, eps_copy, delta_copy, gradient_bound, horizon, dim, 0.0, None, False
-        )
-    elif mechanism == "tree":
-        noise, scale, per_copy = dp_ftrl_noise(eps_copy, delta_copy, gradient_bound, horizon, calibration or "paper")
-    else:
-        noise = "laplace" if delta == 0 else "gaussian"
-        scale, per_copy = mechanism_noise(
-            mechanism,
-            eps_copy,
-            delta_copy,
-            noise,
-            calibration or "analytic",
-            sensitivity_l1=2 * gradient_bound,
-            sensitivity_l2=2 * gradient_bound,
-            releases=horizon,
-        )
+    noise, scale, per_copy = _learner_noise(
+        sampler, mechanism, calibration, eps_copy, delta_copy, gradient_bound, horizon, dim, None, False
+    )
     total = privacy.basic_composition([per_copy] * copies)
     guarantee = PrivacyGuarantee(
         epsilon=total.epsilon,
@@ -100,7 +85,7 @@ def dr_submodular_privacy(
     return noise, scale, guarantee
 
 
-class PrivateDRSubmodular(Learner):
+class PrivateDRSubmodular(DomainLearner):
     """Differentially private online maximisation of probabilistic coverage over a matroid, via its multilinear
     extension (continuous DR-submodular maximisation), played as sets.
 
@@ -206,7 +191,8 @@ class PrivateDRSubmodular(Learner):
                 f"domain must be a UniformMatroid or PartitionMatroid (base=False), got {type(domain).__name__}"
             )
         horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
-        delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
+        args = MechanismArgs.validated(epsilon, delta, calibration, mechanism, sampler, strict, secure, seed)
+        epsilon, delta = args.epsilon, args.delta
         n = int(domain.dim)
         default_bound = float(n) if delta == 0 else math.sqrt(n)
         gradient_bound = _validate.optional_real("gradient_bound", gradient_bound, low=0.0, low_open=True)
@@ -214,30 +200,24 @@ class PrivateDRSubmodular(Learner):
         copies = None if copies is None else _validate.integer("copies", copies, low=1, high=4096)
         k = _core.dr_submodular_copies(horizon) if copies is None else copies
         regularization = _validate.optional_real("regularization", regularization, low=0.0, low_open=True)
-        if calibration is not None:
-            calibration = _validate.option("calibration", calibration, CALIBRATIONS)
-        mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
-        sampler = resolve_sampler(sampler, mechanism)
         argmin = _validate.option("argmin", argmin, ("projection", "frank-wolfe"))  # type: ignore[assignment]
         lmo_calls = _validate.integer("lmo_calls", lmo_calls, low=1, high=2**32 - 1)
-        strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
         if epsilon is None:
-            noise_name, scale, guarantee = ("laplace" if delta == 0 else "gaussian"), 0.0, None
+            noise_name, scale, guarantee = args.noise, 0.0, None
         else:
-            epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
             noise_name, scale, guarantee = dr_submodular_privacy(
                 epsilon,
                 delta,
                 k,
                 gradient_bound,
                 horizon,
-                calibration,
-                mechanism,
-                randomness=randomness_of(seed, secure),
-                sampler=sampler,
+                args.calibration,
+                args.mechanism,
+                randomness=args.randomness,
+                sampler=args.sampler,
                 dim=n,
             )
-        self._core = _core.PrivateDRSubmodular(
+        core = _core.PrivateDRSubmodular(
             domain,
             horizon,
             gradient_bound,
@@ -248,16 +228,9 @@ class PrivateDRSubmodular(Learner):
             regularization=regularization,
             argmin=argmin,
             lmo_calls=lmo_calls,
-            mechanism=mechanism,
-            strict=strict,
-            seed=seed,
-            secure=secure,
-            sampler=sampler,
+            **args.native(),
         )
-        self._sampler = sampler
-        self._domain = domain
-        self._horizon = horizon
-        self._privacy = guarantee
+        self._adopt(core, args, domain=domain, horizon=horizon, privacy=guarantee)
 
     # -- protocol ---------------------------------------------------------------------------------------
     def ask(self) -> np.ndarray:
@@ -307,14 +280,7 @@ class PrivateDRSubmodular(Learner):
         ``norm``, ``radius_squared`` (``R²``, the matroid's rank), ``noise_norm`` (``N``), ``argmin``,
         ``lmo_calls``, ``diameter``, ``copy_regret_bound``, and the noise (``noise``, ``noise_scale``,
         ``mechanism``)."""
-        out = dict(self._core.params)
-        out.update(noise=self._core.noise, noise_scale=self._core.scale, mechanism=self._core.mechanism)
-        return out
-
-    @property
-    def domain(self) -> _core.Domain:
-        """The domain."""
-        return self._domain
+        return self._native_params("mechanism")
 
     @property
     def point(self) -> np.ndarray:
@@ -330,12 +296,7 @@ class PrivateDRSubmodular(Learner):
         copies = int(self._core.params["copies"])
         return self._core.copy_point(_validate.integer("k", k, low=0, high=copies - 1))
 
-    @property
-    def clipped(self) -> int:
-        """Rounds whose probability row (outside ``[0, 1]``) or gradient (beyond ``G``) was clipped.
-
-        Not private: an exact count over the raw data (do not publish it beside the actions)."""
-        return int(self._core.clipped)
+    clipped = clipped_count("Rounds whose probability row (outside ``[0, 1]``) or gradient (beyond ``G``) was clipped.")
 
     def regret_bound_terms(self, *, smoothness: float | None = None) -> dict[str, Any]:
         """The terms of :meth:`regret_bound`.
@@ -411,7 +372,3 @@ class PrivateDRSubmodular(Learner):
             trivial=(1.0 - 1.0 / math.e) * self.horizon,
             source=terms["source"] + "; trivial: (1-1/e)*T",
         )
-
-    def __repr__(self) -> str:
-        eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"
-        return f"PrivateDRSubmodular({self._domain!r}, horizon={self.horizon}, epsilon={eps}, t={self.t})"

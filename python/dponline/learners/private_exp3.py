@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from .. import _core, _validate
-from .._options import SAMPLERS, Sampler
+from .._options import Sampler
 from .._seed import SeedLike
-from ..privacy import PrivacyGuarantee
 from ..regret import RegretBound
-from ._base import FeedbackRelease, Learner, randomness_of
+from ._base import FeedbackRelease, Learner, clipped_count
 
 __all__ = ["PrivateEXP3"]
 
@@ -20,28 +18,6 @@ _SOURCE = (
     "Agarwal-Singh 2017 Lemma 4.2 (Algorithm 4: Laplace(B/eps) on each round's feedback in [0, B]; "
     "one release per round, adaptive parallel composition)"
 )
-
-_EXACT_SOURCE = (
-    "; exact: the clipped feedback rounded onto the grid gamma and discrete Laplace DLap(t) added in integers, "
-    "eps = (ceil({sensitivity}/gamma) + 1)/t <= eps exactly (the rounding Lemma of the core's noise::grid; the "
-    "discrete Laplace (geometric) mechanism, Ghosh-Roughgarden-Sundararajan 2009 / Canonne-Kamath-Steinke 2020, "
-    "dponline.privacy.discrete_laplace_epsilon)"
-)
-
-
-def _feedback_noise_text(core: object, sensitivity: str, sampler: str) -> tuple[str, str]:
-    """The source suffix and the notes of a learner whose privacy is one Laplace release of its feedback per round
-    (PrivateEXP3, PrivateSCRiBLe): the exact grid release (the noise scale ``t·γ``, its grid ``γ``) or the
-    floating-point ``Laplace(λ)``."""
-    scale = float(core.params["noise_scale"])  # type: ignore[attr-defined]
-    if sampler == "exact":
-        gamma = float(core.grid)  # type: ignore[attr-defined]
-        notes = (
-            f"discrete Laplace on the grid gamma = 2^{int(math.log2(gamma))}: effective scale t*gamma = {scale:.9g} "
-            f"(>= {sensitivity}/eps); the arm/direction draws are floating-point post-processing of the releases"
-        )
-        return _EXACT_SOURCE.format(sensitivity=sensitivity), notes
-    return "", f"lambda = {sensitivity}/eps = {scale:.6g}"
 
 
 class PrivateEXP3(FeedbackRelease, Learner):
@@ -120,29 +96,18 @@ class PrivateEXP3(FeedbackRelease, Learner):
         secure: bool = False,
     ) -> None:
         arms = _validate.integer("arms", arms, low=2, high=2**40)
-        horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
-        loss_bound = _validate.real("loss_bound", loss_bound, low=0.0, low_open=True)
-        strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
-        sampler = _validate.option("sampler", sampler, SAMPLERS)  # type: ignore[assignment]
-        if epsilon is not None:
-            epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
-        self._core = _core.PrivateEXP3(
-            arms, horizon, loss_bound, epsilon, sampler=sampler, strict=strict, seed=seed, secure=secure
+        self._build_release(
+            arms,
+            horizon=horizon,
+            epsilon=epsilon,
+            loss_bound=loss_bound,
+            strict=strict,
+            sampler=sampler,
+            seed=seed,
+            secure=secure,
+            sensitivity="B",
+            source=_SOURCE,
         )
-        guarantee: PrivacyGuarantee | None = None
-        if epsilon is not None:
-            source, notes = _feedback_noise_text(self._core, "B", sampler)
-            guarantee = PrivacyGuarantee(
-                epsilon=float(epsilon),
-                delta=0.0,
-                source=_SOURCE + source,
-                randomness=randomness_of(seed, secure),
-                notes=notes,
-                sampler=sampler,
-            )
-        self._horizon = horizon
-        self._privacy = guarantee
-        self._sampler = sampler
 
     # -- protocol ---------------------------------------------------------------------------------------
     def ask(self) -> int:
@@ -177,12 +142,7 @@ class PrivateEXP3(FeedbackRelease, Learner):
         ``regret_bound``."""
         return dict(self._core.params)
 
-    @property
-    def clipped(self) -> int:
-        """Feedback values clipped to ``[0, loss_bound]`` so far.
-
-        Not private: an exact count over the raw data (do not publish it beside the actions)."""
-        return self._core.clipped
+    clipped = clipped_count("Feedback values clipped to ``[0, loss_bound]`` so far.")
 
     def regret_bound(self) -> RegretBound:
         """``ln K/η + η T K B'²/(1 − γ) + γ B T + B``: the expected (pseudo-)regret bound of the tuning above
@@ -197,5 +157,5 @@ class PrivateEXP3(FeedbackRelease, Learner):
         )
 
     def __repr__(self) -> str:
-        eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"
+        eps = self._epsilon_text()
         return f"PrivateEXP3(arms={self._core.params['arms']}, horizon={self.horizon}, epsilon={eps}, t={self.t})"

@@ -8,18 +8,16 @@ from typing import Any
 import numpy as np
 
 from .. import _core, _validate
-from .._options import SAMPLERS, Sampler
+from .._options import Sampler
 from .._seed import SeedLike
 from ..errors import InvalidInputError
-from ..privacy import PrivacyGuarantee
 from ..regret import RegretBound
-from ._base import FeedbackRelease, Learner, randomness_of
-from .private_exp3 import _feedback_noise_text
+from ._base import DomainLearner, FeedbackRelease, clipped_count
 
 __all__ = ["PrivateSCRiBLe"]
 
 
-class PrivateSCRiBLe(FeedbackRelease, Learner):
+class PrivateSCRiBLe(FeedbackRelease, DomainLearner):
     """ε-differentially private bandit linear optimisation (SCRiBLe with Laplace-noised feedback).
 
     Source: Agarwal & Singh, "The Price of Differential Privacy for Online Learning" (ICML 2017), Theorem 4.5:
@@ -100,31 +98,20 @@ class PrivateSCRiBLe(FeedbackRelease, Learner):
     ) -> None:
         if not isinstance(domain, _core.Domain) or domain.kind not in ("Box", "L2Ball", "Simplex"):
             raise InvalidInputError(f"domain must be a dponline.domains Box, L2Ball or Simplex, got {domain!r}")
-        horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
-        loss_bound = _validate.real("loss_bound", loss_bound, low=0.0, low_open=True)
-        strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
-        sampler = _validate.option("sampler", sampler, SAMPLERS)  # type: ignore[assignment]
-        if epsilon is not None:
-            epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
-        self._core = _core.PrivateSCRiBLe(
-            domain, horizon, loss_bound, epsilon, sampler=sampler, strict=strict, seed=seed, secure=secure
+        self._build_release(
+            domain,
+            horizon=horizon,
+            epsilon=epsilon,
+            loss_bound=loss_bound,
+            strict=strict,
+            sampler=sampler,
+            seed=seed,
+            secure=secure,
+            sensitivity="2B",
+            source="Agarwal-Singh 2017 Theorem 4.5 / Lemma 4.2 (Laplace(2B/eps) on each round's feedback in "
+            "[-B, B]; one release per round)",
         )
-        guarantee: PrivacyGuarantee | None = None
-        if epsilon is not None:
-            source, notes = _feedback_noise_text(self._core, "2B", sampler)
-            guarantee = PrivacyGuarantee(
-                epsilon=float(epsilon),
-                delta=0.0,
-                source="Agarwal-Singh 2017 Theorem 4.5 / Lemma 4.2 (Laplace(2B/eps) on each round's feedback in "
-                "[-B, B]; one release per round)" + source,
-                randomness=randomness_of(seed, secure),
-                notes=notes,
-                sampler=sampler,
-            )
         self._domain = domain
-        self._horizon = horizon
-        self._privacy = guarantee
-        self._sampler = sampler
 
     def ask(self) -> np.ndarray:
         """The point ``y_t`` to play, shape ``(n,)``; always in the domain. Asking again before :meth:`tell`
@@ -155,17 +142,7 @@ class PrivateSCRiBLe(FeedbackRelease, Learner):
         ``estimator_dim`` (n)."""
         return dict(self._core.params)
 
-    @property
-    def domain(self) -> _core.Domain:
-        """The domain."""
-        return self._domain
-
-    @property
-    def clipped(self) -> int:
-        """Feedback values clipped to ``[−B, B]`` so far.
-
-        Not private: an exact count over the raw data (do not publish it beside the actions)."""
-        return self._core.clipped
+    clipped = clipped_count("Feedback values clipped to ``[−B, B]`` so far.")
 
     def regret_bound(self) -> RegretBound:
         """``ν ln T/η + 2η n² B'² T + B`` (see the class docs), beside the trivial bound ``2·B·T``
@@ -177,7 +154,3 @@ class PrivateSCRiBLe(FeedbackRelease, Learner):
             source="Agarwal-Singh 2017 Theorem 4.5 (Abernethy-Hazan-Rakhlin 2012 Theorem 5.1 constants); "
             "trivial: 2*B*T",
         )
-
-    def __repr__(self) -> str:
-        eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"
-        return f"PrivateSCRiBLe({self._domain!r}, horizon={self.horizon}, epsilon={eps}, t={self.t})"

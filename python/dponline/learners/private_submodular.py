@@ -14,7 +14,7 @@ from .._seed import SeedLike
 from ..errors import ExplorationCappedWarning, InvalidInputError, ProtocolError
 from ..privacy import PrivacyGuarantee
 from ..regret import RegretBound
-from ._base import Learner, RunResult, randomness_of
+from ._base import Learner, RunResult, clipped_count, randomness_of
 
 __all__ = ["PrivateSubmodular", "submodular_privacy"]
 
@@ -52,42 +52,35 @@ def submodular_privacy(
     horizon = _validate.integer("horizon", horizon, low=1)
     feedback = _validate.option("feedback", feedback, ("full", "bandit"))
     exploration = _validate.option("exploration", exploration, ("online", "presampled"))
-    if feedback == "full":
+
+    def guarantee(delta_out: float, source: str, notes: str) -> PrivacyGuarantee:
         return PrivacyGuarantee(
             epsilon=epsilon,
-            delta=delta,
-            source=f"{_PAPER}, Theorem 5 (Algorithm 2, FI-DP)",
+            delta=delta_out,
+            source=f"{_PAPER}, {source}",
             neighbouring=_NEIGHBOURING,
             unit=_UNIT,
             randomness=randomness,
-            notes="eta = eps / (k sqrt(32 T ln(k/delta))); " + _FLOAT_NOTE,
+            notes=notes,
             sampler="floating-point",
+        )
+
+    if feedback == "full":
+        return guarantee(
+            delta, "Theorem 5 (Algorithm 2, FI-DP)", "eta = eps / (k sqrt(32 T ln(k/delta))); " + _FLOAT_NOTE
         )
     if exploration == "online":
         extra = math.exp(-8.0 * horizon ** (1.0 / 3.0))
-        return PrivacyGuarantee(
-            epsilon=epsilon,
-            delta=min(1.0, delta + extra),
-            source=f"{_PAPER}, Theorem 7 (Algorithm 3, BanditDP)",
-            neighbouring=_NEIGHBOURING,
-            unit=_UNIT,
-            randomness=randomness,
-            notes=(
-                f"delta + exp(-8 T^(1/3)) = {delta:g} + {extra:.3g}; eta = eps / (k sqrt(32 (2 gamma T) ln(k/delta)))"
-                f"; {_FLOAT_NOTE}"
-            ),
-            sampler="floating-point",
+        return guarantee(
+            min(1.0, delta + extra),
+            "Theorem 7 (Algorithm 3, BanditDP)",
+            f"delta + exp(-8 T^(1/3)) = {delta:g} + {extra:.3g}; eta = eps / (k sqrt(32 (2 gamma T) ln(k/delta)))"
+            f"; {_FLOAT_NOTE}",
         )
-    return PrivacyGuarantee(
-        epsilon=epsilon,
-        delta=delta,
-        source=f"{_PAPER}, Appendix B.2 (presampled exploration) with Theorem 5",
-        neighbouring=_NEIGHBOURING,
-        unit=_UNIT,
-        randomness=randomness,
-        notes="eta = eps / (k sqrt(32 (M + 1) ln(k/delta))), M ~ Binomial(T, gamma) drawn before the data; "
-        + _FLOAT_NOTE,
-        sampler="floating-point",
+    return guarantee(
+        delta,
+        "Appendix B.2 (presampled exploration) with Theorem 5",
+        "eta = eps / (k sqrt(32 (M + 1) ln(k/delta))), M ~ Binomial(T, gamma) drawn before the data; " + _FLOAT_NOTE,
     )
 
 
@@ -345,12 +338,7 @@ class PrivateSubmodular(Learner):
         """Explore rounds so far (bandit)."""
         return int(self._core.explores)
 
-    @property
-    def clipped(self) -> int:
-        """Feedback values clipped into ``[0, 1]`` so far.
-
-        Not private: an exact count over the raw data (do not publish it beside the actions)."""
-        return int(self._core.clipped)
+    clipped = clipped_count("Feedback values clipped into ``[0, 1]`` so far.")
 
     def expert_probabilities(self, i: int) -> np.ndarray:
         """Sampling distribution of expert ``i`` (0-based, ``i < k``), float64 ``(|U|,)``.
@@ -396,7 +384,7 @@ class PrivateSubmodular(Learner):
 
     def __repr__(self) -> str:
         p = self._core.params
-        eps = "None" if self._privacy is None else f"{self._privacy.epsilon:g}"
+        eps = self._epsilon_text()
         return (
             f"PrivateSubmodular({p['ground_set_size']}, {p['k']}, horizon={self.horizon}, epsilon={eps}, "
             f"feedback={p['feedback']!r}, t={self.t})"
