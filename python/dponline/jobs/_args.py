@@ -203,7 +203,9 @@ def run_preset(
     **options: Any,
 ) -> int:
     """Hold ``out`` (checked writable and locked *before* anything is computed), build the preset's
-    experiment from the flags (a bad value: usage error) and :func:`run_sweep` it."""
+    experiment from the flags (a bad value: usage error) and :func:`run_sweep` it. The plots default to the regret
+    curves, and the price of privacy for several ε."""
+    options.setdefault("plots", ["regret", "price_of_privacy"] if len(args.epsilon) > 1 else ["regret"])
     with exclusive_output(out):
         experiment = built(args, build)
         return run_sweep(args, experiment, out, **options)

@@ -209,7 +209,6 @@ def run(args: argparse.Namespace) -> int:
     if args.delta <= 0:
         args.parser.error("--delta must be > 0: the submodular learners are (ε, δ)-DP (Theorems 5, 7)")
     _check(args)  # before the output folder is touched: one line, exit code 2
-    plots = ["regret", "price_of_privacy"] if len(args.epsilon) > 1 else ["regret"]
     random_name = "a random k-set" if args.domain == "k-sets" else "a random item per category"
     names = {"greedy": "(1-1/e) greedy", "random": random_name}
 
@@ -227,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
             notes += f"\nnote: {capped}"
         return format_summary(results, names=names, notes=notes, gain="expected clicks")
 
-    return _args.run_preset(args, build, args.out, plots=plots, report=report)
+    return _args.run_preset(args, build, args.out, report=report)
 
 
 def _privacy_lines(results: Any, args: argparse.Namespace, multiplicity: int) -> str:

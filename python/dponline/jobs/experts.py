@@ -167,13 +167,8 @@ _BASELINE_NAMES = {
 def _run(args: argparse.Namespace) -> int:
     names = _BASELINE_NAMES[args.job]
     args.out = args.out or f"dponline-{args.job}"
-    plots = ["regret", "price_of_privacy"] if len(args.epsilon) > 1 else ["regret"]
     return _args.run_preset(
-        args,
-        args.build,
-        args.out,
-        plots=plots,
-        report=lambda r: format_summary(r, names=names, notes=_privacy_lines(r, args)),
+        args, args.build, args.out, report=lambda r: format_summary(r, names=names, notes=_privacy_lines(r, args))
     )
 
 

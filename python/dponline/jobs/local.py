@@ -304,14 +304,9 @@ def build_experiment(args: argparse.Namespace) -> Experiment:
 
 def run(args: argparse.Namespace) -> int:
     """Run the job: build, sweep (cached, resumable), write the outputs, print the table and verdicts."""
-    plots = ["regret", "price_of_privacy"] if len(args.epsilon) > 1 else ["regret"]
     names = {"best": "best fixed", "predict 0": "predicting 0"}
     return _args.run_preset(
-        args,
-        build_experiment,
-        args.out,
-        plots=plots,
-        report=lambda r: format_summary(r, names=names, notes=_privacy_lines(r, args)),
+        args, build_experiment, args.out, report=lambda r: format_summary(r, names=names, notes=_privacy_lines(r, args))
     )
 
 

@@ -251,7 +251,6 @@ def report(results: Results, args: argparse.Namespace, multiplicity: int) -> str
 
 def run(args: argparse.Namespace) -> int:
     """Run the job: build, sweep (cached, resumable), write outputs, print the report."""
-    plots = ["regret", "price_of_privacy"] if len(args.epsilon) > 1 else ["regret"]
 
     def build(a: argparse.Namespace) -> Experiment:
         experiment = build_experiment(a)
@@ -260,4 +259,4 @@ def run(args: argparse.Namespace) -> int:
         return experiment
 
     options: dict[str, Any] = {}
-    return _args.run_preset(args, build, args.out, plots=plots, report=lambda r: options["report"](r))
+    return _args.run_preset(args, build, args.out, report=lambda r: options["report"](r))

@@ -349,27 +349,17 @@ class FeedbackRelease:
         covered by :attr:`privacy` (every later computation is post-processing of it)."""
         return float(self._core.last_release)
 
-    def _build_release(
-        self,
-        first: Any,
-        *,
-        horizon: int,
-        epsilon: float | None,
-        loss_bound: float,
-        strict: bool,
-        sampler: Sampler,
-        seed: SeedLike,
-        secure: bool,
-        sensitivity: str,
-        source: str,
-    ) -> None:
+    def _build_release(self, first: Any, *declared: Any, sensitivity: str, source: str) -> None:
         """Validate the arguments shared by the feedback-release learners, build the native learner
         (``self._core_type`` on ``first``, the arms or the domain) and its guarantee: one Laplace release per round
         of the feedback, whose sensitivity is ``sensitivity`` (text), with the paper's ``source``.
 
+        ``declared``: ``horizon, epsilon, loss_bound, strict, sampler, seed, secure``, as the learners take them.
+
         Raises:
             InvalidInputError: naming the first argument refused.
         """
+        horizon, epsilon, loss_bound, strict, sampler, seed, secure = declared
         horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
         loss_bound = _validate.real("loss_bound", loss_bound, low=0.0, low_open=True)
         strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
@@ -402,6 +392,8 @@ class Learner:
     _core_type: ClassVar[Any]
     _privacy: PrivacyGuarantee | None
     _horizon: int
+    # The native family type that run accepts beyond the loss families, and its name in the error message.
+    _family: ClassVar[tuple[type, str] | None] = None
 
     # -- introspection ----------------------------------------------------------------------------------
     @property
@@ -471,6 +463,8 @@ class Learner:
             InvalidInputError: a family of another dimension, bad ``rounds``/``checkpoints``.
             StateError: the learner is being used by another thread.
         """
+        if self._family is not None and not isinstance(losses, self._family[0]):
+            raise InvalidInputError(f"losses must be {self._family[1]}, got {type(losses).__name__}")
         family_horizon = getattr(losses, "horizon", None)
         if not isinstance(family_horizon, int):
             raise InvalidInputError(f"losses must be a dponline loss family, got {type(losses).__name__}")

@@ -14,7 +14,7 @@ from .._options import CALIBRATIONS, Calibration, Mechanism
 from .._seed import SeedLike
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
-from ._base import exact_learner_noise, mechanism_noise, randomness_of
+from ._base import MechanismArgs, exact_learner_noise, mechanism_noise, randomness_of
 
 __all__ = ["dp_ftrl_noise", "noise_width"]
 
@@ -120,23 +120,16 @@ def _exact_tree_noise(
 
 
 def _learner_noise(
-    sampler: str,
-    mechanism: Mechanism,
-    calibration: Calibration | None,
-    epsilon: float,
-    delta: float,
-    loss_bound: float,
-    horizon: int,
-    dim: int,
-    seed: SeedLike,
-    secure: bool,
+    args: MechanismArgs, loss_bound: float, horizon: int, dim: int
 ) -> tuple[str, float, PrivacyGuarantee]:
-    """The noise of a tree-based FTRL learner's prefix sums (DPFTRL, DPFTPL, a PrivateDRSubmodular copy), whose one
-    input per round moves by at most ``2G`` (``G = loss_bound``): the exact path (:func:`_exact_tree_noise`), the
-    padded tree (:func:`dp_ftrl_noise`, ``calibration="paper"`` by default), or another mechanism's exact
-    calibration (:func:`~dponline.learners._base.mechanism_noise`, ``"analytic"`` by default)."""
-    randomness = randomness_of(seed, secure)
-    if sampler == "exact":
+    """The noise of a tree-based FTRL learner's prefix sums (DPFTRL, DPFTPL, a PrivateDRSubmodular copy) for the
+    privacy target of ``args`` (``epsilon`` given), whose one input per round moves by at most ``2G``
+    (``G = loss_bound``): the exact path (:func:`_exact_tree_noise`), the padded tree (:func:`dp_ftrl_noise`,
+    ``calibration="paper"`` by default), or another mechanism's exact calibration
+    (:func:`~dponline.learners._base.mechanism_noise`, ``"analytic"`` by default)."""
+    mechanism, calibration, epsilon, delta = args.mechanism, args.calibration, float(args.epsilon or 0.0), args.delta
+    seed, secure, randomness = args.seed, args.secure, args.randomness
+    if args.sampler == "exact":
         return _exact_tree_noise(mechanism, calibration, epsilon, delta, loss_bound, horizon, dim, 0.0, seed, secure)
     if mechanism == "tree":
         return dp_ftrl_noise(epsilon, delta, loss_bound, horizon, calibration or "paper", randomness=randomness)

@@ -197,9 +197,7 @@ class DPFTRL(DomainLearner):
         if epsilon is None:
             noise_name, scale, guarantee = args.noise, 0.0, None
         else:
-            noise_name, scale, guarantee = _learner_noise(
-                sampler, mechanism, calibration, epsilon, delta, loss_bound, horizon, domain.dim, seed, secure
-            )
+            noise_name, scale, guarantee = _learner_noise(args, loss_bound, horizon, domain.dim)
             if sampler == "floating-point":
                 guarantee = dataclasses.replace(guarantee, sampler="floating-point")
             if loss_shift != 0.0 and guarantee is not None:
@@ -465,9 +463,7 @@ class DPFTPL(DomainLearner):
                 source = "Agarwal-Singh 2017 Theorem 3.5 / Lemma 3.3 (padded tree, Gaussian)"
                 release_l2 = 2 * loss_bound * math.sqrt(privacy.levels_touched(horizon))
             else:
-                _, sigma_privacy, guarantee = _learner_noise(
-                    sampler, mechanism, calibration, epsilon, delta, loss_bound, horizon, domain.dim, seed, secure
-                )
+                _, sigma_privacy, guarantee = _learner_noise(args, loss_bound, horizon, domain.dim)
                 source = guarantee.source
                 release_l2 = sigma_privacy / float(guarantee.noise_multiplier)  # type: ignore[arg-type]
             if sampler == "floating-point":

@@ -64,9 +64,8 @@ def dr_submodular_privacy(
     horizon = _validate.integer("horizon", horizon, low=1)
     mechanism = _validate.option("mechanism", mechanism, MECHANISMS)
     eps_copy, delta_copy = epsilon / copies, delta / copies
-    noise, scale, per_copy = _learner_noise(
-        sampler, mechanism, calibration, eps_copy, delta_copy, gradient_bound, horizon, dim, None, False
-    )
+    per_copy_args = MechanismArgs(eps_copy, delta_copy, calibration, mechanism, sampler, False, False, None)
+    noise, scale, per_copy = _learner_noise(per_copy_args, gradient_bound, horizon, dim)
     total = privacy.basic_composition([per_copy] * copies)
     guarantee = PrivacyGuarantee(
         epsilon=total.epsilon,
@@ -166,6 +165,7 @@ class PrivateDRSubmodular(DomainLearner):
     """
 
     _core_type = _core.PrivateDRSubmodular
+    _family = (_core.SubmodularFamily, "a dponline.submodular.ProbabilisticCoverage family")
 
     def __init__(
         self,
@@ -264,10 +264,6 @@ class PrivateDRSubmodular(DomainLearner):
             InvalidInputError: ``losses`` is not a probabilistic-coverage family of the right ground-set size.
             ProtocolError, HorizonExhaustedError, StateError: as :meth:`Learner.run`.
         """
-        if not isinstance(losses, _core.SubmodularFamily):
-            raise InvalidInputError(
-                f"losses must be a dponline.submodular.ProbabilisticCoverage family, got {type(losses).__name__}"
-            )
         return super().run(losses, rounds=rounds, checkpoints=checkpoints, progress=progress)
 
     def _final_point(self) -> np.ndarray:

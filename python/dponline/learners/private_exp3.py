@@ -97,16 +97,7 @@ class PrivateEXP3(FeedbackRelease, Learner):
     ) -> None:
         arms = _validate.integer("arms", arms, low=2, high=2**40)
         self._build_release(
-            arms,
-            horizon=horizon,
-            epsilon=epsilon,
-            loss_bound=loss_bound,
-            strict=strict,
-            sampler=sampler,
-            seed=seed,
-            secure=secure,
-            sensitivity="B",
-            source=_SOURCE,
+            arms, horizon, epsilon, loss_bound, strict, sampler, seed, secure, sensitivity="B", source=_SOURCE
         )
 
     # -- protocol ---------------------------------------------------------------------------------------

@@ -16,6 +16,11 @@ from ._base import DomainLearner, FeedbackRelease, clipped_count
 
 __all__ = ["PrivateSCRiBLe"]
 
+_SOURCE = (
+    "Agarwal-Singh 2017 Theorem 4.5 / Lemma 4.2 (Laplace(2B/eps) on each round's feedback in [-B, B]; one release "
+    "per round)"
+)
+
 
 class PrivateSCRiBLe(FeedbackRelease, DomainLearner):
     """ε-differentially private bandit linear optimisation (SCRiBLe with Laplace-noised feedback).
@@ -99,17 +104,7 @@ class PrivateSCRiBLe(FeedbackRelease, DomainLearner):
         if not isinstance(domain, _core.Domain) or domain.kind not in ("Box", "L2Ball", "Simplex"):
             raise InvalidInputError(f"domain must be a dponline.domains Box, L2Ball or Simplex, got {domain!r}")
         self._build_release(
-            domain,
-            horizon=horizon,
-            epsilon=epsilon,
-            loss_bound=loss_bound,
-            strict=strict,
-            sampler=sampler,
-            seed=seed,
-            secure=secure,
-            sensitivity="2B",
-            source="Agarwal-Singh 2017 Theorem 4.5 / Lemma 4.2 (Laplace(2B/eps) on each round's feedback in "
-            "[-B, B]; one release per round)",
+            domain, horizon, epsilon, loss_bound, strict, sampler, seed, secure, sensitivity="2B", source=_SOURCE
         )
         self._domain = domain
 

@@ -163,6 +163,7 @@ class PrivateSubmodular(Learner):
     """
 
     _core_type = _core.PrivateSubmodular
+    _family = (_core.SubmodularFamily, "a dponline.submodular family (SubmodularFamily)")
 
     def __init__(
         self,
@@ -312,10 +313,6 @@ class PrivateSubmodular(Learner):
             InvalidInputError: ``losses`` is not a submodular family or has another ground-set size.
             ProtocolError, HorizonExhaustedError, StateError: as :meth:`Learner.run`.
         """
-        if not isinstance(losses, _core.SubmodularFamily):
-            raise InvalidInputError(
-                f"losses must be a dponline.submodular family (SubmodularFamily), got {type(losses).__name__}"
-            )
         return super().run(losses, rounds=rounds, checkpoints=checkpoints, progress=progress)
 
     def _final_point(self) -> np.ndarray:
