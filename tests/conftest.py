@@ -17,6 +17,17 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(20261122)
 
 
+def checked_feedback_scale(noise_scale: float, lam: float, eps: float, sampler: str) -> float:
+    """The feedback noise scale of PrivateEXP3 or PrivateSCRiBLe (``params["noise_scale"]``) checked against the
+    paper's ``λ``: equal to it on the floating-point path; on the exact path the discrete Laplace's effective scale
+    ``t·γ``, at least ``λ`` and above it by at most ``(2/ε + 1)·2^-30`` relative. Returns the scale in use."""
+    if sampler == "floating-point":
+        assert noise_scale == lam
+        return lam
+    assert lam <= noise_scale <= lam * (1 + (2 / eps + 1) * 2.0**-30)
+    return noise_scale
+
+
 # Hypothesis profiles for the fuzz suites tests/test_fuzz*.py (issue 13). "ci" keeps them fast and reproducible;
 # "dev" (HYPOTHESIS_PROFILE=dev) runs 500 random examples per property; "long" 9,000.
 try:

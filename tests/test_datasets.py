@@ -9,7 +9,6 @@ import importlib
 import importlib.util
 import io
 import re
-import subprocess
 import sys
 import types
 from pathlib import Path
@@ -210,29 +209,3 @@ def test_uniform_portfolios_wealth(data):
     ubah = np.mean(np.prod(r, axis=0))
     assert ubah == pytest.approx(UBAH_WEALTH, rel=1e-9)
     assert round(float(ubah), 2) == 14.50  # the "market" figure quoted in the literature
-
-
-def test_importable_without_core_extension():
-    """dponline.datasets must load even when dponline._core is absent (fresh interpreter)."""
-    script = f"""
-import importlib, importlib.abc, sys, types
-
-class _BlockCore(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path=None, target=None):
-        if name == "dponline._core":
-            raise ModuleNotFoundError("blocked for the test", name=name)
-        return None
-
-sys.meta_path.insert(0, _BlockCore())
-stub = types.ModuleType("dponline")
-stub.__path__ = [{str(DATASETS_DIR.parent)!r}]
-sys.modules["dponline"] = stub
-from dponline.datasets import load_nyse
-d = load_nyse()
-assert d.relatives.shape == ({N_DAYS}, {N_ASSETS}), d.relatives.shape
-assert "dponline._core" not in sys.modules
-print("ok")
-"""
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"

@@ -13,19 +13,17 @@ import gzip
 import hashlib
 import io
 import math
-import re
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from test_datasets import _import_datasets
+from test_datasets import _import_datasets, _recorded_sha256
 
 datasets = _import_datasets()
 DATASETS_DIR = Path(datasets.__file__).resolve().parent
 DATA_DIR = DATASETS_DIR / "data"
-PROVENANCE = DATASETS_DIR / "PROVENANCE.md"
 
 NEW_FILES = (
     "trump_approval.csv.gz",
@@ -36,16 +34,6 @@ NEW_FILES = (
 )
 MODULES = ("_common.py", "trump_approval.py", "classification.py", "open_bandit.py", "nyse.py", "__init__.py")
 POOLED_CTR = 38 / 10000
-
-
-def _recorded_sha256(row_marker: str) -> str:
-    """The SHA-256 recorded in PROVENANCE.md on the checksum-table row containing row_marker."""
-    for line in PROVENANCE.read_text(encoding="utf-8").splitlines():
-        if line.startswith("|") and row_marker in line:
-            match = re.search(r"`([0-9a-f]{64})`", line)
-            assert match is not None, line
-            return match.group(1)
-    raise AssertionError(f"no checksum row with {row_marker!r} in {PROVENANCE}")
 
 
 def _sha256(blob: bytes) -> str:
@@ -159,7 +147,7 @@ def test_dataset_modules_do_not_import_core():
 
 
 def test_importable_without_core_extension():
-    """Every new loader works in a fresh interpreter where dponline._core cannot be imported."""
+    """Every loader works in a fresh interpreter where dponline._core cannot be imported."""
     script = f"""
 import importlib, importlib.abc, sys, types
 
@@ -174,6 +162,7 @@ stub = types.ModuleType("dponline")
 stub.__path__ = [{str(DATASETS_DIR.parent)!r}]
 sys.modules["dponline"] = stub
 import dponline.datasets as d
+assert d.load_nyse().relatives.shape == (5651, 36)
 assert d.nyse_expert_losses().shape == (5651, 36)
 assert d.trump_approval_expert_losses().shape == (1001, 5)
 assert d.load_phishing().features.shape == (1250, 9)

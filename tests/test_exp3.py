@@ -6,6 +6,7 @@ import pickle
 
 import numpy as np
 import pytest
+from conftest import checked_feedback_scale
 
 import dponline
 from dponline import PrivateEXP3, datasets
@@ -19,12 +20,8 @@ def test_laplace_scale_and_parameters_are_the_stated_ones(eps, B, sampler):
     K, T = 10, 10_000
     learner = PrivateEXP3(K, horizon=T, epsilon=eps, loss_bound=B, sampler=sampler, seed=0)
     p = learner.params
-    lam = B / eps  # Lemma 4.2: sensitivity B of one round's feedback in [0, B]
-    if sampler == "floating-point":
-        assert p["noise_scale"] == lam
-    else:  # the discrete Laplace's effective scale t·γ: at least λ, by at most (2/ε + 1)·2^-30 relative
-        assert lam <= p["noise_scale"] <= lam * (1 + (2 / eps + 1) * 2.0**-30)
-        lam = p["noise_scale"]
+    # Lemma 4.2: sensitivity B of one round's feedback in [0, B]
+    lam = checked_feedback_scale(p["noise_scale"], B / eps, eps, sampler)
     r = B + 2 * lam * math.log(T)
     assert p["noisy_range"] == pytest.approx(r, rel=1e-14)
     eta = math.sqrt(math.log(K) / (T * K * r * (r + B)))

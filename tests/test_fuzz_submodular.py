@@ -75,6 +75,17 @@ def check_set(S: Any, n: int, k: int) -> None:
 etas = st.one_of(st.sampled_from([1e-12, 1e-3, 0.5, 1.0, 30.0, 700.0, 1e6, 1e100, 5e-324]), st.floats(1e-9, 50.0))
 
 
+def checked_run(learner: Any, fam: Any, rounds: Any) -> Any:
+    """``learner.run(fam, rounds=rounds, checkpoints=3)``: refused with the learner unchanged (``None``), or a run
+    whose loss is minus a sum of coverage values in ``[0, 1]`` per round (its result)."""
+    ok, result = unchanged_if_failed(learner, lambda: learner.run(fam, rounds=rounds, checkpoints=3))
+    if not ok:
+        return None
+    assert math.isfinite(result.total_loss) and -result.rounds <= result.total_loss <= 0
+    assert_finite(result.cumulative_loss)
+    return result
+
+
 def check_hedge(h: Any) -> None:
     n = h.n
     check_distribution(h.probabilities(), n)
@@ -482,12 +493,8 @@ def test_private_submodular_protocol(
             else:
                 assert state_of(learner) == before, "a failed tell changed the learner"
         elif op == "run":
-            ok, result = unchanged_if_failed(
-                learner, lambda arg=arg, learner=learner: learner.run(fam, rounds=arg, checkpoints=3)
-            )
-            if ok:
-                assert math.isfinite(result.total_loss) and -result.rounds <= result.total_loss <= 0
-                assert_finite(result.cumulative_loss)
+            result = checked_run(learner, fam, arg)
+            if result is not None:
                 assert len(result.final_point) == k
                 assert np.all((result.final_point >= 0) & (result.final_point < n))
         elif op == "run_wrong":
@@ -646,12 +653,8 @@ def test_private_dr_submodular_protocol(
             if ok:
                 assert math.isfinite(value) and 0 <= value <= 1
         elif op == "run":
-            ok, result = unchanged_if_failed(
-                learner, lambda arg=arg, learner=learner: learner.run(fam, rounds=arg, checkpoints=3)
-            )
-            if ok:
-                assert math.isfinite(result.total_loss) and -result.rounds <= result.total_loss <= 0
-                assert_finite(result.cumulative_loss)
+            result = checked_run(learner, fam, arg)
+            if result is not None:
                 assert_finite(result.final_point)
                 assert domain.contains(result.final_point, 1e-6)
         elif op == "run_wrong":

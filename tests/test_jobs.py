@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -273,6 +274,21 @@ def test_disk_full_gives_one_line_exit_2_and_keeps_the_previous_outputs(tmp_path
     assert _files(tmp_path) == before and not _staging(tmp_path)
 
 
+def _interrupt_execute_after(monkeypatch: Any, runs: int) -> Any:
+    """Make the sweep's ``backends.execute`` finish ``runs`` runs, then raise ``KeyboardInterrupt`` (Ctrl-C);
+    returns the real one."""
+    real, calls = backends.execute, []
+
+    def interrupting(*args: Any, **kwargs: Any) -> Any:
+        calls.append(1)
+        if len(calls) > runs:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(backends, "execute", interrupting)
+    return real
+
+
 @pytest.mark.parametrize("moment", ["comparators", "runs", "plotting"])
 def test_ctrl_c_at_any_moment_prints_one_line_exits_130_and_keeps_the_previous_outputs(
     moment, tmp_path, capsys, monkeypatch
@@ -289,15 +305,7 @@ def test_ctrl_c_at_any_moment_prints_one_line_exits_130_and_keeps_the_previous_o
     elif moment == "plotting":
         monkeypatch.setattr(Results, "plot", interrupt)
     else:
-        real, calls = backends.execute, []
-
-        def once_then_interrupt(*args, **kwargs):
-            calls.append(1)
-            if len(calls) > 1:
-                raise KeyboardInterrupt
-            return real(*args, **kwargs)
-
-        monkeypatch.setattr(backends, "execute", once_then_interrupt)
+        _interrupt_execute_after(monkeypatch, 1)
     assert main([*PORTFOLIO, "--seed", "3", "--out", str(tmp_path)]) == 130
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(err) == 1 and "interrupted" in err[0] and "Traceback" not in err[0]
@@ -315,15 +323,7 @@ def test_ctrl_c_on_a_fresh_folder_leaves_no_output_folder(tmp_path, monkeypatch,
 
 
 def test_an_interrupted_unseeded_run_resumes_without_recording_its_seeds(tmp_path, monkeypatch, capsys):
-    real, calls = backends.execute, []
-
-    def interrupt_after_three(*args, **kwargs):
-        calls.append(1)
-        if len(calls) > 3:
-            raise KeyboardInterrupt
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(backends, "execute", interrupt_after_three)
+    real = _interrupt_execute_after(monkeypatch, 3)
     assert main([*PORTFOLIO, "--out", str(tmp_path)]) == 130
     assert "3 finished run(s) kept" in capsys.readouterr().err
     kept = list((tmp_path / "cache" / "unseeded").glob("*/*.npz"))

@@ -415,6 +415,15 @@ def test_gaussian_calibration_matches_dp_accounting():
 TRIALS = 2_000_000
 
 
+def _first_row_audit(a, b, hits) -> float:
+    """``epsilon_lower_bound`` from ``a`` and ``b`` (``TRIALS`` columns, the same horizon) fed neighbouring streams
+    — the first row 1 in ``a``, all zeros in ``b`` — counting the releases in the event ``hits``."""
+    T = a.horizon
+    X_a = np.zeros((T, TRIALS))
+    X_a[0] = 1.0
+    return epsilon_lower_bound(hits(a.push_many(X_a)), hits(b.push_many(np.zeros((T, TRIALS)))), TRIALS)
+
+
 def test_black_box_privacy_audit_of_the_laplace_kary_tree():
     """k = 3, T = 3: the first row enters the nodes [1] and [1..3] (two levels, λ = 2/ε). The event
     {release_1 ≥ 1, release_3 ≥ 1} attains the worst-case likelihood ratio e^{2/λ} = e^ε, so the audit is
@@ -423,17 +432,13 @@ def test_black_box_privacy_audit_of_the_laplace_kary_tree():
     a = floating(KaryTree.calibrated)(TRIALS, T, k=3, readout="plain", epsilon=eps, sensitivity=1.0, seed=11)
     b = floating(KaryTree.calibrated)(TRIALS, T, k=3, readout="plain", epsilon=eps, sensitivity=1.0, seed=12)
     assert a.scale == pytest.approx(2.0)
-    X_a = np.zeros((T, TRIALS))
-    X_a[0] = 1.0
 
     def hits(rel):
         return int(np.count_nonzero((rel[0] >= 1) & (rel[2] >= 1)))
 
-    estimate = epsilon_lower_bound(hits(a.push_many(X_a)), hits(b.push_many(np.zeros((T, TRIALS)))), TRIALS)
-    assert 0.9 < estimate <= eps
-    weak_a = floating(KaryTree)(TRIALS, T, k=3, readout="plain", scale=1.0, seed=13).push_many(X_a)
-    weak_b = floating(KaryTree)(TRIALS, T, k=3, readout="plain", scale=1.0, seed=14).push_many(np.zeros((T, TRIALS)))
-    assert epsilon_lower_bound(hits(weak_a), hits(weak_b), TRIALS) > eps
+    assert 0.9 < _first_row_audit(a, b, hits) <= eps
+    weak = [floating(KaryTree)(TRIALS, T, k=3, readout="plain", scale=1.0, seed=seed) for seed in (13, 14)]
+    assert _first_row_audit(*weak, hits) > eps
 
 
 def test_black_box_privacy_audit_of_the_laplace_honaker_tree():
@@ -444,17 +449,13 @@ def test_black_box_privacy_audit_of_the_laplace_honaker_tree():
     a = floating(HonakerTree.calibrated)(TRIALS, T, epsilon=eps, sensitivity=1.0, seed=21)
     b = floating(HonakerTree.calibrated)(TRIALS, T, epsilon=eps, sensitivity=1.0, seed=22)
     assert a.scale == pytest.approx(2.0)
-    X_a = np.zeros((T, TRIALS))
-    X_a[0] = 1.0
 
     def hits(rel):
         return int(np.count_nonzero((rel[0] >= 1) & (rel[1] >= 1)))
 
-    estimate = epsilon_lower_bound(hits(a.push_many(X_a)), hits(b.push_many(np.zeros((T, TRIALS)))), TRIALS)
-    assert 0.7 < estimate <= eps  # measured 0.75: the releases do not reveal the nodes separately
-    weak_a = floating(HonakerTree)(TRIALS, T, scale=1.0, seed=23).push_many(X_a)
-    weak_b = floating(HonakerTree)(TRIALS, T, scale=1.0, seed=24).push_many(np.zeros((T, TRIALS)))
-    assert epsilon_lower_bound(hits(weak_a), hits(weak_b), TRIALS) > eps
+    assert 0.7 < _first_row_audit(a, b, hits) <= eps  # measured 0.75: the releases do not reveal the nodes separately
+    weak = [floating(HonakerTree)(TRIALS, T, scale=1.0, seed=seed) for seed in (23, 24)]
+    assert _first_row_audit(*weak, hits) > eps
 
 
 def test_black_box_privacy_audit_of_a_laplace_blt():
@@ -467,18 +468,15 @@ def test_black_box_privacy_audit_of_a_laplace_blt():
     probe = BLT(1, T, scale=1.0, **params)
     assert probe.sensitivity_l1 == pytest.approx(1.5, rel=1e-11)  # times 1 + 2**-40 (an upper bound)
     scale = privacy.linear_laplace_scale(eps, 1.0, probe.sensitivity_l1)
-    X_a = np.zeros((T, TRIALS))
-    X_a[0] = 1.0
 
     def hits(rel):
         return int(np.count_nonzero((rel[0] >= 1) & (rel[1] - 0.5 * rel[0] >= 0.5)))
 
-    def run(scale, seed, X):
-        return BLT(TRIALS, T, scale=scale, noise="laplace", seed=seed, **params).push_many(X)
+    def pair(scale, seeds):
+        return [BLT(TRIALS, T, scale=scale, noise="laplace", seed=seed, **params) for seed in seeds]
 
-    estimate = epsilon_lower_bound(hits(run(scale, 31, X_a)), hits(run(scale, 32, np.zeros((T, TRIALS)))), TRIALS)
-    assert 0.9 < estimate <= eps
-    assert epsilon_lower_bound(hits(run(1.0, 33, X_a)), hits(run(1.0, 34, np.zeros((T, TRIALS)))), TRIALS) > eps
+    assert 0.9 < _first_row_audit(*pair(scale, (31, 32)), hits) <= eps
+    assert _first_row_audit(*pair(1.0, (33, 34)), hits) > eps
 
 
 def _dense_model(name: str, T: int, mech) -> tuple[np.ndarray, np.ndarray]:
@@ -846,7 +844,7 @@ def test_determinism_and_seeds():
         assert np.array_equal(a, b) and not np.array_equal(a, c)
 
 
-@pytest.mark.parametrize("name", ["honaker", "kary3-plain", "kary4-honaker", "blt3-max"])
+@pytest.mark.parametrize("name", ["tree", "padded-tree", "honaker", "kary3-plain", "kary4-honaker", "blt3-max"])
 def test_failed_calls_leave_the_mechanism_unchanged(name):
     mech = MECHANISMS[name](2, 5, scale=1.0, seed=0)
     mech.push([1.0, 2.0])
@@ -859,11 +857,14 @@ def test_failed_calls_leave_the_mechanism_unchanged(name):
         mech.push([1.0, 2.0, 3.0])
     with pytest.raises(dponline.InvalidInputError, match=r"shape \(m, 2\)"):
         mech.push_many(np.ones((3, 3)))
+    with pytest.raises(dponline.InvalidInputError, match="float64"):
+        mech.push(["a", "b"])
     with pytest.raises(dponline.HorizonExhaustedError):
         mech.push_many(np.ones((5, 2)))
     with pytest.raises(dponline.InvalidInputError, match="t must be"):
         mech.variance(6)
     assert pickle.dumps(mech) == state
+    assert isinstance(dponline.NonFiniteError("x"), ValueError)
     mech.push_many(np.ones((4, 2)))
     with pytest.raises(dponline.HorizonExhaustedError, match="horizon=5"):
         mech.push([0.0, 0.0])

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import math
 import pickle
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -38,21 +40,30 @@ def _check(bound: RegretBound, measured: float, trivial: float) -> None:
     assert measured <= trivial
 
 
+def _mean_regret(make: Callable[[int], Any], fam: Any, best: float) -> tuple[float, Any]:
+    """The mean regret against ``best`` of the learners ``make(seed)`` for seeds 0, 1, 2 run natively on ``fam``,
+    and the last learner."""
+    regrets = []
+    for seed in range(3):
+        learner = make(seed)
+        regrets.append(learner.run(fam, checkpoints=1).total_loss - best)
+    return float(np.mean(regrets)), learner
+
+
 @pytest.mark.parametrize("stream", ["drift", "alternating"])
 @pytest.mark.parametrize("epsilon,delta", [(1.0, 0.0), (1.0, 1e-6)])
 def test_private_bandit(stream, epsilon, delta):
     n = 3
     fam = Linear(_streams(n)[stream], norm_bound=1.0, horizon=T, resample="bootstrap", seed=1)
-    best = best_fixed(fam, domain=L2Ball(n, 1.0)).total_loss
-    runs, bound = [], None
-    for seed in range(3):
-        learner = dponline.PrivateBandit(
+    mean, learner = _mean_regret(
+        lambda seed: dponline.PrivateBandit(
             L2Ball(n, 1.0), horizon=T, epsilon=epsilon, delta=delta, lipschitz=1.0, seed=seed
-        )
-        runs.append(learner.run(fam, checkpoints=1).total_loss - best)
-        bound = learner.regret_bound()
+        ),
+        fam,
+        best_fixed(fam, domain=L2Ball(n, 1.0)).total_loss,
+    )
     p = learner.params
-    _check(bound, float(np.mean(runs)), T * min(p["lipschitz"] * p["diameter"], 2 * p["loss_bound"]))
+    _check(learner.regret_bound(), mean, T * min(p["lipschitz"] * p["diameter"], 2 * p["loss_bound"]))
 
 
 @pytest.mark.parametrize("mechanism", ["honaker", "blt"])
@@ -67,42 +78,40 @@ def test_private_bandit_refuses_a_bound_for_other_mechanisms(mechanism):
     "domain,delta", [(Simplex(4), 0.0), (L2Ball(4, 1.0), 1e-6), (Box([-1.0] * 4, [1.0] * 4), 1e-6)]
 )
 def test_dp_ftrl(stream, domain, delta):
-    C = _streams(4)[stream]
-    fam = Linear(C, horizon=T, resample="bootstrap", seed=2)
-    best = best_fixed(fam, domain=domain).total_loss
-    runs = []
-    for seed in range(3):
-        learner = dponline.DPFTRL(domain, horizon=T, epsilon=1.0, delta=delta, loss_bound=2.0, seed=seed)
-        runs.append(learner.run(fam, checkpoints=1).total_loss - best)
+    fam = Linear(_streams(4)[stream], horizon=T, resample="bootstrap", seed=2)
+    mean, learner = _mean_regret(
+        lambda seed: dponline.DPFTRL(domain, horizon=T, epsilon=1.0, delta=delta, loss_bound=2.0, seed=seed),
+        fam,
+        best_fixed(fam, domain=domain).total_loss,
+    )
     p = learner.params
     width = 2.0 if p["regularizer"] == "entropy" else domain.diameter
-    _check(learner.regret_bound(samples=2_000), float(np.mean(runs)), T * p["dual_bound"] * width)
+    _check(learner.regret_bound(samples=2_000), mean, T * p["dual_bound"] * width)
 
 
 @pytest.mark.parametrize("stream", ["drift", "alternating"])
 def test_dp_ftpl(stream):
     domain = UniformMatroid(4, 2)
     fam = Linear(_streams(4)[stream], horizon=T, resample="bootstrap", seed=3)
-    best = best_fixed(fam, domain=domain).total_loss
-    runs = []
-    for seed in range(3):
-        learner = dponline.DPFTPL(domain, horizon=T, epsilon=1.0, delta=1e-6, loss_bound=1.0, seed=seed)
-        runs.append(learner.run(fam, checkpoints=1).total_loss - best)
+    mean, learner = _mean_regret(
+        lambda seed: dponline.DPFTPL(domain, horizon=T, epsilon=1.0, delta=1e-6, loss_bound=1.0, seed=seed),
+        fam,
+        best_fixed(fam, domain=domain).total_loss,
+    )
     p = learner.params
-    _check(learner.regret_bound(), float(np.mean(runs)), T * p["loss_bound"] * p["diameter"])
+    _check(learner.regret_bound(), mean, T * p["loss_bound"] * p["diameter"])
 
 
 @pytest.mark.parametrize("stream", ["drift", "alternating"])
 @pytest.mark.parametrize("domain,delta", [(Simplex(4), 0.0), (UniformMatroid(4, 2), 1e-6)])
 def test_noisy_oco(stream, domain, delta):
-    C = _streams(4)[stream]
-    fam = Linear(C, horizon=T, resample="bootstrap", seed=3)
-    best = best_fixed(fam, domain=domain).total_loss
-    runs = []
-    for seed in range(3):
-        learner = dponline.NoisyOCO(domain, horizon=T, epsilon=1.0, delta=delta, lipschitz=1.0, seed=seed)
-        runs.append(learner.run(fam, checkpoints=1).total_loss - best)
-    _check(learner.regret_bound(), float(np.mean(runs)), T * 1.0 * domain.diameter)
+    fam = Linear(_streams(4)[stream], horizon=T, resample="bootstrap", seed=3)
+    mean, learner = _mean_regret(
+        lambda seed: dponline.NoisyOCO(domain, horizon=T, epsilon=1.0, delta=delta, lipschitz=1.0, seed=seed),
+        fam,
+        best_fixed(fam, domain=domain).total_loss,
+    )
+    _check(learner.regret_bound(), mean, T * 1.0 * domain.diameter)
 
 
 @pytest.mark.parametrize("means", [[0.5, 0.45, 0.6, 0.7], [0.9, 0.1, 0.5, 0.5]])
@@ -110,11 +119,10 @@ def test_private_exp3(means):
     """Expected losses (a fixed row), so the run's regret is the pseudo-regret exactly."""
     row = np.asarray(means)[None, :]
     fam = Linear(row, horizon=T, resample="cycle")
-    runs = []
-    for seed in range(3):
-        learner = dponline.PrivateEXP3(len(means), horizon=T, epsilon=1.0, seed=seed)
-        runs.append(learner.run(fam, checkpoints=1).total_loss - T * row.min())
-    _check(learner.regret_bound(), float(np.mean(runs)), T * 1.0)
+    mean, learner = _mean_regret(
+        lambda seed: dponline.PrivateEXP3(len(means), horizon=T, epsilon=1.0, seed=seed), fam, T * row.min()
+    )
+    _check(learner.regret_bound(), mean, T * 1.0)
 
 
 @pytest.mark.parametrize("c", [[0.5, -0.3, 0.2], [-0.9, 0.1, 0.0]])
@@ -122,11 +130,12 @@ def test_private_scrible(c):
     row = np.asarray([c])
     fam = Linear(row, horizon=T, resample="cycle")
     best = -np.linalg.norm(row) * T
-    runs = []
-    for seed in range(3):
-        learner = dponline.PrivateSCRiBLe(L2Ball(3, 1.0), horizon=T, epsilon=1.0, loss_bound=1.0, seed=seed)
-        runs.append(learner.run(fam, checkpoints=1).total_loss - best)
-    _check(learner.regret_bound(), float(np.mean(runs)), 2.0 * T)
+    mean, learner = _mean_regret(
+        lambda seed: dponline.PrivateSCRiBLe(L2Ball(3, 1.0), horizon=T, epsilon=1.0, loss_bound=1.0, seed=seed),
+        fam,
+        best,
+    )
+    _check(learner.regret_bound(), mean, 2.0 * T)
 
 
 @pytest.mark.parametrize("feedback", ["full", "bandit"])

@@ -6,11 +6,22 @@ import pickle
 
 import numpy as np
 import pytest
+from conftest import checked_feedback_scale
 
 import dponline
 from dponline import PrivateSCRiBLe
 from dponline.domains import Box, L1Ball, L2Ball, Simplex
 from dponline.losses import Linear
+
+
+def _ask_tell_total(learner: PrivateSCRiBLe, C: np.ndarray) -> float:
+    """The total loss of ``learner`` played round by round (ask, tell ``⟨ℓ_t, y_t⟩``) on the rows of ``C``."""
+    total = 0.0
+    for row in C:
+        y = learner.ask()
+        total += float(row @ y)
+        learner.tell(float(row @ y))
+    return total
 
 
 @pytest.mark.parametrize("domain,nu", [(L2Ball(4, 2.0), 1.0), (Box([-1.0] * 4, [1.0, 2.0, 3.0, 4.0]), 8.0)])
@@ -19,12 +30,8 @@ def test_parameters_are_the_stated_ones(domain, nu, sampler):
     T, B, eps = 10_000, 3.0, 0.5
     learner = PrivateSCRiBLe(domain, horizon=T, epsilon=eps, loss_bound=B, sampler=sampler, seed=0)
     p = learner.params
-    lam = 2 * B / eps  # feedback in [−B, B]: replacement sensitivity 2B
-    if sampler == "floating-point":
-        assert p["noise_scale"] == lam
-    else:  # the discrete Laplace's effective scale t·γ: at least λ, by at most (2/ε + 1)·2^-30 relative
-        assert lam <= p["noise_scale"] <= lam * (1 + (2 / eps + 1) * 2.0**-30)
-        lam = p["noise_scale"]
+    # feedback in [−B, B]: replacement sensitivity 2B
+    lam = checked_feedback_scale(p["noise_scale"], 2 * B / eps, eps, sampler)
     r = B + 2 * lam * math.log(T)
     assert p["noisy_range"] == pytest.approx(r, rel=1e-14) and p["nu"] == nu
     eta = math.sqrt(nu * math.log(T) / (2 * 16 * r * r * T))
@@ -84,12 +91,7 @@ def test_ask_tell_equals_run_pickling_and_errors(rng):
     family = Linear(C)
     a = PrivateSCRiBLe(Box([-1.0] * 3, [1.0] * 3), horizon=T, epsilon=1.0, loss_bound=1.0, seed=5)
     b = PrivateSCRiBLe(Box([-1.0] * 3, [1.0] * 3), horizon=T, epsilon=1.0, loss_bound=1.0, seed=5)
-    total = 0.0
-    for t in range(T):
-        y = a.ask()
-        total += float(C[t] @ y)
-        a.tell(float(C[t] @ y))
-    assert b.run(family).total_loss == pytest.approx(total, rel=1e-12)
+    assert b.run(family).total_loss == pytest.approx(_ask_tell_total(a, C), rel=1e-12)
     assert np.array_equal(a._core.center, b._core.center)
     c = PrivateSCRiBLe(L2Ball(3, 1.0), horizon=T, epsilon=1.0, loss_bound=1.0, seed=6)
     c.run(family, rounds=700)
@@ -188,12 +190,7 @@ def test_simplex_ask_tell_equals_run_pickling_and_errors(rng):
     family = Linear(C)
     a = PrivateSCRiBLe(Simplex(N), horizon=T, epsilon=1.0, loss_bound=1.0, seed=5)
     b = PrivateSCRiBLe(Simplex(N), horizon=T, epsilon=1.0, loss_bound=1.0, seed=5)
-    total = 0.0
-    for t in range(T):
-        y = a.ask()
-        total += float(C[t] @ y)
-        a.tell(float(C[t] @ y))
-    assert b.run(family).total_loss == pytest.approx(total, rel=1e-12)
+    assert b.run(family).total_loss == pytest.approx(_ask_tell_total(a, C), rel=1e-12)
     # Same draws; the feedback differs only in the rounding of ⟨ℓ, y⟩ (numpy's dot vs the core's sum).
     np.testing.assert_allclose(a._core.center, b._core.center, rtol=1e-10, atol=0)
     c = PrivateSCRiBLe(Simplex(N), horizon=T, epsilon=1.0, loss_bound=1.0, seed=6)

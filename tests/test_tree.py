@@ -221,26 +221,6 @@ def test_secure_trees_never_replay_noise(duplicate):
     assert not np.any(ra == rb)
 
 
-def test_failed_calls_leave_the_tree_unchanged():
-    tree = TreeAggregator(2, 5, scale=1.0, seed=0)
-    tree.push([1.0, 2.0])
-    state = pickle.dumps(tree)
-    with pytest.raises(dponline.NonFiniteError, match="x must be finite"):
-        tree.push([np.nan, 0.0])
-    with pytest.raises(dponline.NonFiniteError):
-        tree.push_many([[1.0, 1.0], [np.inf, 0.0]])
-    with pytest.raises(dponline.InvalidInputError, match="length 2"):
-        tree.push([1.0, 2.0, 3.0])
-    with pytest.raises(dponline.InvalidInputError, match=r"shape \(m, 2\)"):
-        tree.push_many(np.ones((3, 3)))
-    with pytest.raises(dponline.InvalidInputError, match="float64"):
-        tree.push(["a", "b"])
-    with pytest.raises(dponline.HorizonExhaustedError):
-        tree.push_many(np.ones((5, 2)))
-    assert pickle.dumps(tree) == state
-    assert isinstance(dponline.NonFiniteError("x"), ValueError)
-
-
 @pytest.mark.parametrize(
     "kwargs,match",
     [
