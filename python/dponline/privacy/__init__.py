@@ -28,19 +28,9 @@ Conventions used by every function:
 
 from __future__ import annotations
 
+from . import discrete as _discrete
 from .composition import advanced_composition, basic_composition
-from .discrete import (
-    ExactCalibration,
-    discrete_gaussian_delta,
-    discrete_gaussian_rho,
-    discrete_gaussian_sigma,
-    discrete_laplace_epsilon,
-    discrete_laplace_scale,
-    exact_linear_noise,
-    grid_for_scale,
-    grid_sensitivity_l1,
-    grid_sensitivity_l2,
-)
+from .discrete import *  # noqa: F403 - every public name of the exact discrete mechanisms (its __all__)
 from .gaussian import gaussian_delta, gaussian_epsilon_analytic, gaussian_sigma_analytic, gaussian_sigma_classical
 from .guarantee import NEIGHBOURING_ROUND, UNIT_ROUND, PrivacyGuarantee, randomness_of, row_multiplicity
 from .laplace import laplace_scale
@@ -72,14 +62,5 @@ __all__ = [
     "linear_laplace_scale",
     "linear_gaussian_sigma",
     "linear_privacy",
-    "discrete_laplace_scale",
-    "discrete_laplace_epsilon",
-    "discrete_gaussian_rho",
-    "discrete_gaussian_delta",
-    "discrete_gaussian_sigma",
-    "ExactCalibration",
-    "exact_linear_noise",
-    "grid_for_scale",
-    "grid_sensitivity_l1",
-    "grid_sensitivity_l2",
+    *_discrete.__all__,
 ]
