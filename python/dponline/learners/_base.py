@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import _core, _state, _validate, privacy
 from .._extras import require
-from .._options import CALIBRATIONS, MECHANISMS, SAMPLERS, Calibration, Mechanism, Noise, Sampler
+from .._options import CALIBRATIONS, MECHANISMS, SAMPLERS, Calibration, Mechanism, Sampler
 from .._seed import SeedLike
 from .._state import check_agrees, declared_of
 from ..errors import InvalidInputError, StateError
@@ -123,7 +123,7 @@ class MechanismArgs:
         return self.epsilon, self.delta, self.calibration, self.mechanism, self.sampler
 
     @property
-    def noise(self) -> Noise:
+    def noise(self) -> str:
         """The default noise of the target: Laplace for ``delta = 0``, Gaussian otherwise."""
         return "laplace" if self.delta == 0 else "gaussian"
 
