@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import integrate, special, stats
 
 from .. import _core, _validate, noise, privacy
 from .._options import CALIBRATIONS, Calibration, Mechanism
@@ -159,6 +158,8 @@ def noise_width(
     the simplex (Gaussian), otherwise Monte Carlo with the core's samplers (at most ``samples`` draws of ``Z``;
     2,000 on LMO-only domains). Returns ``(mean, standard error, method)`` (standard error 0 when exact).
     """
+    from scipy import integrate, special, stats  # imported on use: scipy costs a second at `import dponline`
+
     n = domain.dim
     if scale == 0.0:
         return 0.0, 0.0, "none (non-private)"

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import numpy as np
-from scipy import optimize
 
 from .. import _validate
 from ..errors import ConvergenceError, DPOnlineError, InvalidInputError
@@ -109,6 +108,7 @@ def _feasible_root(excess: Callable[[float], float], infeasible: float, feasible
     ``_RTOL`` (relative) until ``excess <= 0``, so the answer never misses its target by rounding.
     """
     lo, hi = sorted((infeasible, feasible))
+    from scipy import optimize  # imported on use: scipy costs a second at `import dponline`
     root = optimize.brentq(excess, lo, hi, xtol=np.finfo(float).tiny, rtol=_RTOL)
     step = 1.0 + _RTOL if feasible > infeasible else 1.0 - _RTOL
     for _ in _steps("moving the root to the feasible side", 10_000):

@@ -53,7 +53,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from scipy import optimize
 
 from ..errors import InvalidInputError
 from ._numerics import _count, _delta_open, _nonnegative, _numeric, _positive, _steps
@@ -156,6 +155,7 @@ def discrete_gaussian_delta(epsilon: float, sigma: float, sensitivity_l2: float)
         if slope(hi) >= 0.0:
             break
         hi *= 2.0
+    from scipy import optimize  # imported on use: scipy costs a second at `import dponline`
     alpha = optimize.brentq(slope, lo, hi, xtol=1e-15, rtol=1e-14) if slope(lo) < 0.0 else lo
     return min(1.0, math.exp(log_delta(alpha)))
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-from scipy import special
 
 from ..errors import InvalidInputError
 from ._numerics import _delta_open, _feasible_root, _nonnegative, _numeric, _positive, _steps
@@ -46,6 +45,8 @@ def _log_gaussian_delta(epsilon: float, sigma: float, sensitivity: float) -> flo
     δ = Φ(a) − e^ε Φ(b) with a = Δ/(2σ) − εσ/Δ, b = −Δ/(2σ) − εσ/Δ is computed as
     Φ(a) · (1 − exp(ε + ln Φ(b) − ln Φ(a))), which keeps full relative precision for tiny δ.
     """
+    from scipy import special  # imported on use: scipy costs a second at `import dponline`
+
     ratio = sensitivity / sigma
     shift = epsilon / ratio
     log_upper = float(special.log_ndtr(0.5 * ratio - shift))

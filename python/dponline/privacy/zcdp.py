@@ -6,7 +6,6 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import optimize
 
 from .. import _validate
 from ..errors import InvalidInputError
@@ -63,6 +62,7 @@ def _zcdp_epsilon(rho: float, log_inv_delta: float, method: str, orders: np.ndar
     # is <= 0 and >= 0 respectively. Minimise over u = ln(gap) within that bracket.
     lo = min(math.sqrt(log_inv_delta / (2.0 * rho)), math.expm1(0.5 * log_inv_delta))
     hi = min(math.sqrt(log_inv_delta / rho), math.expm1(log_inv_delta))
+    from scipy import optimize  # imported on use: scipy costs a second at `import dponline`
     result = optimize.minimize_scalar(
         lambda u: float(_cks_bound(math.exp(u), rho, log_inv_delta)),
         bounds=(math.log(lo), math.log(hi)),
