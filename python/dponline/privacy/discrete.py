@@ -53,7 +53,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-
 from ..errors import InvalidInputError
 from ._numerics import _count, _delta_open, _nonnegative, _numeric, _positive, _steps
 from .gaussian import gaussian_sigma_analytic

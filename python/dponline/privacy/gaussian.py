@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 
-
 from ..errors import InvalidInputError
 from ._numerics import _delta_open, _feasible_root, _nonnegative, _numeric, _positive, _steps
 
