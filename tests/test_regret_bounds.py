@@ -66,11 +66,120 @@ def test_private_bandit(stream, epsilon, delta):
     _check(learner.regret_bound(), mean, T * min(p["lipschitz"] * p["diameter"], 2 * p["loss_bound"]))
 
 
+@pytest.mark.parametrize("stream", ["drift", "alternating"])
 @pytest.mark.parametrize("mechanism", ["honaker", "blt"])
-def test_private_bandit_refuses_a_bound_for_other_mechanisms(mechanism):
+def test_private_bandit_other_mechanisms_floating_point(stream, mechanism):
+    """Honaker / BLT releases (floating-point): the bound with E‖Z_R‖₂ <= sqrt(n·Var·v_max) holds and is below the
+    padded tree's at the same (ε, δ)."""
+    n = 3
+    fam = Linear(_streams(n)[stream], norm_bound=1.0, horizon=T, resample="bootstrap", seed=1)
+    best = best_fixed(fam, domain=L2Ball(n, 1.0)).total_loss
+    kw = dict(horizon=T, epsilon=1.0, delta=1e-6, lipschitz=1.0, sampler="floating-point", calibration="analytic")
+    runs = []
+    for seed in range(3):
+        learner = dponline.PrivateBandit(L2Ball(n, 1.0), mechanism=mechanism, seed=seed, **kw)
+        runs.append(learner.run(fam, checkpoints=1).total_loss - best)
+    p = learner.params
+    bound = learner.regret_bound()
+    _check(bound, float(np.mean(runs)), T * min(p["lipschitz"] * p["diameter"], 2 * p["loss_bound"]))
+    assert mechanism in bound.source
+    assert bound < dponline.PrivateBandit(L2Ball(n, 1.0), mechanism="tree", seed=0, **kw).regret_bound()
+
+
+@pytest.mark.parametrize("mechanism", ["honaker", "blt"])
+def test_private_bandit_refuses_a_bound_on_the_exact_path_of_other_mechanisms(mechanism):
     learner = dponline.PrivateBandit(Simplex(3), horizon=100, epsilon=1.0, lipschitz=1.0, mechanism=mechanism, seed=0)
-    with pytest.raises(dponline.DPOnlineError, match="padded tree only"):
+    with pytest.raises(dponline.DPOnlineError, match="mechanism='tree', or mechanism=.* with sampler='floating-point'"):
         learner.regret_bound()
+
+
+_TOP_UP = dict(sampler="floating-point", calibration="analytic", top_up=True)
+
+
+@pytest.mark.parametrize("stream", ["drift", "alternating"])
+@pytest.mark.parametrize("domain", [Simplex(4), L2Ball(4, 1.0), Box([-1.0] * 4, [1.0] * 4)])
+@pytest.mark.parametrize("mechanism", ["honaker", "blt"])
+def test_dp_ftrl_top_up(stream, domain, mechanism):
+    """The Gaussian top-up makes every release N(0, σ² v_max I): Theorem 3.1's bound (with that Z) holds."""
+    C = _streams(4)[stream]
+    fam = Linear(C, horizon=T, resample="bootstrap", seed=2)
+    best = best_fixed(fam, domain=domain).total_loss
+    kw = dict(horizon=T, epsilon=1.0, delta=1e-6, loss_bound=2.0)
+    runs = []
+    for seed in range(3):
+        learner = dponline.DPFTRL(domain, mechanism=mechanism, seed=seed, **kw, **_TOP_UP)
+        runs.append(learner.run(fam, checkpoints=1).total_loss - best)
+    p = learner.params
+    assert p["release_variance"] == pytest.approx(p["noise_scale"] ** 2 * p["top_up_variance"], rel=1e-12)
+    width = 2.0 if p["regularizer"] == "entropy" else domain.diameter
+    bound = learner.regret_bound(samples=2_000)
+    _check(bound, float(np.mean(runs)), T * p["dual_bound"] * width)
+    assert "top-up" in bound.source
+
+
+@pytest.mark.parametrize("stream", ["drift", "alternating"])
+@pytest.mark.parametrize("mechanism", ["honaker", "blt"])
+def test_dp_ftpl_top_up(stream, mechanism):
+    domain = UniformMatroid(4, 2)
+    fam = Linear(_streams(4)[stream], horizon=T, resample="bootstrap", seed=3)
+    best = best_fixed(fam, domain=domain).total_loss
+    runs = []
+    for seed in range(3):
+        learner = dponline.DPFTPL(
+            domain, horizon=T, epsilon=1.0, delta=1e-6, loss_bound=1.0, mechanism=mechanism, seed=seed, **_TOP_UP
+        )
+        runs.append(learner.run(fam, checkpoints=1).total_loss - best)
+    p = learner.params
+    # σ_regret puts the topped-up perturbation s = σ·sqrt(v_max) at s* (or above, when privacy needs more).
+    assert p["noise_scale"] * math.sqrt(p["top_up_variance"]) >= p["sigma_regret"] * p["release_sd"] * (1 - 1e-12)
+    _check(learner.regret_bound(), float(np.mean(runs)), T * p["loss_bound"] * p["diameter"])
+
+
+def test_top_up_releases_are_identically_distributed():
+    """The Lemma, measured: without the top-up BLT releases L̃_0 exactly and later releases with growing variance;
+    with it every release's 5,000 coordinates have sample variance σ² v_max (6 sd of sqrt(2/n), alpha ~ 1e-9)."""
+    n, horizon = 5_000, 40
+    kw = dict(horizon=horizon, epsilon=1.0, delta=1e-6, loss_bound=1.0, mechanism="blt", seed=11)
+    raw = dponline.DPFTRL(L2Ball(n, 1.0), sampler="floating-point", calibration="analytic", **kw)
+    topped = dponline.DPFTRL(L2Ball(n, 1.0), **_TOP_UP, **kw)
+    target = topped.params["release_variance"]
+    assert np.all(raw.noisy_cumulative_loss == 0.0)
+    for t in range(horizon + 1):
+        if t:
+            for learner in (raw, topped):
+                learner.ask()
+                learner.tell(np.zeros(n))
+        var = float(np.mean(topped.noisy_cumulative_loss**2))
+        assert abs(var / target - 1) < 6 * math.sqrt(2 / n), (t, var, target)
+    assert float(np.mean(raw.noisy_cumulative_loss**2)) == pytest.approx(target, rel=6 * math.sqrt(2 / n))
+
+
+@pytest.mark.parametrize("cls", [dponline.DPFTRL, dponline.DPFTPL])
+@pytest.mark.parametrize("mechanism", ["honaker", "blt"])
+def test_refusals_name_the_valid_choices(cls, mechanism):
+    """Without the top-up, Honaker / BLT releases have no proved bound: the error names the padded tree and the
+    top-up combination; top_up=True where it cannot hold is refused at construction, naming the valid one."""
+    kw = dict(horizon=64, epsilon=1.0, delta=1e-6, loss_bound=1.0, seed=0)
+    domain = Simplex(3) if cls is dponline.DPFTRL else UniformMatroid(3, 1)
+    raw = cls(domain, mechanism=mechanism, sampler="floating-point", calibration="analytic", **kw)
+    with pytest.raises(dponline.DPOnlineError) as info:
+        raw.regret_bound()
+    for choice in (
+        "mechanism='tree'",
+        f"mechanism={mechanism!r}",
+        "delta > 0",
+        "sampler='floating-point'",
+        "top_up=True",
+    ):
+        assert choice in str(info.value)
+    valid = "top_up=True needs delta > 0 .*sampler='floating-point' and mechanism='honaker' or 'blt'"
+    with pytest.raises(dponline.InvalidInputError, match=valid):
+        cls(domain, mechanism=mechanism, top_up=True, **kw)  # the exact sampler (default)
+    with pytest.raises(dponline.InvalidInputError, match=valid):
+        cls(domain, mechanism="tree", sampler="floating-point", top_up=True, **kw)
+    if cls is dponline.DPFTRL:
+        with pytest.raises(dponline.InvalidInputError, match=valid):
+            cls(domain, mechanism=mechanism, sampler="floating-point", top_up=True, **{**kw, "delta": 0.0})
 
 
 @pytest.mark.parametrize("stream", ["drift", "alternating"])
@@ -163,3 +272,19 @@ def test_regret_bound_pickles_and_behaves_as_a_float():
     back = pickle.loads(pickle.dumps(b))
     assert back == 12.5 and back.trivial == 100.0 and back.source == "test" and back.informative
     assert f"{b:.1f}" == "12.5" and b + 1 == 13.5 and not RegretBound(0.0, trivial=0.0).informative
+
+
+def test_a_topped_up_learner_pickles_mid_run_and_resumes_bit_identically():
+    kw = dict(horizon=50, epsilon=1.0, delta=1e-6, loss_bound=1.0, mechanism="blt", seed=5, **_TOP_UP)
+    a = dponline.DPFTRL(Simplex(3), **kw)
+    rows = np.random.default_rng(0).uniform(size=(50, 3)) / 3
+    for row in rows[:20]:
+        a.ask()
+        a.tell(row)
+    b = pickle.loads(pickle.dumps(a))
+    assert b.params["top_up_variance"] == a.params["top_up_variance"] is not None
+    for row in rows[20:]:
+        assert np.array_equal(a.ask(), b.ask())
+        a.tell(row)
+        b.tell(row)
+    assert np.array_equal(a.noisy_cumulative_loss, b.noisy_cumulative_loss)

@@ -11,11 +11,53 @@ import numpy as np
 from .. import _core, _validate, noise, privacy
 from .._options import CALIBRATIONS, Calibration, Mechanism
 from .._seed import SeedLike
-from ..errors import InvalidInputError
+from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ._base import MechanismArgs, exact_learner_noise, mechanism_noise, randomness_of
 
 __all__ = ["dp_ftrl_noise", "noise_width"]
+
+_TOP_UP_NOTE = (
+    "top_up: every release gets fresh N(0, sigma^2 (v_max - v_t)) per coordinate, independent of the data "
+    "(post-processing; the guarantee is unchanged)"
+)
+_TOP_UP_SOURCE = (
+    "Gaussian top-up Lemma (DPFTRL docs, Mechanisms): every release's noise is N(0, sigma^2 v_max I), "
+    "v_max the mechanism's largest per-release unit variance"
+)
+_TOP_UP_VALID = "delta > 0 (Gaussian noise), sampler='floating-point' and mechanism='honaker' or 'blt'"
+
+
+def _check_top_up(top_up: bool, mechanism: str, epsilon: float | None, delta: float, sampler: str) -> bool:
+    """Validate ``top_up=``: only Gaussian noise drawn by the floating-point sampler through a mechanism whose
+    releases differ in variance (``"honaker"``, ``"blt"``) can be topped up to identical marginals.
+
+    Raises:
+        InvalidInputError: ``top_up`` not a bool, or set with another combination (the message names the valid one).
+    """
+    top_up = _validate.flag("top_up", top_up)
+    if top_up and (mechanism == "tree" or epsilon is None or delta == 0.0 or sampler != "floating-point"):
+        raise InvalidInputError(
+            f"top_up=True needs {_TOP_UP_VALID} with epsilon given; got mechanism={mechanism!r}, "
+            f"epsilon={epsilon!r}, delta={delta!r}, sampler={sampler!r} (the padded tree's releases are already "
+            "identically distributed; Laplace and exact discrete releases cannot be topped up to one Gaussian law)"
+        )
+    return top_up
+
+
+def _require_identical_releases(core: _core.DPFTRL, theorem: str) -> None:
+    """Refuse a regret bound unless every release's noise has one marginal: the padded tree, or ``top_up``.
+
+    Raises:
+        DPOnlineError: ``"honaker"`` / ``"blt"`` without ``top_up=True``; names the combinations with a bound.
+    """
+    if core.mechanism != "tree" and core.top_up_variance is None:
+        m = core.mechanism
+        raise DPOnlineError(
+            f"regret_bound: Agarwal-Singh {theorem} covers the padded tree only, or releases topped up to "
+            f"identically distributed noise: mechanism={m!r} without top_up=True has no proved bound. Use "
+            f"mechanism='tree', or mechanism={m!r} with {_TOP_UP_VALID.split(' and mechanism')[0]} and top_up=True"
+        )
 
 
 _SOURCE_LAPLACE = (
@@ -209,11 +251,9 @@ def noise_width(
 _RMS_POINTS = 4096
 
 
-def _release_rms(mechanism: str, horizon: int) -> float:
-    """Root mean square over the releases ``L̃_0 .. L̃_{T−1}`` of the per-coordinate noise sd of the named
-    mechanism at unit draws (exact for ``T <= 4096``; else over 4096 evenly spaced releases). A function of
-    the declared horizon only."""
-    probe = _core.Mechanism(
+def _unit_probe(mechanism: str, horizon: int) -> _core.Mechanism:
+    """The named mechanism over ``horizon`` rounds at unit Gaussian draws (its structure, for unit variances)."""
+    return _core.Mechanism(
         mechanism,
         1,
         horizon,
@@ -222,6 +262,19 @@ def _release_rms(mechanism: str, horizon: int) -> float:
         sampler="floating-point",  # unit variances only: the structure, not the sampler
         **({"buffers": 6} if mechanism == "blt" else {}),
     )
+
+
+def _release_max_sd(mechanism: str, horizon: int) -> float:
+    """``sqrt(v_max)``: the per-coordinate noise sd of every release topped up to the mechanism's largest unit
+    variance over ``0 <= t <= T`` (``top_up=True``). A function of the declared horizon only."""
+    return math.sqrt(_unit_probe(mechanism, horizon).max_unit_variance())
+
+
+def _release_rms(mechanism: str, horizon: int) -> float:
+    """Root mean square over the releases ``L̃_0 .. L̃_{T−1}`` of the per-coordinate noise sd of the named
+    mechanism at unit draws (exact for ``T <= 4096``; else over 4096 evenly spaced releases). A function of
+    the declared horizon only."""
+    probe = _unit_probe(mechanism, horizon)
     k = min(horizon, _RMS_POINTS)
     # Exact integer spacing: float64 rounding of t near 2^63 overflowed int64 (OverflowError leaked).
     span = max(k - 1, 1)

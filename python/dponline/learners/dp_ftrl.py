@@ -12,15 +12,20 @@ from .. import _core, _validate, privacy
 from .._options import Calibration, Mechanism, Sampler
 from .._seed import SeedLike
 from ..domains import require_native
-from ..errors import DPOnlineError, InvalidInputError
+from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ..regret import RegretBound
 from ._base import DomainLearner, MechanismArgs, clipped_count
 from ._tree_noise import (
+    _TOP_UP_NOTE,
+    _TOP_UP_SOURCE,
+    _check_top_up,
     _exact_tree_noise,
     _finite_multiplier,
     _learner_noise,
+    _release_max_sd,
     _release_rms,
+    _require_identical_releases,
     dp_ftrl_noise,
     noise_width,
 )
@@ -95,20 +100,30 @@ class DPFTRL(DomainLearner):
     ``sampler="floating-point"`` by ``calibration="analytic"`` only
     (:func:`dponline.learners._base.mechanism_noise`) — so the privacy statement above holds unchanged (the
     adaptive-input argument is the same: one round's input moves one column of a fixed linear encoder).
-    Agarwal-Singh's Theorem 3.1 does **not** cover them — its proof treats the identically distributed noise
-    of every release as one fixed perturbation — so :meth:`regret_bound` raises. What does hold for oblivious
-    losses, for any mechanism:
+    Agarwal-Singh's Theorem 3.1 does not cover their raw releases — its proof treats the identically distributed
+    noise of every release as one fixed perturbation, and these releases differ in variance — so
+    :meth:`regret_bound` raises for them unless ``top_up=True``:
 
-    * the action of round ``t`` is a deterministic function of the release ``L̃_{t−1}``, so the expected loss
-      of round ``t`` depends only on the marginal of that release's noise ``Z_{t−1}``, not on its correlation
-      with other rounds;
-    * ``x ↦ Π(−ηx)`` (Euclidean) is ``η``-Lipschitz in L2 and ``x ↦ softmax(−ηx)`` is ``2η``-Lipschitz from
-      L∞ to L1, so ``E[regret] ≤ (non-private FTRL regret) + η·G·Σ_t E‖Z_{t−1}‖₂`` (projection domains) and
-      ``+ 2η·G_*·Σ_t E‖Z_{t−1}‖_∞`` (entropy): linear in ``T``, weaker than Theorem 3.1's additive term, and
-      smaller for a mechanism with smaller per-release variance. This is the elementary perturbation argument
-      of DP-FTRL analyses with non-identically distributed, correlated noise (Kairouz et al. 2021 analyse
-      DP-FTRL with tree noise this way; McMahan et al. 2024 run DP-FTRL with BLT noise); no sharper regret
-      bound for these mechanisms is claimed here.
+    **Top-up (``top_up=True``; Gaussian noise, ``sampler="floating-point"``, ``"honaker"`` or ``"blt"``).** The
+    release after push ``t`` gets fresh independent ``N(0, σ²(v_max − v_t))`` noise per coordinate, where ``v_t``
+    is the mechanism's unit variance of that release and ``v_max = max_{0≤t≤T} v_t`` (exact: the largest
+    digit-weighted sum for the Honaker tree, ``v_T`` for BLT, whose ``v_t = Σ_{n<t} r_n²`` is nondecreasing;
+    ``params["top_up_variance"]``). *Lemma.* Every topped-up release's noise is ``N(0, σ² v_max I)``: the
+    mechanism's noise is a fixed linear combination of i.i.d. ``N(0, σ² I)`` draws, so ``N(0, σ² v_t I)``, and
+    variances of independent Gaussians add. *Privacy* is unchanged: the top-up is independent of the data, so
+    the topped-up releases are post-processing of the mechanism's. *Regret:* the proof of Theorem 3.1 (and of
+    the ``perturbation`` bound) uses the noise only through each release's marginal (against an oblivious
+    adversary the expected loss of round ``t`` is a function of the marginal of ``L̃_{t−1}``'s noise;
+    correlations across releases never enter), so both hold with ``Z ~ N(0, σ² v_max I)``, and the default
+    step size is tuned to that variance. The top-up costs noise: every release carries the largest variance,
+    which for BLT is its last release's (BLT is still below the padded tree's ``draws·σ²`` at equal
+    ``(ε, δ)``; measured in the README). Not available on the exact path (discrete Gaussians of different
+    variances do not add up to one law) nor with Laplace noise (a Laplace combination with other weights is not
+    one law either): there :meth:`regret_bound` raises, naming this option. Without the top-up, what holds for
+    oblivious losses is only the elementary Lipschitz argument: ``x ↦ Π(−ηx)`` is ``η``-Lipschitz in L2 and
+    ``x ↦ softmax(−ηx)`` is ``2η``-Lipschitz from L∞ to L1, so ``E[regret] ≤ (non-private FTRL regret) +
+    η·G·Σ_t E‖Z_{t−1}‖₂`` (``2η·G_*·Σ_t E‖Z_{t−1}‖_∞`` for the entropy), linear in ``T``; dponline does not
+    report it.
 
     Measured (``tests/test_mechanisms.py::test_blt_lowers_dp_ftrl_regret_on_nyse``, experts on the NYSE daily
     ranks, ε = 2, δ = 1e-6, both ``"analytic"``, 500 seeds each): mean regret 60.9 with the padded tree, 52.1
@@ -135,6 +150,8 @@ class DPFTRL(DomainLearner):
             10⁴: a round is one uninterruptible native step, and the error bound ``2D/√(k+2)`` is below 2% of
             ``D`` there).
         mechanism: ``"tree"`` (default, the paper's padded tree), ``"honaker"`` or ``"blt"`` (see Mechanisms).
+        top_up: top every release up to identically distributed Gaussian noise (see Mechanisms; needs ``δ > 0``,
+            ``sampler="floating-point"`` and ``mechanism="honaker"`` or ``"blt"``). Default ``False``.
         loss_shift: a constant ``c`` declared before the data (Simplex only; default 0): every loss vector is fed
             as ``ℓ_t − c·1`` (then clipped), and ``loss_bound`` / ``dual_bound`` bound the *centred* vectors. On
             the simplex ``⟨x, c·1⟩ = c``, so the actions without noise and every regret are unchanged, while a
@@ -145,7 +162,8 @@ class DPFTRL(DomainLearner):
 
     Raises:
         InvalidInputError: bad arguments; entropy on a domain other than the simplex; ``calibration`` other than
-            ``"analytic"`` with a mechanism other than the tree.
+            ``"analytic"`` with a mechanism other than the tree; ``top_up=True`` with another combination than
+            the one above.
 
     Example:
         >>> import dponline
@@ -177,9 +195,11 @@ class DPFTRL(DomainLearner):
         mechanism: Mechanism = "tree",
         loss_shift: float = 0.0,
         sampler: Sampler | None = None,
+        top_up: bool = False,
     ) -> None:
         args = MechanismArgs.validated(epsilon, delta, calibration, mechanism, sampler, strict, secure, seed)
         epsilon, delta, calibration, mechanism, sampler = args.target()
+        top_up = _check_top_up(top_up, mechanism, epsilon, delta, sampler)
         domain = require_native(domain, "DPFTRL")
         loss_shift = _validate.real("loss_shift", loss_shift)
         if loss_shift != 0.0 and domain.kind != "Simplex":
@@ -216,7 +236,10 @@ class DPFTRL(DomainLearner):
             lmo_calls=lmo_calls,
             loss_shift=loss_shift,
             **args.native(),
+            top_up=top_up,
         )
+        if top_up and guarantee is not None:
+            guarantee = dataclasses.replace(guarantee, notes=f"{guarantee.notes}; {_TOP_UP_NOTE}")
         self._adopt(core, args, domain=domain, horizon=horizon, privacy=guarantee)
         self._mechanism = mechanism
         self._bound_cache: dict[str, Any] | None = None
@@ -248,8 +271,13 @@ class DPFTRL(DomainLearner):
     @property
     def params(self) -> dict[str, Any]:
         """``eta`` (and ``eta_rule``), ``regularizer``, ``regularizer_range`` (``D_R``), ``loss_bound``, ``norm``,
-        ``ftrl_bound``, ``lmo_calls``, the noise (``noise``, ``noise_scale``), ``release_draws`` and ``method``."""
-        return self._native_params("release_draws", "method")
+        ``ftrl_bound``, ``lmo_calls``, the noise (``noise``, ``noise_scale``), ``release_draws``, ``method``,
+        ``release_variance`` (the per-coordinate variance of one release's noise the step size is tuned to) and
+        ``top_up_variance`` (``v_max``, present only with ``top_up=True``)."""
+        out = self._native_params("release_draws", "method")
+        if self._core.top_up_variance is not None:
+            out["top_up_variance"] = self._core.top_up_variance
+        return out
 
     clipped = clipped_count("Number of loss vectors clipped to the declared bound so far.")
 
@@ -281,14 +309,11 @@ class DPFTRL(DomainLearner):
         Raises:
             InvalidInputError: bad ``samples`` / ``seed``; the bound overflows float64 (the declared constants are
                 too large for it).
-            DPOnlineError: the learner releases its prefix sums with another mechanism than the padded tree
-                (Theorem 3.1 assumes identically distributed noise in every release).
+            DPOnlineError: the learner releases its prefix sums with ``"honaker"`` or ``"blt"`` without
+                ``top_up=True`` (Theorem 3.1 assumes identically distributed noise in every release); the message
+                names the combinations that have a bound.
         """
-        if getattr(self, "_mechanism", "tree") != "tree":
-            raise DPOnlineError(
-                f"regret_bound: Agarwal-Singh Theorem 3.1 covers the padded tree only, not mechanism="
-                f"{self._mechanism!r} (its releases do not carry identically distributed noise)"
-            )
+        _require_identical_releases(self._core, "Theorem 3.1")
         samples = _validate.integer("samples", samples, low=100)
         seed = _validate.integer("seed", seed, low=0)
         p = self.params
@@ -310,7 +335,8 @@ class DPFTRL(DomainLearner):
             "frank_wolfe": fw,
             "perturbation": p.get("perturbation_bound", math.inf),
             "source": "Agarwal-Singh 2017 Theorem 3.1 (FTRL regret + E[max<Z,x> - min<Z,x>]); "
-            "FTRL term: Shalev-Shwartz 2012 Theorem 2.11; perturbation: the one-shot perturbation inside the "
+            + ("" if p.get("top_up_variance") is None else _TOP_UP_SOURCE + "; ")
+            + "FTRL term: Shalev-Shwartz 2012 Theorem 2.11; perturbation: the one-shot perturbation inside the "
             "FTRL analysis (Hedge potential / round-0 loss)",
             "dim": n,
         }
@@ -338,6 +364,8 @@ class DPFTRL(DomainLearner):
         )
 
     def _noise_term(self, p: dict[str, Any], samples: int, seed: int) -> tuple[float, float, str]:
+        if p.get("top_up_variance") is not None:  # every release's noise is N(0, release_variance·I)
+            return noise_width(self._domain, "gaussian", math.sqrt(p["release_variance"]), 1, samples, seed)
         return noise_width(self._domain, p["noise"], p["noise_scale"], p["release_draws"], samples, seed)
 
 
@@ -369,8 +397,11 @@ class DPFTPL(DomainLearner):
     it. With ``"honaker"`` or ``"blt"`` the releases carry correlated perturbations whose size varies with
     ``t``; ``σ_privacy`` is the exact calibration of :class:`DPFTRL` (``calibration="analytic"`` only),
     and ``σ_regret`` makes the root mean square of the releases' perturbation sd equal ``s*``. No regret bound
-    is proved for them: Theorem 3.5's range term and Kalai-Vempala's stability step both use one perturbation
-    distribution for every release, so :meth:`regret_bound` raises.
+    is proved for their raw releases: Theorem 3.5's range term and Kalai-Vempala's stability step both use one
+    perturbation distribution for every release, so :meth:`regret_bound` raises. With ``top_up=True``
+    (Gaussian, ``sampler="floating-point"``) every release is topped up to ``N(0, σ² v_max I)`` (the Lemma in
+    :class:`DPFTRL`'s Mechanisms), ``σ_regret`` makes ``s = σ·sqrt(v_max)`` equal ``s*``, and the bound above holds
+    with that ``s``: both terms use only each release's marginal (oblivious losses).
 
     Args:
         domain: a :mod:`dponline.domains` domain.
@@ -381,6 +412,8 @@ class DPFTPL(DomainLearner):
         calibration: ``"paper"``, ``"analytic"`` or ``"zcdp"`` for ``σ_privacy``.
         strict, seed, secure: as :class:`DPFTRL`.
         mechanism: ``"tree"`` (default), ``"honaker"`` or ``"blt"`` (see Mechanisms).
+        sampler: ``"exact"`` (default) or ``"floating-point"``, as :class:`DPFTRL`.
+        top_up: as :class:`DPFTRL` (see Mechanisms).
 
     Raises:
         InvalidInputError: bad arguments, ``δ = 0`` with ``epsilon`` given, ``calibration`` other than
@@ -411,17 +444,22 @@ class DPFTPL(DomainLearner):
         secure: bool = False,
         mechanism: Mechanism = "tree",
         sampler: Sampler | None = None,
+        top_up: bool = False,
     ) -> None:
         args = MechanismArgs.validated(epsilon, delta, calibration, mechanism, sampler, strict, secure, seed)
         epsilon, delta, calibration, mechanism, sampler = args.target()
+        top_up = _check_top_up(top_up, mechanism, epsilon, delta, sampler)
         domain = require_native(domain, "DPFTPL")
         horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
         loss_bound = _validate.real("loss_bound", loss_bound, low=0.0, low_open=True)
-        # Standard deviation of one release's perturbation per unit of σ: sqrt(draws) for the padded tree, the
-        # root mean square over the releases L̃_0..L̃_{T−1} for another mechanism.
-        release_sd = (
-            math.sqrt(max(1, (horizon - 1).bit_length())) if mechanism == "tree" else _release_rms(mechanism, horizon)
-        )
+        # Standard deviation of one release's perturbation per unit of σ: sqrt(draws) for the padded tree,
+        # sqrt(v_max) for a topped-up release, the root mean square over the releases L̃_0..L̃_{T−1} otherwise.
+        if mechanism == "tree":
+            release_sd = math.sqrt(max(1, (horizon - 1).bit_length()))
+        elif top_up:
+            release_sd = _release_max_sd(mechanism, horizon)
+        else:
+            release_sd = _release_rms(mechanism, horizon)
         width, _, _ = noise_width(domain, "gaussian", 1.0, 1, 20_000, 0)
         diameter = float(domain.diameter)
         if width > 0.0 and release_sd > 0.0:
@@ -488,7 +526,10 @@ class DPFTPL(DomainLearner):
             noise="gaussian",
             scale=sigma,
             **args.native(),
+            top_up=top_up,
         )
+        if top_up and guarantee is not None:
+            guarantee = dataclasses.replace(guarantee, notes=f"{guarantee.notes}; {_TOP_UP_NOTE}")
         self._adopt(core, args, domain=domain, horizon=horizon, privacy=guarantee)
         self._mechanism = mechanism
         self._details = {
@@ -516,7 +557,10 @@ class DPFTPL(DomainLearner):
         """``noise_scale`` (σ), ``sigma_privacy``, ``sigma_regret``, ``standard_width`` (W), ``diameter``,
         ``release_draws``, ``release_sd`` (a release's perturbation sd per unit σ: ``sqrt(release_draws)`` for
         the tree, the root mean square over releases otherwise), ``loss_bound``, ``horizon``, ``dim``."""
-        return {**self._native_params("release_draws", "method"), **self._details}
+        out = {**self._native_params("release_draws", "method"), **self._details}
+        if self._core.top_up_variance is not None:
+            out["top_up_variance"] = self._core.top_up_variance
+        return out
 
     clipped = clipped_count("Number of loss vectors clipped to the declared bound so far.")
 
@@ -533,18 +577,20 @@ class DPFTPL(DomainLearner):
         On a single point (``W = 0``) the bound is 0; without perturbation (``σ = 0``, when ``G·sqrt(T·D/W)``
         underflows) it is the trivial ``T·G·D``.
 
+        With ``top_up=True``, ``s = σ·sqrt(v_max)`` (``params["top_up_variance"]``): every release's
+        perturbation is ``N(0, s² I)``.
+
         Raises:
-            DPOnlineError: the learner uses another mechanism than the padded tree (the argument needs
-                identically distributed perturbations in every release).
+            DPOnlineError: ``"honaker"`` or ``"blt"`` without ``top_up=True`` (the argument needs identically
+                distributed perturbations in every release); the message names the combinations with a bound.
             InvalidInputError: the bound overflows float64 (the declared constants are too large for it).
         """
-        if self._mechanism != "tree":
-            raise DPOnlineError(
-                f"regret_bound: Agarwal-Singh Theorem 3.5 covers the padded tree only, not mechanism="
-                f"{self._mechanism!r} (its releases do not carry identically distributed noise)"
-            )
+        _require_identical_releases(self._core, "Theorem 3.5")
         p = self.params
-        s = p["noise_scale"] * math.sqrt(p["release_draws"])
+        if p.get("top_up_variance") is None:
+            s = p["noise_scale"] * math.sqrt(p["release_draws"])
+        else:  # every topped-up release's perturbation is N(0, σ² v_max I)
+            s = p["noise_scale"] * math.sqrt(p["top_up_variance"])
         T, G, W, D = p["horizon"], p["loss_bound"], p["standard_width"], p["diameter"]
         source = "Agarwal-Singh 2017 Theorem 3.5; trivial: T*G*D"
         if W == 0.0:  # a single point: every action is the comparator

@@ -23,6 +23,7 @@ from ._base import (
     exact_learner_noise,
     mechanism_noise,
 )
+from ._tree_noise import _unit_probe
 
 __all__ = ["PrivateBandit", "RunResult", "private_bandit_noise"]
 
@@ -192,11 +193,10 @@ class PrivateBandit(DomainLearner):
         mechanism: how the batch gradients' prefix sums are released: ``"tree"`` (default, the padded binary tree
             of the paper), or ``"honaker"`` / ``"blt"`` (:mod:`dponline.aggregation`; lower noise at equal
             privacy, exact calibration only — ``calibration="analytic"``). Regret: the paper's analysis uses
-            the tree noise only through a bound on the expected L2 norm of one release's noise (Section 4.2:
-            ``γ <= η(⌈log T⌉·μ + κ) + …``, the triangle inequality over its draws, not their independence across
-            releases). Substituting a mechanism's ``max_R E‖Z_R‖₂ <= sqrt(n · max_R variance(R))`` appears to
-            carry the argument over, but its appendix (Corollary 10.5) is not in our copy: dponline does not
-            claim the Lemma 5.2 / 5.5 bounds for these mechanisms, and :meth:`regret_bound` raises for them.
+            the tree noise only through a bound on the expected L2 norm of each release's noise, so
+            :meth:`regret_bound` covers these mechanisms with ``sampler="floating-point"`` (see there); on
+            their exact path (the default sampler) the encoder's and decoder's rounding is not in that bound,
+            and it raises.
         strict: raise :class:`InvalidInputError` on ``|loss| > B`` instead of clipping.
         seed: ``None``, int, ``SeedSequence`` or ``Generator``; same seed ⇒ identical actions via
             ``ask``/``tell`` and via ``run``.
@@ -378,22 +378,38 @@ class PrivateBandit(DomainLearner):
         loss by at most ``L·D`` (Lipschitz) and ``2B`` (``|f_t| ≤ B``). ``RegretBound.vacuous`` says when the
         bound is not below it (at small ``T``, or with heavy noise).
 
+        Other mechanisms (``"honaker"``, ``"blt"``, ``sampler="floating-point"``): ``N = sqrt(n·Var·v_max)`` with
+        ``v_max`` the mechanism's largest per-release unit variance over the ``T_round`` releases (exact: its
+        ``max_unit_variance()``).
+        *Lemma.* The noise enters the proof only through ``E‖Z_R‖₂`` of each single release: Lemma C.3 bounds
+        ``E‖x̂_R − ∇ω*(−η s̃_{R−2})‖ ≤ η(E‖Z_{R−2}‖₂ + κ)`` (1-smoothness of ``ω*`` and the triangle inequality;
+        the paper writes ``⌈log T⌉·μ`` for the tree's ``E‖Z‖₂``), and Lemma 4.1's step (3) uses it as
+        ``E⟨g̃_R, x̃_R − ∇ω*(·)⟩ ≤ E[‖x̃_R − ∇ω*(·)‖·E[‖g̃_R‖ | past]] ≤ κγ`` (the gradient estimate's direction
+        is drawn after the release, and ``E[‖g̃‖² | past] ≤ κ²``). Neither step uses independence or identical
+        distribution across releases, and ``E‖Z_R‖₂ ≤ sqrt(E‖Z_R‖₂²) = sqrt(n·Var·v_R) ≤ N`` for every release of
+        a linear mechanism with i.i.d. draws of variance ``Var`` (Jensen; ``v_R`` its unit variance).
+
         Raises:
-            DPOnlineError: ``mechanism`` is ``"honaker"`` or ``"blt"``: the paper's proof covers the padded tree,
-                and dponline claims no bound for the others (see ``mechanism`` in the class docs).
+            DPOnlineError: ``mechanism`` is ``"honaker"`` or ``"blt"`` on the exact path (the default sampler):
+                its encoder/decoder rounding is not in ``N``; the message names ``sampler="floating-point"``.
         """
         p = self.params
-        if self._core.mechanism != "tree":
+        mechanism = self._core.mechanism
+        if mechanism != "tree" and self._sampler != "floating-point":
             raise DPOnlineError(
-                f"regret_bound: Ene-Nguyen-Vladu Lemmas 5.2/5.5 cover the padded tree only, not mechanism="
-                f"{self._core.mechanism!r}; no bound is claimed for it"
+                f"regret_bound: the bound covers the padded tree, and mechanism={mechanism!r} only with "
+                "sampler='floating-point' (on the exact path its rounding is not in the noise-norm term); "
+                f"use mechanism='tree', or mechanism={mechanism!r} with sampler='floating-point'"
             )
         T, D, L = p["horizon"], p["diameter"], p["lipschitz"]
         Tb, Tr, eta, zeta = p["t_batch"], p["t_round"], p["eta"], p["zeta"]
         kappa = p["kappa"]
         var = 2 * p["noise_scale"] ** 2 if p["noise"] == "laplace" else p["noise_scale"] ** 2
-        draws = max(1, (int(Tr) - 1).bit_length())  # every padded release sums max(1, ceil(log2 T_round)) draws
-        release_norm = math.sqrt(p["dim"] * draws * var)
+        if mechanism == "tree":
+            unit = max(1, (int(Tr) - 1).bit_length())  # every padded release sums max(1, ceil(log2 T_round)) draws
+        else:  # the largest unit variance of any release (Lemma above)
+            unit = _unit_probe(mechanism, int(Tr)).max_unit_variance()
+        release_norm = math.sqrt(p["dim"] * unit * var)
         gamma = eta * (release_norm + kappa) + math.sqrt(20) * D / math.sqrt(Tb)
         radius = float(np.linalg.norm(self._domain.interior_point)) + D
         omd = (radius * radius / 2) / eta + eta / 2 * Tr * kappa**2 + Tr * kappa * gamma
@@ -401,5 +417,7 @@ class PrivateBandit(DomainLearner):
         return RegretBound(
             bound,
             trivial=T * min(L * D, 2.0 * p["loss_bound"]),
-            source="Ene-Nguyen-Vladu 2021 Lemma 3.1 with the constants of Appendix C; trivial: T*min(L*D, 2B)",
+            source="Ene-Nguyen-Vladu 2021 Lemma 3.1 with the constants of Appendix C"
+            + ("" if mechanism == "tree" else f" (E||Z_R|| <= sqrt(n Var v_max), mechanism={mechanism!r})")
+            + "; trivial: T*min(L*D, 2B)",
         )

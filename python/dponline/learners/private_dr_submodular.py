@@ -322,7 +322,10 @@ class PrivateDRSubmodular(DomainLearner):
         """
         p = self.params
         if p["mechanism"] != "tree" and p["noise_scale"] > 0:
-            raise DPOnlineError(f"regret_bound covers the padded tree only, not mechanism={p['mechanism']!r}")
+            raise DPOnlineError(
+                f"regret_bound covers the padded tree only, not mechanism={p['mechanism']!r} (its noise term N is "
+                "the padded tree's); use mechanism='tree', or epsilon=None"
+            )
         n = p["ground_set_size"]
         beta = float(n) if smoothness is None else _validate.real("smoothness", smoothness, low=0.0)
         T, K = float(p["horizon"]), float(p["copies"])

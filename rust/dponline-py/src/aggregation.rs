@@ -141,6 +141,11 @@ macro_rules! py_mechanism {
                     Self::readable(slf)?.inner.unit_variance(t).or_raise()
                 }
 
+                /// The largest :meth:`unit_variance` over ``0 <= t <= horizon`` (exact).
+                fn max_unit_variance(slf: &Bound<'_, Self>) -> PyResult<f64> {
+                    Self::readable(slf)?.inner.max_unit_variance().or_raise()
+                }
+
                 /// The serialized state (what the Python subclass pickles; format-versioned, checksummed).
                 fn __getstate__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyBytes>> {
                     let bytes = Self::readable(slf)?.inner.to_bytes().or_raise()?;
@@ -293,10 +298,10 @@ py_mechanism! {
         kind(&this, _py) { this.inner.kind() }
         /// Branching factor of a tree (2 for the binary tree; ``None`` for BLT).
         k(&this, _py) {
-            match &this.inner {
+            match base(&this.inner) {
                 Mechanism::Tree(_) => Some(2),
                 Mechanism::Kary(m) => Some(m.arity()),
-                Mechanism::Blt(_) => None,
+                Mechanism::Blt(_) | Mechanism::TopUp(_) => None,
             }
         }
         /// Number of BLT buffers (``None`` for trees).
@@ -304,10 +309,10 @@ py_mechanism! {
         /// Tree readout: ``"plain"`` (sum of the cover's nodes) or ``"honaker"`` (BLUE of the cover's nodes);
         /// ``None`` for BLT.
         readout(&this, _py) {
-            match &this.inner {
+            match base(&this.inner) {
                 Mechanism::Tree(_) => Some("plain"),
                 Mechanism::Kary(m) => Some(m.readout().name()),
-                Mechanism::Blt(_) => None,
+                Mechanism::Blt(_) | Mechanism::TopUp(_) => None,
             }
         }
     }
@@ -411,7 +416,7 @@ py_mechanism! {
             let Ok(this) = slf.try_borrow() else {
                 return "Mechanism(<in use by another thread>)".into();
             };
-            let structure = match &this.inner {
+            let structure = match base(&this.inner) {
                 Mechanism::Tree(m) => format!("padded={}", if m.padded() { "True" } else { "False" }),
                 Mechanism::Kary(m) => format!("k={}, readout={:?}", m.arity(), m.readout().name()),
                 Mechanism::Blt(m) => format!(
@@ -419,6 +424,7 @@ py_mechanism! {
                     m.buffers(),
                     m.objective().name()
                 ),
+                Mechanism::TopUp(_) => String::new(),
             };
             format!(
                 "Mechanism(kind={:?}, dim={}, horizon={}, {structure}, noise={:?}, scale={}, t={})",
@@ -433,9 +439,17 @@ py_mechanism! {
     }
 }
 
+/// The mechanism under any top-up (`dponline_core::aggregation::TopUp`).
+fn base(mechanism: &Mechanism) -> &Mechanism {
+    match mechanism {
+        Mechanism::TopUp(top) => base(top.inner()),
+        other => other,
+    }
+}
+
 /// The BLT inside a mechanism, if it is one.
 fn blt(mechanism: &Mechanism) -> Option<&Blt> {
-    match mechanism {
+    match base(mechanism) {
         Mechanism::Blt(m) => Some(m),
         _ => None,
     }

@@ -119,10 +119,12 @@ py_learner! {
         noise(&learner, _py) { learner.noise().name() }
         /// Per-node noise scale (0 for the non-private learner).
         scale(&learner, _py) { learner.noise().scale() }
+        /// The unit variance every release is topped up to (``None`` without ``top_up``).
+        top_up_variance(&learner, _py) { learner.top_up_variance() }
     }
     methods {
         #[new]
-        #[pyo3(signature = (domain, horizon, loss_bound, *, norm, regularizer, noise, scale, learning_rate = None, dual_bound = None, lmo_calls = 4, mechanism = "tree", strict = false, seed = None, secure = false, loss_shift = 0.0, sampler = "exact"))]
+        #[pyo3(signature = (domain, horizon, loss_bound, *, norm, regularizer, noise, scale, learning_rate = None, dual_bound = None, lmo_calls = 4, mechanism = "tree", strict = false, seed = None, secure = false, loss_shift = 0.0, sampler = "exact", top_up = false))]
         fn new(
             py: Python<'_>,
             domain: &Bound<'_, PyDomain>,
@@ -141,12 +143,17 @@ py_learner! {
             secure: bool,
             loss_shift: f64,
             #[pyo3(from_py_with = crate::aggregation::sampler_arg)] sampler: &'static str,
+            top_up: bool,
         ) -> PyResult<Self> {
             let args = MechanismArgs::new(py, domain, noise, scale, mechanism, sampler, seed, secure)?;
+            let keying = (args.seed, args.secure);
             let params = build_params(domain, horizon, loss_bound, norm, regularizer, learning_rate, dual_bound, lmo_calls)?
                 .with_loss_shift(&args.domain, loss_shift)
                 .or_raise()?;
-            let inner = args.build(params, strict, DpFtrl::new)?;
+            let mut inner = args.build(params, strict, DpFtrl::new)?;
+            if top_up {
+                inner = inner.with_top_up(keying.0, keying.1).or_raise()?;
+            }
             Ok(Self { inner })
         }
 

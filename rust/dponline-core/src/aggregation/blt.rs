@@ -1126,6 +1126,10 @@ impl PrefixSumMechanism for Blt {
             .ok_or_else(|| CoreError::State("BLT spectrum missing".into()))?;
         Ok(spec.error_sums(t).0.max(0.0))
     }
+    /// `V(horizon)`: `V(t) = Σ_{n<t} r_n²` is a sum of squares, nondecreasing in `t`.
+    fn max_unit_variance(&self) -> Result<f64> {
+        self.unit_variance(self.horizon)
+    }
     fn sensitivity_l1(&self) -> f64 {
         self.norms.0
     }

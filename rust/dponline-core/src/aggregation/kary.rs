@@ -571,6 +571,10 @@ impl PrefixSumMechanism for KaryTree {
         }
         Ok(total)
     }
+    /// [`super::max_over_digits`] with this tree's `k`: the unit variance `Σ_j d_j(t)·v_j` has `v_j > 0`.
+    fn max_unit_variance(&self) -> Result<f64> {
+        super::max_over_digits(self.horizon, self.k, |t| self.unit_variance(t))
+    }
     /// `L`, the number of levels (see the module docs).
     fn sensitivity_l1(&self) -> f64 {
         f64::from(self.levels())

@@ -28,11 +28,13 @@
 mod blt;
 mod kary;
 mod lattice;
+mod top_up;
 mod tree;
 
 pub use blt::{BLT_MAX_ITERATIONS, Blt, BltFit, BltObjective, MAX_BUFFERS, optimize_blt};
 pub use kary::{KaryTree, Readout, kary_levels};
 pub use lattice::SamplerKind;
+pub use top_up::TopUp;
 pub use tree::{TreeAggregator, ceil_log2, cover, levels_touched, padded_draws};
 
 use serde::{Deserialize, Serialize};
@@ -97,6 +99,12 @@ pub trait PrefixSumMechanism {
         Ok(self.unit_variance(t)? * self.noise().variance())
     }
 
+    /// `max_{0 <= t <= horizon} unit_variance(t)`: the largest per-coordinate noise variance of any release
+    /// at unit draws (what a top-up to identically distributed releases raises every release to, see
+    /// [`crate::learners::DpFtrl::with_top_up`]). Exact, in `O(log T)` evaluations of
+    /// [`PrefixSumMechanism::unit_variance`] for the trees and one for BLT (see each implementation).
+    fn max_unit_variance(&self) -> Result<f64>;
+
     /// Largest L1 norm of a column of the encoder `A`: the L1 distance the noise-bearing quantities move
     /// (summed over them, per coordinate) when one round's input changes by 1. Laplace calibration:
     /// `scale = Δ₁ · sensitivity_l1 / ε`.
@@ -118,6 +126,42 @@ pub trait PrefixSumMechanism {
     fn state_nbytes(&self) -> usize;
 }
 
+/// The largest of `weight(t)` over `0 <= t <= horizon` for a weight that is a sum over the base-`k` digits of
+/// `t` of non-negative per-position terms, each nondecreasing in its digit (the trees' unit variances:
+/// `Σ_j d_j(t)·v_j` with `v_j >= 0`).
+///
+/// Lemma: the maximum is attained at `horizon` or at one of the candidates `c_i` obtained from `horizon` by
+/// lowering one non-zero digit `i` by one and setting every lower digit to `k − 1`. Proof: for `t < horizon`
+/// let `i` be the highest position where the digits differ; then `d_i(t) < d_i(horizon)`, so `d_i(horizon) > 0`,
+/// and every digit of `t` is at most the same digit of `c_i` (equal above `i`, `<= d_i(horizon) − 1` at `i`,
+/// `<= k − 1` below); the weight is monotone in each digit, so `weight(t) <= weight(c_i)`, and `c_i < horizon`.
+///
+/// Errors: those of `weight`.
+pub(crate) fn max_over_digits(
+    horizon: u64,
+    k: u64,
+    weight: impl Fn(u64) -> Result<f64>,
+) -> Result<f64> {
+    let mut best = weight(horizon)?;
+    let mut place: u64 = 1; // k^i
+    let mut below: u64 = 0; // the number whose i lowest digits are all k − 1
+    loop {
+        let digit = (horizon / place) % k;
+        if digit > 0 {
+            let candidate = (horizon / place - 1) * place + below;
+            best = best.max(weight(candidate)?);
+        }
+        match place.checked_mul(k) {
+            Some(next) if next <= horizon => {
+                below += (k - 1) * place;
+                place = next;
+            }
+            _ => break,
+        }
+    }
+    Ok(best)
+}
+
 /// Every prefix-sum mechanism dponline ships, as one serializable type.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum Mechanism {
@@ -127,6 +171,8 @@ pub enum Mechanism {
     Kary(KaryTree),
     /// A buffered-linear-Toeplitz matrix factorisation (boxed: its derived spectrum makes it the largest).
     Blt(Box<Blt>),
+    /// Another mechanism's releases topped up to identically distributed Gaussian noise ([`TopUp`]).
+    TopUp(Box<TopUp>),
 }
 
 macro_rules! dispatch {
@@ -135,6 +181,7 @@ macro_rules! dispatch {
             Mechanism::Tree($m) => $body,
             Mechanism::Kary($m) => $body,
             Mechanism::Blt($m) => $body,
+            Mechanism::TopUp($m) => $body,
         }
     };
 }
@@ -177,6 +224,9 @@ impl PrefixSumMechanism for Mechanism {
     fn variance(&self, t: u64) -> Result<f64> {
         dispatch!(self, m => m.variance(t))
     }
+    fn max_unit_variance(&self) -> Result<f64> {
+        dispatch!(self, m => m.max_unit_variance())
+    }
     fn sensitivity_l1(&self) -> f64 {
         dispatch!(self, m => m.sensitivity_l1())
     }
@@ -200,6 +250,7 @@ impl Mechanism {
             Mechanism::Kary(m) if m.arity() == 2 && m.readout() == Readout::Honaker => "honaker",
             Mechanism::Kary(_) => "kary",
             Mechanism::Blt(_) => "blt",
+            Mechanism::TopUp(m) => m.inner().kind(),
         }
     }
 
@@ -464,6 +515,24 @@ mod tests {
         ]
     }
 
+    #[test]
+    fn max_unit_variance_is_the_largest_over_every_release() {
+        let noise = NoiseDistribution::gaussian(1.0).unwrap();
+        for horizon in [1u64, 2, 3, 7, 8, 9, 100, 255, 256, 257, 1000] {
+            for m in all(1, horizon, noise) {
+                let brute = (0..=horizon)
+                    .map(|t| m.unit_variance(t).unwrap())
+                    .fold(f64::NEG_INFINITY, f64::max);
+                let max = m.max_unit_variance().unwrap();
+                assert!(
+                    (max - brute).abs() <= 1e-12 * brute.max(1.0),
+                    "{} T={horizon}: {max} vs {brute}",
+                    m.kind()
+                );
+            }
+        }
+    }
+
     /// Every mechanism with an exact path, built with [`SamplerKind::Exact`].
     /// Push zeros `horizon` times: the per-coordinate second moment of every release matches `variance(t)`
     /// within 6 sd, `sqrt(excess / dim)` relative (`excess` = kurtosis − 1 of one coordinate's noise).
@@ -535,7 +604,7 @@ mod tests {
                 let plain = match &m {
                     Mechanism::Tree(_) => true,
                     Mechanism::Kary(k) => k.readout() == Readout::Plain,
-                    Mechanism::Blt(_) => false,
+                    Mechanism::Blt(_) | Mechanism::TopUp(_) => false,
                 };
                 let mut sum = [0i128; 3];
                 let mut out = [0.0; 3];

@@ -664,6 +664,11 @@ impl super::PrefixSumMechanism for TreeAggregator {
         }
         Ok(f64::from(self.draws_at(t)))
     }
+    /// The padded tree's constant `draws`; the plain tree's largest popcount up to the horizon
+    /// ([`super::max_over_digits`] with `k = 2`, unit weights).
+    fn max_unit_variance(&self) -> Result<f64> {
+        super::max_over_digits(self.horizon, 2, |t| self.unit_variance(t))
+    }
     /// [`levels_touched`]`(T)`: a row enters that many released nodes with coefficient 1 (the padding draws
     /// carry no data).
     fn sensitivity_l1(&self) -> f64 {

@@ -34,7 +34,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, SamplerKind, padded_draws};
+use crate::aggregation::{
+    Mechanism, MechanismSpec, PrefixSumMechanism, SamplerKind, TopUp, padded_draws,
+};
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_finite, check_positive};
 use crate::frank_wolfe::FrankWolfe;
@@ -567,14 +569,20 @@ impl DpFtrlParams {
 }
 
 /// The release noise `mechanism` gives the step size: every release of the padded tree sums the same number of
-/// draws, which the bound needs; another mechanism is tuned to the variance of its last release, and no bound
-/// is claimed for it.
+/// draws, which the bound needs; a [`TopUp`] release is `N(0, σ² v_max)` in every coordinate, which the bound
+/// needs too; another mechanism is tuned to the variance
+/// of its last release, and no bound is claimed for it.
 ///
 /// Errors: as [`PrefixSumMechanism::variance`].
 fn release_noise(mechanism: &Mechanism, padded: bool, horizon: u64) -> Result<ReleaseNoise> {
     let noise = mechanism.noise();
     if padded {
         return Ok(ReleaseNoise::of_draws(noise, padded_draws(horizon)));
+    }
+    if let Mechanism::TopUp(top) = mechanism {
+        let mut same = ReleaseNoise::of_draws(noise, 1);
+        same.variance = top.max_unit_variance()? * noise.variance();
+        return Ok(same);
     }
     let mut other = ReleaseNoise::of_draws(noise, 1);
     other.variance = mechanism.variance(horizon)?;
@@ -744,6 +752,75 @@ impl DpFtrl {
         };
         learner.update_action();
         Ok(learner)
+    }
+
+    /// Top every release up to identically distributed noise: add to the release after push `t` fresh
+    /// independent `N(0, σ²(v_max − v_t))` noise per coordinate, where `v_t` is the mechanism's unit variance
+    /// of that release ([`PrefixSumMechanism::unit_variance`]) and `v_max` the largest over `0 <= t <= T`
+    /// ([`PrefixSumMechanism::max_unit_variance`]). The default step size is re-tuned to the topped-up noise
+    /// and [`DpFtrlParams::perturbation_bound`] becomes available. The noise comes from stream 3 of `seed`
+    /// (the OS with `secure`).
+    ///
+    /// Lemma (identical marginals). With Gaussian node noise drawn by the floating-point sampler, the noise of
+    /// every release is a fixed linear combination of i.i.d. `N(0, σ²I)` draws, so it is `N(0, σ² v_t I)`; the
+    /// sum of it and the independent top-up is `N(0, σ² v_max I)` for every `t` (variances of independent
+    /// Gaussians add). Correlations between releases are not changed and not needed: Agarwal-Singh's
+    /// Theorem 3.1 (and [`DpFtrlParams::perturbation_bound`]) use only that every release's noise has the same
+    /// marginal, against an oblivious adversary. Privacy is unchanged: the top-up is independent of the data, so
+    /// the topped-up releases are post-processing of the mechanism's.
+    ///
+    /// Not available on the exact path (a sum of discrete Gaussians with different variances is not one
+    /// distribution family: the marginals cannot be made identical by adding noise) nor for Laplace noise (a
+    /// linear combination of Laplace draws with other weights is not a Laplace sum); a no-op for the padded
+    /// tree, whose releases are already identically distributed.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] (named `top_up`) for Laplace noise, the exact sampler, or the
+    /// padded tree; [`CoreError::Protocol`] after the first round; those of the generator.
+    pub fn with_top_up(self, seed: Seed, secure: bool) -> Result<Self> {
+        if self.t != 0 || self.pending {
+            return Err(CoreError::Protocol(
+                "top_up must be set before the first round".into(),
+            ));
+        }
+        let DpFtrl {
+            mut params,
+            domain,
+            tree,
+            step,
+            x,
+            row,
+            strict,
+            ..
+        } = self;
+        let tree = Mechanism::TopUp(Box::new(TopUp::new(
+            tree,
+            Generator::for_stream(&seed, 3, secure)?,
+        )?));
+        params.tune_for_noise(release_noise(&tree, false, params.horizon)?);
+        let mut learner = DpFtrl {
+            params,
+            domain,
+            release: tree.initial().to_vec(),
+            tree,
+            step,
+            x,
+            row,
+            t: 0,
+            pending: false,
+            strict,
+            clipped: 0,
+        };
+        learner.update_action();
+        Ok(learner)
+    }
+
+    /// Whether the releases are topped up to identically distributed noise ([`DpFtrl::with_top_up`]), and the
+    /// unit variance `v_max` they are raised to.
+    pub fn top_up_variance(&self) -> Option<f64> {
+        match &self.tree {
+            Mechanism::TopUp(top) => top.max_unit_variance().ok(),
+            _ => None,
+        }
     }
 
     /// The domain.
@@ -1315,5 +1392,113 @@ mod tests {
             l.tell(&[0.2, 0.9, 0.4]).unwrap();
             m.tell(&[0.2, 0.9, 0.4]).unwrap();
         }
+    }
+
+    fn topped(
+        spec: MechanismSpec,
+        noise: NoiseDistribution,
+        sampler: SamplerKind,
+    ) -> Result<DpFtrl> {
+        let (n, horizon) = (4000, 64);
+        let domain = simplex(n);
+        let params = DpFtrlParams::new(
+            &domain,
+            horizon,
+            1.0,
+            LossNorm::L2,
+            Regularizer::NegativeEntropy,
+            None,
+            None,
+            4,
+        )?;
+        DpFtrl::new(
+            domain,
+            params,
+            spec,
+            noise,
+            sampler,
+            [9, 1, 2, 3],
+            false,
+            false,
+        )?
+        .with_top_up([9, 1, 2, 3], false)
+    }
+
+    /// The top-up Lemma: every release's noise has per-coordinate variance σ²·v_max (6 sd of the sample
+    /// variance of 4000 Gaussian coordinates, `sqrt(2/n)` relative), including `L̃_0`, which BLT alone releases
+    /// exactly; the step size is tuned to that variance.
+    #[test]
+    fn top_up_gives_every_release_the_largest_variance() {
+        let sigma = 3.0;
+        let blt = MechanismSpec::Blt {
+            buffers: 6,
+            objective: crate::aggregation::BltObjective::Max,
+        };
+        for spec in [MechanismSpec::Honaker, blt] {
+            let noise = NoiseDistribution::Gaussian { sigma };
+            let mut l = topped(spec, noise, SamplerKind::FloatingPoint).unwrap();
+            let target = l.top_up_variance().unwrap() * sigma * sigma;
+            assert_eq!(l.params.release_noise.variance, target);
+            let n = l.params.dim;
+            let zeros = vec![0.0; n];
+            for t in 0..=l.params.horizon {
+                if t > 0 {
+                    l.ask().unwrap();
+                    l.tell(&zeros).unwrap();
+                }
+                let var = l.release.iter().map(|v| v * v).sum::<f64>() / n as f64;
+                assert!(
+                    (var / target - 1.0).abs() < 6.0 * (2.0 / n as f64).sqrt(),
+                    "{spec:?} t={t}: {var} vs {target}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn top_up_refuses_laplace_the_exact_path_the_padded_tree_and_a_started_run() {
+        let gauss = NoiseDistribution::Gaussian { sigma: 1.0 };
+        let laplace = NoiseDistribution::Laplace { scale: 1.0 };
+        let fp = SamplerKind::FloatingPoint;
+        for (spec, noise, sampler) in [
+            (MechanismSpec::Honaker, laplace, fp),
+            (MechanismSpec::Honaker, gauss, SamplerKind::Exact),
+            (MechanismSpec::Tree { padded: true }, gauss, fp),
+        ] {
+            let err = topped(spec, noise, sampler).unwrap_err();
+            assert!(
+                matches!(err, CoreError::InvalidArgument { name: "top_up", .. }),
+                "{err:?}"
+            );
+        }
+        let domain = simplex(3);
+        let params = DpFtrlParams::new(
+            &domain,
+            8,
+            1.0,
+            LossNorm::L2,
+            Regularizer::NegativeEntropy,
+            None,
+            None,
+            4,
+        )
+        .unwrap();
+        let mut l = DpFtrl::new(
+            domain,
+            params,
+            MechanismSpec::Honaker,
+            gauss,
+            fp,
+            [0; 4],
+            false,
+            false,
+        )
+        .unwrap();
+        l.ask().unwrap();
+        l.tell(&[0.1, 0.2, 0.3]).unwrap();
+        assert!(matches!(
+            l.with_top_up([0; 4], false),
+            Err(CoreError::Protocol(_))
+        ));
     }
 }
