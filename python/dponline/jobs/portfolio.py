@@ -9,6 +9,10 @@ the same ``(ε, δ)`` and on common random numbers (run ``k`` of every learner s
 * DP-FTRL on the linearised log-loss with the entropy regulariser (Agarwal-Singh, full information) and its
   non-private version.
 
+The private learners release their noisy prefix sums through ``--mechanism`` (default the papers' padded tree;
+``honaker`` or ``blt`` add less noise; with ``--top-up`` DP-FTRL's releases are raised to identically distributed
+Gaussian noise, which its regret bound needs).
+
 Comparators in hindsight: the best constant-rebalanced portfolio (BCRP), the uniform one (UCRP) and the best
 single stock. The table reports log-wealth (a gain: higher is better) and regrets (+ = worse) in nats with
 95% t-intervals over seeds, the noise (σ of the lemma and of the exact calibration), the privacy guarantee per
@@ -31,9 +35,10 @@ from typing import Any
 import numpy as np
 
 from .. import losses, privacy, regret
-from .._options import CALIBRATIONS
+from .._options import CALIBRATIONS, MECHANISMS
 from ..datasets import load_nyse
 from ..domains import Simplex
+from ..errors import InvalidInputError
 from ..experiments import Experiment, LearnerSpec, Results
 from ..experiments.job import cell, float_list
 from ..experiments.verdict import format_number, vacuous
@@ -43,6 +48,7 @@ from . import _args
 __all__ = ["add_parser", "build_experiment", "report", "run"]
 
 _RANGE_DEFAULT = (0.5, 2.0)
+_FLOAT_CAVEAT = "\n    floating-point noise: holds for the real-valued mechanism only (Mironov 2012)"
 
 
 def _range(text: str) -> tuple[float, float]:
@@ -81,6 +87,20 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         default=None,
         help="noise calibration (default: the tightest proved one for the sampler, exact discrete noise; "
         "'paper': the lemmas' constants; both scales are printed)",
+    )
+    p.add_argument(
+        "--mechanism",
+        choices=MECHANISMS,
+        default="tree",
+        help="prefix-sum mechanism of the private learners (default 'tree', the papers' padded tree; 'honaker' and "
+        "'blt' add less noise, and DP-FTRL's regret bound then needs --top-up)",
+    )
+    p.add_argument(
+        "--top-up",
+        action="store_true",
+        help="with --mechanism honaker or blt and --delta > 0: DP-FTRL's releases topped up to the mechanism's "
+        "largest per-release variance, so Agarwal-Singh's bound holds (floating-point Gaussian noise: the "
+        "Mironov 2012 caveat)",
     )
     p.add_argument(
         "--relative-range",
@@ -126,8 +146,16 @@ def _full_information_learners(
         "regularizer": "entropy",
         "calibration": args.calibration,
     }
+    private = {**fixed, "mechanism": args.mechanism}
+    if args.top_up:
+        if args.mechanism == "tree" or args.delta == 0:
+            raise InvalidInputError(
+                "--top-up needs --mechanism honaker or blt and --delta > 0 (Gaussian noise; the padded tree's "
+                "releases are identically distributed already)"
+            )
+        private.update(top_up=True, sampler="floating-point")
     return [
-        LearnerSpec("DP-FTRL (full information)", DPFTRL, fixed),
+        LearnerSpec("DP-FTRL (full information)", DPFTRL, private),
         LearnerSpec("FTRL, non-private", DPFTRL, {**fixed, "epsilon": None}),
     ]
 
@@ -161,7 +189,7 @@ def build_experiment(args: argparse.Namespace) -> Experiment:
         "calibration": args.calibration,
     }
     specs = [
-        LearnerSpec("PrivateBandit", PrivateBandit, bandit),
+        LearnerSpec("PrivateBandit", PrivateBandit, {**bandit, "mechanism": args.mechanism}),
         LearnerSpec("bandit, non-private", PrivateBandit, {**bandit, "epsilon": None}),
         *_full_information_learners(domain, horizon, stream, args),
     ]
@@ -194,6 +222,16 @@ def build_experiment(args: argparse.Namespace) -> Experiment:
     )
 
 
+def _scale(value: Any) -> str:
+    """A noise scale for the table; ``-`` where the learner has none (no lemma for the mechanism: NaN, recorded as
+    text in the cache)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return "-"
+    return "-" if number != number else f"{number:.3g}"
+
+
 def report(results: Results, args: argparse.Namespace, multiplicity: int) -> str:
     """The job's table: wealth and regrets in nats with 95% intervals, noise, privacy, verdicts."""
     table = results.summary()
@@ -210,9 +248,9 @@ def report(results: Results, args: argparse.Namespace, multiplicity: int) -> str
         if eps is None:
             noise = "none"
         elif "lemma_scale" in params:
-            noise = f"{params['lemma_scale']:.3g} / {params['exact_scale']:.3g}"
+            noise = f"{_scale(params['lemma_scale'])} / {_scale(params['exact_scale'])}"
         else:
-            noise = f"{params.get('noise_scale', float('nan')):.3g}"
+            noise = _scale(params.get("noise_scale"))
         lines.append(
             f"{config.name[:28]:<28} {'-' if eps is None else f'{eps:g}':>6} {noise:>25} "
             f"{cell(row, 'loss', scale=-1.0):>14} {cell(row, 'regret_bcrp', signed=True):>15} "
@@ -234,6 +272,7 @@ def report(results: Results, args: argparse.Namespace, multiplicity: int) -> str
             lines.append(
                 f"  {c.label}: (ε={g['epsilon']:g}, δ={g['delta']:g}) per {g['unit']} — {g['source']}"
                 + vacuous(g["epsilon"], g["delta"])
+                + (_FLOAT_CAVEAT if g.get("sampler") == "floating-point" else "")
             )
             row_g = c.privacy_per_source_row
             if isinstance(row_g, dict) and multiplicity > 1:
