@@ -356,22 +356,9 @@ def test_strict_tell_refuses_feedback_beyond_the_bound_unchanged(name: str) -> N
     assert state(learner) == state(clean)
 
 
-_STRICT_RUN_CLIPS = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 22: strict=True is honoured by tell only; the native run of the learners with a horizon ignores "
-    "it and clips the feedback beyond the bound (counted in RunResult.clipped), although `strict` is documented "
-    "as 'raise instead of clipping'; the fix is in the core's run (Rust)",
-)
-
-
 @pytest.mark.parametrize(
     "name",
-    [
-        pytest.param(name, marks=() if CASES[name].kind == "local" else _STRICT_RUN_CLIPS)
-        for name in NAMES
-        if CASES[name].kind not in ("coverage", "payoff")  # a coverage family holds probabilities: none beyond
-    ],
+    [name for name in NAMES if CASES[name].kind not in ("coverage", "payoff")],  # coverage: probabilities, none beyond
 )
 def test_strict_run_refuses_a_row_beyond_the_bound_unchanged(name: str) -> None:
     """``strict=True``: a ``run`` that reaches a row beyond the bound after rounds within it raises
@@ -386,6 +373,21 @@ def test_strict_run_refuses_a_row_beyond_the_bound_unchanged(name: str) -> None:
     else:
         raise AssertionError(f"run clipped {learner.clipped} rounds instead of raising")
     assert state(learner) == before
+
+
+@pytest.mark.parametrize("secure", [False, True])
+def test_strict_run_beyond_the_bound_in_a_later_native_block_changes_nothing(secure: bool) -> None:
+    """The native run plays blocks of 65,536 rounds: a row beyond the bound in a later block undoes the blocks
+    played before it too, and the error names the round, never the value (it is private data)."""
+    rows = np.full((T, 3), 0.5)
+    rows[66_000] = 1234.5
+    learner = dponline.PrivateEXP3(3, horizon=T, epsilon=1.0, seed=None if secure else 0, strict=True)
+    learner.run(losses.Linear(rows), rounds=1)
+    before = state(learner)
+    with pytest.raises(InvalidInputError, match="round 66001") as refused:
+        learner.run(losses.Linear(rows))
+    assert "1234" not in str(refused.value)
+    assert state(learner) == before and learner.t == 1
 
 
 # -- params, t, clipped ---------------------------------------------------------------------------------------

@@ -11,6 +11,10 @@ use crate::convert::{RunOutput, run_native};
 
 /// The `run` binding of a core [`Learner`]: validate (nothing changes on an error), then play `rounds` rounds
 /// in blocks with the GIL released, as [`run_native`] does.
+///
+/// A strict learner's block fails at feedback beyond the declared bound (the core `run` undoes that block):
+/// the blocks played before it are undone too, so the whole call changes nothing. An interrupt between blocks
+/// keeps them, as documented.
 pub fn run_learner<'py, L: Learner + Send>(
     py: Python<'py>,
     learner: &mut L,
@@ -19,17 +23,33 @@ pub fn run_learner<'py, L: Learner + Send>(
     checkpoints: &[u64],
     progress: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<RunOutput<'py>> {
+    use crate::errors::OrRaise;
     let check = learner.check_run(family, rounds);
     let start = learner.t();
-    run_native(
+    let several = rounds > crate::convert::BLOCK_ROUNDS;
+    let before = match (&check, learner.strict() && several) {
+        (Ok(()), true) => Some(learner.to_bytes().or_raise()?),
+        _ => None,
+    };
+    let mut failed = false;
+    let (playing, failing) = (&mut *learner, &mut failed);
+    let output = run_native(
         py,
         check,
         start,
         rounds,
         checkpoints,
         progress,
-        move |n, marks, out| learner.run(family, n, marks, out),
-    )
+        move |n, marks, out| {
+            let part = playing.run(family, n, marks, out);
+            *failing |= part.is_err();
+            part
+        },
+    );
+    if let (true, Some(bytes)) = (failed, before) {
+        *learner = L::from_bytes(&bytes).or_raise()?;
+    }
+    output
 }
 
 /// The core constructor of a learner on a prefix-sum mechanism: `(domain, params, mechanism, noise, sampler,

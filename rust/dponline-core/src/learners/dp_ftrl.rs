@@ -885,27 +885,37 @@ impl DpFtrl {
         }
         crate::error::check_len("loss", loss, self.params.dim)?;
         check_finite("loss", loss)?;
-        if self.strict {
-            let (norm, dual) = self.fed_norms(loss);
-            if norm > self.params.loss_bound {
-                return Err(CoreError::strict_bound(
-                    "loss",
-                    "a vector with norm <= loss_bound (strict=True; after subtracting loss_shift)",
-                    self.t + 1,
-                ));
-            }
-            if self.params.dual_clip && dual > self.params.dual_bound {
-                return Err(CoreError::strict_bound(
-                    "loss",
-                    "a vector with dual norm <= dual_bound (strict=True; after subtracting loss_shift)",
-                    self.t + 1,
-                ));
-            }
-        }
+        self.check_strict(loss)?;
         self.row.copy_from_slice(loss);
         self.shift_row();
         self.absorb_row()?;
         self.pending = false;
+        Ok(())
+    }
+
+    /// With `strict`, refuse a loss vector (before the shift) that would be clipped: `‖ℓ − c·1‖ > G`, or a dual
+    /// norm beyond the dual bound (this round's, named by number only).
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] ([`CoreError::strict_bound`]).
+    fn check_strict(&self, loss: &[f64]) -> Result<()> {
+        if !self.strict {
+            return Ok(());
+        }
+        let (norm, dual) = self.fed_norms(loss);
+        if norm > self.params.loss_bound {
+            return Err(CoreError::strict_bound(
+                "loss",
+                "a vector with norm <= loss_bound (strict=True; after subtracting loss_shift)",
+                self.t + 1,
+            ));
+        }
+        if self.params.dual_clip && dual > self.params.dual_bound {
+            return Err(CoreError::strict_bound(
+                "loss",
+                "a vector with dual norm <= dual_bound (strict=True; after subtracting loss_shift)",
+                self.t + 1,
+            ));
+        }
         Ok(())
     }
 
@@ -1059,6 +1069,10 @@ impl Learner for DpFtrl {
         self.clipped
     }
 
+    fn strict(&self) -> bool {
+        self.strict
+    }
+
     /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
     ///
     /// Errors: [`CoreError::Protocol`] if a point is pending; [`CoreError::Shape`] for a family of another
@@ -1103,6 +1117,7 @@ impl Learner for DpFtrl {
                     || copy_and_dot(row, x, out),
                 );
             }
+            self.check_strict(&self.row)?;
             self.shift_row();
             self.absorb_row()?;
             marks.record(self.t, total);

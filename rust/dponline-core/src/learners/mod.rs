@@ -65,6 +65,11 @@ pub trait Learner: Serialize + DeserializeOwned + Sized {
     /// Rounds whose feedback exceeded the declared bound and was clipped, so far.
     fn clipped(&self) -> u64;
 
+    /// Whether feedback beyond the declared bound is an error (`strict`) instead of being clipped: then
+    /// [`Learner::play`] stops at such a round with the error `tell` raises there, and [`Learner::run`] puts
+    /// back the state from before the call.
+    fn strict(&self) -> bool;
+
     /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
     ///
     /// Errors: each learner's (a pending `ask`, a family of another shape, rounds beyond a horizon).
@@ -73,7 +78,9 @@ pub trait Learner: Serialize + DeserializeOwned + Sized {
     /// The kernel of [`Learner::run`]: play rounds `t .. end` of `family` (checked by [`Learner::check_run`]),
     /// recording the loss summed since the start of the call at each mark; returns that sum.
     ///
-    /// Errors: not expected after [`Learner::check_run`]; the rounds before stay played.
+    /// Errors: with [`Learner::strict`], the error `tell` raises at a round whose feedback is beyond the declared
+    /// bound ([`CoreError::strict_bound`]: it names the round, never the value); otherwise not expected after
+    /// [`Learner::check_run`]. The rounds before stay played ([`Learner::run`] restores them).
     fn play(
         &mut self,
         family: Self::Family<'_>,
@@ -93,7 +100,10 @@ pub trait Learner: Serialize + DeserializeOwned + Sized {
     /// split into calls.
     ///
     /// Errors (state unchanged): as [`Learner::check_run`]; [`CoreError::Shape`] for mismatched checkpoint
-    /// buffers; [`CoreError::InvalidArgument`] for unsorted checkpoints or checkpoints beyond the run.
+    /// buffers; [`CoreError::InvalidArgument`] for unsorted checkpoints or checkpoints beyond the run; with
+    /// [`Learner::strict`], [`CoreError::InvalidArgument`] for a round whose feedback is beyond the declared
+    /// bound, as `tell` raises it (the rounds played before it are undone: a seeded learner replays them
+    /// bit-identically, a secure one re-keys its generator as on restore).
     fn run(
         &mut self,
         family: Self::Family<'_>,
@@ -106,8 +116,22 @@ pub trait Learner: Serialize + DeserializeOwned + Sized {
         let (start, end) = (self.t(), self.t() + rounds);
         crate::losses::check_checkpoints(checkpoints, end)?;
         let clipped_before = self.clipped();
+        // Only a strict learner's kernel fails after `check_run`: keep what to put back.
+        let before = if self.strict() {
+            Some(self.to_bytes()?)
+        } else {
+            None
+        };
         let mut marks = Checkpoints::new(checkpoints, cumulative, start);
-        let total_loss = self.play(family, end, &mut marks)?;
+        let total_loss = match self.play(family, end, &mut marks) {
+            Ok(total) => total,
+            Err(e) => {
+                if let Some(bytes) = before {
+                    *self = Self::from_bytes(&bytes)?;
+                }
+                return Err(e);
+            }
+        };
         Ok(RunSummary {
             rounds,
             total_loss,
@@ -133,6 +157,25 @@ pub trait Learner: Serialize + DeserializeOwned + Sized {
         learner.check_state()?;
         Ok(learner)
     }
+}
+
+/// With `strict`, refuse the scalar loss of round `round` (1-based) outside `bounds` (the check of `tell` and of
+/// [`Learner::play`] for the learners told one value per round). The error names the bound (`allowed`) and the
+/// round, never the value: it is private data.
+///
+/// Errors: [`CoreError::InvalidArgument`] ([`CoreError::strict_bound`]).
+#[inline(always)]
+pub fn check_strict_loss(
+    strict: bool,
+    loss: f64,
+    bounds: core::ops::RangeInclusive<f64>,
+    allowed: &'static str,
+    round: u64,
+) -> Result<()> {
+    if strict && !bounds.contains(&loss) {
+        return Err(CoreError::strict_bound("loss", allowed, round));
+    }
+    Ok(())
 }
 
 /// The checks of [`Learner::check_run`] shared by the full-information learners on a domain (DP-FTRL,

@@ -552,6 +552,18 @@ impl NoisyOco {
         }
         crate::error::check_len("gradient", gradient, self.params.dim)?;
         check_finite("gradient", gradient)?;
+        self.check_strict(gradient)?;
+        self.gradient.copy_from_slice(gradient);
+        self.absorb()?;
+        self.pending = false;
+        Ok(())
+    }
+
+    /// With `strict`, refuse a gradient with `‖g‖₂ > L` (this round's, named by number only).
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] ([`CoreError::strict_bound`]).
+    #[inline]
+    fn check_strict(&self, gradient: &[f64]) -> Result<()> {
         if self.strict && LossNorm::L2.of(gradient) > self.params.lipschitz {
             return Err(CoreError::strict_bound(
                 "gradient",
@@ -559,9 +571,6 @@ impl NoisyOco {
                 self.t + 1,
             ));
         }
-        self.gradient.copy_from_slice(gradient);
-        self.absorb()?;
-        self.pending = false;
         Ok(())
     }
 
@@ -623,6 +632,10 @@ impl Learner for NoisyOco {
         self.clipped
     }
 
+    fn strict(&self) -> bool {
+        self.strict
+    }
+
     /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
     ///
     /// Errors: [`CoreError::Protocol`] if a point is pending; [`CoreError::Shape`] for a family of another
@@ -664,6 +677,7 @@ impl Learner for NoisyOco {
                 total += dot;
                 self.gradient.copy_from_slice(row);
             }
+            self.check_strict(&self.gradient)?;
             self.absorb()?;
             marks.record(self.t, total);
         }

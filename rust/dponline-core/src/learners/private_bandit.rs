@@ -615,14 +615,21 @@ impl PrivateBandit {
                 value: loss,
             });
         }
-        if self.strict && loss.abs() > self.params.loss_bound {
-            return Err(CoreError::strict_bound(
-                "loss",
-                "within [-loss_bound, loss_bound] (strict=True)",
-                self.t + 1,
-            ));
-        }
+        self.check_strict(loss)?;
         self.step(loss)
+    }
+
+    /// With `strict`, refuse a loss outside `[−B, B]` ([`super::check_strict_loss`]).
+    #[inline]
+    fn check_strict(&self, loss: f64) -> Result<()> {
+        let b = self.params.loss_bound;
+        super::check_strict_loss(
+            self.strict,
+            loss,
+            -b..=b,
+            "within [-loss_bound, loss_bound] (strict=True)",
+            self.t + 1,
+        )
     }
 
     #[inline]
@@ -657,6 +664,10 @@ impl Learner for PrivateBandit {
         self.oco.gradient().clipped()
     }
 
+    fn strict(&self) -> bool {
+        self.strict
+    }
+
     /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
     ///
     /// Errors: [`CoreError::Protocol`] if a point is pending; [`CoreError::Shape`] for a family of another
@@ -688,6 +699,7 @@ impl Learner for PrivateBandit {
         let mut total = 0.0;
         while self.t < end {
             let loss = family.value(self.t, self.oco.ask());
+            self.check_strict(loss)?;
             total += loss;
             self.step(loss)?;
             marks.record(self.t, total);

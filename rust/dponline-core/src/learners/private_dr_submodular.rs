@@ -781,6 +781,10 @@ impl Learner for PrivateDrSubmodular {
         self.clipped
     }
 
+    fn strict(&self) -> bool {
+        self.strict
+    }
+
     /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
     ///
     /// Errors: [`CoreError::Protocol`] if a set is pending; [`CoreError::InvalidArgument`] for a family other

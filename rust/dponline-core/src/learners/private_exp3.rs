@@ -870,16 +870,22 @@ impl PrivateExp3 {
                 value: loss,
             });
         }
-        if self.strict && !(0.0..=self.params.loss_bound).contains(&loss) {
-            return Err(CoreError::strict_bound(
-                "loss",
-                "within [0, loss_bound] (strict=True)",
-                self.t + 1,
-            ));
-        }
+        self.check_strict(loss)?;
         crate::simd::dispatch(
             #[inline(always)]
             || self.update(arm, inverse, loss),
+        )
+    }
+
+    /// With `strict`, refuse a loss outside `[0, B]` ([`super::check_strict_loss`]).
+    #[inline(always)]
+    fn check_strict(&self, loss: f64) -> Result<()> {
+        super::check_strict_loss(
+            self.strict,
+            loss,
+            0.0..=self.params.loss_bound,
+            "within [0, loss_bound] (strict=True)",
+            self.t + 1,
         )
     }
 
@@ -952,8 +958,8 @@ impl PrivateExp3 {
     /// The rounds of [`PrivateExp3::run`] up to round `end` (checked): the kernel it dispatches. Returns the
     /// summed loss of the played arms.
     ///
-    /// Errors: as [`PrivateExp3::draw`] and [`PrivateExp3::update`] (not expected); the rounds before stay
-    /// played.
+    /// Errors: with `strict`, a loss outside `[0, B]`; as [`PrivateExp3::draw`] and [`PrivateExp3::update`]
+    /// (not expected); the rounds before stay played.
     #[inline(always)]
     fn play_rounds(
         &mut self,
@@ -966,6 +972,7 @@ impl PrivateExp3 {
             let arm = self.draw()?;
             let inverse = self.pending.map_or(1.0, |(_, inv)| inv);
             let loss = env.loss(self.t, arm);
+            self.check_strict(loss)?;
             total += loss;
             self.update(arm, inverse, loss)?;
             marks.record(self.t, total);
@@ -992,6 +999,10 @@ impl Learner for PrivateExp3 {
     /// Feedback values clipped to `[0, B]` so far.
     fn clipped(&self) -> u64 {
         self.clipped
+    }
+
+    fn strict(&self) -> bool {
+        self.strict
     }
 
     /// Check that `rounds` rounds of `env` can be played, without changing anything.

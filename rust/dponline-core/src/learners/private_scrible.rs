@@ -685,14 +685,20 @@ impl PrivateScrible {
             ));
         }
         check_finite("loss", &[loss])?;
-        if self.strict && loss.abs() > self.params.loss_bound {
-            return Err(CoreError::strict_bound(
-                "loss",
-                "within [-loss_bound, loss_bound] (strict=True)",
-                self.t + 1,
-            ));
-        }
+        self.check_strict(loss)?;
         self.update(loss)
+    }
+
+    /// With `strict`, refuse a loss outside `[−B, B]` ([`super::check_strict_loss`]).
+    fn check_strict(&self, loss: f64) -> Result<()> {
+        let b = self.params.loss_bound;
+        super::check_strict_loss(
+            self.strict,
+            loss,
+            -b..=b,
+            "within [-loss_bound, loss_bound] (strict=True)",
+            self.t + 1,
+        )
     }
 
     /// Release the noisy feedback, update `L̂` and the FTRL point. On an error (simplex argmin only) `L̂`, `x_t`,
@@ -762,6 +768,10 @@ impl Learner for PrivateScrible {
         self.clipped
     }
 
+    fn strict(&self) -> bool {
+        self.strict
+    }
+
     /// Check that `rounds` rounds of a linear `family` can be played, without changing anything.
     ///
     /// Errors: [`CoreError::Protocol`], [`CoreError::Shape`], [`CoreError::InvalidArgument`] (non-linear family,
@@ -801,6 +811,7 @@ impl Learner for PrivateScrible {
         while self.t < end {
             self.explore()?;
             let loss = family.value(self.t, &self.played);
+            self.check_strict(loss)?;
             self.update(loss)?;
             total += loss;
             marks.record(self.t, total);

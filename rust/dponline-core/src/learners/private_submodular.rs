@@ -562,6 +562,10 @@ impl Learner for PrivateSubmodular {
         self.clipped
     }
 
+    fn strict(&self) -> bool {
+        self.strict
+    }
+
     /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
     ///
     /// Errors: [`CoreError::Protocol`] if a set is pending; [`CoreError::Shape`] for a family over another
