@@ -425,8 +425,10 @@ def test_clipping_without_strict_counts_and_stays_private():
     learner.ask()
     learner.tell([3.0, 0.0, 0.0])
     assert learner.clipped == 1
-    # The clipped vector (1, 0, 0) entered the tree.
-    assert np.array_equal(learner.noisy_cumulative_loss, [1.0, 0.0, 0.0])
+    # The clipped vector entered the tree: (1, 0, 0) scaled onto the radius G·(1 − c), c = 2(n + 16)u, of the core's
+    # Lemma "rounded clip" (the exact norm of the float row stays within G).
+    first, *rest = learner.noisy_cumulative_loss
+    assert rest == [0.0, 0.0] and 1.0 - 2 * 19 * 2.0**-53 * (1 + 1e-9) <= first < 1.0
 
 
 # -- DPFTPL (Algorithm 3 / Theorem 3.5) ----------------------------------------------------------------------

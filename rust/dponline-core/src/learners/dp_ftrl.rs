@@ -21,7 +21,9 @@
 //!
 //! Loss vectors are clipped to the declared bound `‖ℓ‖ ≤ G` (L1 norm for Laplace noise, L2 for Gaussian)
 //! before they enter the tree: that is what makes the declared sensitivity `2G` (replacement of one round)
-//! hold for any input. With `strict`, a longer vector is an error instead.
+//! hold for any input — for the exact norm of the row computed in floating point too (issue 21: the shift,
+//! the dual clip and the norm are float computations on private data; Lemma *rounded clip*,
+//! [`super::clip_to_bound`]). With `strict`, a longer vector is an error instead.
 //!
 //! Linearised convex losses (Jain-Kothari-Thakurta 2012, Smith-Thakurta 2013): [`DpFtrl::run`] over a
 //! portfolio family feeds the gradient `∇f_t(x_t) = −r_t/⟨r_t, x_t⟩` (clipped) as the loss vector.
@@ -244,12 +246,9 @@ fn clip_row(params: &DpFtrlParams, row: &mut [f64]) -> bool {
         }
     }
     let norm = norm.unwrap_or_else(|| params.norm.of(row));
-    let bound = params.loss_bound;
-    if norm > bound {
-        changed = true;
-        let scale = bound / norm;
-        row.iter_mut().for_each(|v| *v *= scale);
-    }
+    // Lemma *rounded clip*: the exact norm of the pushed row is within `G` (the computed norms here meet its
+    // hypothesis: `Σ|v_i|`, `√Σ v_i²` and the scaled `m·√Σ(v_i/m)²`).
+    changed |= super::clip_to_bound(row, norm, params.loss_bound);
     changed
 }
 
@@ -381,6 +380,7 @@ impl DpFtrlParams {
             return Err(CoreError::invalid("horizon", ">= 1", horizon));
         }
         check_positive("loss_bound", loss_bound)?;
+        super::check_clip_bound("loss_bound", loss_bound, domain.dim())?;
         if lmo_calls == 0 {
             return Err(CoreError::invalid("lmo_calls", ">= 1", lmo_calls));
         }

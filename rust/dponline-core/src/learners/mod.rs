@@ -159,6 +159,65 @@ pub trait Learner: Serialize + DeserializeOwned + Sized {
     }
 }
 
+/// Unit roundoff of `f64` (round to nearest), `u = 2⁻⁵³`.
+pub const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
+
+/// Higham's `γ_k = k u / (1 − k u)` (needs `k u < 1`): the relative error bound of `k` roundings
+/// (Higham, *Accuracy and Stability of Numerical Algorithms*, 2002, Lemma 3.1).
+pub fn gamma(k: f64) -> f64 {
+    k * UNIT_ROUNDOFF / (1.0 - k * UNIT_ROUNDOFF)
+}
+
+/// Refuse a declared clipping bound outside the hypotheses of Lemma *rounded clip* ([`clip_to_bound`]) for
+/// vectors of length `n`: `bound >= n·2⁻¹⁰¹⁸` (its underflow clause; declared constants, never the data).
+///
+/// Errors: [`CoreError::InvalidArgument`] naming `name`.
+pub fn check_clip_bound(name: &'static str, bound: f64, n: usize) -> Result<()> {
+    if bound >= n as f64 * 2f64.powi(-1018) {
+        Ok(())
+    } else {
+        Err(CoreError::invalid(
+            name,
+            ">= dimension * 2^-1018 (the floating-point clipping bound needs norms in the normal range)",
+            bound,
+        ))
+    }
+}
+
+/// Clip `row` (a vector computed in floating point, of length `n`) whose **computed** norm is `norm` so that
+/// its **exact** norm is within the declared `bound`; returns whether `norm > bound` (the row was beyond the
+/// bound: counted as clipped, refused under `strict`).
+///
+/// The row is scaled onto the radius `R = bound·(1 − c)`, `c = 2(n + 16)u` (`1 − c` is exact), whenever
+/// `norm > R̂ = fl(R)`: a row within `bound` but above `R̂` is shrunk by a relative `c` (not counted).
+///
+/// **Lemma (rounded clip).** Let `n <= 2⁴⁸`, `bound >= n·2⁻¹⁰¹⁸` ([`check_clip_bound`]), `‖·‖` the L1 or L2
+/// norm, and `|norm − ‖v‖| <= γ_{n+6}‖v‖` whenever `‖v‖ >= bound/4` (hypothesis *H*). Then the row `v̂` left
+/// by this function has `‖v̂‖ <= bound·(1 − 4u)` in exact arithmetic: two neighbouring rows differ by at most
+/// the declared `2·bound`, with four units of roundoff to spare for the calibration's own arithmetic.
+///
+/// *Proof.* If `‖v‖ < bound/4`, the row is at most scaled by `ŝ <= 1`, so `‖v̂‖ <= (1 + u)‖v‖ + n·2⁻¹⁰⁷⁵ <
+/// bound/2`. Otherwise *H* applies. Unclipped (`norm <= R̂`): `‖v‖ <= R̂/(1 − γ_{n+6}) <= bound(1 − c)(1 +
+/// u)/(1 − γ_{n+6}) <= bound(1 − 4u)` since `c >= γ_{n+6} + 5u`. Clipped: `ŝ = fl(R̂/norm) <= (1 + u)R̂/norm`;
+/// every product `fl(v_i ŝ)` is within `u` relatively of `v_i ŝ`, or within `2⁻¹⁰⁷⁵` absolutely if it
+/// underflows (at most `n·2⁻¹⁰⁷⁵ <= u·bound/8` in total), so `‖v̂‖ <= (1 + γ₃)·bound(1 − c)/(1 − γ_{n+6}) +
+/// u·bound/8 <= bound(1 − 4u)` since `c >= γ_{n+6} + γ₃ + 6u` (`γ_k <= 2ku` for `ku <= 1/2`). ∎
+///
+/// *H* holds for the norms the learners compute (Higham 2002, eq. (3.5) and §4.2; `n` terms summed in any
+/// order): the L1 norm `Σ|v_i|` errs by at most `γ_{n−1}` (sums of subnormals are exact); the scaled L2 norm
+/// `m·√Σ(v_i/m)²` (`m = max|v_i|`; DP-FTRL's `l2_norm`) by `γ_{n+6}` — the scaled squares sum to at least 1, so
+/// their underflow (`n·2⁻¹⁰⁷⁵`) is below `u` relatively, and the final product is normal once `‖v‖ >=
+/// 2⁻¹⁰²⁰`; the plain `√Σ v_i²` when `Σ v_i² >= 10⁻²⁸⁰` (DP-FTRL's `l2_from_squares`) by `γ_{n+2}`.
+#[inline]
+pub fn clip_to_bound(row: &mut [f64], norm: f64, bound: f64) -> bool {
+    let radius = bound * (1.0 - 2.0 * (row.len() as f64 + 16.0) * UNIT_ROUNDOFF);
+    if norm > radius {
+        let scale = radius / norm;
+        row.iter_mut().for_each(|v| *v *= scale);
+    }
+    norm > bound
+}
+
 /// With `strict`, refuse the scalar loss of round `round` (1-based) outside `bounds` (the check of `tell` and of
 /// [`Learner::play`] for the learners told one value per round). The error names the bound (`allowed`) and the
 /// round, never the value: it is private data.
@@ -374,6 +433,72 @@ impl<'a> Checkpoints<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `Σ|v_i|` exactly, in units of `2⁻¹¹⁰` (entries on that grid and below `2¹⁶`, checked).
+    fn exact_l1_units(v: &[f64]) -> i128 {
+        v.iter()
+            .map(|&x| {
+                let scaled = x.abs() * 2f64.powi(110);
+                assert!(scaled.fract() == 0.0 && scaled < 2f64.powi(126));
+                scaled as i128
+            })
+            .sum()
+    }
+
+    /// Whether `Σ v_i² > 1` exactly: the squares by `fma` error-free products, summed in double-double
+    /// (Ogita-Rump-Oishi `Sum2`: as accurate as twice the working precision, far inside the `u` margins here).
+    fn exact_l2_exceeds_one(v: &[f64]) -> bool {
+        let (mut hi, mut lo) = (0.0f64, 0.0f64);
+        for &x in v {
+            let p = x * x;
+            let e = x.mul_add(x, -p);
+            let s = hi + p;
+            let z = s - hi;
+            lo += (hi - (s - z)) + (p - z) + e;
+            hi = s;
+        }
+        (hi - 1.0) + lo > 0.0
+    }
+
+    /// The worst case of Lemma *rounded clip*: rows far beyond the bound whose computed norm rounds below the
+    /// exact one. The plain float clip `v·fl(G/norm)` leaves rows whose exact norm exceeds `G` (the gap the
+    /// Lemma closes); [`clip_to_bound`] never does, in L1 and L2.
+    #[test]
+    fn rounded_clip_keeps_the_exact_norm_within_the_bound() {
+        let mut rng = crate::rng::Generator::from_seed([11, 0, 0, 0]);
+        let n = 1000;
+        let (mut plain_over_l1, mut plain_over_l2) = (0, 0);
+        for _ in 0..400 {
+            // Entries on the 2⁻⁶⁰ grid (products with the scale stay on 2⁻¹¹⁰ for the exact L1 sum).
+            let v: Vec<f64> = (0..n)
+                .map(|_| ((rng.open01() * 2f64.powi(40)).floor() + 1.0) * 2f64.powi(-37))
+                .collect();
+            let l1 = v.iter().map(|x| x.abs()).sum::<f64>();
+            let l2 = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+            let g = 1.0;
+            let plain = |norm: f64| {
+                let s = g / norm;
+                v.iter().map(|x| x * s).collect::<Vec<f64>>()
+            };
+            plain_over_l1 += usize::from(exact_l1_units(&plain(l1)) > 1i128 << 110);
+            plain_over_l2 += usize::from(exact_l2_exceeds_one(&plain(l2)));
+            let mut a = v.clone();
+            assert!(clip_to_bound(&mut a, l1, g));
+            assert!(exact_l1_units(&a) <= 1i128 << 110);
+            let mut b = v.clone();
+            assert!(clip_to_bound(&mut b, l2, g));
+            assert!(!exact_l2_exceeds_one(&b));
+        }
+        assert!(plain_over_l1 > 0 && plain_over_l2 > 0, "{plain_over_l1} {plain_over_l2}");
+        // Within the bound by the computed norm: unchanged unless within c = 2(n+16)u of it (shrunk, not counted).
+        let mut inside = vec![0.5, 0.25];
+        assert!(!clip_to_bound(&mut inside, 0.75, 1.0) && inside == [0.5, 0.25]);
+        let mut edge = vec![0.5, 0.5];
+        assert!(!clip_to_bound(&mut edge, 1.0, 1.0) && edge[0] < 0.5);
+        assert!(check_clip_bound("bound", 2f64.powi(-1017), 2).is_ok());
+        assert!(check_clip_bound("bound", 2f64.powi(-1017), 3).is_err());
+        assert!(check_clip_bound("bound", 5e-324, 1).is_err());
+    }
 
     #[test]
     fn families_whose_sums_overflow_are_refused() {

@@ -187,6 +187,7 @@ impl NoisyOcoParams {
             return Err(CoreError::invalid("horizon", ">= 1", horizon));
         }
         check_positive("lipschitz", lipschitz)?;
+        super::check_clip_bound("lipschitz", lipschitz, domain.dim())?;
         if lmo_calls == 0 {
             return Err(CoreError::invalid("lmo_calls", ">= 1", lmo_calls));
         }
@@ -264,7 +265,9 @@ impl NoisyOcoParams {
     }
 
     /// L1 change of one tree input when one round's loss is replaced: `2√n·L` (both gradients lie in the L2
-    /// ball of radius `L`, and `‖v‖₁ ≤ √n‖v‖₂`). The Laplace calibration's sensitivity.
+    /// ball of radius `L`, and `‖v‖₁ ≤ √n‖v‖₂`). The Laplace calibration's sensitivity. Its two roundings
+    /// (`√n`, the product with `L`) lose at most `2u` relatively, inside the `4u` that Lemma *rounded clip*
+    /// ([`super::clip_to_bound`]) leaves below `L` for the pushed gradients.
     pub fn sensitivity_l1(&self) -> f64 {
         2.0 * (self.dim as f64).sqrt() * self.lipschitz
     }
@@ -574,15 +577,14 @@ impl NoisyOco {
         Ok(())
     }
 
-    /// Clip `self.gradient` to `‖g‖₂ ≤ L`, release `s̃_t` (line 5) and compute `x̃_{t+1}` (line 3).
+    /// Clip `self.gradient` to `‖g‖₂ ≤ L`, release `s̃_t` (line 5) and compute `x̃_{t+1}` (line 3). The exact
+    /// norm of the float gradient pushed is within `L` (issue 21; Lemma *rounded clip*,
+    /// [`super::clip_to_bound`]), so the calibrated `2L` (and `2√n L` in L1) holds.
     #[inline]
     fn absorb(&mut self) -> Result<()> {
         let norm = LossNorm::L2.of(&self.gradient);
-        let clipped = norm > self.params.lipschitz;
-        if clipped {
-            let scale = self.params.lipschitz / norm;
-            self.gradient.iter_mut().for_each(|g| *g *= scale);
-        }
+        // Lemma *rounded clip*: the exact L2 norm of the pushed gradient is within `L`.
+        let clipped = super::clip_to_bound(&mut self.gradient, norm, self.params.lipschitz);
         self.tree.push(&self.gradient, &mut self.release)?;
         // Counted once the push succeeded: an error leaves the learner as it was.
         self.clipped += u64::from(clipped);

@@ -29,7 +29,7 @@ use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, SamplerKi
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_positive};
 use crate::frank_wolfe::FrankWolfe;
-use crate::learners::{Checkpoints, Learner};
+use crate::learners::{Checkpoints, Learner, UNIT_ROUNDOFF, gamma};
 use crate::losses::LossFamily;
 use crate::noise::NoiseDistribution;
 use crate::rng::{Generator, Seed};
@@ -327,14 +327,6 @@ impl PrivateBanditParams {
     pub fn sensitivity_l2(&self) -> f64 {
         2.0 * self.max_gradient_scale() * self.rounding_inflation()
     }
-}
-
-/// Unit roundoff of `f64` (round to nearest), `u = 2⁻⁵³`.
-const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
-
-/// Higham's `γ_k = k u / (1 − k u)` (needs `k u < 1`).
-fn gamma(k: f64) -> f64 {
-    k * UNIT_ROUNDOFF / (1.0 - k * UNIT_ROUNDOFF)
 }
 
 /// `NoisyGrad` of Algorithm 1 (lines 5-12) with Appendix D: one-point gradient estimates summed over a batch.

@@ -216,6 +216,7 @@ impl DrSubmodularParams {
         }
         let (_, _, caps) = matroid_blocks(domain)?;
         check_positive("gradient_bound", gradient_bound)?;
+        super::check_clip_bound("gradient_bound", gradient_bound, domain.dim())?;
         if lmo_calls == 0 {
             return Err(CoreError::invalid("lmo_calls", ">= 1", lmo_calls));
         }
@@ -575,7 +576,9 @@ impl PrivateDrSubmodular {
     }
 
     /// Algorithm 4's feedback for a valid row: every copy's gradient at its partial average, pushed into its
-    /// mechanism, and its next point. Returns `f_t(S_t)`.
+    /// mechanism, and its next point. Returns `f_t(S_t)`. The gradient is computed in floating point from the
+    /// private row; the exact norm of what is pushed is within `G` (issue 21; Lemma *rounded clip*,
+    /// [`super::clip_to_bound`]), so each copy's calibrated `2G` holds.
     fn step(&mut self, p: &[f64], row_clipped: bool) -> Result<f64> {
         let payoff = 1.0 - self.played.iter().map(|&a| 1.0 - p[a]).product::<f64>();
         let (k, n) = (self.params.copies, self.params.n);
@@ -593,15 +596,10 @@ impl PrivateDrSubmodular {
             }
             coverage_gradient(p, &self.partial, &mut self.grad);
             // Entries lie in [0, 1]: the plain sums cannot overflow.
-            let size = match norm {
-                LossNorm::L1 => self.grad.iter().sum::<f64>(),
-                LossNorm::L2 => self.grad.iter().map(|g| g * g).sum::<f64>().sqrt(),
-            };
-            if size > bound {
-                let scale = bound / size;
-                self.grad.iter_mut().for_each(|g| *g *= scale);
-                clipped = true;
-            }
+            // DP-FTRL's norms (the scaled L2 norm meets Lemma *rounded clip*'s hypothesis down to tiny bounds).
+            let size = norm.of(&self.grad);
+            // Lemma *rounded clip*: the exact norm of the pushed gradient is within `G`.
+            clipped |= super::clip_to_bound(&mut self.grad, size, bound);
             for (a, &v) in self.acc.iter_mut().zip(&self.points[c * n..(c + 1) * n]) {
                 *a += v;
             }

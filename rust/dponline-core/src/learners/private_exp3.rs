@@ -892,6 +892,10 @@ impl PrivateExp3 {
     /// Release the round's feedback and update the played arm (the kernel of [`PrivateExp3::tell`] and
     /// [`PrivateExp3::run`]).
     ///
+    /// Floating point before the release (issue 21): none but the clamp to `[0, B]`, which is exact, so the
+    /// released value moves by at most the calibrated `B` between neighbours; the `1/p` scaling comes after
+    /// the release (post-processing).
+    ///
     /// Errors: none for a finite `loss` (the clipped feedback lies on the grid's checked range); the state is
     /// unchanged on an error.
     #[inline(always)]

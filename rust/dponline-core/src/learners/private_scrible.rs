@@ -701,7 +701,9 @@ impl PrivateScrible {
         )
     }
 
-    /// Release the noisy feedback, update `L̂` and the FTRL point. On an error (simplex argmin only) `L̂`, `x_t`,
+    /// Release the noisy feedback, update `L̂` and the FTRL point. Floating point before the release (issue
+    /// 21): none but the clamp to `[−B, B]`, which is exact, so neighbours' released values differ by at most
+    /// the calibrated `2B`; the gain scaling comes after the release (post-processing). On an error (simplex argmin only) `L̂`, `x_t`,
     /// `t` and the pending point are unchanged; the noise draw is consumed and never used.
     fn update(&mut self, loss: f64) -> Result<()> {
         let bound = self.params.loss_bound;
