@@ -43,7 +43,7 @@ use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_finite, check_positive};
 use crate::frank_wolfe::FrankWolfe;
 use crate::learners::{Checkpoints, Learner};
-use crate::losses::{LossFamily, LossKind};
+use crate::losses::LossFamily;
 use crate::noise::NoiseDistribution;
 use crate::rng::{Generator, Seed};
 
@@ -250,35 +250,6 @@ fn clip_row(params: &DpFtrlParams, row: &mut [f64]) -> bool {
     // hypothesis: `Σ|v_i|`, `√Σ v_i²` and the scaled `m·√Σ(v_i/m)²`).
     changed |= super::clip_to_bound(row, norm, params.loss_bound);
     changed
-}
-
-/// `out = a` and `⟨a, b⟩` in one pass (four partial sums, the order of [`crate::vecops::dot`]).
-#[inline(always)]
-fn copy_and_dot(a: &[f64], b: &[f64], out: &mut [f64]) -> f64 {
-    let mut acc = [0.0f64; 4];
-    let (ca, cb, mut co) = (
-        a.chunks_exact(4),
-        b.chunks_exact(4),
-        out.chunks_exact_mut(4),
-    );
-    let mut tail = 0.0;
-    for ((&x, &y), o) in ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .zip(co.into_remainder().iter_mut())
-    {
-        *o = x;
-        tail += x * y;
-    }
-    co = out.chunks_exact_mut(4);
-    for ((x, y), o) in ca.zip(cb).zip(co) {
-        o.copy_from_slice(x);
-        for k in 0..4 {
-            acc[k] += x[k] * y[k];
-        }
-    }
-    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
 /// How the FTRL argmin is computed for a (domain, regulariser) pair.
@@ -862,12 +833,7 @@ impl DpFtrl {
     ///
     /// Errors: [`CoreError::HorizonExhausted`] after `T` rounds.
     pub fn ask(&mut self) -> Result<&[f64]> {
-        if self.t >= self.params.horizon {
-            return Err(CoreError::HorizonExhausted {
-                what: "DPFTRL",
-                horizon: self.params.horizon,
-            });
-        }
+        super::check_room("DPFTRL", self.t, 1, self.params.horizon)?;
         self.pending = true;
         Ok(&self.x)
     }
@@ -878,11 +844,7 @@ impl DpFtrl {
     /// Errors (state unchanged): [`CoreError::Protocol`] without a preceding `ask`; [`CoreError::Shape`];
     /// [`CoreError::NonFinite`]; with `strict`, [`CoreError::InvalidArgument`] for `‖ℓ‖ > G`.
     pub fn tell(&mut self, loss: &[f64]) -> Result<()> {
-        if !self.pending {
-            return Err(CoreError::Protocol(
-                "tell() must follow ask(): one loss vector per asked point".into(),
-            ));
-        }
+        super::check_asked(self.pending, "loss vector per asked point")?;
         crate::error::check_len("loss", loss, self.params.dim)?;
         check_finite("loss", loss)?;
         self.check_strict(loss)?;
@@ -1051,27 +1013,9 @@ fn simplex_threshold(v: &[f64], sorted: &mut [f64]) -> f64 {
 
 impl Learner for DpFtrl {
     const NAME: &'static str = "DPFTRL";
-    type Params = DpFtrlParams;
     type Family<'a> = &'a LossFamily;
 
-    /// The constants.
-    fn params(&self) -> &DpFtrlParams {
-        &self.params
-    }
-
-    /// Rounds completed.
-    fn t(&self) -> u64 {
-        self.t
-    }
-
-    /// Loss vectors clipped so far.
-    fn clipped(&self) -> u64 {
-        self.clipped
-    }
-
-    fn strict(&self) -> bool {
-        self.strict
-    }
+    super::learner_accessors!(DpFtrlParams);
 
     /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
     ///
@@ -1098,25 +1042,9 @@ impl Learner for DpFtrl {
         end: u64,
         marks: &mut Checkpoints<'_>,
     ) -> Result<f64> {
-        let portfolio = family.kind() == LossKind::PortfolioLogLoss;
         let mut total = 0.0;
         while self.t < end {
-            let row = family.row(family.row_index(self.t));
-            if portfolio {
-                let dot = crate::vecops::dot(row, &self.x);
-                // r > 0 and x in the simplex, so ⟨r, x⟩ > 0.
-                total -= dot.ln();
-                let inv = -1.0 / dot;
-                for (g, &r) in self.row.iter_mut().zip(row) {
-                    *g = inv * r;
-                }
-            } else {
-                let (x, out) = (&self.x, &mut self.row);
-                total += crate::simd::dispatch(
-                    #[inline(always)]
-                    || copy_and_dot(row, x, out),
-                );
-            }
+            total += super::full_information_feedback(family, self.t, &self.x, &mut self.row);
             self.check_strict(&self.row)?;
             self.shift_row();
             self.absorb_row()?;
@@ -1280,7 +1208,7 @@ mod tests {
                     let dot = run_at(
                         level,
                         #[inline(always)]
-                        || copy_and_dot(r, &weights, &mut row),
+                        || crate::learners::copy_and_dot(r, &weights, &mut row),
                     );
                     let changed = run_at(
                         level,

@@ -27,6 +27,36 @@ use serde::{Serialize, de::DeserializeOwned};
 use crate::error::{CoreError, Result};
 use crate::losses::{LossFamily, LossKind};
 
+/// The [`Learner`] items every learner implements the same way: `type Params = $params` and the accessors of
+/// its fields `params`, `t` and `strict`, and of its clipped count (the field `clipped`, or the expression
+/// given as `|learner| …`). Used inside an `impl Learner for …` block.
+macro_rules! learner_accessors {
+    ($params:ty) => {
+        $crate::learners::learner_accessors!($params, |learner| learner.clipped);
+    };
+    ($params:ty, |$learner:ident| $clipped:expr) => {
+        type Params = $params;
+
+        fn params(&self) -> &$params {
+            &self.params
+        }
+
+        fn t(&self) -> u64 {
+            self.t
+        }
+
+        fn clipped(&self) -> u64 {
+            let $learner = self;
+            $clipped
+        }
+
+        fn strict(&self) -> bool {
+            self.strict
+        }
+    };
+}
+pub(crate) use learner_accessors;
+
 /// Totals of a native run (one call of a learner's `run`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunSummary {
@@ -237,6 +267,99 @@ pub fn check_strict_loss(
     Ok(())
 }
 
+/// Round `t`'s full-information feedback at the played point `x` (DP-FTRL, NoisyOCO): writes the vector fed to
+/// the learner into `out` — the row `c` of a linear family, or the gradient `−r/⟨r, x⟩` of a portfolio row
+/// (`⟨r, x⟩ > 0`: `r > 0` and `x` on the simplex, [`check_full_information_run`]) — and returns the loss
+/// `⟨c, x⟩` or `−ln⟨r, x⟩`.
+#[inline]
+pub fn full_information_feedback(family: &LossFamily, t: u64, x: &[f64], out: &mut [f64]) -> f64 {
+    let row = family.row(family.row_index(t));
+    match family.kind() {
+        LossKind::PortfolioLogLoss => {
+            let dot = crate::vecops::dot(row, x);
+            let inv = -1.0 / dot;
+            for (g, &r) in out.iter_mut().zip(row) {
+                *g = inv * r;
+            }
+            -dot.ln()
+        }
+        // One dispatched pass: at the CPU's widest vector level, bit-identical at every level (`crate::simd`).
+        LossKind::Linear => crate::simd::dispatch(
+            #[inline(always)]
+            || copy_and_dot(row, x, out),
+        ),
+    }
+}
+
+/// `out = a` and `⟨a, b⟩` in one pass (four partial sums, the order of [`crate::vecops::dot`]).
+#[inline(always)]
+pub(crate) fn copy_and_dot(a: &[f64], b: &[f64], out: &mut [f64]) -> f64 {
+    let mut acc = [0.0f64; 4];
+    let (ca, cb, mut co) = (
+        a.chunks_exact(4),
+        b.chunks_exact(4),
+        out.chunks_exact_mut(4),
+    );
+    let mut tail = 0.0;
+    for ((&x, &y), o) in ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .zip(co.into_remainder().iter_mut())
+    {
+        *o = x;
+        tail += x * y;
+    }
+    co = out.chunks_exact_mut(4);
+    for ((x, y), o) in ca.zip(cb).zip(co) {
+        o.copy_from_slice(x);
+        for k in 0..4 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
+}
+
+/// The first check of every [`Learner::check_run`]: nothing asked (a `what`: "point", "arm", "set") awaits
+/// `tell`.
+///
+/// Errors: [`CoreError::Protocol`].
+pub fn check_idle(pending: bool, what: &str) -> Result<()> {
+    if pending {
+        return Err(CoreError::Protocol(format!(
+            "run() cannot start while an asked {what} awaits tell()"
+        )));
+    }
+    Ok(())
+}
+
+/// The first check of every `tell`: an `ask` precedes it (`one`: what is told per asked action, "loss per
+/// asked point").
+///
+/// Errors: [`CoreError::Protocol`].
+pub fn check_asked(pending: bool, one: &str) -> Result<()> {
+    if !pending {
+        return Err(CoreError::Protocol(format!(
+            "tell() must follow ask(): one {one}"
+        )));
+    }
+    Ok(())
+}
+
+/// Check that a family's `got` (its dimension, ground set size, … in `unit`) is the learner's `expected`.
+///
+/// Errors: [`CoreError::Shape`] naming `name`.
+pub fn check_dim(name: &'static str, unit: &str, expected: usize, got: usize) -> Result<()> {
+    if got != expected {
+        return Err(CoreError::Shape {
+            name,
+            expected: format!("{unit} {expected}"),
+            got: format!("{unit} {got}"),
+        });
+    }
+    Ok(())
+}
+
 /// The checks of [`Learner::check_run`] shared by the full-information learners on a domain (DP-FTRL,
 /// NoisyOCO): no point pending, a family of the learner's dimension, portfolio losses only on the simplex,
 /// `rounds` within the remaining horizon, and losses whose sums cannot overflow.
@@ -255,18 +378,8 @@ pub fn check_full_information_run(
     family: &LossFamily,
     rounds: u64,
 ) -> Result<()> {
-    if pending {
-        return Err(CoreError::Protocol(
-            "run() cannot start while an asked point awaits tell()".into(),
-        ));
-    }
-    if family.dim() != dim {
-        return Err(CoreError::Shape {
-            name: "losses",
-            expected: format!("dimension {dim}"),
-            got: format!("dimension {}", family.dim()),
-        });
-    }
+    check_idle(pending, "point")?;
+    check_dim("losses", "dimension", dim, family.dim())?;
     if family.kind() == LossKind::PortfolioLogLoss
         && !matches!(domain, crate::domains::Domain::Simplex(_))
     {
@@ -489,7 +602,10 @@ mod tests {
             assert!(clip_to_bound(&mut b, l2, g));
             assert!(!exact_l2_exceeds_one(&b));
         }
-        assert!(plain_over_l1 > 0 && plain_over_l2 > 0, "{plain_over_l1} {plain_over_l2}");
+        assert!(
+            plain_over_l1 > 0 && plain_over_l2 > 0,
+            "{plain_over_l1} {plain_over_l2}"
+        );
         // Within the bound by the computed norm: unchanged unless within c = 2(n+16)u of it (shrunk, not counted).
         let mut inside = vec![0.5, 0.25];
         assert!(!clip_to_bound(&mut inside, 0.75, 1.0) && inside == [0.5, 0.25]);

@@ -22,7 +22,7 @@ use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_finite, check_positive};
 use crate::frank_wolfe::FrankWolfe;
 use crate::learners::{Checkpoints, Learner, LossNorm};
-use crate::losses::{LossFamily, LossKind};
+use crate::losses::LossFamily;
 use crate::noise::NoiseDistribution;
 use crate::rng::{Generator, Seed};
 
@@ -532,12 +532,7 @@ impl NoisyOco {
     ///
     /// Errors: [`CoreError::HorizonExhausted`] after `T` rounds.
     pub fn ask(&mut self) -> Result<&[f64]> {
-        if self.t >= self.params.horizon {
-            return Err(CoreError::HorizonExhausted {
-                what: "NoisyOCO",
-                horizon: self.params.horizon,
-            });
-        }
+        super::check_room("NoisyOCO", self.t, 1, self.params.horizon)?;
         self.pending = true;
         Ok(self.map.x())
     }
@@ -548,11 +543,7 @@ impl NoisyOco {
     /// Errors (state unchanged): [`CoreError::Protocol`] without a preceding `ask`; [`CoreError::Shape`];
     /// [`CoreError::NonFinite`]; with `strict`, [`CoreError::InvalidArgument`] for `‖g‖₂ > L`.
     pub fn tell(&mut self, gradient: &[f64]) -> Result<()> {
-        if !self.pending {
-            return Err(CoreError::Protocol(
-                "tell() must follow ask(): one gradient per asked point".into(),
-            ));
-        }
+        super::check_asked(self.pending, "gradient per asked point")?;
         crate::error::check_len("gradient", gradient, self.params.dim)?;
         check_finite("gradient", gradient)?;
         self.check_strict(gradient)?;
@@ -616,27 +607,9 @@ impl NoisyOco {
 
 impl Learner for NoisyOco {
     const NAME: &'static str = "NoisyOCO";
-    type Params = NoisyOcoParams;
     type Family<'a> = &'a LossFamily;
 
-    /// The constants.
-    fn params(&self) -> &NoisyOcoParams {
-        &self.params
-    }
-
-    /// Rounds completed.
-    fn t(&self) -> u64 {
-        self.t
-    }
-
-    /// Gradients clipped so far.
-    fn clipped(&self) -> u64 {
-        self.clipped
-    }
-
-    fn strict(&self) -> bool {
-        self.strict
-    }
+    super::learner_accessors!(NoisyOcoParams);
 
     /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
     ///
@@ -663,22 +636,10 @@ impl Learner for NoisyOco {
         end: u64,
         marks: &mut Checkpoints<'_>,
     ) -> Result<f64> {
-        let portfolio = family.kind() == LossKind::PortfolioLogLoss;
         let mut total = 0.0;
         while self.t < end {
-            let row = family.row(family.row_index(self.t));
-            let dot = crate::vecops::dot(row, self.map.x());
-            if portfolio {
-                // r > 0 and x in the simplex, so ⟨r, x⟩ > 0.
-                total -= dot.ln();
-                let inv = -1.0 / dot;
-                for (g, &r) in self.gradient.iter_mut().zip(row) {
-                    *g = inv * r;
-                }
-            } else {
-                total += dot;
-                self.gradient.copy_from_slice(row);
-            }
+            total +=
+                super::full_information_feedback(family, self.t, self.map.x(), &mut self.gradient);
             self.check_strict(&self.gradient)?;
             self.absorb()?;
             marks.record(self.t, total);
@@ -759,7 +720,7 @@ impl Learner for NoisyOco {
 mod tests {
     use super::*;
     use crate::domains::{L2Ball, Simplex, UniformMatroid};
-    use crate::losses::RowOrder;
+    use crate::losses::{LossKind, RowOrder};
 
     fn learner(domain: Domain, horizon: u64, scale: f64, calls: u32, seed: u64) -> NoisyOco {
         let params = NoisyOcoParams::new(&domain, horizon, 2.0, None, calls).unwrap();

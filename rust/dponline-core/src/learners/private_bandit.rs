@@ -580,12 +580,7 @@ impl PrivateBandit {
     ///
     /// Errors: [`CoreError::HorizonExhausted`] after `T` rounds.
     pub fn ask(&mut self) -> Result<&[f64]> {
-        if self.t >= self.params.horizon {
-            return Err(CoreError::HorizonExhausted {
-                what: "PrivateBandit",
-                horizon: self.params.horizon,
-            });
-        }
+        super::check_room("PrivateBandit", self.t, 1, self.params.horizon)?;
         Ok(self.oco.ask())
     }
 
@@ -595,11 +590,7 @@ impl PrivateBandit {
     /// [`CoreError::NonFinite`] for NaN/inf; with `strict`, [`CoreError::InvalidArgument`] for
     /// `|loss| > B`.
     pub fn tell(&mut self, loss: f64) -> Result<()> {
-        if !self.oco.pending() {
-            return Err(CoreError::Protocol(
-                "tell() must follow ask(): one loss per asked point".into(),
-            ));
-        }
+        super::check_asked(self.oco.pending(), "loss per asked point")?;
         if !loss.is_finite() {
             return Err(CoreError::NonFinite {
                 name: "loss",
@@ -638,27 +629,12 @@ impl PrivateBandit {
 
 impl Learner for PrivateBandit {
     const NAME: &'static str = "PrivateBandit";
-    type Params = PrivateBanditParams;
     type Family<'a> = &'a LossFamily;
 
-    /// The schedule.
-    fn params(&self) -> &PrivateBanditParams {
-        &self.params
-    }
-
-    /// Rounds completed.
-    fn t(&self) -> u64 {
-        self.t
-    }
-
-    /// Losses clipped so far.
-    fn clipped(&self) -> u64 {
-        self.oco.gradient().clipped()
-    }
-
-    fn strict(&self) -> bool {
-        self.strict
-    }
+    super::learner_accessors!(PrivateBanditParams, |learner| learner
+        .oco
+        .gradient()
+        .clipped());
 
     /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
     ///
@@ -666,18 +642,8 @@ impl Learner for PrivateBandit {
     /// dimension; [`CoreError::HorizonExhausted`] if `rounds` exceeds the learner's or the family's remaining
     /// horizon.
     fn check_run(&self, family: &LossFamily, rounds: u64) -> Result<()> {
-        if self.oco.pending() {
-            return Err(CoreError::Protocol(
-                "run() cannot start while an asked point awaits tell()".into(),
-            ));
-        }
-        if family.dim() != self.params.dim {
-            return Err(CoreError::Shape {
-                name: "losses",
-                expected: format!("dimension {}", self.params.dim),
-                got: format!("dimension {}", family.dim()),
-            });
-        }
+        super::check_idle(self.oco.pending(), "point")?;
+        super::check_dim("losses", "dimension", self.params.dim, family.dim())?;
         let limit = self.params.horizon.min(family.horizon());
         super::check_room("PrivateBandit", self.t, rounds, limit)
     }

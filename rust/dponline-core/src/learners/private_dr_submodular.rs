@@ -516,12 +516,7 @@ impl PrivateDrSubmodular {
     ///
     /// Errors: [`CoreError::HorizonExhausted`] after `T` rounds.
     pub fn ask(&mut self) -> Result<&[usize]> {
-        if self.t >= self.params.horizon {
-            return Err(CoreError::HorizonExhausted {
-                what: "PrivateDRSubmodular",
-                horizon: self.params.horizon,
-            });
-        }
+        super::check_room("PrivateDRSubmodular", self.t, 1, self.params.horizon)?;
         if !self.pending {
             self.decide();
         }
@@ -559,11 +554,7 @@ impl PrivateDrSubmodular {
     /// Errors (state unchanged): [`CoreError::Protocol`] without a pending `ask`; [`CoreError::Shape`];
     /// [`CoreError::NonFinite`]; with `strict`, [`CoreError::InvalidArgument`].
     pub fn tell(&mut self, p: &[f64]) -> Result<f64> {
-        if !self.pending {
-            return Err(CoreError::Protocol(
-                "tell() must follow ask(): one probability row per asked set".into(),
-            ));
-        }
+        super::check_asked(self.pending, "probability row per asked set")?;
         crate::error::check_len("p", p, self.params.n)?;
         let outside = crate::submodular::check_row(p, self.strict, self.t + 1)?;
         let mut row = core::mem::take(&mut self.row);
@@ -761,38 +752,16 @@ fn pipage_block(
 
 impl Learner for PrivateDrSubmodular {
     const NAME: &'static str = "PrivateDRSubmodular";
-    type Params = DrSubmodularParams;
     type Family<'a> = &'a SubmodularFamily;
 
-    /// The constants.
-    fn params(&self) -> &DrSubmodularParams {
-        &self.params
-    }
-
-    /// Rounds completed.
-    fn t(&self) -> u64 {
-        self.t
-    }
-
-    /// Rounds with a row entry outside `[0, 1]` or a gradient beyond `G` (clipped).
-    fn clipped(&self) -> u64 {
-        self.clipped
-    }
-
-    fn strict(&self) -> bool {
-        self.strict
-    }
+    super::learner_accessors!(DrSubmodularParams);
 
     /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
     ///
     /// Errors: [`CoreError::Protocol`] if a set is pending; [`CoreError::InvalidArgument`] for a family other
     /// than probabilistic coverage; [`CoreError::Shape`] for another ground set; [`CoreError::HorizonExhausted`].
     fn check_run(&self, family: &SubmodularFamily, rounds: u64) -> Result<()> {
-        if self.pending {
-            return Err(CoreError::Protocol(
-                "run() cannot start while an asked set awaits tell()".into(),
-            ));
-        }
+        super::check_idle(self.pending, "set")?;
         if family.kind() != Some(SubmodularKind::ProbabilisticCoverage) {
             return Err(CoreError::invalid(
                 "family",
@@ -800,13 +769,12 @@ impl Learner for PrivateDrSubmodular {
                 family.kind_name(),
             ));
         }
-        if family.ground_set_size() != self.params.n {
-            return Err(CoreError::Shape {
-                name: "family",
-                expected: format!("ground set size {}", self.params.n),
-                got: format!("ground set size {}", family.ground_set_size()),
-            });
-        }
+        super::check_dim(
+            "family",
+            "ground set size",
+            self.params.n,
+            family.ground_set_size(),
+        )?;
         let limit = self.params.horizon.min(family.horizon());
         super::check_room("PrivateDRSubmodular", self.t, rounds, limit)
     }

@@ -809,12 +809,7 @@ impl PrivateExp3 {
         if let Some((arm, _)) = self.pending {
             return Ok(arm);
         }
-        if self.t >= self.params.horizon {
-            return Err(CoreError::HorizonExhausted {
-                what: "PrivateEXP3",
-                horizon: self.params.horizon,
-            });
-        }
+        super::check_room("PrivateEXP3", self.t, 1, self.params.horizon)?;
         crate::simd::dispatch(
             #[inline(always)]
             || self.draw(),
@@ -987,27 +982,9 @@ impl PrivateExp3 {
 
 impl Learner for PrivateExp3 {
     const NAME: &'static str = "PrivateEXP3";
-    type Params = Exp3Params;
     type Family<'a> = ArmLosses<'a>;
 
-    /// The constants.
-    fn params(&self) -> &Exp3Params {
-        &self.params
-    }
-
-    /// Rounds completed.
-    fn t(&self) -> u64 {
-        self.t
-    }
-
-    /// Feedback values clipped to `[0, B]` so far.
-    fn clipped(&self) -> u64 {
-        self.clipped
-    }
-
-    fn strict(&self) -> bool {
-        self.strict
-    }
+    super::learner_accessors!(Exp3Params);
 
     /// Check that `rounds` rounds of `env` can be played, without changing anything.
     ///
@@ -1015,11 +992,7 @@ impl Learner for PrivateExp3 {
     /// [`CoreError::InvalidArgument`] for a non-linear loss table or one whose sum may overflow
     /// ([`super::check_table_fits`]); [`CoreError::HorizonExhausted`].
     fn check_run(&self, env: ArmLosses<'_>, rounds: u64) -> Result<()> {
-        if self.pending.is_some() {
-            return Err(CoreError::Protocol(
-                "run() cannot start while an asked arm awaits tell()".into(),
-            ));
-        }
+        super::check_idle(self.pending.is_some(), "arm")?;
         if let ArmLosses::Table(f) = env {
             if f.kind() != LossKind::Linear {
                 return Err(CoreError::invalid(

@@ -588,12 +588,7 @@ impl PrivateScrible {
         if self.pending {
             return Ok(&self.played);
         }
-        if self.t >= self.params.horizon {
-            return Err(CoreError::HorizonExhausted {
-                what: "PrivateSCRiBLe",
-                horizon: self.params.horizon,
-            });
-        }
+        super::check_room("PrivateSCRiBLe", self.t, 1, self.params.horizon)?;
         self.explore()?;
         Ok(&self.played)
     }
@@ -679,11 +674,7 @@ impl PrivateScrible {
     /// Errors (state unchanged): [`CoreError::Protocol`] without `ask`; [`CoreError::NonFinite`]; with `strict`,
     /// [`CoreError::InvalidArgument`] for `|loss| > B`.
     pub fn tell(&mut self, loss: f64) -> Result<()> {
-        if !self.pending {
-            return Err(CoreError::Protocol(
-                "tell() must follow ask(): one loss per asked point".into(),
-            ));
-        }
+        super::check_asked(self.pending, "loss per asked point")?;
         check_finite("loss", &[loss])?;
         self.check_strict(loss)?;
         self.update(loss)
@@ -752,38 +743,16 @@ impl PrivateScrible {
 
 impl Learner for PrivateScrible {
     const NAME: &'static str = "PrivateSCRiBLe";
-    type Params = ScribleParams;
     type Family<'a> = &'a LossFamily;
 
-    /// The constants.
-    fn params(&self) -> &ScribleParams {
-        &self.params
-    }
-
-    /// Rounds completed.
-    fn t(&self) -> u64 {
-        self.t
-    }
-
-    /// Feedback values clipped so far.
-    fn clipped(&self) -> u64 {
-        self.clipped
-    }
-
-    fn strict(&self) -> bool {
-        self.strict
-    }
+    super::learner_accessors!(ScribleParams);
 
     /// Check that `rounds` rounds of a linear `family` can be played, without changing anything.
     ///
     /// Errors: [`CoreError::Protocol`], [`CoreError::Shape`], [`CoreError::InvalidArgument`] (non-linear family,
     /// or losses whose sum may overflow: [`super::check_family_fits`]), [`CoreError::HorizonExhausted`].
     fn check_run(&self, family: &LossFamily, rounds: u64) -> Result<()> {
-        if self.pending {
-            return Err(CoreError::Protocol(
-                "run() cannot start while an asked point awaits tell()".into(),
-            ));
-        }
+        super::check_idle(self.pending, "point")?;
         if family.kind() != LossKind::Linear {
             return Err(CoreError::invalid(
                 "losses",
@@ -791,13 +760,7 @@ impl Learner for PrivateScrible {
                 "a portfolio family",
             ));
         }
-        if family.dim() != self.params.dim {
-            return Err(CoreError::Shape {
-                name: "losses",
-                expected: format!("dimension {}", self.params.dim),
-                got: format!("dimension {}", family.dim()),
-            });
-        }
+        super::check_dim("losses", "dimension", self.params.dim, family.dim())?;
         let limit = self.params.horizon.min(family.horizon());
         super::check_room("PrivateSCRiBLe", self.t, rounds, limit)?;
         super::check_family_fits(family, self.t, rounds, super::domain_extent(&self.domain))
