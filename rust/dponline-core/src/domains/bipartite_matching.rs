@@ -6,10 +6,10 @@ use std::collections::BinaryHeap;
 
 use serde::{Deserialize, Serialize};
 
-use super::LinearMinimizationOracle;
 use super::graph::NONE;
 use super::linalg::power_of_two_scale;
 use super::selection::order_key;
+use super::{Geometry, LinearMinimizationOracle};
 use crate::error::{CoreError, Result};
 
 /// The matching polytope of a bipartite multigraph with `n_left` left and `n_right` right nodes and an edge
@@ -24,9 +24,7 @@ pub struct BipartiteMatchingPolytope {
     n_left: usize,
     n_right: usize,
     edges: Vec<(usize, usize)>,
-    center: Vec<f64>,
-    radius: f64,
-    diameter: f64,
+    geometry: Geometry,
     /// The edges out of left node `i`: `by_left[left_start[i]..left_start[i + 1]]`, in increasing index.
     left_start: Vec<usize>,
     by_left: Vec<usize>,
@@ -101,12 +99,16 @@ impl BipartiteMatchingPolytope {
         let touched_left = degree[..n_left].iter().filter(|&&d| d > 0).count();
         let touched_right = degree[n_left..].iter().filter(|&&d| d > 0).count();
         let largest_matching = touched_left.min(touched_right);
+        // Diameter bound `√min(2ν, m)` with `ν = min(left nodes with an edge, right nodes with an edge) ≥` the
+        // largest matching: `‖1_M − 1_M'‖² = |M Δ M'| ≤ |M| + |M'|`. Centre `a·1`, radius `a = 1/(Δ + √Δ)`
+        // (`Δ` the largest degree). Certificate: the distances from `a·1` to the facet hyperplanes `x_e = 0`
+        // and `Σ_{e ∋ v} x_e = 1` are `a` and `(1 − deg(v)·a)/√deg(v) ≥ (1 − Δa)/√Δ = a`; a ball closer to no
+        // facet hyperplane than its radius lies in every half-space. Full-dimensional.
+        let diameter = ((2 * largest_matching).min(m) as f64).sqrt();
         Ok(BipartiteMatchingPolytope {
             n_left,
             n_right,
-            center: vec![a; m],
-            radius: a,
-            diameter: ((2 * largest_matching).min(m) as f64).sqrt(),
+            geometry: Geometry::new(diameter, vec![a; m], Some(a), m),
             left_start,
             by_left,
             scaled: vec![0.0; m],
@@ -286,26 +288,8 @@ impl LinearMinimizationOracle for BipartiteMatchingPolytope {
         }
     }
 
-    /// `√min(2ν, m)` with `ν = min(left nodes with an edge, right nodes with an edge) ≥` the largest matching:
-    /// `‖1_M − 1_M'‖² = |M Δ M'| ≤ |M| + |M'|`.
-    fn diameter(&self) -> f64 {
-        self.diameter
-    }
-
-    /// `a·1` with `a = 1/(Δ + √Δ)`, `Δ` the largest degree.
-    fn interior_point(&self) -> &[f64] {
-        &self.center
-    }
-
-    /// `1/(Δ + √Δ)`. Certificate: the distances from `a·1` to the facet hyperplanes `x_e = 0` and
-    /// `Σ_{e ∋ v} x_e = 1` are `a` and `(1 − deg(v)·a)/√deg(v) ≥ (1 − Δa)/√Δ = a`; a ball closer to no facet
-    /// hyperplane than its radius lies in every half-space.
-    fn inscribed_radius(&self) -> Option<f64> {
-        Some(self.radius)
-    }
-
-    fn affine_dim(&self) -> usize {
-        self.edges.len()
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
     }
 
     /// Identity (full-dimensional).

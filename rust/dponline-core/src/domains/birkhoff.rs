@@ -2,9 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::LinearMinimizationOracle;
 use super::assignment::Assignment;
 use super::linalg::power_of_two_scale;
+use super::{Geometry, LinearMinimizationOracle};
 use crate::error::{CoreError, Result};
 
 /// The Birkhoff polytope `{X ∈ R^{n×n} : X ≥ 0, X 1 = 1, Xᵀ 1 = 1}`, coordinates `X_ij` at `i·n + j`.
@@ -14,7 +14,7 @@ use crate::error::{CoreError, Result};
 #[serde(try_from = "BirkhoffSpec", into = "BirkhoffSpec")]
 pub struct BirkhoffPolytope {
     n: usize,
-    center: Vec<f64>,
+    geometry: Geometry,
     solver: Assignment,
     /// Projection scratch: row and column means.
     row_mean: Vec<f64>,
@@ -38,9 +38,23 @@ impl BirkhoffPolytope {
         if n < 2 {
             return Err(CoreError::invalid("n", ">= 2", n));
         }
+        let m = n as f64;
+        // Diameter `√(2n)` (exact): two permutation matrices differ in at most `2n` entries, all of them when
+        // one permutation is a derangement of the other. Centre: the uniform matrix `J/n`, the average of all
+        // permutation matrices. Radius `1/(n − 1)` (exact): the tangent space is
+        // `T = {U : U 1 = 0, Uᵀ 1 = 0}`, with projection `P = (I − J/n) ⊗ (I − J/n)`, so `‖P e_ij‖ = 1 − 1/n`
+        // and a tangent `U` has `|U_ij| = |⟨U, P e_ij⟩| ≤ ‖U‖ (1 − 1/n)`. For `‖U‖ ≤ (1/n)/(1 − 1/n)` every
+        // entry of `J/n + U` stays `≥ 0`, and the row and column sums stay 1; the facet `X_ij = 0` is at
+        // exactly that distance. Affine dimension `(n − 1)²`.
+        let geometry = Geometry::new(
+            (2.0 * m).sqrt(),
+            vec![1.0 / m; dim],
+            Some(1.0 / (m - 1.0)),
+            (n - 1) * (n - 1),
+        );
         Ok(BirkhoffPolytope {
             n,
-            center: vec![1.0 / n as f64; dim],
+            geometry,
             solver: Assignment::new(n),
             row_mean: vec![0.0; n],
             col_mean: vec![0.0; n],
@@ -84,28 +98,8 @@ impl LinearMinimizationOracle for BirkhoffPolytope {
         }
     }
 
-    /// `√(2n)` (exact): two permutation matrices differ in at most `2n` entries, all of them when one
-    /// permutation is a derangement of the other.
-    fn diameter(&self) -> f64 {
-        (2.0 * self.n as f64).sqrt()
-    }
-
-    /// The uniform matrix `J/n`, the average of all permutation matrices.
-    fn interior_point(&self) -> &[f64] {
-        &self.center
-    }
-
-    /// `1/(n − 1)` (exact). The tangent space is `T = {U : U 1 = 0, Uᵀ 1 = 0}`, with projection
-    /// `P = (I − J/n) ⊗ (I − J/n)`, so `‖P e_ij‖ = 1 − 1/n` and a tangent `U` has
-    /// `|U_ij| = |⟨U, P e_ij⟩| ≤ ‖U‖ (1 − 1/n)`. For `‖U‖ ≤ (1/n)/(1 − 1/n)` every entry of `J/n + U` stays
-    /// `≥ 0`, and the row and column sums stay 1; the facet `X_ij = 0` is at exactly that distance.
-    fn inscribed_radius(&self) -> Option<f64> {
-        Some(1.0 / (self.n as f64 - 1.0))
-    }
-
-    /// `(n − 1)²`.
-    fn affine_dim(&self) -> usize {
-        (self.n - 1) * (self.n - 1)
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
     }
 
     /// `U_ij − r_i − c_j + g` with `r`, `c` the row and column means of `U` and `g` its mean: the projection

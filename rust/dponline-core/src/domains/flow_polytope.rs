@@ -3,12 +3,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::LinearMinimizationOracle;
 use super::dag::{reachable, strongly_connected_components, topological_order};
 use super::flow_projection::{Arc, DENSE_LIMIT, FlowProjection};
 use super::graph::{Adjacency, Direction, NONE, UnionFind, check_edges, check_terminals};
 use super::linalg::power_of_two_scale;
 use super::network_simplex::{NetworkSimplex, Outcome};
+use super::{Geometry, LinearMinimizationOracle};
 use crate::error::{CoreError, Result};
 
 /// Relative size (to `value + max capacity`) below which a residual capacity counts as none when the edges
@@ -41,16 +41,13 @@ pub struct FlowPolytope {
     caps: Vec<f64>,
     solver: NetworkSimplex,
     free: Vec<bool>,
-    center: Vec<f64>,
-    radius: Option<f64>,
-    diameter: f64,
-    affine_dim: usize,
+    geometry: Geometry,
     /// LMO scratch: the scaled costs.
     scaled: Vec<f64>,
     /// LMO calls that reached the simplex's pivot cap (not observed; see [`FlowPolytope::capped_calls`]).
     capped: u64,
     /// Built on the first `project_tangent` call.
-    projection: Option<FlowProjection>,
+    projection: FlowProjection,
 }
 
 /// What a pickled [`FlowPolytope`] stores: its constructor arguments (validated again on restore).
@@ -149,15 +146,13 @@ impl FlowPolytope {
             caps,
             solver,
             free: vec![false; m],
-            center: vec![0.0; m],
-            radius: None,
-            diameter: 0.0,
-            affine_dim: 0,
+            geometry: Geometry::new(0.0, vec![0.0; m], None, 0),
             scaled: vec![0.0; m],
             capped: 0,
-            projection: None,
+            projection: FlowProjection::default(),
         };
         polytope.describe(scale * RESIDUAL_TOLERANCE)?;
+        polytope.projection = polytope.build_projection(DENSE_LIMIT);
         Ok(polytope)
     }
 
@@ -182,7 +177,23 @@ impl FlowPolytope {
         self.capped
     }
 
-    /// Free edges, centre, radius, diameter and affine dimension (see the type's docs).
+    /// Free edges and the [`Geometry`]:
+    /// - centre: the average of `x⁰` and of the LMO vertices for `±e_e` needed so that every free edge is
+    ///   above the tolerance in one averaged vertex and below its capacity minus the tolerance in one: the
+    ///   average then has every free edge strictly inside `(0, cap_e)` and meets the equalities, so it is in
+    ///   the relative interior. At most two LMO calls per free edge, usually far fewer;
+    /// - radius: `min_{e free} min(c_e, cap_e − c_e)` at the centre `c` (`None` only if that is not positive).
+    ///   Certificate: the polytope is the affine hull intersected with `{0 ≤ x_e ≤ cap_e : e free}` (the fixed
+    ///   edges' bounds hold on the whole hull, where those edges are constant). For a tangent `u` with
+    ///   `‖u‖ ≤ r`, `|u_e| ≤ r` on every free edge, so `c + u` keeps every free edge within its bounds and
+    ///   stays in the hull. Without capacities the bound `x_e ≤ value` is implied, which only makes `r`
+    ///   smaller than necessary;
+    /// - affine dimension: `m_free − rank`, the rank of the free edges' incidence matrix being their touched
+    ///   nodes minus their connected components: the dimension of the free edges' circulation space;
+    /// - diameter, an upper bound. With capacities: `√(Σ_{e free} cap_e²)` (each free coordinate ranges
+    ///   within `[0, cap_e]`, fixed ones do not vary). Without: `value·√min(2L, m_free)` with `L` the number
+    ///   of edges of a longest `s`-`t` path, since the vertices are `value·1_P` for paths `P` and
+    ///   `|P Δ Q| ≤ |P| + |Q|`.
     fn describe(&mut self, tolerance: f64) -> Result<()> {
         let m = self.edges.len();
         let mut x0 = vec![0.0; m];
@@ -230,12 +241,11 @@ impl FlowPolytope {
                 count += 1.0;
             }
         }
-        self.center = sum.iter().map(|s| s / count).collect();
+        let center: Vec<f64> = sum.iter().map(|s| s / count).collect();
         let slack = (0..m)
             .filter(|&e| self.free[e])
-            .map(|e| self.center[e].min(self.caps[e] - self.center[e]))
+            .map(|e| center[e].min(self.caps[e] - center[e]))
             .fold(f64::INFINITY, f64::min);
-        self.radius = (slack.is_finite() && slack > 0.0).then_some(slack);
         // Affine dimension: free edges minus the rank of their incidence matrix (touched nodes minus
         // components).
         // (Each union that merges two components adds one to the rank, so the rank is the number of merges.)
@@ -245,8 +255,8 @@ impl FlowPolytope {
             free_edges += 1;
             merges += usize::from(sets.union(u, v));
         }
-        self.affine_dim = free_edges - merges;
-        if self.affine_dim == 0 {
+        let affine_dim = free_edges - merges;
+        if affine_dim == 0 {
             return Err(CoreError::InvalidArgument {
                 name: "value",
                 allowed: "a value and capacities that admit more than one flow (here every edge is fixed: the \
@@ -254,7 +264,7 @@ impl FlowPolytope {
                 value: format!("{}", self.value),
             });
         }
-        self.diameter = match &self.capacities {
+        let diameter = match &self.capacities {
             Some(_) => (0..m)
                 .filter(|&e| self.free[e])
                 .map(|e| self.caps[e] * self.caps[e])
@@ -262,6 +272,7 @@ impl FlowPolytope {
                 .sqrt(),
             None => self.value * (self.longest_path().min(free_edges) as f64 * 2.0).sqrt(),
         };
+        self.geometry = Geometry::new(diameter, center, Some(slack), affine_dim);
         Ok(())
     }
 
@@ -319,7 +330,7 @@ impl FlowPolytope {
                 head: row[v],
             })
             .collect();
-        FlowProjection::new(rows, arcs, dense_limit)
+        FlowProjection::new(rows, arcs, self.edges.len(), dense_limit)
     }
 }
 
@@ -371,37 +382,8 @@ impl LinearMinimizationOracle for FlowPolytope {
         }
     }
 
-    /// An upper bound. With capacities: `√(Σ_{e free} cap_e²)` (each free coordinate ranges within
-    /// `[0, cap_e]`, fixed ones do not vary). Without: `value·√min(2L, m_free)` with `L` the number of edges of
-    /// a longest `s`-`t` path, since the vertices are `value·1_P` for paths `P` and
-    /// `|P Δ Q| ≤ |P| + |Q|`.
-    fn diameter(&self) -> f64 {
-        self.diameter
-    }
-
-    /// The average of `x⁰` and of the LMO vertices for `±e_e` needed so that every free edge is above the
-    /// tolerance in one averaged vertex and below its capacity minus the tolerance in one: the average then
-    /// has every free edge strictly inside `(0, cap_e)` and meets the equalities, so it is in the relative
-    /// interior. At most two LMO calls per free edge, usually far fewer.
-    fn interior_point(&self) -> &[f64] {
-        &self.center
-    }
-
-    /// `min_{e free} min(c_e, cap_e − c_e)` at the centre `c` (`None` only if that is not positive).
-    ///
-    /// Certificate: the polytope is the affine hull intersected with `{0 ≤ x_e ≤ cap_e : e free}` (the fixed
-    /// edges' bounds hold on the whole hull, where those edges are constant). For a tangent `u` with
-    /// `‖u‖ ≤ r`, `|u_e| ≤ r` on every free edge, so `c + u` keeps every free edge within its bounds and stays
-    /// in the hull. Without capacities the bound `x_e ≤ value` is implied, which only makes `r` smaller than
-    /// necessary.
-    fn inscribed_radius(&self) -> Option<f64> {
-        self.radius
-    }
-
-    /// `m_free − rank`, the rank of the free edges' incidence matrix being their touched nodes minus their
-    /// connected components: the dimension of the free edges' circulation space.
-    fn affine_dim(&self) -> usize {
-        self.affine_dim
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
     }
 
     /// Orthogonal projection onto the circulations of the free edges (zero on fixed edges):
@@ -409,17 +391,7 @@ impl LinearMinimizationOracle for FlowPolytope {
     /// `flow_projection`: a dense Cholesky factor up to 2000 rows, conjugate gradients beyond). The first call
     /// prepares the solver; later calls do not allocate.
     fn project_tangent(&mut self, u: &mut [f64]) {
-        if self.projection.is_none() {
-            self.projection = Some(self.build_projection(DENSE_LIMIT));
-        }
-        if let Some(projection) = &mut self.projection {
-            projection.project(u);
-        }
-        for (x, &free) in u.iter_mut().zip(&self.free) {
-            if !free {
-                *x = 0.0;
-            }
-        }
+        self.projection.project(u);
     }
 
     /// `−atol ≤ x_e ≤ cap_e + atol` (no upper test without capacities) and `|out(v) − in(v) − b_v| ≤ atol` at

@@ -35,20 +35,13 @@ enum Solver {
     },
 }
 
-/// The projection `u ↦ u − Aᵀ (A Aᵀ)⁻¹ A u` for a fixed incidence matrix (see the module docs).
-#[derive(Debug, Clone)]
-pub(super) struct FlowProjection {
-    arcs: Vec<Arc>,
-    solver: Solver,
-    rhs: Vec<f64>,
-}
-
-impl FlowProjection {
-    /// Prepare the projection for `rows` non-grounded nodes and the given arcs, which must connect all
-    /// nodes. Factors densely if `rows <= dense_limit`.
-    pub(super) fn new(rows: usize, arcs: Vec<Arc>, dense_limit: usize) -> Self {
+impl Solver {
+    /// Prepare `(A Aᵀ)⁻¹` for `rows` non-grounded nodes and the given arcs, which must connect all nodes:
+    /// a dense Cholesky factor if `rows <= dense_limit` (and the factorisation succeeds), else conjugate
+    /// gradients with the diagonal as preconditioner.
+    fn new(rows: usize, arcs: &[Arc], dense_limit: usize) -> Self {
         let mut diagonal = vec![0.0; rows];
-        for arc in &arcs {
+        for arc in arcs {
             for row in [arc.tail, arc.head] {
                 if row != NONE {
                     diagonal[row] += 1.0;
@@ -63,7 +56,7 @@ impl FlowProjection {
                     i * (i + 1) / 2 + j
                 };
                 (0..rows).for_each(|i| lower[at(i, i)] = diagonal[i]);
-                for arc in &arcs {
+                for arc in arcs {
                     if arc.tail != NONE && arc.head != NONE {
                         lower[at(arc.tail, arc.head)] -= 1.0;
                     }
@@ -71,23 +64,53 @@ impl FlowProjection {
                 Cholesky::factor(rows, lower)
             })
             .flatten();
-        let solver = match dense {
+        match dense {
             Some(factor) => Solver::Dense(factor),
             None => Solver::ConjugateGradient {
                 diagonal,
                 scratch: std::array::from_fn(|_| vec![0.0; rows]),
             },
-        };
+        }
+    }
+}
+
+/// The tangent projection of a flow-type polytope: `u ↦ u − Aᵀ (A Aᵀ)⁻¹ A u` on the coordinates of a fixed
+/// set of arcs (see the module docs), and 0 on every other coordinate (edges that never carry a varying
+/// flow). The default projects onto `{0}` of `R^0`: a placeholder until the arcs are known.
+#[derive(Debug, Clone, Default)]
+pub(super) struct FlowProjection {
+    arcs: Vec<Arc>,
+    /// Whether each coordinate is an arc's.
+    spanned: Vec<bool>,
+    dense_limit: usize,
+    /// Prepared by the first [`FlowProjection::project`].
+    solver: Option<Solver>,
+    rhs: Vec<f64>,
+}
+
+impl FlowProjection {
+    /// The projection for `rows` non-grounded nodes and the given arcs (which must connect all nodes) in
+    /// `R^dim`. The solver is prepared by the first projection: a dense factor if `rows <= dense_limit`.
+    pub(super) fn new(rows: usize, arcs: Vec<Arc>, dim: usize, dense_limit: usize) -> Self {
+        let mut spanned = vec![false; dim];
+        for arc in &arcs {
+            spanned[arc.coordinate] = true;
+        }
         FlowProjection {
             arcs,
-            solver,
+            spanned,
+            dense_limit,
+            solver: None,
             rhs: vec![0.0; rows],
         }
     }
 
-    /// Replace the arc coordinates of `u` by their projection onto `{A u = 0}` (other coordinates are left
-    /// alone). No allocation.
+    /// Replace the arc coordinates of `u` by their projection onto `{A u = 0}` and zero the others. The first
+    /// call prepares the solver; later calls do not allocate.
     pub(super) fn project(&mut self, u: &mut [f64]) {
+        let solver = self
+            .solver
+            .get_or_insert_with(|| Solver::new(self.rhs.len(), &self.arcs, self.dense_limit));
         let rhs = &mut self.rhs;
         rhs.fill(0.0);
         for arc in &self.arcs {
@@ -99,7 +122,7 @@ impl FlowProjection {
                 rhs[arc.head] -= value;
             }
         }
-        match &mut self.solver {
+        match solver {
             Solver::Dense(factor) => factor.solve_in_place(rhs),
             Solver::ConjugateGradient { diagonal, scratch } => {
                 conjugate_gradient(&self.arcs, diagonal, scratch, rhs)
@@ -108,6 +131,11 @@ impl FlowProjection {
         let potential = |row: usize| if row == NONE { 0.0 } else { rhs[row] };
         for arc in &self.arcs {
             u[arc.coordinate] -= potential(arc.tail) - potential(arc.head);
+        }
+        for (x, &spanned) in u.iter_mut().zip(&self.spanned) {
+            if !spanned {
+                *x = 0.0;
+            }
         }
     }
 }
@@ -196,10 +224,9 @@ mod tests {
 
     #[test]
     fn dense_and_iterative_agree_and_land_in_the_kernel() {
-        let mut dense = FlowProjection::new(4, arcs(), DENSE_LIMIT);
-        let mut iterative = FlowProjection::new(4, arcs(), 0);
-        assert!(matches!(dense.solver, Solver::Dense(_)));
-        assert!(matches!(iterative.solver, Solver::ConjugateGradient { .. }));
+        let mut dense = FlowProjection::new(4, arcs(), 8, DENSE_LIMIT);
+        let mut iterative = FlowProjection::new(4, arcs(), 8, 0);
+        assert!(dense.solver.is_none() && iterative.solver.is_none());
         let mut rng = super::super::testing::rng(41);
         for _ in 0..10 {
             let u = super::super::testing::gaussian(&mut rng, 8);
@@ -219,5 +246,10 @@ mod tests {
             }
             assert!(net.iter().all(|v| v.abs() < 1e-12), "{net:?}");
         }
+        assert!(matches!(dense.solver, Some(Solver::Dense(_))));
+        assert!(matches!(
+            iterative.solver,
+            Some(Solver::ConjugateGradient { .. })
+        ));
     }
 }

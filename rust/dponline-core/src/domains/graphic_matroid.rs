@@ -3,11 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::LinearMinimizationOracle;
 use super::forest_membership::min_forest_slack;
 use super::graph::{UnionFind, check_edges, count_components};
 use super::selection::order_key;
 use super::tree_blocks::tree_blocks;
+use super::{Geometry, LinearMinimizationOracle};
 use crate::error::{CoreError, Result};
 
 /// The graphic matroid polytope of an undirected loopless multigraph with one coordinate per edge:
@@ -24,10 +24,7 @@ pub struct GraphicMatroid {
     base: bool,
     /// Size of a spanning forest: `num_nodes − components`.
     rank: usize,
-    center: Vec<f64>,
-    radius: Option<f64>,
-    diameter: f64,
-    affine_dim: usize,
+    geometry: Geometry,
     /// Spanning trees only: edges grouped by block, block `b` is `block_edges[block_start[b]..block_start[b + 1]]`.
     block_edges: Vec<usize>,
     block_start: Vec<usize>,
@@ -71,10 +68,7 @@ impl GraphicMatroid {
             edges,
             base,
             rank,
-            center: Vec::new(),
-            radius: None,
-            diameter: 0.0,
-            affine_dim: m,
+            geometry: Geometry::new(0.0, Vec::new(), None, m),
             block_edges: Vec::new(),
             block_start: Vec::new(),
             keys: vec![(0, 0); m],
@@ -83,16 +77,28 @@ impl GraphicMatroid {
         if base {
             out.describe_spanning_trees();
         } else {
+            // Forests: centre `a·1` and radius `a` with `a = 1/(m + √m)`. Certificate: every single edge is
+            // a forest, so the corner simplex `Δ = {x ≥ 0, Σx ≤ 1} = conv{0, e_1, …, e_m}` lies in the forest
+            // polytope. The distances from `a·1` to the facets of `Δ` are `a` (to `x_i = 0`) and
+            // `(1 − m·a)/√m` (to `Σx = 1`); both equal `1/(m + √m)` at `a = 1/(m + √m)`, so `B(a·1, a) ⊆ Δ`.
+            // This is far from the forest polytope's true inradius on sparse graphs, but it is proven.
+            // Diameter bound `√min(2·rank, m)` since `|F Δ F'| ≤ |F| + |F'| ≤ 2·rank` and `≤ m`. Full-dimensional.
             let mf = m as f64;
             let a = 1.0 / (mf + mf.sqrt());
-            out.center = vec![a; m];
-            out.radius = Some(a);
-            out.diameter = ((2 * rank).min(m) as f64).sqrt();
+            let diameter = ((2 * rank).min(m) as f64).sqrt();
+            out.geometry = Geometry::new(diameter, vec![a; m], Some(a), m);
         }
         Ok(out)
     }
 
-    /// Blocks, centre, diameter and affine dimension of the spanning-tree polytope.
+    /// Blocks and [`Geometry`] of the spanning-tree polytope:
+    /// - diameter, an upper bound: `√(Σ_B 2·min(r_B, m_B − r_B))` over the blocks `B` (`m_B` edges, rank
+    ///   `r_B = |V(B)| − 1`): `‖1_T − 1_T'‖² = |T Δ T'|`, and inside each block `T` and `T'` are spanning trees
+    ///   of `B`, so each has at most `min(r_B, m_B − r_B)` edges the other lacks;
+    /// - centre: the average of the depth-first-search tree `T₀` and of trees `T₀ + e − f` obtained by
+    ///   fundamental exchanges; it lies in the relative interior (proof in `tree_blocks`);
+    /// - radius: `None` (no certified radius is computed);
+    /// - affine dimension: `m − (number of blocks)`.
     fn describe_spanning_trees(&mut self) {
         let blocks = tree_blocks(self.num_nodes, &self.edges);
         let mut start = vec![0usize; blocks.num_blocks + 1];
@@ -117,9 +123,12 @@ impl GraphicMatroid {
                 2 * tree_edges[b].min(size - tree_edges[b])
             })
             .sum();
-        self.diameter = (squared as f64).sqrt();
-        self.affine_dim = self.edges.len() - blocks.num_blocks;
-        self.center = blocks.interior;
+        self.geometry = Geometry::new(
+            (squared as f64).sqrt(),
+            blocks.interior,
+            None,
+            self.edges.len() - blocks.num_blocks,
+        );
         self.block_edges = members;
         self.block_start = start;
     }
@@ -177,35 +186,8 @@ impl LinearMinimizationOracle for GraphicMatroid {
         }
     }
 
-    /// An upper bound. Spanning trees: `√(Σ_B 2·min(r_B, m_B − r_B))` over the blocks `B` (`m_B` edges,
-    /// rank `r_B = |V(B)| − 1`): `‖1_T − 1_T'‖² = |T Δ T'|`, and inside each block `T` and `T'` are spanning
-    /// trees of `B`, so each has at most `min(r_B, m_B − r_B)` edges the other lacks. Forests:
-    /// `√min(2·rank, m)` since `|F Δ F'| ≤ |F| + |F'| ≤ 2·rank` and `≤ m`.
-    fn diameter(&self) -> f64 {
-        self.diameter
-    }
-
-    /// Spanning trees: the average of the depth-first-search tree `T₀` and of trees `T₀ + e − f` obtained
-    /// by fundamental exchanges; it lies in the relative interior (proof in `tree_blocks`). Forests:
-    /// `a·1` with `a = 1/(m + √m)`.
-    fn interior_point(&self) -> &[f64] {
-        &self.center
-    }
-
-    /// Forests: `1/(m + √m)`. Spanning trees: `None` (no certified radius is computed).
-    ///
-    /// Certificate (forests): every single edge is a forest, so the corner simplex
-    /// `Δ = {x ≥ 0, Σx ≤ 1} = conv{0, e_1, …, e_m}` lies in the forest polytope. The distances from `a·1` to
-    /// the facets of `Δ` are `a` (to `x_i = 0`) and `(1 − m·a)/√m` (to `Σx = 1`); both equal `1/(m + √m)` at
-    /// `a = 1/(m + √m)`, so `B(a·1, a) ⊆ Δ`. This is far from the forest polytope's true inradius on sparse
-    /// graphs, but it is proven.
-    fn inscribed_radius(&self) -> Option<f64> {
-        self.radius
-    }
-
-    /// Spanning trees: `m − (number of blocks)`; forests: `m`.
-    fn affine_dim(&self) -> usize {
-        self.affine_dim
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
     }
 
     /// Spanning trees: subtract, within every block, the block's mean (projection onto

@@ -2,21 +2,20 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::LinearMinimizationOracle;
 use super::linalg::norm2;
+use super::{Geometry, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_finite};
 
 /// The axis-aligned box `[lower_1, upper_1] × … × [lower_n, upper_n]`: vertices are its `2^n` corners,
-/// diameter `‖upper − lower‖₂`, centre the midpoint, certified inscribed radius the smallest half-width.
+/// diameter `‖upper − lower‖₂` (exact, between the corners `lower` and `upper`), centre the midpoint,
+/// certified inscribed radius the smallest half-width.
 /// Full-dimensional.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(try_from = "HyperrectangleSpec", into = "HyperrectangleSpec")]
 pub struct Hyperrectangle {
     lower: Vec<f64>,
     upper: Vec<f64>,
-    center: Vec<f64>,
-    radius: f64,
-    diameter: f64,
+    geometry: Geometry,
 }
 
 /// What a pickled [`Hyperrectangle`] stores: its constructor arguments (validated again on restore).
@@ -69,14 +68,15 @@ impl Hyperrectangle {
             .zip(&widths)
             .map(|(l, w)| l + 0.5 * w)
             .collect();
+        // Certificate: if `‖x − c‖₂ ≤ r` then every `|x_i − c_i| ≤ r ≤ (upper_i − lower_i)/2`, so `x` satisfies
+        // both bounds of every coordinate; it is the largest ball (the narrowest side touches it). A width of
+        // 5e-324 has a half-width that rounds to 0: no certified ball then.
         let radius = 0.5 * widths.iter().fold(f64::INFINITY, |m, &w| m.min(w));
-        let diameter = norm2(&widths);
+        let n = lower.len();
         Ok(Hyperrectangle {
             lower,
             upper,
-            center,
-            radius,
-            diameter,
+            geometry: Geometry::new(norm2(&widths), center, Some(radius), n),
         })
     }
 }
@@ -113,26 +113,8 @@ impl LinearMinimizationOracle for Hyperrectangle {
         }
     }
 
-    /// `‖upper − lower‖₂`, between the corners `lower` and `upper` (exact).
-    fn diameter(&self) -> f64 {
-        self.diameter
-    }
-
-    fn interior_point(&self) -> &[f64] {
-        &self.center
-    }
-
-    /// `min_i (upper_i − lower_i)/2`.
-    ///
-    /// Certificate: if `‖x − c‖₂ ≤ r` then every `|x_i − c_i| ≤ r ≤ (upper_i − lower_i)/2`, so `x` satisfies
-    /// both bounds of every coordinate. It is the largest ball: the narrowest side touches it.
-    fn inscribed_radius(&self) -> Option<f64> {
-        // A width of 5e-324 has a half-width that rounds to 0: no certified ball then.
-        (self.radius > 0.0).then_some(self.radius)
-    }
-
-    fn affine_dim(&self) -> usize {
-        self.lower.len()
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
     }
 
     /// Identity (the box is full-dimensional).

@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::LinearMinimizationOracle;
 use super::selection::{KSmallest, SAMPLE_CAPACITY};
+use super::{Geometry, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_positive};
 
 /// The `k`-sparse polytope `conv{x : ‖x‖₀ ≤ k, ‖x‖_∞ ≤ radius}` in `R^n`.
@@ -12,13 +12,13 @@ use crate::error::{CoreError, Result, check_positive};
 /// Its linear description is `{x : ‖x‖_∞ ≤ radius, ‖x‖₁ ≤ k·radius}` (for integer `k`, every vertex of that
 /// intersection has `k` entries `±radius` and the rest 0: at a vertex, `n` linearly independent constraints
 /// are tight, and the only ℓ1 facet normals are sign vectors). Vertices: `k` entries `±radius`, the rest 0.
-/// `k = 1` is the ℓ1 ball, `k = n` the box `[−radius, radius]^n`. Full-dimensional.
+/// `k = 1` is the ℓ1 ball, `k = n` the box `[−radius, radius]^n`. Full-dimensional, centred at the origin.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(try_from = "KSparseSpec", into = "KSparseSpec")]
 pub struct KSparsePolytope {
     k: usize,
     radius: f64,
-    center: Vec<f64>,
+    geometry: Geometry,
     /// Selection scratch: `−|d_i|`, and the sample buffer of [`KSmallest`].
     scratch: Vec<f64>,
     sample: Vec<f64>,
@@ -49,10 +49,20 @@ impl KSparsePolytope {
             ));
         }
         check_positive("radius", radius)?;
+        // Diameter `2·radius·√k` (exact: between a vertex and its negative). Inscribed radius
+        // `radius·min(1, k/√n)` (exact): the distances from 0 to the facet hyperplanes `x_i = ±radius` and
+        // `⟨s, x⟩ = k·radius` (`s` a sign vector, `‖s‖ = √n`) are `radius` and `k·radius/√n`, and a ball
+        // closer to no facet hyperplane than its radius lies in every half-space.
+        let (nf, kf) = (n as f64, k as f64);
         Ok(KSparsePolytope {
             k,
             radius,
-            center: vec![0.0; n],
+            geometry: Geometry::new(
+                2.0 * radius * kf.sqrt(),
+                vec![0.0; n],
+                Some(radius * (kf / nf.sqrt()).min(1.0)),
+                n,
+            ),
             scratch: vec![0.0; n],
             sample: Vec::with_capacity(SAMPLE_CAPACITY),
         })
@@ -62,7 +72,7 @@ impl KSparsePolytope {
 impl From<KSparsePolytope> for KSparseSpec {
     fn from(p: KSparsePolytope) -> Self {
         KSparseSpec {
-            n: p.center.len(),
+            n: p.geometry.center.len(),
             k: p.k,
             radius: p.radius,
         }
@@ -78,7 +88,7 @@ impl TryFrom<KSparseSpec> for KSparsePolytope {
 
 impl LinearMinimizationOracle for KSparsePolytope {
     fn dim(&self) -> usize {
-        self.center.len()
+        self.geometry.center.len()
     }
 
     /// `−radius·sign(d_i)` at the `k` largest `|d_i|` (lowest index on ties; `+radius` where `d_i = 0`, as
@@ -100,26 +110,8 @@ impl LinearMinimizationOracle for KSparsePolytope {
         }
     }
 
-    /// `2·radius·√k` (exact: between a vertex and its negative).
-    fn diameter(&self) -> f64 {
-        2.0 * self.radius * (self.k as f64).sqrt()
-    }
-
-    /// The origin.
-    fn interior_point(&self) -> &[f64] {
-        &self.center
-    }
-
-    /// `radius·min(1, k/√n)` (exact): the distances from 0 to the facet hyperplanes `x_i = ±radius` and
-    /// `⟨s, x⟩ = k·radius` (`s` a sign vector, `‖s‖ = √n`) are `radius` and `k·radius/√n`, and a ball closer
-    /// to no facet hyperplane than its radius lies in every half-space.
-    fn inscribed_radius(&self) -> Option<f64> {
-        let (n, k) = (self.center.len() as f64, self.k as f64);
-        Some(self.radius * (k / n.sqrt()).min(1.0))
-    }
-
-    fn affine_dim(&self) -> usize {
-        self.center.len()
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
     }
 
     /// Identity (full-dimensional).
@@ -128,7 +120,7 @@ impl LinearMinimizationOracle for KSparsePolytope {
 
     /// `|x_i| ≤ radius + atol` and `Σ|x_i| ≤ k·radius + atol`.
     fn contains(&self, x: &[f64], atol: f64) -> bool {
-        x.len() == self.center.len()
+        x.len() == self.geometry.center.len()
             && x.iter().all(|v| v.abs() <= self.radius + atol)
             && x.iter().map(|v| v.abs()).sum::<f64>() <= self.k as f64 * self.radius + atol
     }

@@ -2,16 +2,20 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::LinearMinimizationOracle;
+use super::{Geometry, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_positive};
 
 /// The ℓ1 ball of radius `radius` in `R^n`: vertices `±radius·e_i`, diameter `2·radius`, centre `0`,
 /// certified inscribed radius `radius/√n`. Full-dimensional.
+///
+/// Certificate of the radius: if `‖x‖₂ ≤ radius/√n` then `‖x‖₁ ≤ √n·‖x‖₂ ≤ radius` (Cauchy-Schwarz with the
+/// all-ones vector), so `B(0, radius/√n) ⊆ D`. It is the largest such ball: the facet point `(radius/n)·1` is
+/// at distance `radius/√n`. The diameter `2·radius` is attained between `radius·e_1` and `−radius·e_1`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(try_from = "L1BallSpec", into = "L1BallSpec")]
 pub struct L1Ball {
     radius: f64,
-    center: Vec<f64>,
+    geometry: Geometry,
 }
 
 /// What a pickled [`L1Ball`] stores: its constructor arguments (validated again on restore).
@@ -33,7 +37,12 @@ impl L1Ball {
         check_positive("radius", radius)?;
         Ok(L1Ball {
             radius,
-            center: vec![0.0; n],
+            geometry: Geometry::new(
+                2.0 * radius,
+                vec![0.0; n],
+                Some(radius / (n as f64).sqrt()),
+                n,
+            ),
         })
     }
 }
@@ -41,7 +50,7 @@ impl L1Ball {
 impl From<L1Ball> for L1BallSpec {
     fn from(b: L1Ball) -> Self {
         L1BallSpec {
-            n: b.center.len(),
+            n: b.geometry.center.len(),
             radius: b.radius,
         }
     }
@@ -56,7 +65,7 @@ impl TryFrom<L1BallSpec> for L1Ball {
 
 impl LinearMinimizationOracle for L1Ball {
     fn dim(&self) -> usize {
-        self.center.len()
+        self.geometry.center.len()
     }
 
     /// `−radius·sign(d_i)·e_i` for the largest `|d_i|` (lowest index on ties; `+radius·e_i` when
@@ -77,26 +86,8 @@ impl LinearMinimizationOracle for L1Ball {
         };
     }
 
-    /// `2·radius` (between `radius·e_1` and `−radius·e_1`).
-    fn diameter(&self) -> f64 {
-        2.0 * self.radius
-    }
-
-    fn interior_point(&self) -> &[f64] {
-        &self.center
-    }
-
-    /// `radius/√n`.
-    ///
-    /// Certificate: if `‖x‖₂ ≤ radius/√n` then `‖x‖₁ ≤ √n·‖x‖₂ ≤ radius` (Cauchy-Schwarz with the all-ones
-    /// vector), so `B(0, radius/√n) ⊆ D`. It is the largest such ball: the facet point `(radius/n)·1` is at
-    /// distance `radius/√n`.
-    fn inscribed_radius(&self) -> Option<f64> {
-        Some(self.radius / (self.center.len() as f64).sqrt())
-    }
-
-    fn affine_dim(&self) -> usize {
-        self.center.len()
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
     }
 
     /// Identity (the ball is full-dimensional).
@@ -105,7 +96,8 @@ impl LinearMinimizationOracle for L1Ball {
 
     /// `Σ|x_i| ≤ radius + atol`.
     fn contains(&self, x: &[f64], atol: f64) -> bool {
-        x.len() == self.center.len() && x.iter().map(|v| v.abs()).sum::<f64>() <= self.radius + atol
+        x.len() == self.geometry.center.len()
+            && x.iter().map(|v| v.abs()).sum::<f64>() <= self.radius + atol
     }
 }
 

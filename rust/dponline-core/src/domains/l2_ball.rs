@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::LinearMinimizationOracle;
+use super::{Geometry, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_positive};
 
 /// The Euclidean ball of radius `radius` in `R^n`: every boundary point is an extreme point, diameter
@@ -11,7 +11,7 @@ use crate::error::{CoreError, Result, check_positive};
 #[serde(try_from = "L2BallSpec", into = "L2BallSpec")]
 pub struct L2Ball {
     radius: f64,
-    center: Vec<f64>,
+    geometry: Geometry,
 }
 
 /// What a pickled [`L2Ball`] stores: its constructor arguments (validated again on restore).
@@ -33,7 +33,7 @@ impl L2Ball {
         check_positive("radius", radius)?;
         Ok(L2Ball {
             radius,
-            center: vec![0.0; n],
+            geometry: Geometry::new(2.0 * radius, vec![0.0; n], Some(radius), n),
         })
     }
 }
@@ -41,7 +41,7 @@ impl L2Ball {
 impl From<L2Ball> for L2BallSpec {
     fn from(b: L2Ball) -> Self {
         L2BallSpec {
-            n: b.center.len(),
+            n: b.geometry.center.len(),
             radius: b.radius,
         }
     }
@@ -56,7 +56,7 @@ impl TryFrom<L2BallSpec> for L2Ball {
 
 impl LinearMinimizationOracle for L2Ball {
     fn dim(&self) -> usize {
-        self.center.len()
+        self.geometry.center.len()
     }
 
     /// `−radius·d/‖d‖` (the unique minimiser), and `radius·e_1` when `d = 0`. The norm is computed after
@@ -80,22 +80,8 @@ impl LinearMinimizationOracle for L2Ball {
         }
     }
 
-    /// `2·radius`.
-    fn diameter(&self) -> f64 {
-        2.0 * self.radius
-    }
-
-    fn interior_point(&self) -> &[f64] {
-        &self.center
-    }
-
-    /// `radius`: the ball itself is `B(0, radius)`.
-    fn inscribed_radius(&self) -> Option<f64> {
-        Some(self.radius)
-    }
-
-    fn affine_dim(&self) -> usize {
-        self.center.len()
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
     }
 
     /// Identity (the ball is full-dimensional).
@@ -104,7 +90,7 @@ impl LinearMinimizationOracle for L2Ball {
 
     /// `‖x‖₂ ≤ radius + atol`.
     fn contains(&self, x: &[f64], atol: f64) -> bool {
-        x.len() == self.center.len() && super::linalg::norm2(x) <= self.radius + atol
+        x.len() == self.geometry.center.len() && super::linalg::norm2(x) <= self.radius + atol
     }
 }
 

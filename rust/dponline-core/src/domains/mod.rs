@@ -70,6 +70,38 @@ pub(crate) fn reserve_for(kind: &str, items: usize) -> Result<()> {
     crate::alloc::reserve::<u8>(what, bytes).map(drop)
 }
 
+/// What a domain reports besides its oracle, fixed by its constructor: the quantities the learners calibrate
+/// their step sizes and exploration radii from (Ene-Nguyen-Vladu, Appendix D).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Geometry {
+    /// Euclidean diameter `max_{x,y ∈ D} ‖x − y‖₂`, or a documented upper bound.
+    pub diameter: f64,
+    /// A point `c` in the relative interior, the centre of the inscribed ball (length `dim`).
+    pub center: Vec<f64>,
+    /// A radius `r > 0` with `B(c, r) ∩ aff(D) ⊆ D`, or `None` if the domain certifies none.
+    pub inscribed_radius: Option<f64>,
+    /// Dimension of the affine hull `aff(D)`.
+    pub affine_dim: usize,
+}
+
+impl Geometry {
+    /// The geometry with these parts; a radius that is not positive and finite (e.g. one that underflows to
+    /// 0, as for a box of width `5e-324`) is dropped to `None`, since a certificate must be positive.
+    pub(crate) fn new(
+        diameter: f64,
+        center: Vec<f64>,
+        inscribed_radius: Option<f64>,
+        affine_dim: usize,
+    ) -> Self {
+        Geometry {
+            diameter,
+            center,
+            inscribed_radius: inscribed_radius.filter(|r| *r > 0.0 && r.is_finite()),
+            affine_dim,
+        }
+    }
+}
+
 /// A convex compact set `D ⊂ R^dim` with a linear minimisation oracle.
 pub trait LinearMinimizationOracle {
     /// Ambient dimension `n`.
@@ -81,18 +113,30 @@ pub trait LinearMinimizationOracle {
     /// deterministically. Must not allocate (scratch space lives in `self`).
     fn lmo(&mut self, direction: &[f64], vertex: &mut [f64]);
 
+    /// The domain's diameter, centre, inscribed radius and affine dimension, computed once by its
+    /// constructor (each domain documents them, with their certificates, where it builds its [`Geometry`]).
+    fn geometry(&self) -> &Geometry;
+
     /// Euclidean diameter `max_{x,y ∈ D} ‖x − y‖₂` (or a documented upper bound).
-    fn diameter(&self) -> f64;
+    fn diameter(&self) -> f64 {
+        self.geometry().diameter
+    }
 
     /// A point `c` in the relative interior, the centre of the inscribed ball.
-    fn interior_point(&self) -> &[f64];
+    fn interior_point(&self) -> &[f64] {
+        &self.geometry().center
+    }
 
     /// A radius `r > 0` with `B(c, r) ∩ aff(D) ⊆ D` (a lower bound on the inscribed radius), or `None` if the
-    /// domain does not know one.
-    fn inscribed_radius(&self) -> Option<f64>;
+    /// domain does not know one (or its radius underflows to 0).
+    fn inscribed_radius(&self) -> Option<f64> {
+        self.geometry().inscribed_radius
+    }
 
     /// Dimension of the affine hull `aff(D)`.
-    fn affine_dim(&self) -> usize;
+    fn affine_dim(&self) -> usize {
+        self.geometry().affine_dim
+    }
 
     /// Project `u` in place onto the linear subspace parallel to `aff(D)` (identity for full-dimensional
     /// domains). Must not allocate.
@@ -167,19 +211,8 @@ impl LinearMinimizationOracle for Domain {
     fn lmo(&mut self, direction: &[f64], vertex: &mut [f64]) {
         dispatch!(self, d => d.lmo(direction, vertex))
     }
-    fn diameter(&self) -> f64 {
-        dispatch!(self, d => d.diameter())
-    }
-    fn interior_point(&self) -> &[f64] {
-        dispatch!(self, d => d.interior_point())
-    }
-    /// `None` also when a domain's radius underflows to 0 (e.g. a box of width `5e-324`): a certificate must
-    /// be positive.
-    fn inscribed_radius(&self) -> Option<f64> {
-        dispatch!(self, d => d.inscribed_radius()).filter(|r| *r > 0.0 && r.is_finite())
-    }
-    fn affine_dim(&self) -> usize {
-        dispatch!(self, d => d.affine_dim())
+    fn geometry(&self) -> &Geometry {
+        dispatch!(self, d => d.geometry())
     }
     #[inline]
     fn project_tangent(&mut self, u: &mut [f64]) {

@@ -4,9 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::LinearMinimizationOracle;
 use super::linalg::{norm2, power_of_two_scale};
 use super::spectral::{End, Lanczos, singular_values};
+use super::{Geometry, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_positive};
 use crate::vecops::{axpy_kernel, dot_kernel};
 
@@ -18,7 +18,7 @@ pub struct NuclearNormBall {
     rows: usize,
     cols: usize,
     radius: f64,
-    center: Vec<f64>,
+    geometry: Geometry,
     /// Lanczos on `DᵀD` (`cols <= rows`) or `D Dᵀ`, whichever is smaller.
     lanczos: Lanczos,
     /// Scratch: the Ritz vector (smaller side) and the other singular vector / intermediate product.
@@ -50,11 +50,16 @@ impl NuclearNormBall {
         }
         check_positive("radius", radius)?;
         let (small, large) = (rows.min(cols), rows.max(cols));
+        // Diameter `2·radius` (exact): `‖X‖_F ≤ ‖X‖_*`, attained by `±radius·u vᵀ`. Radius
+        // `radius/√min(rows, cols)` (exact): `‖X‖_* ≤ √rank(X)·‖X‖_F` (Cauchy-Schwarz on the singular
+        // values), and `(radius/k)·[I_k 0]` with `k = min(rows, cols)` is a boundary point at that Frobenius
+        // distance.
+        let inscribed = radius / (small as f64).sqrt();
         Ok(NuclearNormBall {
             rows,
             cols,
             radius,
-            center: vec![0.0; dim],
+            geometry: Geometry::new(2.0 * radius, vec![0.0; dim], Some(inscribed), dim),
             lanczos: Lanczos::new(small),
             small: vec![0.0; small],
             large: vec![0.0; large],
@@ -190,24 +195,8 @@ impl LinearMinimizationOracle for NuclearNormBall {
         }
     }
 
-    /// `2·radius` (exact): `‖X‖_F ≤ ‖X‖_*`, attained by `±radius·u vᵀ`.
-    fn diameter(&self) -> f64 {
-        2.0 * self.radius
-    }
-
-    /// The zero matrix.
-    fn interior_point(&self) -> &[f64] {
-        &self.center
-    }
-
-    /// `radius/√min(rows, cols)` (exact): `‖X‖_* ≤ √rank(X)·‖X‖_F` (Cauchy-Schwarz on the singular values),
-    /// and `(radius/k)·[I_k 0]` with `k = min(rows, cols)` is a boundary point at that Frobenius distance.
-    fn inscribed_radius(&self) -> Option<f64> {
-        Some(self.radius / (self.rows.min(self.cols) as f64).sqrt())
-    }
-
-    fn affine_dim(&self) -> usize {
-        self.rows * self.cols
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
     }
 
     /// Identity (full-dimensional).

@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::LinearMinimizationOracle;
 use super::selection::SAMPLE_CAPACITY;
 use super::uniform_matroid::UniformBlock;
+use super::{Geometry, LinearMinimizationOracle};
 use crate::error::{CoreError, Result};
 
 /// The partition matroid polytope on `n` coordinates partitioned into blocks `B_1..B_b` with capacities
@@ -22,10 +22,7 @@ pub struct PartitionMatroid {
     members: Vec<usize>,
     start: Vec<usize>,
     shapes: Vec<UniformBlock>,
-    center: Vec<f64>,
-    radius: f64,
-    diameter: f64,
-    affine_dim: usize,
+    geometry: Geometry,
     scratch: Vec<f64>,
     sample: Vec<f64>,
 }
@@ -127,6 +124,14 @@ impl PartitionMatroid {
                 block
             })
             .collect();
+        // Centre: block by block, the uniform-matroid centre (fixed blocks: their only value). Radius: the
+        // smallest uniform-matroid radius over the blocks that are not fixed. Certificate: the polytope is the
+        // product `Π_j P_j` and its affine hull the product of the blocks' hulls. If `y − c` is tangent with
+        // `‖y − c‖ ≤ r = min_j r_j`, each block part `y_j − c_j` is tangent to `P_j` with norm `≤ r ≤ r_j`, so
+        // `y_j ∈ P_j` by the block's certificate (fixed blocks have zero tangent part); hence `y ∈ Π_j P_j`.
+        // Diameter `√(Σ_j diam_j²)`, exact: a product's diameter separates over its factors, and each block's
+        // squared diameter is `2·min(k_j, |B_j| − k_j)` (base) or `min(2k_j, |B_j|)` (independence). Affine
+        // dimension `Σ_j` (base: `|B_j| − 1`; independence: `|B_j|`) over the blocks that are not fixed.
         let mut center = vec![0.0; n];
         for (j, shape) in shapes.iter().enumerate() {
             let c = shape.center();
@@ -148,10 +153,7 @@ impl PartitionMatroid {
             members,
             start,
             shapes,
-            center,
-            radius,
-            diameter,
-            affine_dim,
+            geometry: Geometry::new(diameter, center, Some(radius), affine_dim),
             scratch: vec![0.0; n],
             sample: Vec::with_capacity(SAMPLE_CAPACITY),
         })
@@ -195,7 +197,7 @@ impl TryFrom<PartitionMatroidSpec> for PartitionMatroid {
 
 impl LinearMinimizationOracle for PartitionMatroid {
     fn dim(&self) -> usize {
-        self.center.len()
+        self.geometry.center.len()
     }
 
     /// Block by block, the uniform-matroid LMO: ones at the `k_j` smallest `direction_i` of block `j`
@@ -215,30 +217,8 @@ impl LinearMinimizationOracle for PartitionMatroid {
         }
     }
 
-    /// `√(Σ_j diam_j²)`, exact: a product's diameter separates over its factors, and each block's squared
-    /// diameter is `2·min(k_j, |B_j| − k_j)` (base) or `min(2k_j, |B_j|)` (independence).
-    fn diameter(&self) -> f64 {
-        self.diameter
-    }
-
-    /// Block by block, the uniform-matroid centre (fixed blocks: their only value).
-    fn interior_point(&self) -> &[f64] {
-        &self.center
-    }
-
-    /// The smallest uniform-matroid radius over the blocks that are not fixed.
-    ///
-    /// Certificate: the polytope is the product `Π_j P_j` and its affine hull the product of the blocks'
-    /// hulls. If `y − c` is tangent with `‖y − c‖ ≤ r = min_j r_j`, each block part `y_j − c_j` is tangent to
-    /// `P_j` with norm `≤ r ≤ r_j`, so `y_j ∈ P_j` by the block's certificate (fixed blocks have zero tangent
-    /// part); hence `y ∈ Π_j P_j`.
-    fn inscribed_radius(&self) -> Option<f64> {
-        Some(self.radius)
-    }
-
-    /// `Σ_j` (base: `|B_j| − 1`; independence: `|B_j|`) over the blocks that are not fixed.
-    fn affine_dim(&self) -> usize {
-        self.affine_dim
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
     }
 
     /// Block by block: subtract the block mean (base), keep (independence), zero (fixed blocks).
@@ -250,7 +230,7 @@ impl LinearMinimizationOracle for PartitionMatroid {
     }
 
     fn contains(&self, x: &[f64], atol: f64) -> bool {
-        x.len() == self.center.len()
+        x.len() == self.geometry.center.len()
             && self
                 .shapes
                 .iter()

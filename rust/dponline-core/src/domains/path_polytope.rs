@@ -3,10 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::LinearMinimizationOracle;
 use super::dag::{orient_away_from, reachable, topological_order};
 use super::flow_projection::{Arc, DENSE_LIMIT, FlowProjection};
 use super::graph::{Adjacency, Direction, NONE, check_edges, check_terminals};
+use super::{Geometry, LinearMinimizationOracle};
 use crate::error::{CoreError, Result};
 
 /// The s-t path polytope of a DAG, one coordinate per edge (parallel edges allowed).
@@ -30,15 +30,12 @@ pub struct PathPolytope {
     /// `incoming[in_start[p]..in_start[p + 1]]`, as `(edge, position of its tail)`, by edge index.
     in_start: Vec<usize>,
     incoming: Vec<(usize, usize)>,
-    center: Vec<f64>,
-    radius: Option<f64>,
-    diameter: f64,
-    affine_dim: usize,
+    geometry: Geometry,
     /// LMO scratch, by position: best cost from `source`, and the `incoming` entry achieving it.
     cost: Vec<f64>,
     best_in: Vec<usize>,
     /// Built on the first `project_tangent` call.
-    projection: Option<FlowProjection>,
+    projection: FlowProjection,
 }
 
 /// What a pickled [`PathPolytope`] stores: its constructor arguments (validated again on restore).
@@ -128,15 +125,13 @@ impl PathPolytope {
             order,
             in_start,
             incoming,
-            center: Vec::new(),
-            radius: None,
-            diameter: 0.0,
-            affine_dim: 0,
+            geometry: Geometry::new(0.0, Vec::new(), None, 0),
             cost: vec![0.0; k],
             best_in: vec![0; k],
-            projection: None,
+            projection: FlowProjection::default(),
         };
         polytope.describe();
+        polytope.projection = polytope.build_projection(DENSE_LIMIT);
         Ok(polytope)
     }
 
@@ -173,7 +168,23 @@ impl PathPolytope {
         &self.edges
     }
 
-    /// Centre, radius, diameter and affine dimension.
+    /// The [`Geometry`]:
+    /// - diameter, the upper bound `√min(2·L, m_live)`, with `L` the number of edges of a longest s-t path and
+    ///   `m_live` the number of live edges: for paths `P, Q`, `‖1_P − 1_Q‖² = |P Δ Q| ≤ |P| + |Q| ≤ 2L`, and
+    ///   `P Δ Q` consists of live edges;
+    /// - centre: the uniform average of all s-t paths: `c_e = N(s→u)·N(v→t)/N(s→t)` for a live edge
+    ///   `e = (u, v)` (`N` counts paths, computed in log space so large DAGs do not overflow), 0 for dead
+    ///   edges. A strictly positive combination of all vertices, hence in the relative interior;
+    /// - radius: `min_{e live} c_e` (`None` only if that underflows to 0). Certificate: by the flow
+    ///   description, the affine hull is `{x : out(v) − in(v) = [v = s] − [v = t] ∀v, x_e = 0 for dead e}`
+    ///   (`c` satisfies every remaining inequality `x_e ≥ 0`, e live, strictly, so the polytope is
+    ///   full-dimensional in that flat), and the polytope is that flat intersected with `{x_e ≥ 0 : e live}`.
+    ///   For `y = c + u` with `u` tangent and `‖u‖ ≤ r`, `y_e ≥ c_e − |u_e| ≥ c_e − r ≥ 0` for every live `e`,
+    ///   and `y` stays in the flat, so `y` is in the polytope. The argument holds for the stored centre as
+    ///   computed (the inequalities are checked against it); rounding only perturbs the equalities, by about
+    ///   `m·ε·ln N(s→t)`;
+    /// - affine dimension `m_live − n_live + 1`: the flat above has one independent equation per live node
+    ///   but `target` (the live subgraph is connected, so its incidence matrix has rank `n_live − 1`).
     fn describe(&mut self) {
         let k = self.order.len();
         // Path counts in log space: from source to each node, and from each node to target.
@@ -206,10 +217,12 @@ impl PathPolytope {
             .iter()
             .map(|&(e, _)| center[e])
             .fold(f64::INFINITY, f64::min);
-        self.radius = (smallest > 0.0).then_some(smallest);
-        self.center = center;
-        self.diameter = ((2 * longest[k - 1]).min(live_edges) as f64).sqrt();
-        self.affine_dim = live_edges + 1 - k;
+        self.geometry = Geometry::new(
+            ((2 * longest[k - 1]).min(live_edges) as f64).sqrt(),
+            center,
+            Some(smallest),
+            live_edges + 1 - k,
+        );
     }
 
     /// Incoming live edges of the node at position `p`.
@@ -230,7 +243,7 @@ impl PathPolytope {
                 })
             })
             .collect();
-        FlowProjection::new(k - 1, arcs, dense_limit)
+        FlowProjection::new(k - 1, arcs, self.edges.len(), dense_limit)
     }
 }
 
@@ -288,37 +301,8 @@ impl LinearMinimizationOracle for PathPolytope {
         }
     }
 
-    /// Upper bound `√min(2·L, m_live)`, with `L` the number of edges of a longest s-t path and `m_live` the
-    /// number of live edges: for paths `P, Q`, `‖1_P − 1_Q‖² = |P Δ Q| ≤ |P| + |Q| ≤ 2L`, and `P Δ Q`
-    /// consists of live edges.
-    fn diameter(&self) -> f64 {
-        self.diameter
-    }
-
-    /// The uniform average of all s-t paths: `c_e = N(s→u)·N(v→t)/N(s→t)` for a live edge `e = (u, v)`
-    /// (`N` counts paths, computed in log space so large DAGs do not overflow), 0 for dead edges. A strictly
-    /// positive combination of all vertices, hence in the relative interior.
-    fn interior_point(&self) -> &[f64] {
-        &self.center
-    }
-
-    /// `min_{e live} c_e` (`None` only if that underflows to 0).
-    ///
-    /// Certificate: by the flow description, the affine hull is
-    /// `{x : out(v) − in(v) = [v = s] − [v = t] ∀v, x_e = 0 for dead e}` (`c` satisfies every remaining
-    /// inequality `x_e ≥ 0`, e live, strictly, so the polytope is full-dimensional in that flat), and the
-    /// polytope is that flat intersected with `{x_e ≥ 0 : e live}`. For `y = c + u` with `u` tangent and
-    /// `‖u‖ ≤ r`, `y_e ≥ c_e − |u_e| ≥ c_e − r ≥ 0` for every live `e`, and `y` stays in the flat, so `y` is
-    /// in the polytope. The argument holds for the stored centre as computed (the inequalities are checked
-    /// against it); rounding only perturbs the equalities, by about `m·ε·ln N(s→t)`.
-    fn inscribed_radius(&self) -> Option<f64> {
-        self.radius
-    }
-
-    /// `m_live − n_live + 1`: the flat above has one independent equation per live node but `target`
-    /// (the live subgraph is connected, so its incidence matrix has rank `n_live − 1`).
-    fn affine_dim(&self) -> usize {
-        self.affine_dim
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
     }
 
     /// Orthogonal projection onto `{u : conservation at every live node, u_e = 0 for dead e}`:
@@ -328,17 +312,7 @@ impl LinearMinimizationOracle for PathPolytope {
     /// preconditioned conjugate gradients otherwise (`O(m_live)` per iteration, accurate to a relative
     /// residual of `1e-13`). Later calls do not allocate.
     fn project_tangent(&mut self, u: &mut [f64]) {
-        if self.projection.is_none() {
-            self.projection = Some(self.build_projection(DENSE_LIMIT));
-        }
-        if let Some(projection) = &mut self.projection {
-            projection.project(u);
-        }
-        for (x, &live) in u.iter_mut().zip(&self.live) {
-            if !live {
-                *x = 0.0;
-            }
-        }
+        self.projection.project(u);
     }
 
     /// `x_e ≥ −atol`, `|x_e| ≤ atol` on dead edges, and `|out(v) − in(v) − b_v| ≤ atol` at every node, with

@@ -2,13 +2,23 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::LinearMinimizationOracle;
+use super::{Geometry, LinearMinimizationOracle};
 use crate::error::{CoreError, Result};
 
 /// The probability simplex in `R^n`: vertices `e_1..e_n`, diameter `√2` (for `n ≥ 2`), centre `1/n`,
-/// inscribed radius (within the hyperplane `Σx = 1`) `1/√(n(n−1))`.
+/// inscribed radius (within the hyperplane `Σx = 1`) `1/√(n(n−1))`, the distance from `1/n` to the facet
+/// `x_i = 0` inside `Σx = 1` (`(1/n) / ‖P e_i‖`); affine dimension `n − 1`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(try_from = "SimplexSpec", into = "SimplexSpec")]
 pub struct Simplex {
+    n: usize,
+    geometry: Geometry,
+}
+
+/// What a pickled [`Simplex`] stores: `n` and the centre (the layout of format version 8); restored through
+/// the constructor, refused unless the centre is the one it computes.
+#[derive(Serialize, Deserialize)]
+struct SimplexSpec {
     n: usize,
     center: Vec<f64>,
 }
@@ -22,10 +32,40 @@ impl Simplex {
         if n < 2 {
             return Err(CoreError::invalid("n", ">= 2", n));
         }
+        let m = n as f64;
         Ok(Simplex {
             n,
-            center: vec![1.0 / n as f64; n],
+            geometry: Geometry::new(
+                std::f64::consts::SQRT_2,
+                vec![1.0 / m; n],
+                Some(1.0 / (m * (m - 1.0)).sqrt()),
+                n - 1,
+            ),
         })
+    }
+}
+
+impl From<Simplex> for SimplexSpec {
+    fn from(s: Simplex) -> Self {
+        SimplexSpec {
+            n: s.n,
+            center: s.geometry.center,
+        }
+    }
+}
+
+impl TryFrom<SimplexSpec> for Simplex {
+    type Error = CoreError;
+    fn try_from(s: SimplexSpec) -> Result<Self> {
+        let simplex = Simplex::new(s.n)?;
+        if s.center != simplex.geometry.center {
+            return Err(CoreError::invalid(
+                "center",
+                "1/n in every coordinate",
+                "another vector",
+            ));
+        }
+        Ok(simplex)
     }
 }
 
@@ -48,22 +88,8 @@ impl LinearMinimizationOracle for Simplex {
         vertex[best] = 1.0;
     }
 
-    fn diameter(&self) -> f64 {
-        std::f64::consts::SQRT_2
-    }
-
-    fn interior_point(&self) -> &[f64] {
-        &self.center
-    }
-
-    /// Distance from `1/n` to the facet `x_i = 0` inside `Σx = 1`: `(1/n) / ‖P e_i‖ = 1/√(n(n−1))`.
-    fn inscribed_radius(&self) -> Option<f64> {
-        let n = self.n as f64;
-        Some(1.0 / (n * (n - 1.0)).sqrt())
-    }
-
-    fn affine_dim(&self) -> usize {
-        self.n - 1
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
     }
 
     /// Subtract the mean: projection onto `{u : Σu = 0}`.

@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::LinearMinimizationOracle;
 use super::linalg::power_of_two_scale;
 use super::spectral::{End, Lanczos, symmetric_eigenvalues};
+use super::{Geometry, LinearMinimizationOracle};
 use crate::error::{CoreError, Result};
 
 /// The spectraplex in `R^{n×n}`, coordinates `X_ij` at `i·n + j` (its points are symmetric).
@@ -13,7 +13,7 @@ use crate::error::{CoreError, Result};
 #[serde(try_from = "SpectraplexSpec", into = "SpectraplexSpec")]
 pub struct Spectraplex {
     n: usize,
-    center: Vec<f64>,
+    geometry: Geometry,
     lanczos: Lanczos,
     /// Scratch: the symmetrised, scaled direction and the eigenvector.
     symmetric: Vec<f64>,
@@ -38,11 +38,23 @@ impl Spectraplex {
         if n < 2 {
             return Err(CoreError::invalid("n", ">= 2", n));
         }
+        let m = n as f64;
+        // Centre `I/n`. Diameter `√2` (exact): `‖v vᵀ − w wᵀ‖² = 2 − 2(vᵀw)² ≤ 2`, attained for orthogonal
+        // `v`, `w`. Radius `1/√(n(n−1))` (exact): for a tangent `H` (symmetric, trace 0), the eigenvalues sum
+        // to 0, so `max|λ_i(H)|² ≤ (1 − 1/n)·Σλ_i² = (1 − 1/n)‖H‖²`; with `‖H‖ ≤ 1/√(n(n−1))`,
+        // `λ_min(I/n + H) ≥ 1/n − 1/n = 0`. The bound is attained along `H ∝ I/n − e_1 e_1ᵀ`, which reaches
+        // `X_11 = 0` at exactly that distance. Affine dimension `n(n+1)/2 − 1`.
         let mut center = vec![0.0; dim];
-        (0..n).for_each(|i| center[i * n + i] = 1.0 / n as f64);
+        (0..n).for_each(|i| center[i * n + i] = 1.0 / m);
+        let geometry = Geometry::new(
+            std::f64::consts::SQRT_2,
+            center,
+            Some(1.0 / (m * (m - 1.0)).sqrt()),
+            n * (n + 1) / 2 - 1,
+        );
         Ok(Spectraplex {
             n,
-            center,
+            geometry,
             lanczos: Lanczos::new(n),
             symmetric: vec![0.0; dim],
             vector: vec![0.0; n],
@@ -117,28 +129,8 @@ impl LinearMinimizationOracle for Spectraplex {
         }
     }
 
-    /// `√2` (exact): `‖v vᵀ − w wᵀ‖² = 2 − 2(vᵀw)² ≤ 2`, attained for orthogonal `v`, `w`.
-    fn diameter(&self) -> f64 {
-        std::f64::consts::SQRT_2
-    }
-
-    /// `I/n`.
-    fn interior_point(&self) -> &[f64] {
-        &self.center
-    }
-
-    /// `1/√(n(n−1))` (exact). For a tangent `H` (symmetric, trace 0), the eigenvalues sum to 0, so
-    /// `max|λ_i(H)|² ≤ (1 − 1/n)·Σλ_i² = (1 − 1/n)‖H‖²`; with `‖H‖ ≤ 1/√(n(n−1))`, `λ_min(I/n + H) ≥
-    /// 1/n − 1/n = 0`. The bound is attained along `H ∝ I/n − e_1 e_1ᵀ`, which reaches `X_11 = 0` at exactly
-    /// that distance.
-    fn inscribed_radius(&self) -> Option<f64> {
-        let n = self.n as f64;
-        Some(1.0 / (n * (n - 1.0)).sqrt())
-    }
-
-    /// `n(n+1)/2 − 1`.
-    fn affine_dim(&self) -> usize {
-        self.n * (self.n + 1) / 2 - 1
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
     }
 
     /// Symmetrise, then subtract `tr/n` from the diagonal: the orthogonal projection of `R^{n×n}` onto the

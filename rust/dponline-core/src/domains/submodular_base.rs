@@ -3,10 +3,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::LinearMinimizationOracle;
 use super::graph::UnionFind;
 use super::min_norm_point::nearest_point_offset;
 use super::selection::order_key;
+use super::{Geometry, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_finite};
 use crate::submodular::{Scratch, SubmodularFamily, SubmodularKind};
 
@@ -39,10 +39,7 @@ pub const MAX_TABLE_ITEMS: usize = 20;
 pub struct SubmodularBasePolytope {
     function: SetFunction,
     n: usize,
-    center: Vec<f64>,
-    radius: Option<f64>,
-    diameter: f64,
-    affine_dim: usize,
+    geometry: Geometry,
     /// Connected component of each item and each component's size (the tangent projection subtracts the
     /// mean within each component).
     component: Vec<usize>,
@@ -244,10 +241,7 @@ impl SubmodularBasePolytope {
         let mut polytope = SubmodularBasePolytope {
             function,
             n,
-            center: vec![0.0; n],
-            radius: None,
-            diameter: 0.0,
-            affine_dim,
+            geometry: Geometry::new(0.0, vec![0.0; n], None, affine_dim),
             component,
             component_sum: vec![0.0; component_size.len()],
             component_size,
@@ -278,7 +272,22 @@ impl SubmodularBasePolytope {
         }
     }
 
-    /// Centre (the Shapley value), radius, diameter.
+    /// The [`Geometry`] (the affine dimension is set by the constructor):
+    /// - diameter, an upper bound: `√min(Σ_a F({a})², 2·F(U)·max_a F({a}))`, since every point has
+    ///   `0 ≤ x_a ≤ F({a})` and `Σ x = F(U)` (so `‖x − y‖² ≤ ‖x − y‖_∞‖x − y‖₁`). Concave of cardinality:
+    ///   exact, the increments against their reverse (rearrangement inequality);
+    /// - centre: the Shapley value of `F`, the average of the greedy vertices over all `n!` orders: a strictly
+    ///   positive combination of every vertex (each vertex is the greedy vector of some order), hence in the
+    ///   relative interior (closed forms per kind, see [`SubmodularFamily::row_sum_shapley`]; `(g(n)/n)·1` for
+    ///   concave of cardinality; the defining sum over all sets for a table);
+    /// - radius: concave of cardinality: exact, `min_{0<k<n} (g(k) − k g(n)/n)/√(k(n − k)/n)` (the facet
+    ///   `x(S) ≤ g(k)`, `|S| = k`, at its distance from the centre within `{Σx = g(n)}`; every facet of `B(F)`
+    ///   is of this form, and the value is positive for non-linear concave `g`). Tables: exact, the same
+    ///   minimum over every set (`O(2^n·n)` once). The families: `None` — certifying a ball would need the
+    ///   minimum of `(F(S) − c(S))/‖P 1_S‖` over all sets, a submodular-type minimisation not done here, so
+    ///   PrivateBandit does not accept these domains (DP-FTPL and DP-FTRL do);
+    /// - affine dimension: `n` minus the number of connected components of `F` (its affine hull is
+    ///   `{x(C) = F(C) for every component C}`; Fujishige 2005, Theorem 3.38).
     fn describe(&mut self) -> Result<()> {
         let n = self.n;
         let everything: Vec<usize> = (0..n).collect();
@@ -286,22 +295,20 @@ impl SubmodularBasePolytope {
         let singletons: Vec<f64> = (0..n).map(|a| self.value(&[a])).collect();
         let largest = singletons.iter().copied().fold(0.0, f64::max);
         let squares: f64 = singletons.iter().map(|s| s * s).sum();
-        self.diameter = squares.min(2.0 * total * largest).sqrt();
-        match &self.function {
+        let bound = squares.min(2.0 * total * largest).sqrt();
+        let (diameter, center, radius) = match &self.function {
             SetFunction::Family(f) => {
                 let mut center = vec![0.0; n];
                 f.row_sum_shapley(&mut center)?;
-                self.center = center;
+                (bound, center, None)
             }
             SetFunction::Table(values) => {
                 let (center, radius) =
                     table_center_and_radius(values, n, &self.component, &self.component_size);
-                self.center = center;
-                self.radius = radius;
+                (bound, center, radius)
             }
             SetFunction::ConcaveOfCardinality(g) => {
                 let nf = n as f64;
-                self.center = vec![g[n] / nf; n];
                 // Exact inradius at the centre: the facet x(S) ≤ g(|S|), |S| = k, is at distance
                 // (g(k) − k g(n)/n)/‖P 1_S‖ with ‖P 1_S‖² = k(n − k)/n.
                 let radius = (1..n)
@@ -310,17 +317,19 @@ impl SubmodularBasePolytope {
                         (g[k] - kf * g[n] / nf) / (kf * (nf - kf) / nf).sqrt()
                     })
                     .fold(f64::INFINITY, f64::min);
-                self.radius = (radius > 0.0).then_some(radius);
                 // Exact diameter: the increments sorted against their reverse.
                 let steps: Vec<f64> = g.windows(2).map(|w| w[1] - w[0]).collect();
-                self.diameter = steps
+                let diameter = steps
                     .iter()
                     .zip(steps.iter().rev())
                     .map(|(a, b)| (a - b) * (a - b))
                     .sum::<f64>()
                     .sqrt();
+                (diameter, vec![g[n] / nf; n], Some(radius))
             }
-        }
+        };
+        let affine_dim = self.geometry.affine_dim;
+        self.geometry = Geometry::new(diameter, center, radius, affine_dim);
         Ok(())
     }
 }
@@ -498,35 +507,8 @@ impl LinearMinimizationOracle for SubmodularBasePolytope {
         );
     }
 
-    /// An upper bound: `√min(Σ_a F({a})², 2·F(U)·max_a F({a}))`, since every point has
-    /// `0 ≤ x_a ≤ F({a})` and `Σ x = F(U)` (so `‖x − y‖² ≤ ‖x − y‖_∞‖x − y‖₁`). Concave of cardinality:
-    /// exact, the increments against their reverse (rearrangement inequality).
-    fn diameter(&self) -> f64 {
-        self.diameter
-    }
-
-    /// The Shapley value of `F`, the average of the greedy vertices over all `n!` orders: a strictly positive
-    /// combination of every vertex (each vertex is the greedy vector of some order), hence in the relative
-    /// interior (closed forms per kind, see [`SubmodularFamily::row_sum_shapley`]; `(g(n)/n)·1` for concave
-    /// of cardinality; the defining sum over all sets for a table).
-    fn interior_point(&self) -> &[f64] {
-        &self.center
-    }
-
-    /// Concave of cardinality: exact, `min_{0<k<n} (g(k) − k g(n)/n)/√(k(n − k)/n)` (the facet `x(S) ≤ g(k)`,
-    /// `|S| = k`, at its distance from the centre within `{Σx = g(n)}`; every facet of `B(F)` is of this form,
-    /// and the value is positive for non-linear concave `g`). Tables: exact, the same minimum over every set
-    /// (`O(2^n·n)` once). The families: `None` — certifying a ball would
-    /// need the minimum of `(F(S) − c(S))/‖P 1_S‖` over all sets, a submodular-type minimisation not done
-    /// here, so PrivateBandit does not accept these domains (DP-FTPL and DP-FTRL do).
-    fn inscribed_radius(&self) -> Option<f64> {
-        self.radius
-    }
-
-    /// `n` minus the number of connected components of `F` (its affine hull is
-    /// `{x(C) = F(C) for every component C}`; Fujishige 2005, Theorem 3.38).
-    fn affine_dim(&self) -> usize {
-        self.affine_dim
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
     }
 
     /// Subtract the mean within every connected component of `F` (items alone in their component are
@@ -757,7 +739,7 @@ mod tests {
         for (i, mut p) in families().into_iter().enumerate() {
             let seed = 120 + 3 * i as u64;
             assert!(
-                p.contains(&p.center.clone(), 1e-9),
+                p.contains(&p.geometry.center.clone(), 1e-9),
                 "the Shapley value is in B(F)"
             );
             testing::projection_is_orthogonal(&mut p, seed);
@@ -776,8 +758,12 @@ mod tests {
             let average: Vec<f64> = (0..p.n)
                 .map(|a| vertices.iter().map(|v| v[a]).sum::<f64>() / vertices.len() as f64)
                 .collect();
-            for (c, m) in p.center.iter().zip(&average) {
-                assert!((c - m).abs() < 1e-12, "{:?} vs {average:?}", p.center);
+            for (c, m) in p.geometry.center.iter().zip(&average) {
+                assert!(
+                    (c - m).abs() < 1e-12,
+                    "{:?} vs {average:?}",
+                    p.geometry.center
+                );
             }
             let mut domain = crate::domains::Domain::SubmodularBase(Box::new(p));
             testing::frank_wolfe_converges(&mut domain, seed + 2);
@@ -788,7 +774,7 @@ mod tests {
     fn membership_finds_violations() {
         for mut p in families() {
             let n = p.n;
-            let c = p.center.clone();
+            let c = p.geometry.center.clone();
             // Move mass from one item to another far beyond the polytope, keeping the sum.
             let mut x = c.clone();
             let top = p.value(&[0]);

@@ -6,8 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::LinearMinimizationOracle;
 use super::selection::{KSmallest, SAMPLE_CAPACITY};
+use super::{Geometry, LinearMinimizationOracle};
 use crate::error::{CoreError, Result};
 
 /// One uniform-matroid polytope on `size` coordinates with capacity `k <= size`: `base` selects
@@ -163,11 +163,16 @@ impl UniformBlock {
 /// The uniform matroid polytope on `n` coordinates: the hypersimplex `{0 ≤ x ≤ 1, Σx = k}` (`base = true`)
 /// or `{0 ≤ x ≤ 1, Σx ≤ k}` (`base = false`). Vertices are the indicator vectors of the `k`-subsets
 /// (of the subsets of size `≤ k`).
+///
+/// Geometry (from `UniformBlock`): diameter, base `√(2·min(k, n − k))`, independence `√min(2k, n)` (both
+/// exact); centre, base `(k/n)·1`, independence `a·1` with `a = min(1/2, k/(n + √n))`; radius, base
+/// `min(k/n, 1 − k/n)/√(1 − 1/n)`, independence `min(1/2, k/(n + √n))` (the ball stays on the right side of
+/// every facet hyperplane, proof in `UniformBlock::radius`); affine dimension, base `n − 1`, independence `n`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(try_from = "UniformMatroidSpec", into = "UniformMatroidSpec")]
 pub struct UniformMatroid {
     block: UniformBlock,
-    center: Vec<f64>,
+    geometry: Geometry,
     scratch: Vec<f64>,
     sample: Vec<f64>,
 }
@@ -204,7 +209,12 @@ impl UniformMatroid {
         let block = UniformBlock { size: n, k, base };
         Ok(UniformMatroid {
             block,
-            center: vec![block.center(); n],
+            geometry: Geometry::new(
+                block.diameter_squared().sqrt(),
+                vec![block.center(); n],
+                block.radius(),
+                block.affine_dim(),
+            ),
             scratch: vec![0.0; n],
             sample: Vec::with_capacity(SAMPLE_CAPACITY),
         })
@@ -258,26 +268,8 @@ impl LinearMinimizationOracle for UniformMatroid {
         );
     }
 
-    /// Base: `√(2·min(k, n − k))`; independence: `√min(2k, n)` (both exact, see
-    /// `UniformBlock::diameter_squared`).
-    fn diameter(&self) -> f64 {
-        self.block.diameter_squared().sqrt()
-    }
-
-    /// Base: `(k/n)·1`; independence: `a·1` with `a = min(1/2, k/(n + √n))`.
-    fn interior_point(&self) -> &[f64] {
-        &self.center
-    }
-
-    /// Base: `min(k/n, 1 − k/n)/√(1 − 1/n)`; independence: `min(1/2, k/(n + √n))`. Proof in
-    /// `UniformBlock::radius`: the ball stays on the right side of every facet hyperplane.
-    fn inscribed_radius(&self) -> Option<f64> {
-        self.block.radius()
-    }
-
-    /// Base: `n − 1`; independence: `n`.
-    fn affine_dim(&self) -> usize {
-        self.block.affine_dim()
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
     }
 
     /// Base: subtract the mean (projection onto `{Σu = 0}`); independence: identity.
