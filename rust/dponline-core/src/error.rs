@@ -141,6 +141,16 @@ pub fn check_nonnegative(name: &'static str, value: f64) -> Result<()> {
     }
 }
 
+/// Check that a dimension `dim` is at least 1.
+///
+/// Errors: [`CoreError::InvalidArgument`] naming `dim`.
+pub fn check_dim(dim: usize) -> Result<()> {
+    if dim == 0 {
+        return Err(CoreError::invalid("dim", ">= 1", dim));
+    }
+    Ok(())
+}
+
 /// Check that a scalar is finite and `> 0`.
 ///
 /// Errors: [`CoreError::InvalidArgument`].

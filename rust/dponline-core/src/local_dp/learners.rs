@@ -19,7 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{CoreError, Result, check_positive};
+use crate::error::{CoreError, Result, check_dim, check_positive};
 use crate::learners::{Checkpoints, RunSummary, check_len_pair};
 use crate::losses::check_checkpoints;
 use crate::rng::{Generator, Seed};
@@ -138,9 +138,7 @@ impl LocalStream {
         sampler: SamplerKind,
         budgets: Vec<f64>,
     ) -> Result<Self> {
-        if dim == 0 {
-            return Err(CoreError::invalid("dim", ">= 1", dim));
-        }
+        check_dim(dim)?;
         check_sampler(mechanism, sampler)?;
         let rows = labels.len();
         let expected = crate::alloc::checked_len("features", rows, dim)?;
@@ -371,9 +369,7 @@ impl LocalLearner {
         seed: Seed,
         secure: bool,
     ) -> Result<Self> {
-        if dim == 0 {
-            return Err(CoreError::invalid("dim", ">= 1", dim));
-        }
+        check_dim(dim)?;
         check_positive("G", g_bound)?;
         if let AlgorithmSpec::Coordinatewise(Prior::External)
         | AlgorithmSpec::Unconstrained(Prior::External) = spec

@@ -33,7 +33,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{CoreError, Result, check_positive};
+use crate::error::{CoreError, Result, check_dim, check_positive};
 use crate::noise::release::{SamplerKind, exact_laplace, release_on_grid};
 use crate::noise::{LaplaceDraw, Sampler, sample_gamma};
 use crate::rng::{Generator, Seed};
@@ -258,9 +258,7 @@ impl LocalRandomizer {
         secure: bool,
         strict: bool,
     ) -> Result<Self> {
-        if dim == 0 {
-            return Err(CoreError::invalid("dim", ">= 1", dim));
-        }
+        check_dim(dim)?;
         check_positive("bound", bound)?;
         check_sampler(mechanism, sampler)?;
         Ok(LocalRandomizer {
@@ -427,23 +425,32 @@ impl LocalRandomizer {
 mod tests {
     use super::*;
 
-    #[test]
-    fn laplace_scales_follow_the_budgets_and_inf_means_exact() {
-        let mut r = LocalRandomizer::new(
-            3,
-            1.0,
-            Mechanism::Coordinate,
-            SamplerKind::FloatingPoint,
-            [1, 2, 3, 4],
-            false,
-            false,
-        )
-        .unwrap();
+    /// A seeded randomiser with bound `G = 1`, not secure.
+    fn seeded(
+        dim: usize,
+        mechanism: Mechanism,
+        sampler: SamplerKind,
+        seed: Seed,
+        strict: bool,
+    ) -> Result<LocalRandomizer> {
+        LocalRandomizer::new(dim, 1.0, mechanism, sampler, seed, false, strict)
+    }
+
+    /// `n = 100 000` coordinate-wise releases of the gradient `(g, g, g)` with budgets `(0.5, 4, ∞)`, by
+    /// `sampler` from `seed`.
+    fn coordinate_releases(sampler: SamplerKind, seed: Seed, g: f64) -> Vec<f64> {
+        let mut r = seeded(3, Mechanism::Coordinate, sampler, seed, false).unwrap();
         let n = 100_000;
-        let g = vec![0.5; 3 * n];
         let budgets: Vec<f64> = (0..n).flat_map(|_| [0.5, 4.0, f64::INFINITY]).collect();
         let mut out = vec![0.0; 3 * n];
-        r.randomize(&g, &budgets, &mut out).unwrap();
+        r.randomize(&vec![g; 3 * n], &budgets, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn laplace_scales_follow_the_budgets_and_inf_means_exact() {
+        let out = coordinate_releases(SamplerKind::FloatingPoint, [1, 2, 3, 4], 0.5);
+        let n = out.len() / 3;
         for (j, tau) in [0.5f64, 4.0].iter().enumerate() {
             let xs: Vec<f64> = out.iter().skip(j).step_by(3).copied().collect();
             let mean = xs.iter().sum::<f64>() / n as f64;
@@ -461,13 +468,11 @@ mod tests {
 
     #[test]
     fn bad_budgets_and_gradients_leave_state_unchanged() {
-        let mut r = LocalRandomizer::new(
+        let mut r = seeded(
             2,
-            1.0,
             Mechanism::Coordinate,
             SamplerKind::FloatingPoint,
             [1, 0, 0, 0],
-            false,
             true,
         )
         .unwrap();
@@ -493,13 +498,11 @@ mod tests {
     #[test]
     fn l2_noise_has_gamma_radius() {
         let d = 4;
-        let mut r = LocalRandomizer::new(
+        let mut r = seeded(
             d,
-            1.0,
             Mechanism::L2,
             SamplerKind::FloatingPoint,
             [9, 9, 9, 9],
-            false,
             false,
         )
         .unwrap();
@@ -521,21 +524,8 @@ mod tests {
         // G = 1, budgets 0.5 and 4 (inf released as is): each noised coordinate is an integer multiple of its
         // grid, and its variance around the rounded input is the discrete Laplace variance γ²·2e^{-1/t}/(1 −
         // e^{-1/t})² within 6 standard errors (fourth moment of a Laplace: 6 var²).
-        let mut r = LocalRandomizer::new(
-            3,
-            1.0,
-            Mechanism::Coordinate,
-            SamplerKind::Exact,
-            [5, 6, 7, 8],
-            false,
-            false,
-        )
-        .unwrap();
-        let n = 100_000;
-        let g = vec![0.3; 3 * n];
-        let budgets: Vec<f64> = (0..n).flat_map(|_| [0.5, 4.0, f64::INFINITY]).collect();
-        let mut out = vec![0.0; 3 * n];
-        r.randomize(&g, &budgets, &mut out).unwrap();
+        let out = coordinate_releases(SamplerKind::Exact, [5, 6, 7, 8], 0.3);
+        let n = out.len() / 3;
         for (j, tau) in [0.5f64, 4.0].into_iter().enumerate() {
             let noise = exact_laplace(2.0, 1, tau).unwrap();
             let gamma = noise.grid.gamma();
@@ -562,30 +552,13 @@ mod tests {
     #[test]
     fn exact_sampler_refuses_l2_and_out_of_range_budgets_without_drawing() {
         assert!(matches!(
-            LocalRandomizer::new(
-                2,
-                1.0,
-                Mechanism::L2,
-                SamplerKind::Exact,
-                [1; 4],
-                false,
-                false
-            ),
+            seeded(2, Mechanism::L2, SamplerKind::Exact, [1; 4], false),
             Err(CoreError::InvalidArgument {
                 name: "sampler",
                 ..
             })
         ));
-        let mut r = LocalRandomizer::new(
-            1,
-            1.0,
-            Mechanism::Coordinate,
-            SamplerKind::Exact,
-            [1; 4],
-            false,
-            false,
-        )
-        .unwrap();
+        let mut r = seeded(1, Mechanism::Coordinate, SamplerKind::Exact, [1; 4], false).unwrap();
         let before = r.to_bytes().unwrap();
         for tau in [1e6, 1e-300, 0.0, -1.0, f64::NAN] {
             assert!(r.randomize(&[0.5], &[tau], &mut [0.0]).is_err(), "{tau}");
