@@ -160,36 +160,40 @@ pub fn all_finite(values: &[f64]) -> bool {
     values.iter().all(|v| v.is_finite())
 }
 
+/// Damaged copies of the serialized state `bytes`, for testing decoders: in turn a flipped bit, a truncation,
+/// an extension by 1 to 8 equal bytes, and a byte overwritten by another value, at positions drawn from
+/// `seed` (a seeded generator, so a failing case can be replayed). A truncation may leave `bytes` whole;
+/// every other mutation changes them.
+///
+/// Returns `count` byte strings.
+pub fn mutations(bytes: &[u8], count: usize, seed: u64) -> Vec<Vec<u8>> {
+    let mut g = crate::rng::Generator::from_seed([seed, 23, 0, 0]);
+    let mut below = |n: usize| ((g.open01() * n as f64) as usize).min(n.saturating_sub(1));
+    (0..count)
+        .map(|i| {
+            let mut m = bytes.to_vec();
+            match i % 4 {
+                0 => {
+                    let at = below(m.len() * 8);
+                    m[at / 8] ^= 1 << (at % 8);
+                }
+                1 => m.truncate(below(m.len())),
+                2 => m.extend(std::iter::repeat_n(below(256) as u8, 1 + below(8))),
+                _ => {
+                    let at = below(m.len());
+                    m[at] = m[at].wrapping_add(1 + below(255) as u8);
+                }
+            }
+            m
+        })
+        .collect()
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
     use crate::rng::Generator;
     use proptest::prelude::*;
-
-    /// Mutations of `bytes` for a decoder's fuzz test: a flipped bit, a truncation, an extension, a byte
-    /// overwritten, with positions drawn from `seed`.
-    pub(crate) fn mutations(bytes: &[u8], count: usize, seed: u64) -> Vec<Vec<u8>> {
-        let mut g = Generator::from_seed([seed, 0x5eed, 0, 0]);
-        let mut below = |n: usize| ((g.open01() * n as f64) as usize).min(n.saturating_sub(1));
-        (0..count)
-            .map(|i| {
-                let mut m = bytes.to_vec();
-                match i % 4 {
-                    0 => {
-                        let at = below(m.len() * 8);
-                        m[at / 8] ^= 1 << (at % 8);
-                    }
-                    1 => m.truncate(below(m.len())),
-                    2 => m.extend(std::iter::repeat_n(below(256) as u8, 1 + below(8))),
-                    _ => {
-                        let at = below(m.len());
-                        m[at] = below(256) as u8;
-                    }
-                }
-                m
-            })
-            .collect()
-    }
 
     /// Run `decode` on many mutations of `bytes`: each must be an error (never a panic, never a value).
     pub(crate) fn fuzz_decoder<T>(bytes: &[u8], decode: impl Fn(&[u8]) -> Result<T>) {

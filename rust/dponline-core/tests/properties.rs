@@ -21,6 +21,15 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+/// The edges `(u mod n, v mod n)` of `pairs` between distinct nodes: a graph on `n` nodes without loops.
+fn loopless(pairs: Vec<(usize, usize)>, n: usize) -> Vec<(usize, usize)> {
+    pairs
+        .into_iter()
+        .map(|(u, v)| (u % n, v % n))
+        .filter(|(u, v)| u != v)
+        .collect()
+}
+
 /// Small 0/1 polytopes (at most 8 coordinates), every kind that has 0/1 vertices.
 fn small_domain() -> impl Strategy<Value = Domain> {
     prop_oneof![
@@ -56,10 +65,8 @@ fn small_domain() -> impl Strategy<Value = Domain> {
         )
             .prop_filter_map("a DAG with an s-t path", |(n, pairs)| {
                 // Edges from the lower to the higher index: acyclic by construction.
-                let edges: Vec<_> = pairs
+                let edges = loopless(pairs, n)
                     .into_iter()
-                    .map(|(u, v)| (u % n, v % n))
-                    .filter(|(u, v)| u != v)
                     .map(|(u, v)| (u.min(v), u.max(v)))
                     .collect();
                 PathPolytope::new(n, edges, 0, n - 1)
@@ -86,11 +93,7 @@ fn small_domain() -> impl Strategy<Value = Domain> {
         )
             .prop_filter_map("a graph with a unit s-t flow", |(n, pairs)| {
                 // Unit capacities and value 1: every vertex is a 0/1 flow (directed cycles allowed).
-                let edges: Vec<_> = pairs
-                    .into_iter()
-                    .map(|(u, v)| (u % n, v % n))
-                    .filter(|(u, v)| u != v)
-                    .collect();
+                let edges = loopless(pairs, n);
                 let caps = vec![1.0; edges.len()];
                 FlowPolytope::new(n, edges, 0, n - 1, Some(caps), 1.0)
                     .ok()

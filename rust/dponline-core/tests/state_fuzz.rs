@@ -23,32 +23,8 @@ use dponline_core::local_dp::{LocalRandomizer, Mechanism as LocalMechanism};
 use dponline_core::noise::NoiseDistribution;
 use dponline_core::noise::release::scalar_laplace;
 use dponline_core::rng::Generator;
-use dponline_core::state::seal;
+use dponline_core::state::{mutations, seal};
 use proptest::prelude::*;
-
-/// Mutations of `bytes`: a flipped bit, a truncation, an extension, an overwritten byte, in turn.
-fn mutations(bytes: &[u8], count: usize, seed: u64) -> Vec<Vec<u8>> {
-    let mut g = Generator::from_seed([seed, 23, 0, 0]);
-    let mut below = |n: usize| ((g.open01() * n as f64) as usize).min(n.saturating_sub(1));
-    (0..count)
-        .map(|i| {
-            let mut m = bytes.to_vec();
-            match i % 4 {
-                0 => {
-                    let at = below(m.len() * 8);
-                    m[at / 8] ^= 1 << (at % 8);
-                }
-                1 => m.truncate(below(m.len())),
-                2 => m.extend(std::iter::repeat_n(below(256) as u8, 1 + below(8))),
-                _ => {
-                    let at = below(m.len());
-                    m[at] = m[at].wrapping_add(1 + below(255) as u8);
-                }
-            }
-            m
-        })
-        .collect()
-}
 
 /// Every mutation of `bytes` is refused with `CoreError::State`; the bytes themselves restore to the same
 /// bytes; and arbitrary payloads in a valid container give a value or an error, never a panic.
@@ -83,6 +59,13 @@ fn fuzz<T>(
             },
         )
         .unwrap();
+}
+
+/// [`fuzz`] on the state of `learner`.
+fn fuzz_learner<L: Learner>(learner: &L) {
+    fuzz(&learner.to_bytes().unwrap(), L::from_bytes, |l| {
+        l.to_bytes().unwrap()
+    });
 }
 
 fn simplex(n: usize) -> Domain {
@@ -137,9 +120,7 @@ fn private_bandit() {
         l.ask().unwrap();
         l.tell(0.5).unwrap();
     }
-    fuzz(&l.to_bytes().unwrap(), PrivateBandit::from_bytes, |l| {
-        l.to_bytes().unwrap()
-    });
+    fuzz_learner(&l);
 }
 
 #[test]
@@ -171,9 +152,7 @@ fn dp_ftrl() {
         l.ask().unwrap();
         l.tell(&[0.1, 0.2, 0.3]).unwrap();
     }
-    fuzz(&l.to_bytes().unwrap(), DpFtrl::from_bytes, |l| {
-        l.to_bytes().unwrap()
-    });
+    fuzz_learner(&l);
 }
 
 #[test]
@@ -195,9 +174,7 @@ fn noisy_oco() {
         l.ask().unwrap();
         l.tell(&[0.1, -0.2, 0.3, 0.0]).unwrap();
     }
-    fuzz(&l.to_bytes().unwrap(), NoisyOco::from_bytes, |l| {
-        l.to_bytes().unwrap()
-    });
+    fuzz_learner(&l);
 }
 
 #[test]
@@ -210,9 +187,7 @@ fn private_exp3() {
         l.ask().unwrap();
         l.tell(0.5).unwrap();
     }
-    fuzz(&l.to_bytes().unwrap(), PrivateExp3::from_bytes, |l| {
-        l.to_bytes().unwrap()
-    });
+    fuzz_learner(&l);
 }
 
 #[test]
@@ -225,9 +200,7 @@ fn private_scrible() {
         l.ask().unwrap();
         l.tell(0.5).unwrap();
     }
-    fuzz(&l.to_bytes().unwrap(), PrivateScrible::from_bytes, |l| {
-        l.to_bytes().unwrap()
-    });
+    fuzz_learner(&l);
 }
 
 #[test]
@@ -244,9 +217,7 @@ fn private_submodular() {
     )
     .unwrap();
     let l = PrivateSubmodular::new(params, [9, 0, 0, 0], false, false).unwrap();
-    fuzz(&l.to_bytes().unwrap(), PrivateSubmodular::from_bytes, |l| {
-        l.to_bytes().unwrap()
-    });
+    fuzz_learner(&l);
 }
 
 #[test]
@@ -276,11 +247,7 @@ fn private_dr_submodular() {
         false,
     )
     .unwrap();
-    fuzz(
-        &l.to_bytes().unwrap(),
-        PrivateDrSubmodular::from_bytes,
-        |l| l.to_bytes().unwrap(),
-    );
+    fuzz_learner(&l);
 }
 
 #[test]
