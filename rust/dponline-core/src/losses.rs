@@ -43,11 +43,101 @@ pub enum LossKind {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LossFamily {
     kind: LossKind,
-    dim: usize,
+    stream: RowStream,
+}
+
+/// The rows a family plays: a row-major `(rows, width)` matrix, and `horizon` rounds that pick their rows by
+/// a [`RowOrder`]. Shared by [`LossFamily`] and [`crate::submodular::SubmodularFamily`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RowStream {
+    width: usize,
     rows: usize,
     data: Vec<f64>,
     horizon: u64,
     order: RowOrder,
+}
+
+impl RowStream {
+    /// The rows of `data` (row-major, `width > 0` dividing its length, checked by the caller) played in
+    /// sequence (`horizon = rows`).
+    pub(crate) fn sequential(data: Vec<f64>, width: usize) -> Self {
+        let rows = data.len() / width;
+        RowStream {
+            width,
+            rows,
+            data,
+            horizon: rows as u64,
+            order: RowOrder::Sequential,
+        }
+    }
+
+    /// Play the same rows for `horizon` rounds in `order` (unchanged on error).
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for `horizon == 0`, or `Sequential` with `horizon > rows`.
+    pub(crate) fn reorder(&mut self, horizon: u64, order: RowOrder) -> Result<()> {
+        if horizon == 0 {
+            return Err(CoreError::invalid("horizon", ">= 1", horizon));
+        }
+        if order == RowOrder::Sequential && horizon > self.rows as u64 {
+            return Err(CoreError::invalid(
+                "horizon",
+                "<= the number of rows for sequential order (use cycle or bootstrap)",
+                horizon,
+            ));
+        }
+        self.horizon = horizon;
+        self.order = order;
+        Ok(())
+    }
+
+    /// Row length.
+    #[inline]
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Number of distinct rows.
+    #[inline]
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Number of rounds.
+    #[inline]
+    pub fn horizon(&self) -> u64 {
+        self.horizon
+    }
+
+    /// The row order.
+    #[inline]
+    pub fn order(&self) -> RowOrder {
+        self.order
+    }
+
+    /// The row-major matrix, `rows·width` values.
+    #[inline]
+    pub fn data(&self) -> &[f64] {
+        &self.data
+    }
+
+    /// Row `i` (`i < rows`).
+    #[inline]
+    pub fn row(&self, i: usize) -> &[f64] {
+        &self.data[i * self.width..(i + 1) * self.width]
+    }
+
+    /// Row used at round `t` (0-based; see [`row_index`]).
+    #[inline]
+    pub fn row_index(&self, t: u64) -> usize {
+        row_index(self.order, self.rows, t)
+    }
+
+    /// How many times each row is used over the horizon (length `rows`; see [`row_counts`]).
+    ///
+    /// Errors: [`CoreError::Allocation`]; [`CoreError::Interrupted`] if `poll` says stop.
+    pub fn row_counts(&self, poll: Poll<'_>) -> Result<Vec<u64>> {
+        row_counts(self.order, self.rows, self.horizon, poll)
+    }
 }
 
 impl RowOrder {
@@ -144,14 +234,9 @@ impl LossFamily {
                 ));
             }
         }
-        let rows = data.len() / dim;
         Ok(LossFamily {
             kind,
-            dim,
-            rows,
-            data,
-            horizon: rows as u64,
-            order: RowOrder::Sequential,
+            stream: RowStream::sequential(data, dim),
         })
     }
 
@@ -159,18 +244,7 @@ impl LossFamily {
     ///
     /// Errors: [`CoreError::InvalidArgument`] for `horizon == 0`, or `Sequential` with `horizon > rows`.
     pub fn reordered(mut self, horizon: u64, order: RowOrder) -> Result<Self> {
-        if horizon == 0 {
-            return Err(CoreError::invalid("horizon", ">= 1", horizon));
-        }
-        if order == RowOrder::Sequential && horizon > self.rows as u64 {
-            return Err(CoreError::invalid(
-                "horizon",
-                "<= the number of rows for sequential order (use cycle or bootstrap)",
-                horizon,
-            ));
-        }
-        self.horizon = horizon;
-        self.order = order;
+        self.stream.reorder(horizon, order)?;
         Ok(self)
     }
 
@@ -181,33 +255,34 @@ impl LossFamily {
 
     /// Dimension of the decision `x`.
     pub fn dim(&self) -> usize {
-        self.dim
+        self.stream.width()
     }
 
     /// Number of distinct rows.
     pub fn rows(&self) -> usize {
-        self.rows
+        self.stream.rows()
     }
 
     /// Number of rounds.
     pub fn horizon(&self) -> u64 {
-        self.horizon
+        self.stream.horizon()
     }
 
     /// The row order.
     pub fn order(&self) -> RowOrder {
-        self.order
+        self.stream.order()
     }
 
     /// Row `i`.
+    #[inline]
     pub fn row(&self, i: usize) -> &[f64] {
-        &self.data[i * self.dim..(i + 1) * self.dim]
+        self.stream.row(i)
     }
 
     /// Row used at round `t` (0-based).
     #[inline]
     pub fn row_index(&self, t: u64) -> usize {
-        row_index(self.order, self.rows, t)
+        self.stream.row_index(t)
     }
 
     /// `f_t(x)` for the row of round `t`.
@@ -229,7 +304,7 @@ impl LossFamily {
     ///
     /// Errors: [`CoreError::Allocation`]; [`CoreError::Interrupted`] if `poll` says stop.
     pub fn row_counts(&self, poll: Poll<'_>) -> Result<Vec<u64>> {
-        row_counts(self.order, self.rows, self.horizon, poll)
+        self.stream.row_counts(poll)
     }
 
     /// Cumulative loss of the fixed point `x` after each round in `checkpoints` (sorted, each `<= horizon`):
@@ -244,8 +319,8 @@ impl LossFamily {
         checkpoints: &[u64],
         poll: Poll<'_>,
     ) -> Result<Vec<f64>> {
-        crate::error::check_len("x", x, self.dim)?;
-        check_checkpoints(checkpoints, self.horizon)?;
+        crate::error::check_len("x", x, self.dim())?;
+        check_checkpoints(checkpoints, self.horizon())?;
         let mut out = crate::alloc::reserve("cumulative values", checkpoints.len())?;
         let (mut t, mut total) = (0u64, 0.0);
         for &c in checkpoints {
@@ -266,7 +341,7 @@ impl LossFamily {
     /// Computed from the data: it depends on the stream, so it must never set the noise, clipping or step size
     /// of a private learner (declare a bound instead).
     pub fn empirical_lipschitz(&self) -> f64 {
-        (0..self.rows)
+        (0..self.rows())
             .map(|i| {
                 let row = self.row(i);
                 let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
@@ -285,11 +360,14 @@ impl LossFamily {
     /// [`LossFamily::empirical_lipschitz`].
     pub fn empirical_portfolio_value_bound(&self) -> Option<f64> {
         (self.kind == LossKind::PortfolioLogLoss).then(|| {
-            self.data.chunks_exact(self.dim).fold(0.0f64, |acc, row| {
-                let lo = row.iter().copied().fold(f64::INFINITY, f64::min).ln().abs();
-                let hi = row.iter().copied().fold(0.0, f64::max).ln().abs();
-                acc.max(lo).max(hi)
-            })
+            self.stream
+                .data()
+                .chunks_exact(self.dim())
+                .fold(0.0f64, |acc, row| {
+                    let lo = row.iter().copied().fold(f64::INFINITY, f64::min).ln().abs();
+                    let hi = row.iter().copied().fold(0.0, f64::max).ln().abs();
+                    acc.max(lo).max(hi)
+                })
         })
     }
 }

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result, check_finite};
 use crate::interrupt::Poll;
-use crate::losses::RowOrder;
+use crate::losses::{RowOrder, RowStream};
 
 /// The kind of set function a row defines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -170,16 +170,11 @@ pub fn check_row(row: &[f64], strict: bool, round: u64) -> Result<usize> {
 pub struct SubmodularFamily {
     kind: SubmodularKind,
     n: usize,
-    /// Row length: `n`, or the number of elements for weighted coverage.
-    width: usize,
     /// Weighted coverage: the elements each item covers (then `kind` is unused).
     cover: Option<Incidence>,
-    rows: usize,
-    /// Row-major `(rows, width)`; for weighted coverage the columns are in the incidence's internal element
-    /// order (see [`Incidence`]).
-    data: Vec<f64>,
-    horizon: u64,
-    order: RowOrder,
+    /// Rows of length `n`, or of the number of elements for weighted coverage; for weighted coverage the
+    /// columns are in the incidence's internal element order (see [`Incidence`]).
+    stream: RowStream,
 }
 
 /// Which elements each item covers (compressed sparse rows: item `a` covers
@@ -510,7 +505,7 @@ const SHAPLEY_NODES: usize = 256;
 impl SubmodularFamily {
     /// `F(items)` (ids `< n`, duplicates counted once).
     pub fn row_sum_value(&self, items: &[usize], scratch: &mut Scratch) -> f64 {
-        (0..self.rows)
+        (0..self.rows())
             .map(|r| {
                 let row = self.row(r);
                 match &self.cover {
@@ -528,7 +523,7 @@ impl SubmodularFamily {
     #[inline]
     pub fn row_sum_chain_gains(&self, order: &[usize], out: &mut [f64], scratch: &mut Scratch) {
         out.fill(0.0);
-        for r in 0..self.rows {
+        for r in 0..self.rows() {
             let row = self.row(r);
             match &self.cover {
                 Some(cover) => {
@@ -576,11 +571,11 @@ impl SubmodularFamily {
         out.fill(0.0);
         match (&self.cover, self.kind) {
             (Some(cover), _) => {
-                let mut degree = crate::alloc::zeros::<u32>("element degrees", self.width)?;
+                let mut degree = crate::alloc::zeros::<u32>("element degrees", self.width())?;
                 for &j in &cover.indices {
                     degree[j as usize] += 1;
                 }
-                for r in 0..self.rows {
+                for r in 0..self.rows() {
                     let row = self.row(r);
                     for (a, o) in out.iter_mut().enumerate() {
                         *o += cover
@@ -593,7 +588,7 @@ impl SubmodularFamily {
             }
             (None, SubmodularKind::FacilityLocation) => {
                 let mut sorted = crate::alloc::zeros::<usize>("item order", n)?;
-                for r in 0..self.rows {
+                for r in 0..self.rows() {
                     let row = self.row(r);
                     sorted.iter_mut().enumerate().for_each(|(i, s)| *s = i);
                     sorted.sort_unstable_by(|&a, &b| row[a].total_cmp(&row[b]).then(a.cmp(&b)));
@@ -610,7 +605,7 @@ impl SubmodularFamily {
                     crate::special::GaussLegendre::new(n.div_ceil(2).clamp(1, SHAPLEY_NODES))?;
                 let mut share = crate::alloc::zeros::<f64>("Shapley shares", n)?;
                 let everything: Vec<usize> = (0..n).collect();
-                for r in 0..self.rows {
+                for r in 0..self.rows() {
                     let row = self.row(r);
                     share.fill(0.0);
                     for (&t, &w) in rule.nodes.iter().zip(&rule.weights) {
@@ -647,8 +642,8 @@ impl SubmodularFamily {
         let mut links = Vec::new();
         match &self.cover {
             Some(cover) => {
-                let mut heavy = vec![false; self.width];
-                for r in 0..self.rows {
+                let mut heavy = vec![false; self.width()];
+                for r in 0..self.rows() {
                     for (h, &w) in heavy.iter_mut().zip(self.row(r)) {
                         *h |= w > 0.0;
                     }
@@ -662,7 +657,7 @@ impl SubmodularFamily {
                 }
             }
             None => {
-                for r in 0..self.rows {
+                for r in 0..self.rows() {
                     let mut positive = self.row(r).iter().enumerate().filter(|(_, x)| **x > 0.0);
                     if let Some((first, _)) = positive.next() {
                         links.extend(positive.map(|(b, _)| (first, b)));
@@ -703,16 +698,11 @@ impl SubmodularFamily {
         if let Some(&v) = data.iter().find(|v| !(0.0..=1.0).contains(*v)) {
             return Err(CoreError::invalid("data", "in [0, 1] everywhere", v));
         }
-        let rows = data.len() / n;
         Ok(SubmodularFamily {
             kind,
             n,
-            width: n,
             cover: None,
-            rows,
-            data,
-            horizon: rows as u64,
-            order: RowOrder::Sequential,
+            stream: RowStream::sequential(data, n),
         })
     }
 
@@ -780,7 +770,6 @@ impl SubmodularFamily {
             indices.extend(c.iter().map(|&j| j as u32));
             indptr.push(indices.len());
         }
-        let rows = data.len() / elements;
         let cover = Incidence::new(indptr, indices, elements)?;
         let mut data = data;
         let mut tmp = crate::alloc::zeros("weight row", elements)?;
@@ -790,12 +779,8 @@ impl SubmodularFamily {
         Ok(SubmodularFamily {
             kind: SubmodularKind::ProbabilisticCoverage,
             n: covers.len(),
-            width: elements,
             cover: Some(cover),
-            rows,
-            data,
-            horizon: rows as u64,
-            order: RowOrder::Sequential,
+            stream: RowStream::sequential(data, elements),
         })
     }
 
@@ -810,7 +795,7 @@ impl SubmodularFamily {
 
     /// Row length: `n`, or the number of elements for weighted coverage.
     pub fn width(&self) -> usize {
-        self.width
+        self.stream.width()
     }
 
     /// For weighted coverage, the (sorted, distinct) elements each item covers, in the caller's element ids.
@@ -835,7 +820,7 @@ impl SubmodularFamily {
             return Ok(Scratch::default());
         }
         Ok(Scratch {
-            covered: crate::alloc::zeros("coverage flags", self.width.div_ceil(64))?,
+            covered: crate::alloc::zeros("coverage flags", self.width().div_ceil(64))?,
         })
     }
 
@@ -867,18 +852,7 @@ impl SubmodularFamily {
     ///
     /// Errors: [`CoreError::InvalidArgument`] for `horizon == 0`, or `Sequential` with `horizon > rows`.
     pub fn reordered(mut self, horizon: u64, order: RowOrder) -> Result<Self> {
-        if horizon == 0 {
-            return Err(CoreError::invalid("horizon", ">= 1", horizon));
-        }
-        if order == RowOrder::Sequential && horizon > self.rows as u64 {
-            return Err(CoreError::invalid(
-                "horizon",
-                "<= the number of rows for sequential order (use cycle or bootstrap)",
-                horizon,
-            ));
-        }
-        self.horizon = horizon;
-        self.order = order;
+        self.stream.reorder(horizon, order)?;
         Ok(self)
     }
 
@@ -894,17 +868,17 @@ impl SubmodularFamily {
 
     /// Number of distinct rows.
     pub fn rows(&self) -> usize {
-        self.rows
+        self.stream.rows()
     }
 
     /// Number of rounds.
     pub fn horizon(&self) -> u64 {
-        self.horizon
+        self.stream.horizon()
     }
 
     /// The row order.
     pub fn order(&self) -> RowOrder {
-        self.order
+        self.stream.order()
     }
 
     /// The row-major data, as given to the constructor (weighted coverage: a copy with the columns back in the
@@ -912,15 +886,13 @@ impl SubmodularFamily {
     ///
     /// Errors: [`CoreError::Allocation`].
     pub fn data(&self) -> Result<Cow<'_, [f64]>> {
+        let data = self.stream.data();
         let Some(cover) = &self.cover else {
-            return Ok(Cow::Borrowed(&self.data));
+            return Ok(Cow::Borrowed(data));
         };
-        let mut out = crate::alloc::zeros("data", self.data.len())?;
-        for (row, o) in self
-            .data
-            .chunks_exact(self.width)
-            .zip(out.chunks_exact_mut(self.width))
-        {
+        let width = self.width();
+        let mut out = crate::alloc::zeros("data", data.len())?;
+        for (row, o) in data.chunks_exact(width).zip(out.chunks_exact_mut(width)) {
             cover.to_caller(row, o);
         }
         Ok(Cow::Owned(out))
@@ -929,13 +901,13 @@ impl SubmodularFamily {
     /// Row `i` (`i < rows`); for weighted coverage with the columns in the family's internal element order.
     #[inline]
     pub fn row(&self, i: usize) -> &[f64] {
-        &self.data[i * self.width..(i + 1) * self.width]
+        self.stream.row(i)
     }
 
     /// Row used at round `t` (0-based), with the same mapping as [`crate::losses::LossFamily::row_index`].
     #[inline]
     pub fn row_index(&self, t: u64) -> usize {
-        crate::losses::row_index(self.order, self.rows, t)
+        self.stream.row_index(t)
     }
 
     /// Row of round `t` (as [`SubmodularFamily::row`]).
@@ -956,7 +928,7 @@ impl SubmodularFamily {
     }
 
     fn check_round(&self, t: u64) -> Result<()> {
-        if t >= self.horizon {
+        if t >= self.horizon() {
             return Err(CoreError::invalid("t", "a round in 0..horizon", t));
         }
         Ok(())
@@ -997,7 +969,8 @@ impl SubmodularFamily {
         let counts = self.row_counts(poll)?;
         out.fill(0.0);
         if let Some(cover) = &self.cover {
-            let mut total_w: Vec<f64> = crate::alloc::zeros("summed element weights", self.width)?;
+            let mut total_w: Vec<f64> =
+                crate::alloc::zeros("summed element weights", self.width())?;
             for (r, &c) in counts.iter().enumerate() {
                 if c > 0 {
                     for (w, &x) in total_w.iter_mut().zip(self.row(r)) {
@@ -1040,7 +1013,7 @@ impl SubmodularFamily {
     ///
     /// Errors: [`CoreError::Allocation`]; [`CoreError::Interrupted`] if `poll` says stop.
     pub fn row_counts(&self, poll: Poll<'_>) -> Result<Vec<u64>> {
-        crate::losses::row_counts(self.order, self.rows, self.horizon, poll)
+        self.stream.row_counts(poll)
     }
 
     /// `Σ_{s<c} f_s(S)` for the fixed set `items` at each checkpoint `c` (sorted, each `<= horizon`).
@@ -1056,7 +1029,7 @@ impl SubmodularFamily {
         poll: Poll<'_>,
     ) -> Result<Vec<f64>> {
         self.check_items(items)?;
-        crate::losses::check_checkpoints(checkpoints, self.horizon)?;
+        crate::losses::check_checkpoints(checkpoints, self.horizon())?;
         let mut out = crate::alloc::reserve("cumulative values", checkpoints.len())?;
         let mut covered = self.scratch()?;
         let (mut t, mut total) = (0u64, 0.0);
@@ -1074,7 +1047,7 @@ impl SubmodularFamily {
     /// Greedy for weighted coverage: the summed function is itself a weighted coverage with element weights
     /// `W_j = Σ_t w_j^t`, so each step is one pass over the incidence.
     fn coverage_greedy(&self, cover: &Incidence, counts: &[u64], k: usize) -> GreedyResult {
-        let mut total_w = vec![0.0; self.width];
+        let mut total_w = vec![0.0; self.width()];
         for (r, &c) in counts.iter().enumerate() {
             if c > 0 {
                 for (w, &x) in total_w.iter_mut().zip(self.row(r)) {
@@ -1082,7 +1055,7 @@ impl SubmodularFamily {
                 }
             }
         }
-        let mut covered = vec![false; self.width];
+        let mut covered = vec![false; self.width()];
         let (mut items, mut values, mut total) = (Vec::new(), Vec::new(), 0.0);
         let mut evaluations = 0u64;
         for _ in 0..k {
@@ -1133,7 +1106,7 @@ impl SubmodularFamily {
         if let Some(cover) = &self.cover {
             return Ok(self.coverage_greedy(cover, &counts, k));
         }
-        let used: Vec<usize> = (0..self.rows).filter(|&r| counts[r] > 0).collect();
+        let used: Vec<usize> = (0..self.rows()).filter(|&r| counts[r] > 0).collect();
         let weight: Vec<f64> = used.iter().map(|&r| counts[r] as f64).collect();
         let mut state = vec![self.kind.empty_state(); used.len()];
         let kind = self.kind;
@@ -1141,7 +1114,7 @@ impl SubmodularFamily {
             used.iter()
                 .zip(state)
                 .zip(&weight)
-                .map(|((&r, &s), &w)| w * kind.gain(s, self.data[r * self.width + a]))
+                .map(|((&r, &s), &w)| w * kind.gain(s, self.stream.data()[r * self.width() + a]))
                 .sum()
         };
         // (upper bound on the gain, item, round of the bound's evaluation)
@@ -1177,7 +1150,7 @@ impl SubmodularFamily {
             }
             chosen[a] = true;
             for (s, &r) in state.iter_mut().zip(&used) {
-                *s = kind.extend(*s, self.data[r * self.width + a]);
+                *s = kind.extend(*s, self.stream.data()[r * self.width() + a]);
             }
             total = state
                 .iter()
