@@ -11,6 +11,7 @@ STATE_VERSION: int
 MAX_NOISE_SCALE: float
 
 def simd_level() -> str: ...
+def seed_words(seed: _Seed, secure: bool = False) -> list[int]: ...
 
 __all__ = [
     "TreeAggregator",
@@ -53,6 +54,7 @@ __all__ = [
     "STATE_VERSION",
     "MAX_NOISE_SCALE",
     "seal_state",
+    "seed_words",
     "open_state",
     "simd_level",
     "LocalRandomizer",

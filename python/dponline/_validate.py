@@ -1,7 +1,7 @@
 """The one set of argument checks used at every boundary of dponline.
 
-Every public class and function validates its arguments here — the Python wrappers directly, the compiled
-classes of ``dponline._core`` through ``rust/dponline-py/src/convert.rs``, which calls these same functions —
+Every Python wrapper validates its arguments here; the compiled classes of ``dponline._core`` apply the same
+rules with the same messages natively (``rust/dponline-py/src/validate.rs``, without calling back into Python),
 so a value is accepted or refused, with the same message, wherever it is passed.
 
 Rules:

@@ -7,6 +7,8 @@ use dponline_core::interrupt::Poll;
 use dponline_core::rng::{Generator, Seed};
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyType;
 
 use crate::errors::{OrRaise, invalid_input};
 
@@ -34,13 +36,67 @@ pub fn generator(
     Generator::for_stream(&words, stream, secure).or_raise()
 }
 
-/// Seed material from a Python `seed` (None / int / SeedSequence / Generator), via `dponline._seed`.
-fn seed_words(py: Python<'_>, seed: Option<&Bound<'_, PyAny>>, secure: bool) -> PyResult<Seed> {
-    let words: Vec<u64> = py
-        .import("dponline._seed")?
-        .getattr("seed_words")?
-        .call1((seed, secure))?
-        .extract()?;
+/// Seed material from a Python `seed`, derived here (no call into the Python package):
+///
+/// * `None`, or any seed with `secure` (which then must be `None`): four zero words (the secure generator is
+///   OS-keyed and ignores them);
+/// * a non-negative `int` or NumPy integer: the words of `numpy.random.SeedSequence(seed)`
+///   ([`dponline_core::rng::seed_sequence_words`], computed natively);
+/// * a `numpy.random.SeedSequence`: its `generate_state(4, dtype=uint64)` (pass `ss.spawn(k)` children for
+///   independent objects);
+/// * a `numpy.random.Generator`: four words drawn from it (advancing it).
+///
+/// Raises `InvalidInputError` for a negative int, an unsupported type, or a seed combined with `secure=True`.
+pub fn seed_words(py: Python<'_>, seed: Option<&Bound<'_, PyAny>>, secure: bool) -> PyResult<Seed> {
+    static GENERATOR: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    static SEED_SEQUENCE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    static INTEGER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    let Some(seed) = seed.filter(|s| !s.is_none()) else {
+        return Ok([0; 4]);
+    };
+    if secure {
+        return Err(invalid_input(format!(
+            "seed must be None when secure=True: the secure generator is keyed from the operating system and \
+             cannot be reproduced, got seed={}",
+            seed.repr()?
+        )));
+    }
+    let words: Vec<u64> = if seed.is_instance(GENERATOR.import(
+        py,
+        "numpy.random",
+        "Generator",
+    )?)? {
+        let kwargs = pyo3::types::PyDict::new(py);
+        kwargs.set_item("size", 4)?;
+        kwargs.set_item("dtype", "uint64")?;
+        kwargs.set_item("endpoint", false)?;
+        seed.call_method("integers", (0, 1u128 << 64), Some(&kwargs))?
+            .extract()?
+    } else if seed.is_instance(SEED_SEQUENCE.import(py, "numpy.random", "SeedSequence")?)? {
+        seed.call_method1("generate_state", (4, "uint64"))?
+            .extract()?
+    } else if (seed.is_instance_of::<pyo3::types::PyInt>()
+        && !seed.is_instance_of::<pyo3::types::PyBool>())
+        || seed.is_instance(INTEGER.import(py, "numpy", "integer")?)?
+    {
+        let n = crate::validate::integer("seed", seed, Some(0), None)
+            .map_err(|_| invalid_input(format!("seed must be a non-negative int, got {seed}")))?;
+        let bits: usize = n.call_method0("bit_length")?.extract()?;
+        let bytes: Vec<u8> = n
+            .call_method1("to_bytes", (bits.div_ceil(32).max(1) * 4, "little"))?
+            .extract()?;
+        let entropy: Vec<u32> = bytes
+            .chunks_exact(4)
+            .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
+            .collect();
+        return Ok(dponline_core::rng::seed_sequence_words(&entropy));
+    } else {
+        return Err(invalid_input(format!(
+            "seed must be None, a non-negative int, a numpy.random.SeedSequence or a numpy.random.Generator, \
+             got {}",
+            seed.get_type().name()?
+        )));
+    };
     words
         .try_into()
         .map_err(|_| invalid_input("seed material must be four 64-bit words"))
@@ -53,8 +109,8 @@ fn plain_ndarray(obj: &Bound<'_, PyAny>) -> bool {
 }
 
 fn as_float_array<'py>(obj: &Bound<'py, PyAny>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-    // A masked array's hidden values would be used silently: refused (the shared check of `_validate`).
-    validated(obj, "unmasked", name, &[])?;
+    // A masked array's hidden values would be used silently: refused.
+    crate::validate::unmasked(name, obj)?;
     let np = obj.py().import("numpy")?;
     // A complex array would lose its imaginary part silently (numpy only warns): refuse it.
     let complex = np
@@ -246,35 +302,15 @@ pub fn slice<'a>(arr: &'a PyReadonlyArray1<'_, f64>) -> &'a [f64] {
     arr.as_slice().unwrap_or(&[])
 }
 
-/// Call `dponline._validate.<check>(name, value, **kwargs)` — the one set of argument checks shared with the
-/// Python wrappers — and return the validated Python value.
-///
-/// Raises what the validator raises (`InvalidInputError` / `NonFiniteError` naming `name`).
-pub fn validated<'py>(
-    value: &Bound<'py, PyAny>,
-    check: &str,
-    name: &str,
-    kwargs: &[(&str, Bound<'py, PyAny>)],
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = value.py();
-    let options = pyo3::types::PyDict::new(py);
-    for (key, v) in kwargs {
-        options.set_item(*key, v)?;
-    }
-    py.import("dponline._validate")?
-        .getattr(check)?
-        .call((name, value), Some(&options))
-}
-
 /// A flag argument (`#[pyo3(from_py_with = flag)]`): `bool` or NumPy `bool_` only, else `InvalidInputError`
-/// (through `dponline._validate.flag`, like every Python wrapper).
+/// (the rule of every Python wrapper).
 pub fn flag(value: &Bound<'_, PyAny>) -> PyResult<bool> {
-    validated(value, "flag", "flag argument", &[])?.extract::<bool>()
+    crate::validate::flag("flag argument", value)
 }
 
 /// The `atol` argument of `contains` (`#[pyo3(from_py_with = atol)]`): a finite real number.
 pub fn atol(value: &Bound<'_, PyAny>) -> PyResult<f64> {
-    validated(value, "real", "atol", &[])?.extract::<f64>()
+    crate::validate::real("atol", value, None, false)
 }
 
 /// A list of non-negative integers named `name`, each through the shared validator (a string, bytes or a
@@ -337,42 +373,29 @@ pub fn index_lists(value: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<usize>>> {
     items.map(|item| indices(&item?)).collect()
 }
 
-/// A validated integer in `[low, high]` (see [`validated`]); `high = None` means "fits in a `u64`".
+/// A validated integer in `[low, high]` ([`crate::validate::integer`]); `high = None` means "fits in a `u64`".
 pub fn int_arg(value: &Bound<'_, PyAny>, name: &str, low: u64, high: Option<u64>) -> PyResult<u64> {
-    let py = value.py();
-    let mut kwargs = vec![("low", low.into_pyobject(py)?.into_any())];
-    if let Some(high) = high {
-        kwargs.push(("high", high.into_pyobject(py)?.into_any()));
-    }
-    validated(value, "integer", name, &kwargs)?
+    crate::validate::integer(name, value, Some(low), high)?
         .extract::<u64>()
         .map_err(|_| invalid_input(format!("{name} is too large for this platform: {value}")))
 }
 
-/// A validated integer `>= low` that fits in a `usize` (see [`validated`]).
+/// A validated integer `>= low` that fits in a `usize` (see [`int_arg`]).
 pub fn len_arg(value: &Bound<'_, PyAny>, name: &str, low: u64) -> PyResult<usize> {
     let n = int_arg(value, name, low, None)?;
     usize::try_from(n)
         .map_err(|_| invalid_input(format!("{name} is too large for this platform: {n}")))
 }
 
-/// A validated finite float `>= low` (`> low` when `low_open`), or any finite float (see [`validated`]).
+/// A validated finite float `>= low` (`> low` when `low_open`), or any finite float
+/// ([`crate::validate::real`]).
 pub fn real_arg(
     value: &Bound<'_, PyAny>,
     name: &str,
     low: Option<f64>,
     low_open: bool,
 ) -> PyResult<f64> {
-    let py = value.py();
-    let mut kwargs = Vec::new();
-    if let Some(low) = low {
-        kwargs.push(("low", low.into_pyobject(py)?.into_any()));
-        kwargs.push((
-            "low_open",
-            pyo3::types::PyBool::new(py, low_open).to_owned().into_any(),
-        ));
-    }
-    validated(value, "real", name, &kwargs)?.extract::<f64>()
+    crate::validate::real(name, value, low, low_open)
 }
 
 /// Borrow a pyclass mutably, or raise `StateError` when another thread is using it (instead of a panic or

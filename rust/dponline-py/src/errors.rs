@@ -88,3 +88,8 @@ pub fn busy(what: &str) -> PyErr {
 pub fn invalid_input(message: impl Into<String>) -> PyErr {
     InvalidInputError::new_err(message.into())
 }
+
+/// Raise `dponline.errors.NonFiniteError(message)`.
+pub fn non_finite(message: impl Into<String>) -> PyErr {
+    NonFiniteError::new_err(message.into())
+}

@@ -26,6 +26,7 @@ mod private_exp3;
 mod private_scrible;
 mod private_submodular;
 mod submodular;
+mod validate;
 
 use pyo3::prelude::*;
 
@@ -83,6 +84,18 @@ mod _core {
     #[pyfunction]
     fn simd_level() -> &'static str {
         dponline_core::simd::detected().name()
+    }
+
+    /// Four 64-bit words of seed material for the core's xoshiro256++ generator, as every native constructor
+    /// derives them from its ``seed`` (see ``dponline._seed.seed_words``).
+    #[pyfunction]
+    #[pyo3(signature = (seed, secure = false))]
+    fn seed_words(
+        py: Python<'_>,
+        seed: Option<&Bound<'_, PyAny>>,
+        secure: bool,
+    ) -> PyResult<[u64; 4]> {
+        crate::convert::seed_words(py, seed, secure)
     }
 
     /// Wrap ``payload`` in dponline's checksummed state container (magic, format version, length, CRC-32C):

@@ -28,11 +28,11 @@ pub(crate) fn items_arg(items: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<usiz
         .map_err(|_| refuse())?
         .map(|a| {
             let a = a?;
-            // Plain ints directly (the per-round path); anything else through the shared validator.
+            // Plain ints directly (the per-round path); anything else through the shared rules.
             let a = if a.is_exact_instance_of::<pyo3::types::PyInt>() {
                 a
             } else {
-                crate::convert::validated(&a, "integer", "item id", &[])?
+                crate::validate::integer("item id", &a, None, None)?.into_any()
             };
             a.extract::<i64>()
                 .ok()
