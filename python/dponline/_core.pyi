@@ -37,11 +37,9 @@ __all__ = [
     "mechanism_column_norms",
     "mechanism_rounding_slack",
     "DPFTRL",
-    "dp_ftrl_params",
     "NoisyOCO",
     "noisy_oco_params",
     "PrivateEXP3",
-    "exp3_params",
     "exp3_raw_step_draws",
     "BernoulliArms",
     "PrivateSCRiBLe",
@@ -460,17 +458,6 @@ class DPFTRL:
     @property
     def top_up_variance(self) -> float | None: ...
 
-def dp_ftrl_params(
-    domain: Domain,
-    horizon: int,
-    loss_bound: float,
-    *,
-    norm: str,
-    regularizer: str,
-    learning_rate: float | None = None,
-    dual_bound: float | None = None,
-    lmo_calls: int = 4,
-) -> dict[str, Any]: ...
 
 @final
 class NoisyOCO:
@@ -577,7 +564,6 @@ class PrivateEXP3:
     @property
     def log_weights(self) -> _F64: ...
 
-def exp3_params(arms: int, horizon: int, loss_bound: float, noise_scale: float) -> dict[str, Any]: ...
 def exp3_raw_step_draws(steps: int, seed: int) -> float: ...
 
 @final

@@ -338,9 +338,9 @@ pub fn seed_sequence_words(entropy: &[u32]) -> Seed {
         }
     }
     for &word in entropy.iter().skip(pool.len()) {
-        for dst in 0..pool.len() {
+        for slot in &mut pool {
             let h = hashmix(word);
-            pool[dst] = mix(pool[dst], h);
+            *slot = mix(*slot, h);
         }
     }
     let mut hash_const = INIT_B;

@@ -1,6 +1,7 @@
 //! `dponline._core.TreeAggregator` and `dponline._core.Mechanism`: bindings of
 //! `dponline_core::aggregation`.
 
+use dponline_core::aggregation::SamplerKind;
 use dponline_core::aggregation::{
     Blt, BltFit, BltObjective, KaryTree, Mechanism, MechanismSpec, PrefixSumMechanism, Readout,
     TreeAggregator, cover,
@@ -62,6 +63,25 @@ fn objective_name(value: &Bound<'_, PyAny>) -> PyResult<&'static str> {
 
 fn kind_name(value: &Bound<'_, PyAny>) -> PyResult<&'static str> {
     option_arg(value, "kind", &["tree", "honaker", "kary", "blt"])
+}
+
+/// The arguments every mechanism's constructor converts the same way, in the order of the checks: the sampler,
+/// `dim >= 1`, `horizon >= 1` and the noise of scale `scale >= 0`.
+///
+/// Raises `InvalidInputError` naming the argument.
+fn release_args(
+    sampler: &str,
+    dim: &Bound<'_, PyAny>,
+    horizon: &Bound<'_, PyAny>,
+    scale: &Bound<'_, PyAny>,
+    noise: &str,
+) -> PyResult<(SamplerKind, usize, u64, NoiseDistribution)> {
+    let sampler = SamplerKind::from_name(sampler).or_raise()?;
+    let dim = len_arg(dim, "dim", 1)?;
+    let horizon = int_arg(horizon, "horizon", 1, None)?;
+    let scale = real_arg(scale, "scale", Some(0.0), false)?;
+    let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
+    Ok((sampler, dim, horizon, dist))
 }
 
 /// Declare a prefix-sum mechanism class (a `subclass`able class over a core [`PrefixSumMechanism`]) with the
@@ -187,11 +207,7 @@ py_mechanism! {
             #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
             #[pyo3(from_py_with = sampler_arg)] sampler: &'static str,
         ) -> PyResult<Self> {
-            let sampler = dponline_core::aggregation::SamplerKind::from_name(sampler).or_raise()?;
-            let dim = len_arg(dim, "dim", 1)?;
-            let horizon = int_arg(horizon, "horizon", 1, None)?;
-            let scale = real_arg(scale, "scale", Some(0.0), false)?;
-            let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
+            let (sampler, dim, horizon, dist) = release_args(sampler, dim, horizon, scale, noise)?;
             let rng = generator(py, seed, secure, 0)?;
             let inner =
                 TreeAggregator::with_sampler(dim, horizon, dist, padded, sampler, rng).or_raise()?;
@@ -342,17 +358,13 @@ py_mechanism! {
             #[pyo3(from_py_with = crate::convert::flag)] secure: bool,
             #[pyo3(from_py_with = sampler_arg)] sampler: &'static str,
         ) -> PyResult<Self> {
-            let sampler = dponline_core::aggregation::SamplerKind::from_name(sampler).or_raise()?;
-            let dim = len_arg(dim, "dim", 1)?;
-            let horizon = int_arg(horizon, "horizon", 1, None)?;
-            let scale = real_arg(scale, "scale", Some(0.0), false)?;
+            let (sampler, dim, horizon, dist) = release_args(sampler, dim, horizon, scale, noise)?;
             let k = k.map_or(Ok(2), |v| int_arg(v, "k", 2, None))?;
             let buffers = match buffers {
                 // At most MAX_BUFFERS = 16, so the u64 fits in a usize.
                 Some(v) => int_arg(v, "buffers", 1, Some(16))? as usize,
                 None => 4,
             };
-            let dist = NoiseDistribution::from_name(noise, scale).or_raise()?;
             let readout = Readout::from_name(readout).or_raise()?;
             let objective = BltObjective::from_name(objective).or_raise()?;
             if !matches!(kind, "tree" | "honaker" | "kary" | "blt") {

@@ -22,7 +22,41 @@
 ///     methods { #[new] fn new(...) -> PyResult<Self> { ... } ... }
 /// }
 /// ```
+///
+/// `frozen class PyX as "X" { fields }` declares an immutable class instead (no borrow, so no `StateError`:
+/// getters read `slf.get()`; fields keep their own visibility and docs).
 macro_rules! py_class {
+    (
+        $(#[doc = $doc:literal])*
+        frozen class $py:ident as $name:literal { $($(#[$fattr:meta])* $fvis:vis $field:ident: $fty:ty),* $(,)? }
+        getters {
+            $( $(#[doc = $gdoc:literal])* $getter:ident(&$this:ident, $gpy:ident) $body:block )*
+        }
+        methods { $($methods:tt)* }
+    ) => {
+        $(#[doc = $doc])*
+        #[pyclass(frozen, module = "dponline._core", name = $name)]
+        pub struct $py {
+            $($(#[$fattr])* $fvis $field: $fty),*
+        }
+
+        #[pymethods]
+        impl $py {
+            $($methods)*
+
+            $(
+                $(#[doc = $gdoc])*
+                #[getter]
+                #[allow(unused_braces)] // a one-line getter's value is written as a block
+                fn $getter(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+                    let $gpy = slf.py();
+                    let $this: &Self = slf.get();
+                    let value = $body;
+                    pyo3::IntoPyObjectExt::into_py_any(value, $gpy)
+                }
+            )*
+        }
+    };
     (
         $(#[doc = $doc:literal])*
         class $py:ident as $name:literal ($($option:ident),*) { $($field:ident: $fty:ty),* $(,)? }

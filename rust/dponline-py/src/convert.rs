@@ -398,6 +398,47 @@ pub fn real_arg(
     crate::validate::real(name, value, low, low_open)
 }
 
+/// The value named `value` among `options` (`(name, value)` pairs, written once per option set).
+///
+/// Raises `InvalidInputError`: "`{what} must be 'a' or 'b', got "c"`".
+pub fn named<T: Copy>(what: &str, value: &str, options: &[(&str, T)]) -> PyResult<T> {
+    options
+        .iter()
+        .find(|(name, _)| *name == value)
+        .map(|&(_, v)| v)
+        .ok_or_else(|| {
+            let quoted: Vec<String> = options.iter().map(|(o, _)| format!("'{o}'")).collect();
+            invalid_input(format!(
+                "{what} must be {}, got {value:?}",
+                quoted.join(" or ")
+            ))
+        })
+}
+
+/// The name of `value` in `options` (the inverse of [`named`]; `""` for a value not listed).
+pub fn name_of<T: PartialEq>(options: &[(&'static str, T)], value: &T) -> &'static str {
+    options
+        .iter()
+        .find(|(_, v)| v == value)
+        .map_or("", |(name, _)| name)
+}
+
+/// What `__reduce__` returns to pickle an object rebuilt by `target(*args, **kwargs)`: a
+/// `functools.partial(target, **kwargs)` and `args`.
+pub fn reduce_partial<'py>(
+    target: Bound<'py, PyAny>,
+    args: impl IntoPyObject<'py>,
+    kwargs: Bound<'py, pyo3::types::PyDict>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let py = target.py();
+    let args = pyo3::IntoPyObjectExt::into_bound_py_any(args, py)?;
+    let partial = py
+        .import("functools")?
+        .getattr("partial")?
+        .call((target,), Some(&kwargs))?;
+    Ok((partial, args))
+}
+
 /// Borrow a pyclass mutably, or raise `StateError` when another thread is using it (instead of a panic or
 /// PyO3's generic borrow error).
 pub fn exclusive<'py, T>(slf: &Bound<'py, T>, what: &str) -> PyResult<PyRefMut<'py, T>>
@@ -496,3 +537,31 @@ where
     }
     Ok((total, cumulative))
 }
+
+/// A dict of named values, in the order written (`Ok(dict)`; `?` on every insertion):
+/// `py_dict!(py, p; horizon, eta_rule = expr, bound ?= expr)` — `horizon` is `p.horizon` under its own name,
+/// `eta_rule = expr` any value, `bound ?= expr` an `Option` present only when `Some`.
+macro_rules! py_dict {
+    ($py:expr, $p:ident; $($entries:tt)*) => {{
+        let d = pyo3::types::PyDict::new($py);
+        $crate::convert::py_dict!(@entry d, $p; $($entries)*);
+        Ok::<_, pyo3::PyErr>(d)
+    }};
+    (@entry $d:ident, $p:ident;) => {};
+    (@entry $d:ident, $p:ident; $key:ident = $value:expr $(, $($rest:tt)*)?) => {
+        $d.set_item(stringify!($key), $value)?;
+        $crate::convert::py_dict!(@entry $d, $p; $($($rest)*)?);
+    };
+    (@entry $d:ident, $p:ident; $key:ident ?= $value:expr $(, $($rest:tt)*)?) => {
+        if let Some(value) = $value {
+            $d.set_item(stringify!($key), value)?;
+        }
+        $crate::convert::py_dict!(@entry $d, $p; $($($rest)*)?);
+    };
+    (@entry $d:ident, $p:ident; $key:ident $(, $($rest:tt)*)?) => {
+        $d.set_item(stringify!($key), $p.$key)?;
+        $crate::convert::py_dict!(@entry $d, $p; $($($rest)*)?);
+    };
+}
+
+pub(crate) use py_dict;

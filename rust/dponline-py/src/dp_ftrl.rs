@@ -5,98 +5,32 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::convert::{shared, with_vector};
+use crate::convert::py_dict;
+use crate::convert::with_vector;
 use crate::domains::PyDomain;
 use crate::errors::OrRaise;
 use crate::learner::{MechanismArgs, py_learner};
 use crate::losses::with_loss_family;
 
 fn params_dict<'py>(py: Python<'py>, p: &DpFtrlParams) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("horizon", p.horizon)?;
-    d.set_item("dim", p.dim)?;
-    d.set_item("regularizer", p.regularizer.name())?;
-    d.set_item("loss_bound", p.loss_bound)?;
-    d.set_item("norm", p.norm.name())?;
-    d.set_item("regularizer_range", p.regularizer_range)?;
-    d.set_item("dual_bound", p.dual_bound)?;
-    d.set_item("dual_clip", p.dual_clip)?;
-    d.set_item("eta", p.eta)?;
-    d.set_item(
-        "eta_rule",
-        if p.regularizer == Regularizer::None {
-            "none (FTPL plays the LMO of the release)"
-        } else if p.eta_default && p.release_noise.variance > 0.0 {
-            match p.regularizer {
-                Regularizer::NegativeEntropy => "sqrt(D_R / (T G^2 + c v)), noise-aware",
-                _ => "sqrt(D_R / (T G^2 + n v)), noise-aware",
-            }
-        } else if p.eta_default {
-            "sqrt(D_R / (T G^2))"
-        } else {
-            "learning_rate"
-        },
-    )?;
-    d.set_item("lmo_calls", p.lmo_calls)?;
-    d.set_item("ftrl_bound", p.ftrl_bound())?;
-    // Present only where it holds (a declared padded-tree noise, and η within the cumulant bound's range).
-    let perturbation = p.perturbation_bound();
-    if perturbation.is_finite() {
-        d.set_item("perturbation_bound", perturbation)?;
-    }
-    d.set_item("release_variance", p.release_noise.variance)?;
-    d.set_item("loss_shift", p.loss_shift)?;
-    Ok(d)
-}
-
-fn build_params(
-    domain: &Bound<'_, PyDomain>,
-    horizon: u64,
-    loss_bound: f64,
-    norm: &str,
-    regularizer: &str,
-    learning_rate: Option<f64>,
-    dual_bound: Option<f64>,
-    lmo_calls: u32,
-) -> PyResult<DpFtrlParams> {
-    DpFtrlParams::new(
-        &shared(domain, "domain")?.inner,
-        horizon,
-        loss_bound,
-        LossNorm::from_name(norm).or_raise()?,
-        Regularizer::from_name(regularizer).or_raise()?,
-        learning_rate,
-        dual_bound,
-        lmo_calls,
-    )
-    .or_raise()
-}
-
-/// The constants of DP-FTRL (Agarwal-Singh Algorithm 1) for a domain, as a dict.
-#[pyfunction]
-#[pyo3(signature = (domain, horizon, loss_bound, *, norm, regularizer, learning_rate = None, dual_bound = None, lmo_calls = 4))]
-pub fn dp_ftrl_params<'py>(
-    py: Python<'py>,
-    domain: &Bound<'py, PyDomain>,
-    horizon: u64,
-    loss_bound: f64,
-    norm: &str,
-    regularizer: &str,
-    learning_rate: Option<f64>,
-    dual_bound: Option<f64>,
-    lmo_calls: u32,
-) -> PyResult<Bound<'py, PyDict>> {
-    let p = build_params(
-        domain,
-        horizon,
-        loss_bound,
-        norm,
-        regularizer,
-        learning_rate,
-        dual_bound,
-        lmo_calls,
-    )?;
-    params_dict(py, &p)
+    let eta_rule = if p.regularizer == Regularizer::None {
+        "none (FTPL plays the LMO of the release)"
+    } else if p.eta_default && p.release_noise.variance > 0.0 {
+        match p.regularizer {
+            Regularizer::NegativeEntropy => "sqrt(D_R / (T G^2 + c v)), noise-aware",
+            _ => "sqrt(D_R / (T G^2 + n v)), noise-aware",
+        }
+    } else if p.eta_default {
+        "sqrt(D_R / (T G^2))"
+    } else {
+        "learning_rate"
+    };
+    // `perturbation_bound` is present only where it holds (a declared padded-tree noise, and η within the
+    // cumulant bound's range).
+    let perturbation = Some(p.perturbation_bound()).filter(|b| b.is_finite());
+    py_dict!(py, p; horizon, dim, regularizer = p.regularizer.name(), loss_bound, norm = p.norm.name(),
+        regularizer_range, dual_bound, dual_clip, eta, eta_rule = eta_rule, lmo_calls, ftrl_bound = p.ftrl_bound(),
+        perturbation_bound ?= perturbation, release_variance = p.release_noise.variance, loss_shift)
 }
 
 py_learner! {
@@ -147,8 +81,10 @@ py_learner! {
         ) -> PyResult<Self> {
             let args = MechanismArgs::new(py, domain, noise, scale, mechanism, sampler, seed, secure)?;
             let keying = (args.seed, args.secure);
-            let params = build_params(domain, horizon, loss_bound, norm, regularizer, learning_rate, dual_bound, lmo_calls)?
-                .with_loss_shift(&args.domain, loss_shift)
+            let norm = LossNorm::from_name(norm).or_raise()?;
+            let regularizer = Regularizer::from_name(regularizer).or_raise()?;
+            let params = DpFtrlParams::new(&args.domain, horizon, loss_bound, norm, regularizer, learning_rate, dual_bound, lmo_calls)
+                .and_then(|p| p.with_loss_shift(&args.domain, loss_shift))
                 .or_raise()?;
             let mut inner = args.build(params, strict, DpFtrl::new)?;
             if top_up {

@@ -45,7 +45,7 @@ mod _core {
         PyUniformMatroid,
     };
     #[pymodule_export]
-    use super::dp_ftrl::{PyDpFtrl, dp_ftrl_params};
+    use super::dp_ftrl::PyDpFtrl;
     #[pymodule_export]
     use super::local_dp::{
         PyLocalLearner, PyLocalRandomizer, PyLocalStream, PyPotentialLearner1D, erfcx,
@@ -68,7 +68,7 @@ mod _core {
         PyPrivateDrSubmodular, coverage_extension, dr_submodular_copies,
     };
     #[pymodule_export]
-    use super::private_exp3::{PyBernoulliArms, PyPrivateExp3, exp3_params, exp3_raw_step_draws};
+    use super::private_exp3::{PyBernoulliArms, PyPrivateExp3, exp3_raw_step_draws};
     #[pymodule_export]
     use super::private_scrible::PyPrivateScrible;
     #[pymodule_export]

@@ -288,128 +288,107 @@ pub fn potential_log_normaliser(g_bound: f64, density: &Bound<'_, PyAny>) -> PyR
     with_density(density, |d| ln_normaliser_quadrature(0.0, c, d))
 }
 
-/// A native stream of providers (documented wrapper: ``dponline.local_dp.LocalStream``).
-#[pyclass(module = "dponline._core", name = "LocalStream", frozen)]
-pub struct PyLocalStream {
-    pub(crate) inner: LocalStream,
-}
-
-#[pymethods]
-impl PyLocalStream {
-    #[new]
-    #[pyo3(signature = (features, labels, budgets, *, loss, mechanism = "laplace", sampler = "exact"))]
-    fn new(
-        features: &Bound<'_, PyAny>,
-        labels: &Bound<'_, PyAny>,
-        budgets: &Bound<'_, PyAny>,
-        loss: &str,
-        mechanism: &str,
-        sampler: &str,
-    ) -> PyResult<Self> {
-        let dim: usize = features
-            .getattr("shape")
-            .and_then(|s| s.get_item(1))
-            .and_then(|d| d.extract())
-            .map_err(|_| invalid_input("features must be a 2-D array of shape (n, d)"))?;
-        let (rows, x) = matrix_owned(features, "features", dim)?;
-        let (yrows, y) = matrix_owned(labels, "labels", 1)?;
-        let mechanism = Mechanism::from_name(mechanism).or_raise()?;
-        let (brows, taus) = matrix_owned(budgets, "budgets", mechanism.budgets_per_round(dim))?;
-        if yrows != rows || brows != rows {
-            return Err(invalid_input(format!(
-                "features ({rows} rows), labels ({yrows}) and budgets ({brows}) must have one row per round"
-            )));
+crate::class::py_class! {
+    /// A native stream of providers (documented wrapper: ``dponline.local_dp.LocalStream``).
+    frozen class PyLocalStream as "LocalStream" { pub(crate) inner: LocalStream }
+    getters {
+        /// Rounds.
+        horizon(&this, _py) { this.inner.rows() }
+        /// Feature dimension.
+        dim(&this, _py) { this.inner.dim() }
+        /// Loss name.
+        loss(&this, _py) { this.inner.loss().name() }
+        /// Mechanism name.
+        mechanism(&this, _py) { this.inner.mechanism().name() }
+        /// The providers' sampler: ``"exact"`` or ``"floating-point"``.
+        sampler(&this, _py) { this.inner.sampler().name() }
+    }
+    methods {
+        #[new]
+        #[pyo3(signature = (features, labels, budgets, *, loss, mechanism = "laplace", sampler = "exact"))]
+        fn new(
+            features: &Bound<'_, PyAny>,
+            labels: &Bound<'_, PyAny>,
+            budgets: &Bound<'_, PyAny>,
+            loss: &str,
+            mechanism: &str,
+            sampler: &str,
+        ) -> PyResult<Self> {
+            let dim: usize = features
+                .getattr("shape")
+                .and_then(|s| s.get_item(1))
+                .and_then(|d| d.extract())
+                .map_err(|_| invalid_input("features must be a 2-D array of shape (n, d)"))?;
+            let (rows, x) = matrix_owned(features, "features", dim)?;
+            let (yrows, y) = matrix_owned(labels, "labels", 1)?;
+            let mechanism = Mechanism::from_name(mechanism).or_raise()?;
+            let (brows, taus) = matrix_owned(budgets, "budgets", mechanism.budgets_per_round(dim))?;
+            if yrows != rows || brows != rows {
+                return Err(invalid_input(format!(
+                    "features ({rows} rows), labels ({yrows}) and budgets ({brows}) must have one row per round"
+                )));
+            }
+            let loss = LocalLoss::from_name(loss).or_raise()?;
+            let sampler = SamplerKind::from_name(sampler).or_raise()?;
+            Ok(PyLocalStream {
+                inner: LocalStream::new(dim, x, y, loss, mechanism, sampler, taus).or_raise()?,
+            })
         }
-        let loss = LocalLoss::from_name(loss).or_raise()?;
-        let sampler = SamplerKind::from_name(sampler).or_raise()?;
-        Ok(PyLocalStream {
-            inner: LocalStream::new(dim, x, y, loss, mechanism, sampler, taus).or_raise()?,
-        })
-    }
 
-    /// ``Σ_{t<n} ℓ_t(u)`` at each checkpoint ``n``.
-    fn cumulative_at<'py>(
-        &self,
-        py: Python<'py>,
-        u: PyReadonlyArray1<'py, f64>,
-        #[pyo3(from_py_with = crate::convert::checkpoints)] checkpoints: Vec<u64>,
-    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let u = u.as_array().to_vec();
-        let inner = &self.inner;
-        let out = detached(py, move || inner.cumulative_at(&u, &checkpoints))?;
-        Ok(out.into_pyarray(py))
-    }
-
-    /// ``(ℓ_t(w), g_t)`` of round ``t`` (unclipped, no noise).
-    fn subgradient<'py>(
-        &self,
-        py: Python<'py>,
-        t: usize,
-        w: PyReadonlyArray1<'py, f64>,
-    ) -> PyResult<(f64, Bound<'py, PyArray1<f64>>)> {
-        if t >= self.inner.rows() || w.as_array().len() != self.inner.dim() {
-            return Err(invalid_input(format!(
-                "t must be < {} and w of length {}",
-                self.inner.rows(),
-                self.inner.dim()
-            )));
+        /// ``Σ_{t<n} ℓ_t(u)`` at each checkpoint ``n``.
+        fn cumulative_at<'py>(
+            &self,
+            py: Python<'py>,
+            u: PyReadonlyArray1<'py, f64>,
+            #[pyo3(from_py_with = crate::convert::checkpoints)] checkpoints: Vec<u64>,
+        ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+            let u = u.as_array().to_vec();
+            let inner = &self.inner;
+            let out = detached(py, move || inner.cumulative_at(&u, &checkpoints))?;
+            Ok(out.into_pyarray(py))
         }
-        let w = w.as_array().to_vec();
-        let mut g = vec![0.0; self.inner.dim()];
-        let value = self.inner.subgradient(t, &w, &mut g);
-        if !value.is_finite() {
-            return Err(invalid_input(format!(
-                "the loss of round {t} at w overflows ({value})"
-            )));
+
+        /// ``(ℓ_t(w), g_t)`` of round ``t`` (unclipped, no noise).
+        fn subgradient<'py>(
+            &self,
+            py: Python<'py>,
+            t: usize,
+            w: PyReadonlyArray1<'py, f64>,
+        ) -> PyResult<(f64, Bound<'py, PyArray1<f64>>)> {
+            if t >= self.inner.rows() || w.as_array().len() != self.inner.dim() {
+                return Err(invalid_input(format!(
+                    "t must be < {} and w of length {}",
+                    self.inner.rows(),
+                    self.inner.dim()
+                )));
+            }
+            let w = w.as_array().to_vec();
+            let mut g = vec![0.0; self.inner.dim()];
+            let value = self.inner.subgradient(t, &w, &mut g);
+            if !value.is_finite() {
+                return Err(invalid_input(format!(
+                    "the loss of round {t} at w overflows ({value})"
+                )));
+            }
+            dponline_core::error::check_finite("the subgradient at w (overflow)", &g).or_raise()?;
+            Ok((value, g.into_pyarray(py)))
         }
-        dponline_core::error::check_finite("the subgradient at w (overflow)", &g).or_raise()?;
-        Ok((value, g.into_pyarray(py)))
-    }
 
-    /// Rounds.
-    #[getter]
-    fn horizon(&self) -> usize {
-        self.inner.rows()
-    }
+        /// Serialized stream.
+        fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+            Ok(PyBytes::new(
+                py,
+                &dponline_core::state::to_state_bytes(&self.inner).or_raise()?,
+            ))
+        }
 
-    /// Feature dimension.
-    #[getter]
-    fn dim(&self) -> usize {
-        self.inner.dim()
-    }
-
-    /// Loss name.
-    #[getter]
-    fn loss(&self) -> &'static str {
-        self.inner.loss().name()
-    }
-
-    /// Mechanism name.
-    #[getter]
-    fn mechanism(&self) -> &'static str {
-        self.inner.mechanism().name()
-    }
-
-    /// The providers' sampler: ``"exact"`` or ``"floating-point"``.
-    #[getter]
-    fn sampler(&self) -> &'static str {
-        self.inner.sampler().name()
-    }
-
-    /// Serialized stream.
-    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        Ok(PyBytes::new(
-            py,
-            &dponline_core::state::to_state_bytes(&self.inner).or_raise()?,
-        ))
-    }
-
-    /// Restore from :meth:`to_bytes`.
-    #[staticmethod]
-    fn from_bytes(state: &[u8]) -> PyResult<Self> {
-        Ok(PyLocalStream {
-            inner: dponline_core::state::from_state_bytes(state).or_raise()?,
-        })
+        /// Restore from :meth:`to_bytes`.
+        #[staticmethod]
+        fn from_bytes(state: &[u8]) -> PyResult<Self> {
+            Ok(PyLocalStream {
+                inner: dponline_core::state::from_state_bytes(state).or_raise()?,
+            })
+        }
     }
 }
 

@@ -5,6 +5,7 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::convert::py_dict;
 use crate::convert::{shared, with_vector};
 use crate::domains::PyDomain;
 use crate::errors::OrRaise;
@@ -12,29 +13,16 @@ use crate::learner::{MechanismArgs, py_learner};
 use crate::losses::with_loss_family;
 
 fn params_dict<'py>(py: Python<'py>, p: &NoisyOcoParams) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("horizon", p.horizon)?;
-    d.set_item("dim", p.dim)?;
-    d.set_item("lipschitz", p.lipschitz)?;
-    d.set_item("diameter", p.diameter)?;
-    d.set_item("mirror_range", p.mirror_range)?;
-    d.set_item("lmo_calls", p.lmo_calls)?;
-    d.set_item("eta", p.eta)?;
-    d.set_item(
-        "eta_rule",
-        if !p.eta_default {
-            "learning_rate"
-        } else if p.noise_norm > 0.0 {
-            "sqrt(D_omega^2 / (T L^2/2 + L T mu)), noise-aware"
-        } else {
-            "D / (L sqrt(T)) (Algorithm 2 line 1, kappa = L)"
-        },
-    )?;
-    d.set_item("noise_norm", p.noise_norm)?;
-    d.set_item("frank_wolfe_error", p.frank_wolfe_error())?;
-    d.set_item("sensitivity_l1", p.sensitivity_l1())?;
-    d.set_item("sensitivity_l2", p.sensitivity_l2())?;
-    Ok(d)
+    let eta_rule = if !p.eta_default {
+        "learning_rate"
+    } else if p.noise_norm > 0.0 {
+        "sqrt(D_omega^2 / (T L^2/2 + L T mu)), noise-aware"
+    } else {
+        "D / (L sqrt(T)) (Algorithm 2 line 1, kappa = L)"
+    };
+    py_dict!(py, p; horizon, dim, lipschitz, diameter, mirror_range, lmo_calls, eta, eta_rule = eta_rule, noise_norm,
+        frank_wolfe_error = p.frank_wolfe_error(), sensitivity_l1 = p.sensitivity_l1(),
+        sensitivity_l2 = p.sensitivity_l2())
 }
 
 fn build_params(
@@ -130,14 +118,7 @@ py_learner! {
         /// ``total``), as a dict.
         fn regret_bound_terms<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
             let b = Self::readable(slf)?.inner.regret_bound().or_raise()?;
-            let d = PyDict::new(slf.py());
-            d.set_item("mirror", b.mirror)?;
-            d.set_item("stability", b.stability)?;
-            d.set_item("noise", b.noise)?;
-            d.set_item("frank_wolfe", b.frank_wolfe)?;
-            d.set_item("trivial", b.trivial)?;
-            d.set_item("total", b.total())?;
-            Ok(d)
+            py_dict!(slf.py(), b; mirror, stability, noise, frank_wolfe, trivial, total = b.total())
         }
 
         /// Exact per-coordinate noise variance of the release after ``t`` gradients.

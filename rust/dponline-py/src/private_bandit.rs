@@ -6,6 +6,7 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::convert::py_dict;
 use crate::convert::shared;
 use crate::domains::PyDomain;
 use crate::errors::OrRaise;
@@ -13,35 +14,15 @@ use crate::learner::{MechanismArgs, py_learner};
 use crate::losses::with_loss_family;
 
 fn params_dict<'py>(py: Python<'py>, p: &PrivateBanditParams) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("horizon", p.horizon)?;
-    d.set_item("dim", p.dim)?;
-    d.set_item("affine_dim", p.affine_dim)?;
-    d.set_item("t_batch", p.t_batch)?;
-    d.set_item("t_round", p.t_round)?;
-    d.set_item("eta", p.eta)?;
-    d.set_item("kappa", p.kappa)?;
-    d.set_item(
-        "eta_rule",
-        if p.eta_line_one {
-            "line 1"
-        } else {
-            "Lemma 3.1 proof: D/(kappa sqrt(T_round))"
-        },
-    )?;
-    d.set_item("feasibility", p.feasibility.name())?;
-    d.set_item("zeta", p.zeta)?;
-    d.set_item("zeta_paper", p.zeta_paper)?;
-    d.set_item("lipschitz", p.lipschitz)?;
-    d.set_item("diameter", p.diameter)?;
-    d.set_item("loss_bound", p.loss_bound)?;
-    d.set_item("inscribed_radius", p.inscribed_radius)?;
-    d.set_item("shrink", p.shrink)?;
-    d.set_item("max_gradient_scale", p.max_gradient_scale())?;
-    d.set_item("rounding_inflation", p.rounding_inflation())?;
-    d.set_item("sensitivity_l1", p.sensitivity_l1())?;
-    d.set_item("sensitivity_l2", p.sensitivity_l2())?;
-    Ok(d)
+    let eta_rule = if p.eta_line_one {
+        "line 1"
+    } else {
+        "Lemma 3.1 proof: D/(kappa sqrt(T_round))"
+    };
+    py_dict!(py, p; horizon, dim, affine_dim, t_batch, t_round, eta, kappa, eta_rule = eta_rule,
+        feasibility = p.feasibility.name(), zeta, zeta_paper, lipschitz, diameter, loss_bound, inscribed_radius,
+        shrink, max_gradient_scale = p.max_gradient_scale(), rounding_inflation = p.rounding_inflation(),
+        sensitivity_l1 = p.sensitivity_l1(), sensitivity_l2 = p.sensitivity_l2())
 }
 
 /// The schedule of Ene-Nguyen-Vladu Algorithm 1 line 1 for a domain, as a dict.

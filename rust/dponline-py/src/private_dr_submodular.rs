@@ -9,6 +9,7 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::convert::py_dict;
 use crate::convert::with_vector;
 use crate::domains::PyDomain;
 use crate::errors::{OrRaise, invalid_input};
@@ -44,32 +45,15 @@ pub fn coverage_extension<'py>(
 }
 
 fn params_dict<'py>(py: Python<'py>, p: &DrSubmodularParams) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("ground_set_size", p.n)?;
-    d.set_item("horizon", p.horizon)?;
-    d.set_item("copies", p.copies)?;
-    d.set_item(
-        "copies_rule",
-        if p.copies_default { "paper" } else { "copies" },
-    )?;
-    d.set_item("gradient_bound", p.gradient_bound)?;
-    d.set_item("norm", p.norm.name())?;
-    d.set_item("radius_squared", p.radius_squared)?;
-    d.set_item("noise_norm", p.noise_norm)?;
-    d.set_item("regularization", p.regularization)?;
-    d.set_item(
-        "regularization_rule",
-        if p.regularization_default {
-            "minimiser of the per-copy bound"
-        } else {
-            "regularization"
-        },
-    )?;
-    d.set_item("argmin", p.argmin.name())?;
-    d.set_item("lmo_calls", p.lmo_calls)?;
-    d.set_item("diameter", p.diameter)?;
-    d.set_item("copy_regret_bound", p.copy_regret_bound())?;
-    Ok(d)
+    let copies_rule = if p.copies_default { "paper" } else { "copies" };
+    let regularization_rule = if p.regularization_default {
+        "minimiser of the per-copy bound"
+    } else {
+        "regularization"
+    };
+    py_dict!(py, p; ground_set_size = p.n, horizon, copies, copies_rule = copies_rule, gradient_bound,
+        norm = p.norm.name(), radius_squared, noise_norm, regularization, regularization_rule = regularization_rule,
+        argmin = p.argmin.name(), lmo_calls, diameter, copy_regret_bound = p.copy_regret_bound())
 }
 
 py_learner! {

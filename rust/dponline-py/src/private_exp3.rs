@@ -6,38 +6,14 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::convert::py_dict;
 use crate::convert::{detached, keying};
 use crate::errors::{OrRaise, invalid_input};
 use crate::learner::py_learner;
 use crate::losses::PyLossFamily;
 
 fn params_dict<'py>(py: Python<'py>, p: &Exp3Params) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("arms", p.arms)?;
-    d.set_item("horizon", p.horizon)?;
-    d.set_item("loss_bound", p.loss_bound)?;
-    d.set_item("noise_scale", p.noise_scale)?;
-    d.set_item("noisy_range", p.noisy_range)?;
-    d.set_item("eta", p.eta)?;
-    d.set_item("gamma", p.gamma)?;
-    d.set_item("regret_bound", p.regret_bound())?;
-    Ok(d)
-}
-
-/// The constants of PrivateEXP3 (Agarwal-Singh Algorithm 5 tuned as Theorem 4.1), as a dict.
-#[pyfunction]
-#[pyo3(signature = (arms, horizon, loss_bound, noise_scale))]
-pub fn exp3_params<'py>(
-    py: Python<'py>,
-    arms: usize,
-    horizon: u64,
-    loss_bound: f64,
-    noise_scale: f64,
-) -> PyResult<Bound<'py, PyDict>> {
-    params_dict(
-        py,
-        &Exp3Params::new(arms, horizon, loss_bound, noise_scale).or_raise()?,
-    )
+    py_dict!(py, p; arms, horizon, loss_bound, noise_scale, noisy_range, eta, gamma, regret_bound = p.regret_bound())
 }
 
 /// The random draws one PrivateEXP3 step is measured against (for ``benches/compare_bandits.py``): ``steps``
@@ -106,13 +82,10 @@ impl PyBernoulliArms {
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)> {
         let py = slf.py();
         let inner = &slf.get().inner;
-        let args = (inner.means().to_vec(),).into_pyobject(py)?.into_any();
-        let kwargs = PyDict::new(py);
-        kwargs.set_item("horizon", inner.horizon())?;
-        kwargs.set_item("seed", inner.seed())?;
-        let functools = py.import("functools")?.getattr("partial")?;
-        let cls = py.get_type::<PyBernoulliArms>();
-        let factory = functools.call((cls,), Some(&kwargs))?;
+        let kwargs = py_dict!(py, inner; horizon = inner.horizon(), seed = inner.seed())?;
+        let cls = py.get_type::<PyBernoulliArms>().into_any();
+        let (factory, args) =
+            crate::convert::reduce_partial(cls, (inner.means().to_vec(),), kwargs)?;
         Ok((factory, args, py.None().into_bound(py)))
     }
 

@@ -6,6 +6,7 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::convert::py_dict;
 use crate::convert::{keying, shared};
 use crate::domains::PyDomain;
 use crate::errors::OrRaise;
@@ -13,17 +14,8 @@ use crate::learner::py_learner;
 use crate::losses::with_loss_family;
 
 fn params_dict<'py>(py: Python<'py>, p: &ScribleParams) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("horizon", p.horizon)?;
-    d.set_item("dim", p.dim)?;
-    d.set_item("estimator_dim", p.estimator_dim)?;
-    d.set_item("loss_bound", p.loss_bound)?;
-    d.set_item("noise_scale", p.noise_scale)?;
-    d.set_item("noisy_range", p.noisy_range)?;
-    d.set_item("nu", p.nu)?;
-    d.set_item("eta", p.eta)?;
-    d.set_item("regret_bound", p.regret_bound())?;
-    Ok(d)
+    py_dict!(py, p; horizon, dim, estimator_dim, loss_bound, noise_scale, noisy_range, nu, eta,
+        regret_bound = p.regret_bound())
 }
 
 py_learner! {

@@ -9,57 +9,26 @@ use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::convert::{keying, matrix_owned, with_vector};
+use crate::convert::py_dict;
+use crate::convert::{keying, matrix_owned, name_of, named, with_vector};
 use crate::errors::{OrRaise, invalid_input};
 use crate::learner::py_learner;
 use crate::submodular::{ids, with_submodular_family};
 
-fn feedback_from(name: &str) -> PyResult<Feedback> {
-    match name {
-        "full" => Ok(Feedback::Full),
-        "bandit" => Ok(Feedback::Bandit),
-        other => Err(invalid_input(format!(
-            "feedback must be 'full' or 'bandit', got {other:?}"
-        ))),
-    }
-}
+/// The feedback models by name.
+const FEEDBACK: [(&str, Feedback); 2] = [("full", Feedback::Full), ("bandit", Feedback::Bandit)];
 
-fn exploration_from(name: &str) -> PyResult<Exploration> {
-    match name {
-        "online" => Ok(Exploration::Online),
-        "presampled" => Ok(Exploration::Presampled),
-        other => Err(invalid_input(format!(
-            "exploration must be 'online' or 'presampled', got {other:?}"
-        ))),
-    }
-}
+/// The exploration schedules by name.
+const EXPLORATION: [(&str, Exploration); 2] = [
+    ("online", Exploration::Online),
+    ("presampled", Exploration::Presampled),
+];
 
 fn params_dict<'py>(py: Python<'py>, p: &SubmodularParams) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("ground_set_size", p.n)?;
-    d.set_item("k", p.k)?;
-    d.set_item("horizon", p.horizon)?;
-    d.set_item("epsilon", p.epsilon)?;
-    d.set_item("delta", p.delta)?;
-    d.set_item(
-        "feedback",
-        match p.feedback {
-            Feedback::Full => "full",
-            Feedback::Bandit => "bandit",
-        },
-    )?;
-    d.set_item(
-        "exploration",
-        match p.exploration {
-            Exploration::Online => "online",
-            Exploration::Presampled => "presampled",
-        },
-    )?;
-    d.set_item("gamma", p.gamma)?;
-    d.set_item("gamma_paper", p.gamma_paper)?;
-    d.set_item("presampled_explores", p.presampled_explores)?;
-    d.set_item("eta", p.eta)?;
-    Ok(d)
+    let feedback = name_of(&FEEDBACK, &p.feedback);
+    let exploration = name_of(&EXPLORATION, &p.exploration);
+    py_dict!(py, p; ground_set_size = p.n, k, horizon, epsilon, delta, feedback = feedback,
+        exploration = exploration, gamma, gamma_paper, presampled_explores, eta)
 }
 
 py_learner! {
@@ -91,38 +60,22 @@ py_learner! {
             seed: Option<&Bound<'_, PyAny>>,
             secure: bool,
         ) -> PyResult<Self> {
-            let feedback = feedback_from(feedback)?;
-            let exploration = exploration_from(exploration)?;
+            let feedback = named("feedback", feedback, &FEEDBACK)?;
+            let exploration = named("exploration", exploration, &EXPLORATION)?;
             let (words, secure) = keying(py, seed, secure)?;
             // Validate everything (with a placeholder M) before drawing M.
             let presampled = feedback == Feedback::Bandit && exploration == Exploration::Presampled;
-            let probe = SubmodularParams::new(
-                ground_set_size,
-                k,
-                horizon,
-                epsilon,
-                delta,
-                feedback,
-                exploration,
-                presampled.then_some(0),
-            )
-            .or_raise()?;
+            let params = |explores| {
+                SubmodularParams::new(ground_set_size, k, horizon, epsilon, delta, feedback, exploration, explores)
+                    .or_raise()
+            };
+            let probe = params(presampled.then_some(0))?;
             let m = if presampled {
                 Some(PrivateSubmodular::draw_explores(horizon, probe.gamma, words, secure).or_raise()?)
             } else {
                 None
             };
-            let params = SubmodularParams::new(
-                ground_set_size,
-                k,
-                horizon,
-                epsilon,
-                delta,
-                feedback,
-                exploration,
-                m,
-            )
-            .or_raise()?;
+            let params = params(m)?;
             Ok(PyPrivateSubmodular {
                 inner: PrivateSubmodular::new(params, words, secure, strict).or_raise()?,
             })

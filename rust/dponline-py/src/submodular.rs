@@ -4,9 +4,8 @@ use dponline_core::losses::RowOrder;
 use dponline_core::submodular::{SubmodularFamily, SubmodularKind};
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 
-use crate::convert::{int_arg, len_arg, rows_arg};
+use crate::convert::{int_arg, len_arg, py_dict, reduce_partial, rows_arg};
 use crate::errors::{OrRaise, invalid_input};
 
 /// `(items, values after each addition, evaluations)` of greedy.
@@ -64,13 +63,6 @@ pub(crate) fn ids<'py>(py: Python<'py>, items: &[usize]) -> Bound<'py, PyArray1<
         .into_pyarray(py)
 }
 
-/// A stream of monotone submodular functions evaluated natively (see ``dponline.submodular``).
-#[pyclass(frozen, module = "dponline._core", name = "SubmodularFamily")]
-pub struct PySubmodularFamily {
-    pub(crate) inner: SubmodularFamily,
-    seed: Option<u64>,
-}
-
 /// The optional `horizon` (>= 1) and `seed` (>= 0) of a family constructor.
 fn horizon_and_seed(
     horizon: Option<&Bound<'_, PyAny>>,
@@ -104,204 +96,172 @@ impl PySubmodularFamily {
     }
 }
 
-#[pymethods]
-impl PySubmodularFamily {
-    #[new]
-    #[pyo3(signature = (kind, data, *, horizon = None, order = String::from("sequential"), seed = None))]
-    #[pyo3(text_signature = "(kind, data, *, horizon=None, order='sequential', seed=None)")]
-    fn new(
-        kind: &Bound<'_, PyAny>,
-        data: &Bound<'_, PyAny>,
-        horizon: Option<&Bound<'_, PyAny>>,
-        #[pyo3(from_py_with = order_arg)] order: String,
-        seed: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Self> {
-        let kind = SubmodularKind::from_name(&str_arg(kind, "kind")?).or_raise()?;
-        let (horizon, seed) = horizon_and_seed(horizon, seed)?;
-        let (cols, values) = rows_arg(data, "data", "rows, ground_set_size")?;
-        let family = SubmodularFamily::new(kind, values, cols).or_raise()?;
-        Self::finish(family, horizon, &order, seed)
+crate::class::py_class! {
+    /// A stream of monotone submodular functions evaluated natively (see ``dponline.submodular``).
+    frozen class PySubmodularFamily as "SubmodularFamily" { pub(crate) inner: SubmodularFamily, seed: Option<u64> }
+    getters {
+        /// ``"probabilistic_coverage"``, ``"facility_location"`` or ``"weighted_coverage"``.
+        kind(&this, _py) { this.inner.kind_name() }
+        /// Weighted coverage: the sorted, distinct element ids each item covers; ``None`` for other kinds.
+        covers(&this, _py) { this.inner.covers() }
+        /// ``"sequential"``, ``"cycle"`` or ``"bootstrap"``.
+        order(&this, _py) { this.order_name() }
+        /// Number of rounds.
+        horizon(&this, _py) { this.inner.horizon() }
+        /// ``|U|``.
+        ground_set_size(&this, _py) { this.inner.ground_set_size() }
+        /// Number of distinct data rows.
+        rows(&this, _py) { this.inner.rows() }
     }
+    methods {
+        #[new]
+        #[pyo3(signature = (kind, data, *, horizon = None, order = String::from("sequential"), seed = None))]
+        #[pyo3(text_signature = "(kind, data, *, horizon=None, order='sequential', seed=None)")]
+        fn new(
+            kind: &Bound<'_, PyAny>,
+            data: &Bound<'_, PyAny>,
+            horizon: Option<&Bound<'_, PyAny>>,
+            #[pyo3(from_py_with = order_arg)] order: String,
+            seed: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<Self> {
+            let kind = SubmodularKind::from_name(&str_arg(kind, "kind")?).or_raise()?;
+            let (horizon, seed) = horizon_and_seed(horizon, seed)?;
+            let (cols, values) = rows_arg(data, "data", "rows, ground_set_size")?;
+            let family = SubmodularFamily::new(kind, values, cols).or_raise()?;
+            Self::finish(family, horizon, &order, seed)
+        }
 
-    /// ``f_t(S)`` at round ``t`` (0-based) for item ids ``items`` (duplicates count once).
-    fn value(&self, t: &Bound<'_, PyAny>, items: &Bound<'_, PyAny>) -> PyResult<f64> {
-        let t = int_arg(t, "t", 0, None)?;
-        let items = items_arg(items, self.inner.ground_set_size())?;
-        self.inner.value(t, &items).or_raise()
-    }
+        /// ``f_t(S)`` at round ``t`` (0-based) for item ids ``items`` (duplicates count once).
+        fn value(&self, t: &Bound<'_, PyAny>, items: &Bound<'_, PyAny>) -> PyResult<f64> {
+            let t = int_arg(t, "t", 0, None)?;
+            let items = items_arg(items, self.inner.ground_set_size())?;
+            self.inner.value(t, &items).or_raise()
+        }
 
-    /// Marginal gains ``f_t(S + a) − f_t(S)`` of every item ``a`` given ``prefix``, shape ``(n,)``.
-    fn gains<'py>(
-        &self,
-        py: Python<'py>,
-        t: &Bound<'py, PyAny>,
-        prefix: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let t = int_arg(t, "t", 0, None)?;
-        let n = self.inner.ground_set_size();
-        let prefix = items_arg(prefix, n)?;
-        let mut out = dponline_core::alloc::zeros("gains", n).or_raise()?;
-        self.inner.gains(t, &prefix, &mut out).or_raise()?;
-        Ok(out.into_pyarray(py))
-    }
+        /// Marginal gains ``f_t(S + a) − f_t(S)`` of every item ``a`` given ``prefix``, shape ``(n,)``.
+        fn gains<'py>(
+            &self,
+            py: Python<'py>,
+            t: &Bound<'py, PyAny>,
+            prefix: &Bound<'py, PyAny>,
+        ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+            let t = int_arg(t, "t", 0, None)?;
+            let n = self.inner.ground_set_size();
+            let prefix = items_arg(prefix, n)?;
+            let mut out = dponline_core::alloc::zeros("gains", n).or_raise()?;
+            self.inner.gains(t, &prefix, &mut out).or_raise()?;
+            Ok(out.into_pyarray(py))
+        }
 
-    /// Marginal gains of every item given ``prefix`` for ``F = Σ_{t<horizon} f_t``, shape ``(n,)``.
-    fn summed_gains<'py>(
-        &self,
-        py: Python<'py>,
-        prefix: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let n = self.inner.ground_set_size();
-        let prefix = items_arg(prefix, n)?;
-        let family = &self.inner;
-        let out = crate::convert::detached_polled(py, move |poll| {
-            let mut out = dponline_core::alloc::zeros("gains", n)?;
-            family.summed_gains(&prefix, &mut out, poll)?;
-            Ok(out)
-        })?;
-        Ok(out.into_pyarray(py))
-    }
+        /// Marginal gains of every item given ``prefix`` for ``F = Σ_{t<horizon} f_t``, shape ``(n,)``.
+        fn summed_gains<'py>(
+            &self,
+            py: Python<'py>,
+            prefix: &Bound<'py, PyAny>,
+        ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+            let n = self.inner.ground_set_size();
+            let prefix = items_arg(prefix, n)?;
+            let family = &self.inner;
+            let out = crate::convert::detached_polled(py, move |poll| {
+                let mut out = dponline_core::alloc::zeros("gains", n)?;
+                family.summed_gains(&prefix, &mut out, poll)?;
+                Ok(out)
+            })?;
+            Ok(out.into_pyarray(py))
+        }
 
-    /// Greedy with lazy evaluations on ``Σ_t f_t``: ``(items, values after each addition, evaluations)``.
-    fn lazy_greedy<'py>(
-        &self,
-        py: Python<'py>,
-        k: &Bound<'py, PyAny>,
-    ) -> PyResult<GreedyTuple<'py>> {
-        let k = len_arg(k, "k", 1)?;
-        let family = &self.inner;
-        let g = crate::convert::detached_polled(py, move |poll| family.lazy_greedy(k, poll))?;
-        Ok((ids(py, &g.items), g.values.into_pyarray(py), g.evaluations))
-    }
+        /// Greedy with lazy evaluations on ``Σ_t f_t``: ``(items, values after each addition, evaluations)``.
+        fn lazy_greedy<'py>(
+            &self,
+            py: Python<'py>,
+            k: &Bound<'py, PyAny>,
+        ) -> PyResult<GreedyTuple<'py>> {
+            let k = len_arg(k, "k", 1)?;
+            let family = &self.inner;
+            let g = crate::convert::detached_polled(py, move |poll| family.lazy_greedy(k, poll))?;
+            Ok((ids(py, &g.items), g.values.into_pyarray(py), g.evaluations))
+        }
 
-    /// Index of the data row used at each round, shape ``(horizon,)`` (for small horizons / inspection).
-    fn row_indices<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
-        let horizon = self.inner.horizon();
-        let len = usize::try_from(horizon).unwrap_or(usize::MAX);
-        let mut out: Vec<u64> = dponline_core::alloc::reserve("row indices", len).or_raise()?;
-        out.extend((0..horizon).map(|t| self.inner.row_index(t) as u64));
-        Ok(out.into_pyarray(py))
-    }
+        /// Index of the data row used at each round, shape ``(horizon,)`` (for small horizons / inspection).
+        fn row_indices<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
+            let horizon = self.inner.horizon();
+            let len = usize::try_from(horizon).unwrap_or(usize::MAX);
+            let mut out: Vec<u64> = dponline_core::alloc::reserve("row indices", len).or_raise()?;
+            out.extend((0..horizon).map(|t| self.inner.row_index(t) as u64));
+            Ok(out.into_pyarray(py))
+        }
 
-    /// How many rounds use each data row, shape ``(rows,)``.
-    fn row_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
-        let family = &self.inner;
-        Ok(
-            crate::convert::detached_polled(py, move |poll| family.row_counts(poll))?
-                .into_pyarray(py),
-        )
-    }
+        /// How many rounds use each data row, shape ``(rows,)``.
+        fn row_counts<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
+            let family = &self.inner;
+            Ok(
+                crate::convert::detached_polled(py, move |poll| family.row_counts(poll))?
+                    .into_pyarray(py),
+            )
+        }
 
-    /// ``Σ_{s<c} f_s(S)`` of a fixed set after each checkpoint round ``c``, shape ``(len(checkpoints),)``.
-    fn cumulative_at<'py>(
-        &self,
-        py: Python<'py>,
-        items: &Bound<'py, PyAny>,
-        checkpoints: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let items = items_arg(items, self.inner.ground_set_size())?;
-        let checkpoints = crate::convert::int_list(checkpoints, "checkpoints")?;
-        let family = &self.inner;
-        let out = crate::convert::detached_polled(py, move |poll| {
-            family.cumulative_at(&items, &checkpoints, poll)
-        })?;
-        Ok(out.into_pyarray(py))
-    }
+        /// ``Σ_{s<c} f_s(S)`` of a fixed set after each checkpoint round ``c``, shape ``(len(checkpoints),)``.
+        fn cumulative_at<'py>(
+            &self,
+            py: Python<'py>,
+            items: &Bound<'py, PyAny>,
+            checkpoints: &Bound<'py, PyAny>,
+        ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+            let items = items_arg(items, self.inner.ground_set_size())?;
+            let checkpoints = crate::convert::int_list(checkpoints, "checkpoints")?;
+            let family = &self.inner;
+            let out = crate::convert::detached_polled(py, move |poll| {
+                family.cumulative_at(&items, &checkpoints, poll)
+            })?;
+            Ok(out.into_pyarray(py))
+        }
 
-    /// ``"probabilistic_coverage"``, ``"facility_location"`` or ``"weighted_coverage"``.
-    #[getter]
-    fn kind(&self) -> &'static str {
-        self.inner.kind_name()
-    }
+        /// Weighted coverage ``f_t(S) = Σ_{j ∈ ∪_{a∈S} covers[a]} weights[t, j]`` (see
+        /// ``dponline.submodular.WeightedCoverage``).
+        #[staticmethod]
+        #[pyo3(signature = (weights, covers, *, horizon = None, order = String::from("sequential"), seed = None))]
+        #[pyo3(text_signature = "(weights, covers, *, horizon=None, order='sequential', seed=None)")]
+        fn weighted_coverage(
+            weights: &Bound<'_, PyAny>,
+            #[pyo3(from_py_with = crate::convert::index_lists)] covers: Vec<Vec<usize>>,
+            horizon: Option<&Bound<'_, PyAny>>,
+            #[pyo3(from_py_with = order_arg)] order: String,
+            seed: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<Self> {
+            let (horizon, seed) = horizon_and_seed(horizon, seed)?;
+            let (cols, values) = rows_arg(weights, "weights", "rows, elements")?;
+            let family = SubmodularFamily::weighted_coverage(values, cols, &covers).or_raise()?;
+            Self::finish(family, horizon, &order, seed)
+        }
 
-    /// Weighted coverage: the sorted, distinct element ids each item covers; ``None`` for other kinds.
-    #[getter]
-    fn covers(&self) -> Option<Vec<Vec<usize>>> {
-        self.inner.covers()
-    }
+        /// The data rows, shape ``(rows, ground_set_size)`` — ``(rows, elements)`` for weighted coverage (a copy).
+        #[getter]
+        fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+            PyArray1::from_slice(py, &self.inner.data().or_raise()?)
+                .call_method1("reshape", (self.inner.rows(), self.inner.width()))
+        }
 
-    /// Weighted coverage ``f_t(S) = Σ_{j ∈ ∪_{a∈S} covers[a]} weights[t, j]`` (see
-    /// ``dponline.submodular.WeightedCoverage``).
-    #[staticmethod]
-    #[pyo3(signature = (weights, covers, *, horizon = None, order = String::from("sequential"), seed = None))]
-    #[pyo3(text_signature = "(weights, covers, *, horizon=None, order='sequential', seed=None)")]
-    fn weighted_coverage(
-        weights: &Bound<'_, PyAny>,
-        #[pyo3(from_py_with = crate::convert::index_lists)] covers: Vec<Vec<usize>>,
-        horizon: Option<&Bound<'_, PyAny>>,
-        #[pyo3(from_py_with = order_arg)] order: String,
-        seed: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Self> {
-        let (horizon, seed) = horizon_and_seed(horizon, seed)?;
-        let (cols, values) = rows_arg(weights, "weights", "rows, elements")?;
-        let family = SubmodularFamily::weighted_coverage(values, cols, &covers).or_raise()?;
-        Self::finish(family, horizon, &order, seed)
-    }
+        fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+            let py = slf.py();
+            let this = slf.get();
+            let order = this.order_name();
+            let kwargs = py_dict!(py, this; horizon = this.inner.horizon(), order = order, seed)?;
+            match this.inner.covers() {
+                Some(covers) => reduce_partial(slf.get_type().getattr("weighted_coverage")?, (this.data(py)?, covers), kwargs),
+                None => reduce_partial(slf.get_type().into_any(), (this.inner.kind_name(), this.data(py)?), kwargs),
+            }
+        }
 
-    /// ``"sequential"``, ``"cycle"`` or ``"bootstrap"``.
-    #[getter]
-    fn order(&self) -> &'static str {
-        self.order_name()
-    }
-
-    /// Number of rounds.
-    #[getter]
-    fn horizon(&self) -> u64 {
-        self.inner.horizon()
-    }
-
-    /// ``|U|``.
-    #[getter]
-    fn ground_set_size(&self) -> usize {
-        self.inner.ground_set_size()
-    }
-
-    /// Number of distinct data rows.
-    #[getter]
-    fn rows(&self) -> usize {
-        self.inner.rows()
-    }
-
-    /// The data rows, shape ``(rows, ground_set_size)`` — ``(rows, elements)`` for weighted coverage (a copy).
-    #[getter]
-    fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        PyArray1::from_slice(py, &self.inner.data().or_raise()?)
-            .call_method1("reshape", (self.inner.rows(), self.inner.width()))
-    }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-        let py = slf.py();
-        let this = slf.get();
-        let kwargs = PyDict::new(py);
-        kwargs.set_item("horizon", this.horizon())?;
-        kwargs.set_item("order", this.order_name())?;
-        kwargs.set_item("seed", this.seed)?;
-        let (target, args) = match this.inner.covers() {
-            Some(covers) => (
-                slf.get_type().getattr("weighted_coverage")?,
-                (this.data(py)?, covers).into_pyobject(py)?.into_any(),
-            ),
-            None => (
-                slf.get_type().into_any(),
-                (this.kind(), this.data(py)?).into_pyobject(py)?.into_any(),
-            ),
-        };
-        let partial = py
-            .import("functools")?
-            .getattr("partial")?
-            .call((target,), Some(&kwargs))?;
-        Ok((partial, args))
-    }
-
-    fn __repr__(&self) -> String {
-        format!(
-            "SubmodularFamily(kind={:?}, rows={}, ground_set_size={}, horizon={}, order={:?})",
-            self.kind(),
-            self.inner.rows(),
-            self.inner.ground_set_size(),
-            self.inner.horizon(),
-            self.order_name()
-        )
+        fn __repr__(&self) -> String {
+            format!(
+                "SubmodularFamily(kind={:?}, rows={}, ground_set_size={}, horizon={}, order={:?})",
+                self.inner.kind_name(),
+                self.inner.rows(),
+                self.inner.ground_set_size(),
+                self.inner.horizon(),
+                self.order_name()
+            )
+        }
     }
 }
 
