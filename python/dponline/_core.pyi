@@ -458,7 +458,6 @@ class DPFTRL:
     @property
     def top_up_variance(self) -> float | None: ...
 
-
 @final
 class NoisyOCO:
     def __new__(
