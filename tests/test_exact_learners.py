@@ -1,5 +1,6 @@
 """The exact samplers of the learners without a counting tree (issue 21): PrivateEXP3 and PrivateSCRiBLe (their
-feedback release), the local randomiser and its native stream, and PrivateSubmodular (floating-point only)."""
+feedback release), the local randomiser and its native stream, and PrivateSubmodular (exact exponential-mechanism
+draws)."""
 
 from __future__ import annotations
 
@@ -191,9 +192,16 @@ def test_defaults_are_the_most_secure_sampler_each_option_has():
     l2 = LocalLaplaceRandomizer(2, mechanism="l2")
     assert l2.sampler == "floating-point"
     assert l2.privacy(1.0).sampler == "floating-point" and "sphere" in l2.privacy(1.0).notes
-    sub = PrivateSubmodular(4, 2, horizon=10, epsilon=1.0, delta=1e-6)
-    assert sub.privacy.sampler == "floating-point" and "exponential weights" in sub.privacy.notes
-    assert "Mironov" in str(sub.privacy) and "Mironov" in sub.privacy.caveat
+    for feedback in ("full", "bandit"):
+        sub = PrivateSubmodular(4, 2, horizon=10, epsilon=1.0, delta=1e-6, feedback=feedback)
+        assert sub.sampler == "exact" and sub.privacy.sampler == "exact" and sub.privacy.randomness == "secure"
+        assert "exact exponential mechanism" in sub.privacy.notes and "ExactHedge" in sub.privacy.source
+        assert "Mironov" not in str(sub.privacy) and "Mironov" not in sub.privacy.caveat
+        fp = PrivateSubmodular(4, 2, horizon=10, epsilon=1.0, delta=1e-6, feedback=feedback, sampler="floating-point")
+        assert fp.privacy.sampler == "floating-point" and "exponential weights" in fp.privacy.notes
+        assert "Mironov" in str(fp.privacy) and "Mironov" in fp.privacy.caveat
+    assert PrivateSubmodular(4, 2, horizon=10, epsilon=None).sampler == "floating-point"  # nothing to protect
+    assert PrivateSubmodular(4, 2, horizon=10, epsilon=None, sampler="exact").params["eta_exact"] > 0
     for learner in (PrivateEXP3(2, horizon=5, epsilon=1.0, sampler="floating-point"),):
         assert learner.privacy.sampler == "floating-point" and learner.grid is None
     stream = LocalStream(np.ones((3, 2)), np.ones(3), loss="squared", budgets=1.0)
@@ -211,7 +219,9 @@ def test_defaults_are_the_most_secure_sampler_each_option_has():
             lambda: LocalStream(np.ones((2, 2)), np.ones(2), loss="squared", mechanism="l2", sampler="exact"),
             "l2.*no exact sampler",
         ),
-        (lambda: PrivateSubmodular(4, 2, horizon=10, epsilon=1.0, delta=1e-6, sampler="exact"), "exponential"),
+        (lambda: PrivateSubmodular(4, 2, horizon=10, epsilon=1e9, delta=1e-6), "eta.*floating-point"),
+        (lambda: PrivateSubmodular(4, 2, horizon=10, epsilon=1e-12, delta=1e-6), "eta.*floating-point"),
+        (lambda: PrivateSubmodular(4, 2, horizon=10, epsilon=1.0, delta=1e-6, sampler="fast"), "sampler"),
         (lambda: PrivateEXP3(2, horizon=5, epsilon=1.0, sampler="float"), "sampler"),
         (lambda: LocalLaplaceRandomizer(2, sampler="fast"), "sampler"),
         (lambda: PrivateEXP3(2, horizon=5, epsilon=1e6), "epsilon.*floating-point"),
@@ -328,3 +338,94 @@ def test_exp3_forked_children_never_release_the_parents_pre_drawn_noise(sampler,
     a, b = _in_child(release(0.37)), _in_child(release(0.0))
     assert abs((a - b) - 0.37) > 1e-6, (a, b)
     assert _first_release(learner, 0.0) not in (a, b)
+
+
+# -- PrivateSubmodular: exact exponential-mechanism draws ----------------------------------------------------------
+
+
+def _chi2_critical_1e6(dof: float) -> float:
+    """``P(χ²_dof > x) <= 1e-6`` by the Wilson-Hilferty approximation (z = 4.753, one-sided 1e-6)."""
+    c = 2.0 / (9.0 * dof)
+    return dof * (1.0 - c + 4.753 * math.sqrt(c)) ** 3
+
+
+def test_exact_submodular_draws_follow_the_exact_law():
+    """Expert 1 is fed the singleton gains ``f_t({a}) = p_t(a)`` whatever the picks, so after the same rows its law
+    is the same in every learner: the first item of round 5 over 10,000 seeds against ``expert_probabilities(0)``
+    (``∝ exp(η' u_a)`` of the rounded utilities), Pearson χ² at α = 1e-6. ``ε = 40`` makes ``η' ≈ 0.92`` and the
+    law far from uniform (probabilities from 0.008 to 0.5)."""
+    rows = np.array([[0.9, 0.7, 0.5, 0.3, 0.1, 0.0], [0.8, 0.8, 0.2, 0.3, 0.0, 0.1]] * 2)
+    counts = np.zeros(6)
+    law = None
+    for seed in range(10_000):
+        learner = PrivateSubmodular(6, 1, horizon=5, epsilon=40.0, delta=1e-6, seed=seed)
+        for row in rows:
+            learner.ask()
+            learner.tell(row)
+        counts[learner.ask()[0]] += 1
+        if law is None:
+            law = learner.expert_probabilities(0)
+            eta = learner.params["eta_exact"]
+            units = np.round(rows * 2**20).sum(axis=0) / 2**20
+            want = np.exp(eta * (units - units.max()))
+            assert np.allclose(law, want / want.sum(), rtol=1e-12)
+    expected = law * counts.sum()
+    stat = float(((counts - expected) ** 2 / expected).sum())
+    assert expected.min() > 100 and stat < _chi2_critical_1e6(5.0), (counts, expected)
+
+
+def test_exact_submodular_constants_come_from_the_declared_arguments():
+    learner = PrivateSubmodular(1000, 10, horizon=10_000, epsilon=1.0, delta=1e-6, seed=0)
+    p = learner.params
+    assert p["sampler"] == "exact" and p["payoff_grid"] == 2.0**-20
+    step = 2.0 ** (20 - 63)
+    assert p["eta"] - step < p["eta_exact"] <= p["eta"]
+    assert (p["eta"] - p["eta_exact"]) / p["eta"] < 1e-8
+    assert PrivateSubmodular(4, 2, horizon=2**60, epsilon=1.0, delta=1e-6).params["payoff_grid"] == 2.0**-3
+    fp = PrivateSubmodular(4, 2, horizon=10, epsilon=1.0, delta=1e-6, sampler="floating-point").params
+    assert fp["sampler"] == "floating-point" and fp["eta_exact"] is None and fp["payoff_grid"] is None
+
+
+@pytest.mark.parametrize("feedback", ["full", "bandit"])
+def test_exact_submodular_resumes_bit_identically_and_refuses_bad_input_unchanged(feedback):
+    from dponline.submodular import ProbabilisticCoverage
+
+    P = np.random.default_rng(7).uniform(0.0, 0.5, size=(40, 8))
+    fam = ProbabilisticCoverage(P)
+    a = PrivateSubmodular(8, 3, horizon=40, epsilon=2.0, delta=1e-6, feedback=feedback, seed=5)
+    b = PrivateSubmodular(8, 3, horizon=40, epsilon=2.0, delta=1e-6, feedback=feedback, seed=5)
+    a.run(fam, rounds=15)
+    b.run(fam, rounds=15)
+    copy = pickle.loads(pickle.dumps(a))
+    assert copy.sampler == "exact" and copy._core.to_bytes() == a._core.to_bytes()
+    tail_a, tail_c = a.run(fam, rounds=25), copy.run(fam, rounds=25)
+    assert tail_a.total_loss == tail_c.total_loss and np.array_equal(tail_a.final_point, tail_c.final_point)
+    restored = type(b._core).from_bytes(b._core.to_bytes())
+    assert restored.to_bytes() == b._core.to_bytes()
+    b.ask()
+    before = b._core.to_bytes()
+    bad = np.full(8, 0.2)
+    bad[3] = math.nan
+    with pytest.raises(InvalidInputError if feedback == "full" else ValueError):
+        b.tell(bad if feedback == "full" else math.nan)
+    assert b._core.to_bytes() == before
+
+
+@pytest.mark.slow
+def test_audit_of_exact_submodular_default_passes_and_the_lattice_finds_nothing():
+    """The default (exact, OS-keyed) learner, neighbouring streams that differ in round 1 at the extremes of
+    ``[0, 1]``: the first set that can depend on round 1, audited at the claimed ``(ε, δ)`` — a category
+    statistic and the lattice statistic (sets are integers: nothing to find); an ``ε = 200`` learner (``η ≈
+    7``) is caught by the same audit against the claim ``ε = 1``, so the audit is not blind."""
+    from dponline.audit import FirstAction, play
+
+    a, b = [[1.0, 0.0], [0.0, 0.0]], [[0.0, 1.0], [0.0, 0.0]]
+
+    def build(epsilon):
+        return lambda seed: PrivateSubmodular(2, 1, horizon=2, epsilon=epsilon, delta=1e-5, secure=True)
+
+    for statistic in (FirstAction(1), LatticeGrid((1,))):
+        result = audit(build(1.0), play, a, b, trials=10_000, statistic=statistic, delta=1e-5, claimed=1.0, seed=11)
+        assert result.passed, result
+    leaky = audit(build(200.0), play, a, b, trials=2_000, statistic=FirstAction(1), delta=1e-5, claimed=1.0, seed=12)
+    assert not leaky.passed, leaky

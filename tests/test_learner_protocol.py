@@ -97,6 +97,16 @@ CASES: dict[str, Case] = {
         _VECTOR_OVER,
     ),
     "PrivateEXP3/floating-point": Case(dponline.PrivateEXP3, (3,), {"sampler": "floating-point"}, "value", _VALUE_OVER),
+    "PrivateSubmodular/floating-point": Case(
+        dponline.PrivateSubmodular,
+        (4, 2),
+        {"sampler": "floating-point"},
+        "coverage",
+        (np.array([2.0, 0.5, -1.0, 0.5]), 2),
+    ),
+    "PrivateSubmodular/bandit/floating-point": Case(
+        dponline.PrivateSubmodular, (4, 2), {"feedback": "bandit", "sampler": "floating-point"}, "payoff", (2.0, 1)
+    ),
     "CoordinatewiseLearner": Case(dponline.CoordinatewiseLearner, (3, 1.0), {}, "local", None),
     "UnconstrainedLearner": Case(dponline.UnconstrainedLearner, (3, 1.0), {}, "local", None),
     "OnlineGradientDescent": Case(local_dp.OnlineGradientDescent, (3, 0.1), {}, "local", None),

@@ -304,7 +304,9 @@ def test_hedge_at_huge_learning_rates_stays_finite_or_refuses(eta):
 def test_private_submodular_refuses_an_epsilon_whose_eta_overflows_hedge():
     with pytest.raises(dponline.InvalidInputError, match="eta"):
         PrivateSubmodular(3, 1, horizon=2, epsilon=1e300, delta=1e-6)
-    learner = PrivateSubmodular(3, 1, horizon=2, epsilon=1e80, delta=1e-6, seed=0)
+    with pytest.raises(dponline.InvalidInputError, match="eta"):  # beyond the exact sampler's range
+        PrivateSubmodular(3, 1, horizon=2, epsilon=1e80, delta=1e-6)
+    learner = PrivateSubmodular(3, 1, horizon=2, epsilon=1e80, delta=1e-6, sampler="floating-point", seed=0)
     learner.ask()
     learner.tell(np.array([1.0, 0.0, 0.5]))
     assert np.all(np.isfinite(learner.expert_probabilities(0)))
@@ -357,7 +359,9 @@ def test_family_methods_refuse_junk_with_invalid_input():
 @pytest.mark.parametrize("feedback", ["full", "bandit"])
 def test_regret_bound_of_a_tiny_epsilon_raises_instead_of_inf(feedback):
     """Found by the fuzz suite: at ``epsilon=1e-310`` (``eta = 4.8e-312``) ``regret_bound()`` returned inf."""
-    learner = PrivateSubmodular(2, 1, horizon=1, epsilon=1e-310, delta=1e-6, feedback=feedback)
+    learner = PrivateSubmodular(
+        2, 1, horizon=1, epsilon=1e-310, delta=1e-6, feedback=feedback, sampler="floating-point"
+    )
     with pytest.raises(dponline.InvalidInputError, match="overflows float64"):
         learner.regret_bound()
     assert math.isfinite(PrivateSubmodular(2, 1, horizon=1, epsilon=1.0, delta=1e-6, feedback=feedback).regret_bound())
@@ -516,13 +520,16 @@ def test_bad_feedback_errors_with_state_unchanged():
 # -- PrivateSubmodular: equivalences --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("epsilon", [None, 3.0])
-def test_experts_are_hedge_on_the_marginal_gains(epsilon, rng):
-    """Full information: expert i is exactly Hedge (numpy, 1e-12) fed g_t^i(a) = f_t(S_t^{i−1} + a) − f_t(S_t^{i−1})."""
+@pytest.mark.parametrize("epsilon, sampler", [(None, None), (3.0, "floating-point"), (3.0, "exact")])
+def test_experts_are_hedge_on_the_marginal_gains(epsilon, sampler, rng):
+    """Full information: expert i is exactly Hedge (numpy, 1e-12) fed g_t^i(a) = f_t(S_t^{i−1} + a) − f_t(S_t^{i−1});
+    with the exact sampler, on the gains rounded to the payoff grid and at the rounded rate ``eta_exact``."""
     n, k, T = 12, 3, 200
     data = 0.6 * rng.random((T, n))
-    learner = PrivateSubmodular(n, k, horizon=T, epsilon=epsilon, delta=1e-3, seed=7)
-    eta = learner.params["eta"]
+    learner = PrivateSubmodular(n, k, horizon=T, epsilon=epsilon, delta=1e-3, sampler=sampler, seed=7)
+    exact = learner.sampler == "exact"
+    eta = learner.params["eta_exact" if exact else "eta"]
+    grid = learner.params["payoff_grid"]
     cum = np.zeros((k, n))
     for t in range(T):
         S = learner.ask()
@@ -533,7 +540,8 @@ def test_experts_are_hedge_on_the_marginal_gains(epsilon, rng):
         for i in range(k):
             prefix = picks[:i].tolist()
             base = brute_value("probabilistic_coverage", row, prefix)
-            cum[i] += [brute_value("probabilistic_coverage", row, prefix + [a]) - base for a in range(n)]
+            gains = np.array([brute_value("probabilistic_coverage", row, prefix + [a]) - base for a in range(n)])
+            cum[i] += np.round(np.clip(gains, 0.0, 1.0) / grid) * grid if exact else gains
         payoff = learner.tell(row)
         assert payoff == pytest.approx(brute_value("probabilistic_coverage", row, S), abs=1e-15)
         for i in range(k):

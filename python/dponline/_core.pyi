@@ -814,6 +814,7 @@ class PrivateSubmodular:
         feedback: str = "full",
         exploration: str = "online",
         strict: bool = False,
+        sampler: str = "exact",
         seed: _Seed = None,
         secure: bool = False,
     ) -> PrivateSubmodular: ...

@@ -14,6 +14,7 @@ Regenerate (only when a change of behaviour is intended, and say so in the commi
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import pickle
 import struct
@@ -320,11 +321,15 @@ def learner_cases() -> Iterator[tuple[str, Callable[[], dict[str, Any]]]]:
     )
     P = _rng(3).uniform(0.0, 0.5, size=(HORIZON, 6))
     cov = submodular.ProbabilisticCoverage(P)
-    for feedback in ("full", "bandit"):  # floating-point only (no exact sampler for the Hedge draws)
+    # The float Hedge draws (the default before the exact sampler) under their first names; the exact default as
+    # "<feedback>-exact".
+    for feedback, sampler in itertools.product(("full", "bandit"), SAMPLERS):
         yield (
-            f"PrivateSubmodular/{feedback}",
-            lambda f=feedback: _learner_case(
-                lambda: dponline.PrivateSubmodular(6, 2, horizon=HORIZON, epsilon=1.0, delta=1e-6, feedback=f, seed=16),
+            f"PrivateSubmodular/{feedback}" + ("-exact" if sampler == "exact" else ""),
+            lambda f=feedback, s=sampler: _learner_case(
+                lambda: dponline.PrivateSubmodular(
+                    6, 2, horizon=HORIZON, epsilon=1.0, delta=1e-6, feedback=f, sampler=s, seed=16
+                ),
                 (lambda lrn, t, S: lrn.tell(P[t]))
                 if f == "full"
                 else (lambda lrn, t, S: lrn.tell(float(1 - np.prod(1 - P[t][np.asarray(S, dtype=int)])))),
@@ -351,7 +356,15 @@ def learner_cases() -> Iterator[tuple[str, Callable[[], dict[str, Any]]]]:
         "PrivateSubmodular/bandit-presampled",
         lambda: _learner_case(
             lambda: dponline.PrivateSubmodular(
-                6, 2, horizon=HORIZON, epsilon=1.0, delta=1e-6, feedback="bandit", exploration="presampled", seed=18
+                6,
+                2,
+                horizon=HORIZON,
+                epsilon=1.0,
+                delta=1e-6,
+                feedback="bandit",
+                exploration="presampled",
+                sampler="floating-point",
+                seed=18,
             ),
             lambda lrn, t, S: lrn.tell(float(1 - np.prod(1 - P[t][np.asarray(S, dtype=int)]))),
             cov,

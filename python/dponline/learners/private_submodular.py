@@ -23,12 +23,28 @@ _UNIT = "one round's function f_t"
 _NEIGHBOURING = "streams of set functions that differ in one round's f_t (replaced by any other)"
 _FLOAT_NOTE = (
     "floating-point step: the mechanism itself, each Hedge expert's draw from its exponential weights (computed and "
-    "sampled in floating point; no exact sampler, e.g. Ilvento 2020's base-2 exponential mechanism, is implemented)"
+    "sampled in floating point, sampler='floating-point')"
 )
+_EXACT_NOTE = (
+    "exact exponential mechanism: each expert's payoffs are rounded onto the grid 2^-b (b = min(20, 64 - bit "
+    "length of T)) and summed in integers (the rounding maps [0, 1] into the grid points of [0, 1], so the "
+    "quality's sensitivity stays 1: the Lemma of the core's mwu::ExactHedge), eta is rounded down to a dyadic "
+    "eta' <= eta (params['eta_exact']), and every draw is exactly proportional to exp(eta' u_i) of the rounded "
+    "utilities u_i (uniform proposal accepted with an exact Bernoulli(exp(-eta'(u_max - u_i))), "
+    "Canonne-Kamath-Steinke 2020 Algorithm 1); each draw is thus 2 eta'-DP <= 2 eta-DP as in Proposition 2"
+)
+_EXACT_SOURCE = "; exact draws (dponline.mwu ExactHedge Lemma: rounded payoffs keep sensitivity 1, eta' <= eta)"
 
 
 def submodular_privacy(
-    epsilon: float, delta: float, horizon: int, feedback: str, exploration: str, *, randomness: str = ""
+    epsilon: float,
+    delta: float,
+    horizon: int,
+    feedback: str,
+    exploration: str,
+    *,
+    randomness: str = "",
+    sampler: Sampler = "exact",
 ) -> PrivacyGuarantee:
     """The guarantee of :class:`PrivateSubmodular` for the declared arguments.
 
@@ -41,8 +57,13 @@ def submodular_privacy(
     * ``feedback="bandit"``, ``exploration="presampled"`` — ``(ε, δ)`` (Appendix B.2: ``η`` is set from the
       number ``M`` of explore rounds drawn before the data, so Theorem 5 applies to the ``M + 1`` releases).
 
-    Every guarantee has ``sampler="floating-point"``: the private step is the experts' sampling from their
-    exponential weights, computed and drawn in floating point (see :class:`PrivateSubmodular`, ``sampler``).
+    The private step is every expert's draw from its exponential weights (the exponential mechanism of
+    Proposition 2, composed by Lemma 1); the neighbouring relation is replacing one round's function ``f_t``.
+    ``sampler="exact"`` (default): the draws are exact for payoffs rounded onto a power-of-two grid — the
+    rounding keeps the quality's sensitivity at exactly 1 and ``η`` is rounded down, so the same ``(ε, δ)``
+    holds for the draws as made (see :class:`PrivateSubmodular`, ``sampler``). ``sampler="floating-point"``:
+    the guarantee is that of the real-valued mechanism and carries the Mironov 2012 caveat
+    (:attr:`PrivacyGuarantee.caveat`).
 
     Raises:
         InvalidInputError: bad arguments.
@@ -52,22 +73,26 @@ def submodular_privacy(
     horizon = _validate.integer("horizon", horizon, low=1)
     feedback = _validate.option("feedback", feedback, ("full", "bandit"))
     exploration = _validate.option("exploration", exploration, ("online", "presampled"))
+    sampler = _validate.option("sampler", sampler, SAMPLERS)  # type: ignore[assignment]
+    step_note, source_note = (_EXACT_NOTE, _EXACT_SOURCE) if sampler == "exact" else (_FLOAT_NOTE, "")
 
     def guarantee(delta_out: float, source: str, notes: str) -> PrivacyGuarantee:
         return PrivacyGuarantee(
             epsilon=epsilon,
             delta=delta_out,
-            source=f"{_PAPER}, {source}",
+            source=f"{_PAPER}, {source}{source_note}",
             neighbouring=_NEIGHBOURING,
             unit=_UNIT,
             randomness=randomness,
             notes=notes,
-            sampler="floating-point",
+            sampler=sampler,
         )
 
     if feedback == "full":
         return guarantee(
-            delta, "Theorem 5 (Algorithm 2, FI-DP)", "eta = eps / (k sqrt(32 T ln(k/delta))); " + _FLOAT_NOTE
+            delta,
+            "Theorem 5 (Algorithm 2, FI-DP; Lemma 1, Proposition 2)",
+            "eta = eps / (k sqrt(32 T ln(k/delta))); " + step_note,
         )
     if exploration == "online":
         extra = math.exp(-8.0 * horizon ** (1.0 / 3.0))
@@ -75,12 +100,12 @@ def submodular_privacy(
             min(1.0, delta + extra),
             "Theorem 7 (Algorithm 3, BanditDP)",
             f"delta + exp(-8 T^(1/3)) = {delta:g} + {extra:.3g}; eta = eps / (k sqrt(32 (2 gamma T) ln(k/delta)))"
-            f"; {_FLOAT_NOTE}",
+            f"; {step_note}",
         )
     return guarantee(
         delta,
         "Appendix B.2 (presampled exploration) with Theorem 5",
-        "eta = eps / (k sqrt(32 (M + 1) ln(k/delta))), M ~ Binomial(T, gamma) drawn before the data; " + _FLOAT_NOTE,
+        "eta = eps / (k sqrt(32 (M + 1) ln(k/delta))), M ~ Binomial(T, gamma) drawn before the data; " + step_note,
     )
 
 
@@ -136,12 +161,26 @@ class PrivateSubmodular(Learner):
         feedback: ``"full"`` or ``"bandit"``.
         exploration: ``"online"`` (default) or ``"presampled"`` (bandit only).
         strict: raise :class:`InvalidInputError` for feedback outside ``[0, 1]`` instead of clipping it.
-        sampler: ``"floating-point"``, the only one (and so the default): the privacy comes from each expert's
-            draw from its exponential weights (the exponential mechanism's sampling, Lemma 1), which is computed
-            and sampled in floating point; an exact sampler with a proof (e.g. Ilvento 2020, "Implementing the
-            exponential mechanism with base-2 differential privacy") is not implemented, so the guarantee carries
-            the floating-point caveat (:attr:`PrivacyGuarantee.caveat`). ``"exact"`` is refused with
-            :class:`InvalidInputError`.
+        sampler: how each expert draws from its exponential weights (the exponential mechanism of Proposition 2,
+            composed by Lemma 1: the step the privacy rests on). ``None`` (default) means ``"exact"`` when private
+            and ``"floating-point"`` for ``epsilon=None`` (nothing to protect).
+
+            * ``"exact"``: every payoff (marginal gain, or bandit payoff) is clamped to ``[0, 1]`` and rounded to
+              the grid ``2^-b``, ``b = min(20, 64 − bit length of T)`` (``params["payoff_grid"]``), and summed per
+              item in 64-bit integers: rounding maps ``[0, 1]`` onto grid points of ``[0, 1]``, so replacing one
+              ``f_t`` still moves every rounded utility ``u_i`` by at most 1 — the sensitivity has no rounding
+              slack. ``η`` is rounded down, from the declared arguments only, to a dyadic ``η' = m·2^(b−63) ≤ η``
+              with a 64-bit ``m`` (``params["eta_exact"]``; relative change below ``1/m``, about ``3·10⁻⁹`` at
+              ``η = 4·10⁻⁵``). A draw proposes a uniform item and accepts it with an exact
+              Bernoulli(``exp(−η'(u_max − u_i))``) (Canonne, Kamath & Steinke 2020, Algorithm 1), so it is
+              distributed exactly ``∝ exp(η' u_i)``: the exponential mechanism at ``η' ≤ η`` is ``2η'``-DP and
+              the paper's ``(ε, δ)`` holds for the sets as drawn, without the floating-point caveat. Cost: at
+              most ``|U|`` proposals per draw on average, fewer than 2 at the private rates (weights nearly
+              uniform); the number of proposals depends on the weights — a timing channel, outside the threat
+              model. ``η`` must lie in ``[2^(b−63), 2^(b+1))`` (about ``[1.1·10⁻¹³, 2·10⁶)``).
+            * ``"floating-point"``: log-domain weights and a float sum tree, ``O(log |U|)`` draws, bit-identical
+              to earlier versions for a given seed; the guarantee is that of the real-valued mechanism
+              (Mironov 2012 caveat in :attr:`PrivacyGuarantee.caveat`).
         seed: ``None``, int, ``SeedSequence`` or ``Generator``; same seed ⇒ the same sets via ``ask``/``tell``
             and via ``run``.
         secure: ``True`` only asserts the default: without a seed the noise comes from ChaCha20 keyed by the
@@ -149,8 +188,8 @@ class PrivateSubmodular(Learner):
             must then be ``None``).
 
     Raises:
-        InvalidInputError: bad arguments (``k = 0``, ``k > |U|``, ``δ ∉ (0, 1)`` when private,
-            ``sampler="exact"``, ...).
+        InvalidInputError: bad arguments (``k = 0``, ``k > |U|``, ``δ ∉ (0, 1)`` when private, an unknown
+            ``sampler``, with ``sampler="exact"`` an ``η`` outside its range (naming ``eta``), ...).
         MemoryError: the ``k`` experts' weights (about ``24·k·|U|`` bytes) cannot be allocated.
 
     Example:
@@ -176,17 +215,13 @@ class PrivateSubmodular(Learner):
         feedback: Literal["full", "bandit"] = "full",
         exploration: Literal["online", "presampled"] = "online",
         strict: bool = False,
-        sampler: Sampler = "floating-point",
+        sampler: Sampler | None = None,
         seed: SeedLike = None,
         secure: bool = False,
     ) -> None:
-        if _validate.option("sampler", sampler, SAMPLERS) == "exact":
-            raise InvalidInputError(
-                "sampler='exact' is not available for PrivateSubmodular: its privacy comes from the Hedge experts' "
-                "draws from their exponential weights, computed and sampled in floating point, and no exact sampler "
-                "for them is implemented; use sampler='floating-point' (the default; the guarantee states the "
-                "caveat)"
-            )
+        if sampler is None:
+            sampler = "floating-point" if epsilon is None else "exact"
+        sampler = _validate.option("sampler", sampler, SAMPLERS)  # type: ignore[assignment]
         n = _validate.integer("ground_set_size", ground_set_size, low=1, high=2**40)
         k = _validate.integer("k", k, low=1, high=n)
         horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
@@ -204,7 +239,7 @@ class PrivateSubmodular(Learner):
                 raise InvalidInputError("delta is required when epsilon is given (delta in (0, 1))")
             delta = _validate.real("delta", delta, low=0.0, high=1.0, low_open=True, high_open=True)
             guarantee = submodular_privacy(
-                epsilon, delta, horizon, feedback, exploration, randomness=randomness_of(seed, secure)
+                epsilon, delta, horizon, feedback, exploration, randomness=randomness_of(seed, secure), sampler=sampler
             )
         self._core = _core.PrivateSubmodular(
             n,
@@ -215,9 +250,11 @@ class PrivateSubmodular(Learner):
             feedback=feedback,
             exploration=exploration,
             strict=strict,
+            sampler=sampler,
             seed=seed,
             secure=secure,
         )
+        self._sampler = sampler
         self._horizon = horizon
         self._privacy = guarantee
         self._feedback = feedback
@@ -322,7 +359,9 @@ class PrivateSubmodular(Learner):
     @property
     def params(self) -> dict[str, Any]:
         """Schedule: ``eta``, ``gamma`` (capped at 1), ``gamma_paper`` (uncapped), ``presampled_explores``,
-        ``k``, ``ground_set_size``, ``horizon``, ``epsilon``, ``delta``, ``feedback``, ``exploration``."""
+        ``k``, ``ground_set_size``, ``horizon``, ``epsilon``, ``delta``, ``feedback``, ``exploration``,
+        ``sampler``, and for ``sampler="exact"`` ``eta_exact`` (the rounded ``η' ≤ η`` the draws use) and
+        ``payoff_grid`` (``2^-b``; both ``None`` otherwise)."""
         return dict(self._core.params)
 
     @property
@@ -337,8 +376,14 @@ class PrivateSubmodular(Learner):
 
     clipped = clipped_count("Feedback values clipped into ``[0, 1]`` so far.")
 
+    @property
+    def sampler(self) -> str:
+        """``"exact"`` or ``"floating-point"``: how the experts draw (see ``sampler`` in the class docs)."""
+        return self._sampler
+
     def expert_probabilities(self, i: int) -> np.ndarray:
-        """Sampling distribution of expert ``i`` (0-based, ``i < k``), float64 ``(|U|,)``.
+        """Sampling distribution of expert ``i`` (0-based, ``i < k``), float64 ``(|U|,)``: for
+        ``sampler="exact"`` the exact draws' law ``∝ exp(η' u_i)`` evaluated in floating point (for display).
 
         Raises:
             InvalidInputError: ``i`` not an integer in ``[0, k)``.

@@ -682,6 +682,265 @@ fn scan_block(block: &[f64], mut u: f64) -> usize {
     last
 }
 
+/// Largest number of bits of the payoff grid of [`ExactHedge`] (`2⁻²⁰ ≈ 10⁻⁶` of the payoff range).
+pub const MAX_PAYOFF_BITS: u32 = 20;
+
+/// `γ_i = num·(L_max − L_i)/2^DEN_BITS` in [`ExactHedge::sample`]: the denominator `2⁶³` is one `u64`, as
+/// [`crate::noise::exact::bernoulli_exp_neg`] takes it.
+const DEN_BITS: u32 = 63;
+
+/// Proposals of one [`ExactHedge::sample`] before [`CoreError::IterationLimit`]: `1024·n`. Each proposal is
+/// accepted with probability at least `1/n`, so the cap binds with probability below `(1 − 1/n)^{1024n} <
+/// e^{−1024}`; it exists so that no state can make a draw hang.
+const TRIALS_PER_ACTION: u64 = 1024;
+
+/// The constants of [`ExactHedge`]: payoffs on the grid `2^{−bits}ℤ`, learning rate `η' = num·2^{bits − 63}`
+/// (a dyadic rational with a 64-bit numerator), both functions of the declared `η` and horizon only.
+///
+/// * `bits = min(`[`MAX_PAYOFF_BITS`]`, 64 − bitlen(T))`, so that `T` payoffs of at most `2^bits` grid units
+///   each sum below `2⁶⁴` (one `u64` per action).
+/// * `num = ⌊η·2^{63 − bits}⌋` (the product is exact: a power-of-two scaling), i.e. `η` **rounded down** onto the
+///   grid `2^{bits − 63}ℤ`: `η − 2^{bits−63} < η' <= η` (relative error below `1/num`; about `3·10⁻⁹` for the
+///   private rate `4·10⁻⁵` of `T = 10⁴`, `k = 10`, `ε = 1`). Rounding down never weakens privacy (the
+///   exponential mechanism at rate `η' <= η` is `2η'`-DP, Lemma of [`ExactHedge`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExactRate {
+    /// The payoff grid is `2^{−bits}`.
+    pub bits: u32,
+    /// `η' = num·2^{bits − 63}`, `num >= 1`.
+    pub num: u64,
+}
+
+impl ExactRate {
+    /// The constants for a declared learning rate `eta` and `horizon` (updates per action at most `horizon`).
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] naming `horizon` (0) or `eta`: NaN, infinite, `<= 0`, below the
+    /// grid (`η < 2^{bits−63}`, about `1.1·10⁻¹³` for `T < 2⁴⁴`: the rate would round to 0) or at least
+    /// `2^{bits+1}` (the numerator would exceed 64 bits; about `2·10⁶`).
+    pub fn new(eta: f64, horizon: u64) -> Result<Self> {
+        if horizon == 0 {
+            return Err(CoreError::invalid("horizon", ">= 1", horizon));
+        }
+        let bits = MAX_PAYOFF_BITS.min(64 - (64 - horizon.leading_zeros()));
+        let scaled = eta * 2f64.powi((DEN_BITS - bits) as i32);
+        if !(eta.is_finite() && scaled >= 1.0 && scaled < 18_446_744_073_709_551_616.0) {
+            return Err(CoreError::invalid(
+                "eta",
+                "finite and in [2^(b-63), 2^(b+1)) for the exact sampler, b = min(20, 64 - bit length of \
+                 the horizon) (about [1.1e-13, 2.1e6)); use sampler='floating-point'",
+                eta,
+            ));
+        }
+        Ok(ExactRate {
+            bits,
+            num: scaled.floor() as u64,
+        })
+    }
+
+    /// `η' = num·2^{bits − 63}` as the nearest float (exact when `num < 2⁵³`).
+    pub fn eta(&self) -> f64 {
+        self.num as f64 * 2f64.powi(self.bits as i32 - DEN_BITS as i32)
+    }
+
+    /// The payoff grid `2^{−bits}`.
+    pub fn grid(&self) -> f64 {
+        2f64.powi(-(self.bits as i32))
+    }
+
+    /// `round(clamp(g, 0, 1)·2^bits)` in `{0, …, 2^bits}` (ties to even).
+    #[inline(always)]
+    fn units(&self, g: f64) -> u64 {
+        (g.clamp(0.0, 1.0) * (1u64 << self.bits) as f64).round_ties_even() as u64
+    }
+}
+
+/// Hedge whose draws are exact: the exponential mechanism on payoffs rounded onto a power-of-two grid and summed
+/// in integers, sampled with integer arithmetic only (no float in any decision).
+///
+/// Source: Perez-Salazar & Cummings (AISTATS 2021), Algorithm 1 (Hedge) as the exponential mechanism of their
+/// Proposition 2 and Lemma 1; the sampler is rejection from the uniform proposal with the exact Bernoulli(`e^{−γ}`)
+/// of Canonne, Kamath & Steinke (2020, Algorithm 1; [`crate::noise::exact::bernoulli_exp_neg`]).
+///
+/// State: per action `L_i = Σ_s round(g_s(i)·2^b)` (`u64`, grid units) and `L_max = max_i L_i`; constants
+/// [`ExactRate`] (`b` and `η' = num·2^{b−63}`).
+///
+/// **Lemma (sensitivity on the payoff grid).** Let `q(g) = round(clamp(g, 0, 1)·2^b)` (to nearest, ties to
+/// even). Then `q(g) ∈ {0, …, 2^b}` for every real `g`, so the rounded utility `u_i = 2^{−b}·L_i` of a stream of
+/// payoffs changes by at most `1` in every coordinate when one round's payoffs are replaced by any others: the
+/// sensitivity of the exponential mechanism's quality is `Δu = 1`, the same as for the real payoffs in `[0, 1]`
+/// of the paper — **the rounding adds no slack**.
+///
+/// *Proof.* Rounding to the nearest integer is monotone and fixes the integers `0` and `2^b`, so it maps
+/// `[0, 2^b]` into `{0, …, 2^b}`. Replacing one round's payoffs changes `L_i` by one term `q − q'` with `|q −
+/// q'| <= 2^b`, i.e. `u_i` by at most 1. ∎
+///
+/// Hence each draw, `P(i) ∝ e^{η' u_i}`, is the exponential mechanism with a quality of sensitivity 1 at rate
+/// `η' <= η`, which is `2η'`-DP (McSherry & Talwar 2007; the `2η` of the paper's Proposition 2 and of the proof of
+/// Lemma 1), and every step of the paper's privacy proof (advanced composition over the rounds, Lemma 1's
+/// induction over the experts) holds with the same `ε`, `δ`. The clamp makes the Lemma independent of how the
+/// payoffs were computed (e.g. the floating-point marginal gains of a set function).
+///
+/// **Exactness of [`ExactHedge::sample`].** With `γ_i = η'(u_max − u_i) = num·(L_max − L_i)/2⁶³` (a
+/// rational with a `u128` numerator: `num < 2⁶⁴`, `L_max − L_i < 2⁶⁴`, and the denominator `2⁶³`): propose `I`
+/// uniform on `{0, …, n−1}` (Lemire's exact [`crate::noise::exact::uniform_below`]) and accept it with an exact
+/// Bernoulli(`e^{−γ_I}`), else repeat. A trial returns `i` with probability `e^{−γ_i}/n`, independently of the
+/// earlier trials, so the output has law `e^{−γ_i}/Σ_j e^{−γ_j} = e^{η' u_i}/Σ_j e^{η' u_j}` **exactly** (given
+/// uniform random bits). A trial is accepted with probability `p = Σ_j e^{−γ_j}/n >= 1/n` (the leader has `γ =
+/// 0`): `1/p <= n` trials on average, each `O(1)` expected words (one word per 44 units of `⌊γ⌋` until the first
+/// rejection, at most `e` halves for the fractional part), the same order as the `O(n)` update pass. At the
+/// private rates the weights are nearly uniform (`η'·T <= 0.5` for `T = 10⁴`, `k = 10`, `ε = 1`) and a draw
+/// takes fewer than 2 trials. The number of trials depends on the weights — a timing channel, outside the
+/// threat model (the README's "Threat model": timing side channels are not protected).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "ExactHedgeState", into = "ExactHedgeState")]
+pub struct ExactHedge {
+    rate: ExactRate,
+    /// `L_i`, cumulative payoffs in grid units.
+    totals: Vec<u64>,
+    /// `max_i L_i`.
+    top: u64,
+}
+
+/// Serialized form of [`ExactHedge`] (`L_max` is recomputed on restore).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ExactHedgeState {
+    rate: ExactRate,
+    totals: Vec<u64>,
+}
+
+impl From<ExactHedge> for ExactHedgeState {
+    fn from(h: ExactHedge) -> Self {
+        ExactHedgeState {
+            rate: h.rate,
+            totals: h.totals,
+        }
+    }
+}
+
+impl TryFrom<ExactHedgeState> for ExactHedge {
+    type Error = CoreError;
+
+    fn try_from(s: ExactHedgeState) -> Result<Self> {
+        if s.totals.is_empty() || s.rate.num == 0 || s.rate.bits > MAX_PAYOFF_BITS {
+            return Err(CoreError::State("corrupt ExactHedge state".into()));
+        }
+        let top = s.totals.iter().copied().max().unwrap_or(0);
+        Ok(ExactHedge {
+            rate: s.rate,
+            totals: s.totals,
+            top,
+        })
+    }
+}
+
+impl ExactHedge {
+    /// Exact Hedge over `n >= 1` actions with the constants `rate` (all cumulative payoffs 0: uniform).
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for `n = 0`; [`CoreError::Allocation`].
+    pub fn new(n: usize, rate: ExactRate) -> Result<Self> {
+        if n == 0 {
+            return Err(CoreError::invalid("n", ">= 1 (actions)", n));
+        }
+        Ok(ExactHedge {
+            rate,
+            totals: crate::alloc::zeros("exact Hedge payoff sums", n)?,
+            top: 0,
+        })
+    }
+
+    /// Number of actions.
+    pub fn len(&self) -> usize {
+        self.totals.len()
+    }
+
+    /// Always false (at least one action).
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    /// The constants (payoff grid and rounded rate).
+    pub fn rate(&self) -> ExactRate {
+        self.rate
+    }
+
+    /// `L_i`, the cumulative payoffs in grid units `2^{−bits}`.
+    pub fn totals(&self) -> &[u64] {
+        &self.totals
+    }
+
+    /// Full-information update with payoffs `g(i) = gain(src[i])`, except 0 for the sorted ids in `zero`: `L_i +=
+    /// round(clamp(g(i), 0, 1)·2^bits)`. The caller guarantees `src.len() == n` and at most `horizon` updates
+    /// per action (so the sums stay below `2⁶⁴`, [`ExactRate`]).
+    pub(crate) fn apply_full_with(
+        &mut self,
+        src: &[f64],
+        gain: impl Fn(f64) -> f64,
+        zero: &[usize],
+    ) {
+        let rate = self.rate;
+        let mut z = zero.iter().peekable();
+        let mut top = self.top;
+        for (i, (l, &x)) in self.totals.iter_mut().zip(src).enumerate() {
+            if z.peek() == Some(&&i) {
+                z.next();
+                continue;
+            }
+            *l += rate.units(gain(x));
+            top = top.max(*l);
+        }
+        self.top = top;
+    }
+
+    /// Bandit update: action `i < n` earns `payoff` (clamped into `[0, 1]` and rounded), the others 0.
+    pub(crate) fn apply_one(&mut self, i: usize, payoff: f64) {
+        self.totals[i] += self.rate.units(payoff);
+        self.top = self.top.max(self.totals[i]);
+    }
+
+    /// Write `P(i) = e^{−γ_i}/Σ_j e^{−γ_j}` (the law [`ExactHedge::sample`] draws from) into `out`, evaluated in
+    /// floating point (for display; the draws never use it).
+    ///
+    /// Errors: [`CoreError::Shape`].
+    pub fn probabilities(&self, out: &mut [f64]) -> Result<()> {
+        crate::error::check_len("out", out, self.totals.len())?;
+        let scale = self.rate.num as f64 * 2f64.powi(-(DEN_BITS as i32));
+        for (o, &l) in out.iter_mut().zip(&self.totals) {
+            *o = (-(scale * (self.top - l) as f64)).exp();
+        }
+        let total: f64 = out.iter().sum();
+        out.iter_mut().for_each(|o| *o /= total);
+        Ok(())
+    }
+
+    /// Draw `i` with probability exactly `e^{η' u_i}/Σ_j e^{η' u_j}` (rejection from the uniform proposal; see
+    /// the type's docs for the proof and the cost).
+    ///
+    /// Errors: [`CoreError::IterationLimit`] after `1024·n` rejected proposals (probability below `e^{−1024}`) or
+    /// from [`crate::noise::exact::bernoulli_exp_neg`] (below `2^{−3900}`); the generator has then advanced.
+    pub fn sample(&self, rng: &mut Generator) -> Result<usize> {
+        crate::with_generator!(rng, g => self.sample_with(g))
+    }
+
+    fn sample_with<R: rand_core::Rng + ?Sized>(&self, g: &mut R) -> Result<usize> {
+        use crate::noise::exact::{Bits, bernoulli_exp_neg, uniform_below};
+        let mut bits = Bits::new(g);
+        let n = self.totals.len() as u64;
+        let num = u128::from(self.rate.num);
+        for _ in 0..n.saturating_mul(TRIALS_PER_ACTION) {
+            let i = uniform_below(&mut bits, n) as usize;
+            let gap = u128::from(self.top - self.totals[i]);
+            if bernoulli_exp_neg(&mut bits, num * gap, 1u64 << DEN_BITS)? {
+                return Ok(i);
+            }
+        }
+        Err(CoreError::IterationLimit {
+            routine: "exact Hedge draw",
+            limit: n.saturating_mul(TRIALS_PER_ACTION),
+            detail: String::new(),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1024,5 +1283,120 @@ mod tests {
         for (a, b) in p.iter().zip(&r) {
             assert!((a - b).abs() < 1e-12);
         }
+    }
+
+    #[test]
+    fn exact_rate_rounds_eta_down_onto_the_grid() {
+        let r = ExactRate::new(4.4e-5, 10_000).unwrap();
+        assert_eq!(r.bits, MAX_PAYOFF_BITS);
+        let step = 2f64.powi(r.bits as i32 - 63);
+        assert!(r.eta() <= 4.4e-5 && 4.4e-5 - r.eta() < step);
+        assert_eq!(r.grid(), 2f64.powi(-20));
+        // T = 2^60 leaves 4 bits of payoff grid, so T·2^b < 2^64.
+        assert_eq!(ExactRate::new(0.1, 1 << 60).unwrap().bits, 3);
+        assert_eq!(ExactRate::new(0.1, u64::MAX).unwrap().bits, 0);
+        for bad in [
+            0.0,
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+            1e-14,
+            2.2e6,
+            1e100,
+            5e-324,
+        ] {
+            assert!(ExactRate::new(bad, 100).is_err(), "{bad}");
+        }
+        assert!(ExactRate::new(0.1, 0).is_err());
+        // Every real payoff maps into {0, ..., 2^b} (the Lemma).
+        for g in [
+            -1e300,
+            -0.0,
+            0.0,
+            1e-300,
+            0.3,
+            1.0 - 1e-17,
+            1.0,
+            1.5,
+            f64::MAX,
+        ] {
+            let q = r.units(g);
+            assert!(q <= 1 << r.bits, "{g}: {q}");
+        }
+        assert_eq!(r.units(1.0), 1 << 20);
+        assert_eq!(r.units(0.5), 1 << 19);
+    }
+
+    /// The exact draws' frequencies against the exact law `e^{−γ_i}/Σ e^{−γ_j}` (Pearson χ² at α = 1e-6, fixed
+    /// seeds), on near-uniform and on concentrated weights (`γ` up to about 30, so the table factors and the
+    /// von Neumann loop both decide), seeded and secure generators.
+    #[test]
+    fn exact_draws_follow_the_exponential_weights() {
+        for &(eta, rounds) in &[(4e-3, 50), (0.4, 150)] {
+            let n = 40;
+            let rate = ExactRate::new(eta, 1_000).unwrap();
+            let mut h = ExactHedge::new(n, rate).unwrap();
+            let mut rng = Generator::from_seed([3, 1, 4, 1]);
+            for _ in 0..rounds {
+                let g: Vec<f64> = (0..n).map(|i| rng.open01() * i as f64 / n as f64).collect();
+                h.apply_full_with(&g, |x| x, &[]);
+            }
+            h.apply_one(7, 0.9);
+            let mut p = vec![0.0; n];
+            h.probabilities(&mut p).unwrap();
+            assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+            for secure in [false, true] {
+                let mut g = if secure {
+                    Generator::for_stream(&[0, 0, 0, 0], 1, true).unwrap()
+                } else {
+                    Generator::from_seed([2, 7, 1, 8])
+                };
+                let draws = 400_000;
+                let mut counts = vec![0u64; n];
+                for _ in 0..draws {
+                    counts[h.sample(&mut g).unwrap()] += 1;
+                }
+                let (mut stat, mut cells, mut pooled_e, mut pooled_o) = (0.0, 0.0, 0.0, 0.0);
+                for (&c, &q) in counts.iter().zip(&p) {
+                    let e = q * draws as f64;
+                    if e < 20.0 {
+                        pooled_e += e;
+                        pooled_o += c as f64;
+                    } else {
+                        stat += (c as f64 - e).powi(2) / e;
+                        cells += 1.0;
+                    }
+                }
+                if pooled_e > 0.0 {
+                    stat += (pooled_o - pooled_e).powi(2) / pooled_e;
+                    cells += 1.0;
+                }
+                assert!(cells >= 5.0, "eta {eta}: {cells} cells");
+                let crit = chi2_critical_1e6(cells - 1.0);
+                assert!(
+                    stat < crit,
+                    "eta {eta} secure {secure}: chi2 {stat} >= {crit}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn exact_hedge_round_trips_and_refuses_corrupt_states() {
+        let rate = ExactRate::new(0.3, 100).unwrap();
+        let mut h = ExactHedge::new(5, rate).unwrap();
+        h.apply_full_with(&[0.1, 0.2, 0.3, 0.4, 0.5], |x| x, &[1, 3]);
+        assert_eq!(h.totals()[1], 0);
+        assert_eq!(h.totals()[4], rate.units(0.5));
+        let bytes = crate::state::to_state_bytes(&h).unwrap();
+        let back: ExactHedge = crate::state::from_state_bytes(&bytes).unwrap();
+        assert_eq!(back, h);
+        let empty = ExactHedgeState {
+            rate,
+            totals: vec![],
+        };
+        let bytes = crate::state::to_state_bytes(&empty).unwrap();
+        assert!(crate::state::from_state_bytes::<ExactHedge>(&bytes).is_err());
+        assert!(ExactHedge::new(0, rate).is_err());
     }
 }

@@ -24,6 +24,7 @@ use dponline_core::noise::NoiseDistribution;
 use dponline_core::noise::release::scalar_laplace;
 use dponline_core::rng::Generator;
 use dponline_core::state::{mutations, seal};
+use dponline_core::submodular::SubmodularKind;
 use proptest::prelude::*;
 
 /// Every mutation of `bytes` is refused with `CoreError::State`; the bytes themselves restore to the same
@@ -205,19 +206,27 @@ fn private_scrible() {
 
 #[test]
 fn private_submodular() {
-    let params = SubmodularParams::new(
-        6,
-        2,
-        30,
-        Some(1.0),
-        1e-6,
-        Feedback::Full,
-        Exploration::Online,
-        None,
-    )
-    .unwrap();
-    let l = PrivateSubmodular::new(params, [9, 0, 0, 0], false, false).unwrap();
-    fuzz_learner(&l);
+    for sampler in [SamplerKind::FloatingPoint, SamplerKind::Exact] {
+        let params = SubmodularParams::new(
+            6,
+            2,
+            30,
+            Some(1.0),
+            1e-6,
+            Feedback::Full,
+            Exploration::Online,
+            None,
+            sampler,
+        )
+        .unwrap();
+        let mut l = PrivateSubmodular::new(params, [9, 0, 0, 0], false, false).unwrap();
+        for _ in 0..3 {
+            l.ask().unwrap();
+            l.tell_row(SubmodularKind::ProbabilisticCoverage, &[0.3; 6])
+                .unwrap();
+        }
+        fuzz_learner(&l);
+    }
 }
 
 #[test]

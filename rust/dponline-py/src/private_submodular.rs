@@ -4,6 +4,7 @@ use dponline_core::learners::Learner;
 use dponline_core::learners::private_submodular::{
     Exploration, Feedback, PrivateSubmodular, SubmodularParams,
 };
+use dponline_core::noise::release::SamplerKind;
 use dponline_core::submodular::SubmodularKind;
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
@@ -28,7 +29,8 @@ fn params_dict<'py>(py: Python<'py>, p: &SubmodularParams) -> PyResult<Bound<'py
     let feedback = name_of(&FEEDBACK, &p.feedback);
     let exploration = name_of(&EXPLORATION, &p.exploration);
     py_dict!(py, p; ground_set_size = p.n, k, horizon, epsilon, delta, feedback = feedback,
-        exploration = exploration, gamma, gamma_paper, presampled_explores, eta)
+        exploration = exploration, gamma, gamma_paper, presampled_explores, eta, sampler = p.sampler.name(),
+        eta_exact = p.exact_rate.map(|r| r.eta()), payoff_grid = p.exact_rate.map(|r| r.grid()))
 }
 
 py_learner! {
@@ -46,7 +48,7 @@ py_learner! {
     }
     methods {
         #[new]
-        #[pyo3(signature = (ground_set_size, k, horizon, *, epsilon, delta, feedback = "full", exploration = "online", strict = false, seed = None, secure = false))]
+        #[pyo3(signature = (ground_set_size, k, horizon, *, epsilon, delta, feedback = "full", exploration = "online", strict = false, sampler = "exact", seed = None, secure = false))]
         fn new(
             py: Python<'_>,
             ground_set_size: usize,
@@ -57,16 +59,18 @@ py_learner! {
             feedback: &str,
             exploration: &str,
             strict: bool,
+            sampler: &str,
             seed: Option<&Bound<'_, PyAny>>,
             secure: bool,
         ) -> PyResult<Self> {
             let feedback = named("feedback", feedback, &FEEDBACK)?;
             let exploration = named("exploration", exploration, &EXPLORATION)?;
+            let sampler = SamplerKind::from_name(sampler).or_raise()?;
             let (words, secure) = keying(py, seed, secure)?;
             // Validate everything (with a placeholder M) before drawing M.
             let presampled = feedback == Feedback::Bandit && exploration == Exploration::Presampled;
             let params = |explores| {
-                SubmodularParams::new(ground_set_size, k, horizon, epsilon, delta, feedback, exploration, explores)
+                SubmodularParams::new(ground_set_size, k, horizon, epsilon, delta, feedback, exploration, explores, sampler)
                     .or_raise()
             };
             let probe = params(presampled.then_some(0))?;
@@ -121,12 +125,9 @@ py_learner! {
             i: usize,
         ) -> PyResult<Bound<'py, PyArray1<f64>>> {
             let this = Self::readable(slf)?;
-            let experts = this.inner.experts();
-            let e = experts.get(i).ok_or_else(|| {
-                invalid_input(format!("i must be in [0, {}), got {i}", experts.len()))
-            })?;
-            let mut out = dponline_core::alloc::zeros("probabilities", e.len()).or_raise()?;
-            e.probabilities(&mut out).or_raise()?;
+            let n = this.inner.params().n;
+            let mut out = dponline_core::alloc::zeros("probabilities", n).or_raise()?;
+            this.inner.experts().probabilities(i, &mut out).or_raise()?;
             Ok(out.into_pyarray(slf.py()))
         }
     }

@@ -25,6 +25,15 @@
 //! (full information, the minimiser of the Hedge bound `ηT + ln n/η`) and `η = sqrt(k n ln n / (γT))` (bandit,
 //! the minimiser of `ηT + k n ln n/(γη)` from the proof of Lemma 3), with `ln n` read as `max(ln n, ln 2)`.
 //!
+//! **Samplers.** The privacy of every variant is that of the experts' draws from their exponential weights
+//! (the exponential mechanism of Proposition 2 and Lemma 1). With [`SamplerKind::Exact`] (the Python wrapper's
+//! default for private learners) each expert is an [`ExactHedge`]: payoffs rounded onto the grid `2^{−b}`
+//! (the rounding keeps the quality's sensitivity at exactly 1: the Lemma of [`ExactHedge`]) and summed in
+//! integers, `η` rounded down to the dyadic `η' <= η` of [`ExactRate`], and each draw exactly `∝ e^{η' u_i}` by
+//! integer arithmetic; so the paper's `(ε, δ)` holds for the draws as made, with no floating-point caveat. With
+//! [`SamplerKind::FloatingPoint`] each expert is a [`Hedge`] (log-domain weights and a float sum tree, `O(log n)`
+//! draws): the guarantee is that of the real-valued mechanism (Mironov 2012 caveat).
+//!
 //! Per-round loss reported by `run`: `−f_t(S_t)` (so the regret against `(1 − 1/e)·max_{|S|<=k} Σ_t f_t(S)` is
 //! the cumulative loss minus the comparator's cumulative loss, as for every other learner).
 
@@ -32,7 +41,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result};
 use crate::learners::{Checkpoints, Learner};
-use crate::mwu::{Hedge, uniform_below};
+use crate::mwu::{ExactHedge, ExactRate, Hedge, uniform_below};
+use crate::noise::release::SamplerKind;
 use crate::rng::{Generator, Seed};
 use crate::submodular::{SubmodularFamily, SubmodularKind, check_row, state_of, value};
 
@@ -77,8 +87,12 @@ pub struct SubmodularParams {
     pub gamma_paper: f64,
     /// Number of explore rounds drawn up front (presampled exploration only).
     pub presampled_explores: Option<u64>,
-    /// Hedge learning rate `η` of every expert.
+    /// Hedge learning rate `η` of every expert (the paper's; the exact sampler uses `exact_rate`'s `η' <= η`).
     pub eta: f64,
+    /// How the experts draw (module docs, "Samplers").
+    pub sampler: SamplerKind,
+    /// The exact sampler's payoff grid and rounded rate (`Some` exactly for [`SamplerKind::Exact`]).
+    pub exact_rate: Option<ExactRate>,
 }
 
 fn ln_items(n: usize) -> f64 {
@@ -102,7 +116,8 @@ impl SubmodularParams {
     /// (presampled exploration only).
     ///
     /// Errors: [`CoreError::InvalidArgument`] for `n == 0`, `k == 0`, `k > n`, `horizon == 0`, `ε <= 0`,
-    /// `δ ∉ (0, 1)` when private, or `presampled_explores` missing/present inconsistently.
+    /// `δ ∉ (0, 1)` when private, `presampled_explores` missing/present inconsistently, or (exact sampler) an `η`
+    /// outside [`ExactRate::new`]'s range.
     #[allow(clippy::too_many_arguments)] // mirrors the Python signature one-to-one
     pub fn new(
         n: usize,
@@ -113,6 +128,7 @@ impl SubmodularParams {
         feedback: Feedback,
         exploration: Exploration,
         presampled_explores: Option<u64>,
+        sampler: SamplerKind,
     ) -> Result<Self> {
         if n == 0 {
             return Err(CoreError::invalid("ground_set_size", ">= 1", n));
@@ -172,6 +188,10 @@ impl SubmodularParams {
                 eta,
             ));
         }
+        let exact_rate = match sampler {
+            SamplerKind::Exact => Some(ExactRate::new(eta, horizon)?),
+            SamplerKind::FloatingPoint => None,
+        };
         Ok(SubmodularParams {
             n,
             k,
@@ -184,6 +204,8 @@ impl SubmodularParams {
             gamma_paper,
             presampled_explores,
             eta,
+            sampler,
+            exact_rate,
         })
     }
 }
@@ -199,11 +221,122 @@ enum Pending {
     Explore { expert: usize, item: usize },
 }
 
+/// The `k` experts of a learner, by [`SubmodularParams::sampler`] (module docs, "Samplers").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Experts {
+    /// Floating-point Hedge.
+    FloatingPoint(Vec<Hedge>),
+    /// Exact Hedge.
+    Exact(Vec<ExactHedge>),
+}
+
+impl Experts {
+    fn new(p: &SubmodularParams) -> Result<Self> {
+        Ok(match p.exact_rate {
+            None => {
+                let mut v = crate::alloc::reserve("experts", p.k)?;
+                for _ in 0..p.k {
+                    v.push(Hedge::new(p.n, p.eta)?);
+                }
+                Experts::FloatingPoint(v)
+            }
+            Some(rate) => {
+                let mut v = crate::alloc::reserve("experts", p.k)?;
+                for _ in 0..p.k {
+                    v.push(ExactHedge::new(p.n, rate)?);
+                }
+                Experts::Exact(v)
+            }
+        })
+    }
+
+    /// Number of experts.
+    pub fn len(&self) -> usize {
+        match self {
+            Experts::FloatingPoint(v) => v.len(),
+            Experts::Exact(v) => v.len(),
+        }
+    }
+
+    /// Always false for a learner's experts (`k >= 1`).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Expert `i`'s draw.
+    fn sample(&self, i: usize, rng: &mut Generator) -> Result<usize> {
+        match self {
+            Experts::FloatingPoint(v) => Ok(v[i].sample(rng)),
+            Experts::Exact(v) => v[i].sample(rng),
+        }
+    }
+
+    /// Expert `i`'s full-information update with payoffs `gain(src[a])` (0 for the sorted ids in `zero`).
+    #[inline(always)]
+    fn apply_full_with(
+        &mut self,
+        i: usize,
+        src: &[f64],
+        gain: impl Fn(f64) -> f64 + Copy,
+        zero: &[usize],
+    ) {
+        match self {
+            Experts::FloatingPoint(v) => v[i].apply_full_with(src, gain, zero),
+            Experts::Exact(v) => v[i].apply_full_with(src, gain, zero),
+        }
+    }
+
+    /// Expert `i`'s bandit update: `item` earns `payoff ∈ [0, 1]`.
+    fn apply_one(&mut self, i: usize, item: usize, payoff: f64) {
+        match self {
+            Experts::FloatingPoint(v) => v[i].apply_one(item, payoff),
+            Experts::Exact(v) => v[i].apply_one(item, payoff),
+        }
+    }
+
+    /// Expert `i`'s sampling distribution (`i < k`), written into `out` (length `n`).
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for `i >= k`; [`CoreError::Shape`].
+    pub fn probabilities(&self, i: usize, out: &mut [f64]) -> Result<()> {
+        if i >= self.len() {
+            return Err(CoreError::invalid("i", "an expert index below k", i));
+        }
+        match self {
+            Experts::FloatingPoint(v) => v[i].probabilities(out),
+            Experts::Exact(v) => v[i].probabilities(out),
+        }
+    }
+
+    /// Whether there are `p.k` experts over `p.n` actions, with the constants `p` implies, whose sums are at
+    /// most `updates` payoffs of 1 (exact).
+    fn consistent(&self, p: &SubmodularParams, updates: u64) -> bool {
+        match (self, p.exact_rate) {
+            (Experts::FloatingPoint(v), None) => {
+                p.sampler == SamplerKind::FloatingPoint
+                    && v.len() == p.k
+                    && v.iter().all(|e| e.len() == p.n && e.eta() == p.eta)
+            }
+            (Experts::Exact(v), Some(rate)) => {
+                let max = u128::from(updates) << rate.bits;
+                p.sampler == SamplerKind::Exact
+                    && ExactRate::new(p.eta, p.horizon).ok() == Some(rate)
+                    && v.len() == p.k
+                    && v.iter().all(|e| {
+                        e.len() == p.n
+                            && e.rate() == rate
+                            && e.totals().iter().all(|&l| u128::from(l) <= max)
+                    })
+            }
+            _ => false,
+        }
+    }
+}
+
 /// The learner (see the module docs).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct PrivateSubmodular {
     params: SubmodularParams,
-    experts: Vec<Hedge>,
+    experts: Experts,
     /// `a^1..a^k`, the experts' current picks.
     picks: Vec<usize>,
     /// The set played this round (distinct ids, in expert order).
@@ -223,11 +356,12 @@ pub struct PrivateSubmodular {
     prefix: Vec<usize>,
 }
 
-/// Algorithm 2, lines 7-8 for one expert and a row-scalar family: the marginal gains given `prefix` fused into
+/// Algorithm 2, lines 7-8 for expert `i` and a row-scalar family: the marginal gains given `prefix` fused into
 /// the Hedge pass (bit-identical to [`crate::submodular::gains_into`] followed by a full update; nothing is written but the
 /// expert). `sorted` is scratch for the sorted, distinct prefix.
 fn expert_step(
-    expert: &mut Hedge,
+    experts: &mut Experts,
+    i: usize,
     kind: SubmodularKind,
     row: &[f64],
     prefix: &[usize],
@@ -239,12 +373,14 @@ fn expert_step(
     sorted.sort_unstable();
     sorted.dedup();
     match kind {
-        SubmodularKind::ProbabilisticCoverage => expert.apply_full_with(
+        SubmodularKind::ProbabilisticCoverage => experts.apply_full_with(
+            i,
             row,
             move |x| SubmodularKind::ProbabilisticCoverage.gain(s, x),
             sorted,
         ),
-        SubmodularKind::FacilityLocation => expert.apply_full_with(
+        SubmodularKind::FacilityLocation => experts.apply_full_with(
+            i,
             row,
             move |x| SubmodularKind::FacilityLocation.gain(s, x),
             sorted,
@@ -268,7 +404,8 @@ impl PrivateSubmodular {
     /// For presampled exploration, `params` must hold the `M` drawn by [`PrivateSubmodular::draw_explores`]
     /// from the same seed.
     ///
-    /// Errors: [`CoreError::Allocation`]; entropy failures.
+    /// Errors: [`CoreError::Allocation`]; entropy failures; [`CoreError::IterationLimit`] from an exact draw
+    /// (never expected, [`ExactHedge::sample`]).
     pub fn new(params: SubmodularParams, seed: Seed, secure: bool, strict: bool) -> Result<Self> {
         // The k experts hold about 3·|U| doubles each (log-weights, leaves, sum tree). Probe the whole amount at
         // once, so that sizes beyond the machine are refused up front (MemoryError) instead of being allocated
@@ -280,11 +417,10 @@ impl PrivateSubmodular {
             total,
         )?);
         let mut rng = Generator::for_stream(&seed, 1, secure)?;
-        let mut experts = crate::alloc::reserve("experts", params.k)?;
-        for _ in 0..params.k {
-            experts.push(Hedge::new(params.n, params.eta)?);
-        }
-        let picks: Vec<usize> = experts.iter().map(|e| e.sample(&mut rng)).collect();
+        let experts = Experts::new(&params)?;
+        let picks = (0..params.k)
+            .map(|i| experts.sample(i, &mut rng))
+            .collect::<Result<Vec<usize>>>()?;
         let mut played = Vec::with_capacity(params.k);
         dedup_into(picks.iter().copied(), &mut played);
         let explores_left = params.presampled_explores.unwrap_or(0);
@@ -327,7 +463,7 @@ impl PrivateSubmodular {
     }
 
     /// The experts.
-    pub fn experts(&self) -> &[Hedge] {
+    pub fn experts(&self) -> &Experts {
         &self.experts
     }
 
@@ -336,16 +472,18 @@ impl PrivateSubmodular {
         &self.picks
     }
 
-    fn resample(&mut self) {
-        for (p, e) in self.picks.iter_mut().zip(&self.experts) {
-            *p = e.sample(&mut self.rng);
+    fn resample(&mut self) -> Result<()> {
+        for (i, p) in self.picks.iter_mut().enumerate() {
+            *p = self.experts.sample(i, &mut self.rng)?;
         }
+        Ok(())
     }
 
     /// The set to play this round: at most `k` distinct item ids. Asking again before `tell` returns the same
     /// set.
     ///
-    /// Errors: [`CoreError::HorizonExhausted`] after `T` rounds.
+    /// Errors: [`CoreError::HorizonExhausted`] after `T` rounds; [`CoreError::IterationLimit`] from an exact draw
+    /// (never expected, [`ExactHedge::sample`]).
     pub fn ask(&mut self) -> Result<&[usize]> {
         if self.t >= self.params.horizon {
             return Err(CoreError::HorizonExhausted {
@@ -354,17 +492,17 @@ impl PrivateSubmodular {
             });
         }
         if self.pending == Pending::None {
-            self.decide();
+            self.decide()?;
         }
         Ok(&self.played)
     }
 
     /// Draw this round's randomness (full information: fresh picks; bandit: explore or not).
-    fn decide(&mut self) {
+    fn decide(&mut self) -> Result<()> {
         match self.params.feedback {
             Feedback::Full => {
                 if self.t > 0 {
-                    self.resample();
+                    self.resample()?;
                 }
                 dedup_into(self.picks.iter().copied(), &mut self.played);
                 self.pending = Pending::Exploit;
@@ -394,6 +532,7 @@ impl PrivateSubmodular {
                 }
             }
         }
+        Ok(())
     }
 
     fn need_pending(&self) -> Result<()> {
@@ -472,7 +611,7 @@ impl PrivateSubmodular {
             for (o, &g) in self.scratch.iter_mut().zip(&gains[i * n..(i + 1) * n]) {
                 *o = g.clamp(0.0, 1.0);
             }
-            self.experts[i].apply_full(&self.scratch);
+            self.experts.apply_full_with(i, &self.scratch, |x| x, &[]);
         }
         self.pending = Pending::None;
         self.t += 1;
@@ -484,7 +623,8 @@ impl PrivateSubmodular {
         let payoff = value(kind, row, &self.played);
         for i in 0..self.params.k {
             expert_step(
-                &mut self.experts[i],
+                &mut self.experts,
+                i,
                 kind,
                 row,
                 &self.picks[..i],
@@ -499,7 +639,9 @@ impl PrivateSubmodular {
     /// Bandit: report `f_t(S_t)` of the asked set, clipped into `[0, 1]` unless `strict`.
     ///
     /// Errors (state unchanged): [`CoreError::Protocol`] without a pending `ask` or for full-information
-    /// learners; [`CoreError::NonFinite`]; with `strict`, [`CoreError::InvalidArgument`].
+    /// learners; [`CoreError::NonFinite`]; with `strict`, [`CoreError::InvalidArgument`]. An exact redraw after
+    /// an explore round can fail with [`CoreError::IterationLimit`] (never expected, [`ExactHedge::sample`]),
+    /// after the update.
     pub fn tell_payoff(&mut self, payoff: f64) -> Result<()> {
         self.need_pending()?;
         if self.params.feedback != Feedback::Bandit {
@@ -525,20 +667,20 @@ impl PrivateSubmodular {
         if !inside {
             self.clipped += 1;
         }
-        self.bandit_step(payoff.clamp(0.0, 1.0));
-        Ok(())
+        self.bandit_step(payoff.clamp(0.0, 1.0))
     }
 
     /// Algorithm 3, lines 8-11 (explore) or 13-15 (exploit), for a payoff in `[0, 1]`.
-    fn bandit_step(&mut self, payoff: f64) {
+    fn bandit_step(&mut self, payoff: f64) -> Result<()> {
         if let Pending::Explore { expert, item } = self.pending {
-            self.experts[expert].apply_one(item, payoff);
-            self.resample();
+            self.experts.apply_one(expert, item, payoff);
+            self.resample()?;
             self.explores += 1;
             self.explores_left = self.explores_left.saturating_sub(1);
         }
         self.pending = Pending::None;
         self.t += 1;
+        Ok(())
     }
 }
 
@@ -596,7 +738,7 @@ impl Learner for PrivateSubmodular {
         let mut covered = family.scratch()?;
         let mut total = 0.0;
         while self.t < end {
-            self.decide();
+            self.decide()?;
             let t = self.t;
             let payoff = family.value_with(t, &self.played, &mut covered);
             match self.params.feedback {
@@ -606,7 +748,8 @@ impl Learner for PrivateSubmodular {
                             let row = family.row_at(t);
                             for i in 0..self.params.k {
                                 expert_step(
-                                    &mut self.experts[i],
+                                    &mut self.experts,
+                                    i,
                                     kind,
                                     row,
                                     &self.picks[..i],
@@ -622,14 +765,14 @@ impl Learner for PrivateSubmodular {
                                     &mut self.scratch,
                                     &mut covered,
                                 );
-                                self.experts[i].apply_full(&self.scratch);
+                                self.experts.apply_full_with(i, &self.scratch, |x| x, &[]);
                             }
                         }
                     }
                     self.pending = Pending::None;
                     self.t += 1;
                 }
-                Feedback::Bandit => self.bandit_step(payoff),
+                Feedback::Bandit => self.bandit_step(payoff)?,
             }
             total -= payoff;
             marks.record(self.t, total);
@@ -644,9 +787,8 @@ impl Learner for PrivateSubmodular {
         let p = &self.params;
         if self.t > p.horizon
             || self.clipped > self.t
-            || self.experts.len() != p.k
+            || !self.experts.consistent(p, self.t)
             || self.picks.len() != p.k
-            || self.experts.iter().any(|e| e.len() != p.n)
             || self.picks.iter().chain(&self.played).any(|&a| a >= p.n)
         {
             return Err(CoreError::State(
@@ -674,6 +816,7 @@ mod tests {
         exploration: Exploration,
         horizon: u64,
         seed: u64,
+        sampler: SamplerKind,
     ) -> PrivateSubmodular {
         let (n, k) = (6, 2);
         let m =
@@ -681,8 +824,18 @@ mod tests {
                 let g = SubmodularParams::paper_gamma(n, k, horizon).min(1.0);
                 PrivateSubmodular::draw_explores(horizon, g, [seed, 0, 0, 0], false).unwrap()
             });
-        let p = SubmodularParams::new(n, k, horizon, Some(1.0), 1e-3, feedback, exploration, m)
-            .unwrap();
+        let p = SubmodularParams::new(
+            n,
+            k,
+            horizon,
+            Some(1.0),
+            1e-3,
+            feedback,
+            exploration,
+            m,
+            sampler,
+        )
+        .unwrap();
         PrivateSubmodular::new(p, [seed, 0, 0, 0], false, false).unwrap()
     }
 
@@ -697,6 +850,7 @@ mod tests {
             Feedback::Full,
             Exploration::Online,
             None,
+            SamplerKind::FloatingPoint,
         )
         .unwrap();
         let want = 1.0 / (3.0 * (32.0 * 10_000.0 * (3.0f64 / 1e-6).ln()).sqrt());
@@ -711,6 +865,7 @@ mod tests {
             Feedback::Bandit,
             Exploration::Online,
             None,
+            SamplerKind::FloatingPoint,
         )
         .unwrap();
         let gamma = 3.0 * ((16.0 * 80.0 * 80f64.ln()).powi(2) / t).powf(1.0 / 3.0);
@@ -726,7 +881,8 @@ mod tests {
                 0.0,
                 Feedback::Full,
                 Exploration::Online,
-                None
+                None,
+                SamplerKind::FloatingPoint,
             )
             .is_err()
         );
@@ -739,7 +895,8 @@ mod tests {
                 0.0,
                 Feedback::Full,
                 Exploration::Online,
-                None
+                None,
+                SamplerKind::FloatingPoint,
             )
             .is_err()
         );
@@ -752,7 +909,8 @@ mod tests {
                 0.0,
                 Feedback::Full,
                 Exploration::Online,
-                None
+                None,
+                SamplerKind::FloatingPoint,
             )
             .is_err()
         );
@@ -775,16 +933,20 @@ mod tests {
             SubmodularKind::FacilityLocation,
         ] {
             for &eta in &[1e-4, 0.04, 0.7, 900.0] {
-                let mut fused = Hedge::new(n, eta).unwrap();
-                let mut plain = fused.clone();
+                let mut fused = Experts::FloatingPoint(vec![Hedge::new(n, eta).unwrap()]);
+                let mut plain = Hedge::new(n, eta).unwrap();
                 let (mut sorted, mut g) = (Vec::new(), vec![0.0; n]);
                 for t in 0..200 {
                     let row: Vec<f64> = (0..n).map(|_| rng.open01()).collect();
                     let prefix = prefixes[t % prefixes.len()];
-                    expert_step(&mut fused, kind, &row, prefix, &mut sorted);
+                    expert_step(&mut fused, 0, kind, &row, prefix, &mut sorted);
                     gains_into(kind, &row, prefix, &mut g);
                     plain.apply_full(&g);
-                    assert_eq!(fused, plain, "{kind:?} eta {eta} round {t}");
+                    assert_eq!(
+                        fused,
+                        Experts::FloatingPoint(vec![plain.clone()]),
+                        "{kind:?} eta {eta} round {t}"
+                    );
                 }
             }
         }
@@ -792,17 +954,36 @@ mod tests {
 
     #[test]
     fn ask_tell_equals_run_and_restores_bit_identically() {
-        for (fb, ex) in [
-            (Feedback::Full, Exploration::Online),
-            (Feedback::Bandit, Exploration::Online),
-            (Feedback::Bandit, Exploration::Presampled),
+        for (fb, ex, sampler) in [
+            (
+                Feedback::Full,
+                Exploration::Online,
+                SamplerKind::FloatingPoint,
+            ),
+            (
+                Feedback::Bandit,
+                Exploration::Online,
+                SamplerKind::FloatingPoint,
+            ),
+            (
+                Feedback::Bandit,
+                Exploration::Presampled,
+                SamplerKind::FloatingPoint,
+            ),
+            (Feedback::Full, Exploration::Online, SamplerKind::Exact),
+            (Feedback::Bandit, Exploration::Online, SamplerKind::Exact),
+            (
+                Feedback::Bandit,
+                Exploration::Presampled,
+                SamplerKind::Exact,
+            ),
         ] {
             let horizon = 400;
             let fam = family(50, 6, 3)
                 .reordered(horizon, RowOrder::Cycle)
                 .unwrap();
-            let mut a = learner(fb, ex, horizon, 11);
-            let mut b = learner(fb, ex, horizon, 11);
+            let mut a = learner(fb, ex, horizon, 11, sampler);
+            let mut b = learner(fb, ex, horizon, 11, sampler);
             let mut sets_a = Vec::new();
             let mut total = 0.0;
             for t in 0..horizon {
@@ -844,7 +1025,13 @@ mod tests {
 
     #[test]
     fn bad_feedback_leaves_the_state_unchanged() {
-        let mut l = learner(Feedback::Full, Exploration::Online, 10, 1);
+        let mut l = learner(
+            Feedback::Full,
+            Exploration::Online,
+            10,
+            1,
+            SamplerKind::FloatingPoint,
+        );
         assert!(
             l.tell_row(SubmodularKind::ProbabilisticCoverage, &[0.1; 6])
                 .is_err()
@@ -870,7 +1057,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(l.clipped(), 1);
-        let mut b = learner(Feedback::Bandit, Exploration::Online, 10, 1);
+        let mut b = learner(
+            Feedback::Bandit,
+            Exploration::Online,
+            10,
+            1,
+            SamplerKind::Exact,
+        );
         b.ask().unwrap();
         let before = b.to_bytes().unwrap();
         assert!(b.tell_payoff(f64::NAN).is_err());
