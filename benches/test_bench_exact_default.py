@@ -23,7 +23,8 @@ sampler it replaced, side by side in one run (issue 21: the default may cost at 
   [0, 0.05], seeded and OS-keyed), ``sampler="exact"`` (the default: integer payoff sums, exact rejection draws)
   vs ``sampler="floating-point"`` (log-domain Hedge, sum-tree draws). Floor: both make the same k·n gains per
   round; the exact path replaces the float pass (exp per item) by an integer one and the O(log n) draw by about
-  one proposal (the private weights are nearly uniform).
+  one proposal (the private weights are nearly uniform). Measured (one run, this 2-core machine, dev-release
+  build): exact / floating-point = 1.33 (316 ms vs 237 ms median, seeded and OS-keyed alike).
 
 The ratio per pair is exact / floating-point of the medians; ``python -m pytest benches/test_bench_exact_default.py
 --benchmark-enable --benchmark-group-by=group`` prints them side by side.

@@ -721,9 +721,9 @@ impl ExactRate {
         if horizon == 0 {
             return Err(CoreError::invalid("horizon", ">= 1", horizon));
         }
-        let bits = MAX_PAYOFF_BITS.min(64 - (64 - horizon.leading_zeros()));
+        let bits = MAX_PAYOFF_BITS.min(horizon.leading_zeros()); // 64 − bitlen(T)
         let scaled = eta * 2f64.powi((DEN_BITS - bits) as i32);
-        if !(eta.is_finite() && scaled >= 1.0 && scaled < 18_446_744_073_709_551_616.0) {
+        if !(eta.is_finite() && (1.0..18_446_744_073_709_551_616.0).contains(&scaled)) {
             return Err(CoreError::invalid(
                 "eta",
                 "finite and in [2^(b-63), 2^(b+1)) for the exact sampler, b = min(20, 64 - bit length of \
@@ -747,10 +747,17 @@ impl ExactRate {
         2f64.powi(-(self.bits as i32))
     }
 
-    /// `round(clamp(g, 0, 1)·2^bits)` in `{0, …, 2^bits}` (ties to even).
+    /// `round(clamp(g, 0, 1)·2^bits)` in `{0, …, 2^bits}`, to nearest with ties to even (NaN counts as 0).
+    ///
+    /// `y = clamp(g)·2^bits` is exact (a power-of-two scaling) and lies in `[0, 2²⁰]`; `y + 2⁵²` lies in
+    /// `[2⁵², 2⁵³)`, where the floats are the integers, so the IEEE addition rounds it to `2⁵² + round(y)`
+    /// (to nearest, ties to even) exactly, and the integer is read off the bits: branch-free, and it vectorises.
     #[inline(always)]
+    #[allow(clippy::manual_clamp)] // `clamp` keeps NaN; `max` maps it to 0
     fn units(&self, g: f64) -> u64 {
-        (g.clamp(0.0, 1.0) * (1u64 << self.bits) as f64).round_ties_even() as u64
+        const SHIFT: f64 = 4_503_599_627_370_496.0; // 2^52
+        let y = g.max(0.0).min(1.0) * f64::from(1u32 << self.bits);
+        (y + SHIFT).to_bits() - SHIFT.to_bits()
     }
 }
 
@@ -871,24 +878,33 @@ impl ExactHedge {
     /// Full-information update with payoffs `g(i) = gain(src[i])`, except 0 for the sorted ids in `zero`: `L_i +=
     /// round(clamp(g(i), 0, 1)·2^bits)`. The caller guarantees `src.len() == n` and at most `horizon` updates
     /// per action (so the sums stay below `2⁶⁴`, [`ExactRate`]).
+    ///
+    /// One pass at the CPU's widest vector level ([`crate::simd::dispatch`]): the actions in `zero` are first
+    /// debited the units the pass will credit them (wrapping `u64` arithmetic, exact modulo `2⁶⁴`, so they end
+    /// unchanged), which keeps the pass free of branches.
     pub(crate) fn apply_full_with(
         &mut self,
         src: &[f64],
-        gain: impl Fn(f64) -> f64,
+        gain: impl Fn(f64) -> f64 + Copy,
         zero: &[usize],
     ) {
         let rate = self.rate;
-        let mut z = zero.iter().peekable();
-        let mut top = self.top;
-        for (i, (l, &x)) in self.totals.iter_mut().zip(src).enumerate() {
-            if z.peek() == Some(&&i) {
-                z.next();
-                continue;
-            }
-            *l += rate.units(gain(x));
-            top = top.max(*l);
+        for &i in zero {
+            self.totals[i] = self.totals[i].wrapping_sub(rate.units(gain(src[i])));
         }
-        self.top = top;
+        let totals = &mut self.totals[..];
+        let src = &src[..totals.len()];
+        self.top = crate::simd::dispatch(
+            #[inline(always)]
+            || {
+                let mut top = 0u64;
+                for (l, &x) in totals.iter_mut().zip(src) {
+                    *l = l.wrapping_add(rate.units(gain(x)));
+                    top = top.max(*l);
+                }
+                top
+            },
+        );
     }
 
     /// Bandit update: action `i < n` earns `payoff` (clamped into `[0, 1]` and rounded), the others 0.
@@ -1325,6 +1341,26 @@ mod tests {
         }
         assert_eq!(r.units(1.0), 1 << 20);
         assert_eq!(r.units(0.5), 1 << 19);
+        assert_eq!(r.units(f64::NAN), 0);
+        // Ties to even, and the bit trick agrees with `round_ties_even` on many values.
+        let unit = 2f64.powi(-20);
+        assert_eq!(
+            (
+                r.units(0.5 * unit),
+                r.units(1.5 * unit),
+                r.units(2.5 * unit)
+            ),
+            (0, 2, 2)
+        );
+        let mut rng = Generator::from_seed([5, 5, 5, 5]);
+        for _ in 0..100_000 {
+            let g = rng.open01();
+            assert_eq!(
+                r.units(g),
+                (g * 2f64.powi(20)).round_ties_even() as u64,
+                "{g}"
+            );
+        }
     }
 
     /// The exact draws' frequencies against the exact law `e^{−γ_i}/Σ e^{−γ_j}` (Pearson χ² at α = 1e-6, fixed
