@@ -309,7 +309,10 @@ def _feedback_noise_text(core: object, sensitivity: str, sampler: str) -> tuple[
             f"(>= {sensitivity}/eps); the arm/direction draws are floating-point post-processing of the releases"
         )
         return _FEEDBACK_EXACT_SOURCE.format(sensitivity=sensitivity), notes
-    return "", f"lambda = {sensitivity}/eps = {scale:.6g}"
+    return "", (
+        f"lambda = {sensitivity}/eps = {scale:.6g}; the arm/direction draws are post-processing of the releases (the "
+        "floating-point caveat is the Laplace release's)"
+    )
 
 
 def clipped_count(doc: str) -> Any:
