@@ -9,7 +9,10 @@ then a scan of its weights). For small ``η`` the weights are updated multiplica
 renormalised (their log-sum-exp subtracted, so the largest is within ``ln n`` below ``η``) on every exact
 update and whenever the weights' sum would exceed ``e^300``, so nothing overflows or underflows over any number
 of rounds with payoffs in ``[0, 1]``. It is the expert used by :class:`dponline.PrivateSubmodular`
-(Perez-Salazar & Cummings 2021, Algorithm 1).
+(Perez-Salazar & Cummings 2021, Algorithm 1) with ``sampler="floating-point"``; the learner's default
+(``sampler="exact"``) uses the core's exact Hedge instead (payoffs on a power-of-two grid summed in integers, exact
+draws), which is not exposed here. This class makes no privacy claim and has no ``sampler`` option: its draws are
+floating-point.
 
 ``Hedge(n, eta, *, seed=None, secure=False)``:
 

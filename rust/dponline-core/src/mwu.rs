@@ -33,6 +33,10 @@
 //! leaves stay in `[e^{−ln n − η − Δ}, e^{300}]`, where `Δ` is the gap to the leader; an action more than about
 //! `708 − ln n` behind the leader (probability below `e^{−690}` relative to it at `n = 10⁶`) underflows to
 //! weight 0 and is not sampled until it catches up (its log-weight is kept exactly).
+//!
+//! [`ExactHedge`] is the same learner with exact draws (payoffs rounded onto a power-of-two grid and summed in
+//! integers, a dyadic learning rate, rejection sampling with the exact Bernoulli(`e^{−γ}`)): the exponential
+//! mechanism as a private learner uses it (its docs hold the sensitivity Lemma and the proof of exactness).
 
 use serde::{Deserialize, Serialize};
 
