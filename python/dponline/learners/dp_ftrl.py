@@ -140,7 +140,10 @@ class DPFTRL(DomainLearner):
         dual_bound: ``G_* > 0``, a declared bound on the dual norm of the loss vectors (default ``loss_bound``);
             vectors are also clipped to it (coordinates to ``±G_*`` for entropy, L2 norm otherwise), so it sets
             η and the regret bound without touching the privacy calibration.
-        calibration: ``"paper"`` (default), ``"analytic"`` or ``"zcdp"`` (Gaussian only).
+        calibration: ``None`` (default): on the exact path (the default sampler) the exact calibration of the
+            discrete mechanism, the tightest proved; with ``sampler="floating-point"`` the paper's Lemma 3.3 for the
+            tree and the analytic Gaussian for the other mechanisms. ``"paper"`` (the paper's constants),
+            ``"analytic"`` (tighter for Gaussian noise) or ``"zcdp"`` (Gaussian only) choose one.
         strict: raise on ``‖ℓ_t‖ > G`` instead of clipping.
         seed: ``None``, int, ``SeedSequence`` or ``Generator``.
         secure: ``True`` only asserts the default: without a seed the noise comes from ChaCha20 keyed by the

@@ -187,7 +187,10 @@ class PrivateBandit(DomainLearner):
         loss_bound: bound ``B`` on ``|f_t|`` (default ``L·D``); larger losses are clipped to ``±B`` before
             they enter the gradient estimate (raising on them would itself leak), unless ``strict``.
         noise: override the noise family (``"laplace"``/``"gaussian"``).
-        calibration: ``"paper"`` (default), ``"analytic"`` or ``"zcdp"`` — see :func:`private_bandit_noise`.
+        calibration: ``None`` (default): on the exact path (the default sampler) the exact calibration of the
+            discrete mechanism, the tightest proved; with ``sampler="floating-point"`` Lemma 5.1 / 5.4 for the
+            tree and the analytic Gaussian for the other mechanisms. ``"paper"``, ``"analytic"`` or ``"zcdp"``
+            choose one — see :func:`private_bandit_noise`.
         smoothing_radius: override ``ζ`` (any ``ζ > 0`` with ``"fkm"``; in ``(0, r)`` with ``"appendix-d"``).
         feasibility: ``"fkm"`` (default) or ``"appendix-d"``, see above.
         mechanism: how the batch gradients' prefix sums are released: ``"tree"`` (default, the padded binary tree

@@ -137,8 +137,10 @@ class PrivateDRSubmodular(DomainLearner):
         gradient_bound: declared ``G > 0`` (default ``n`` for ``δ = 0``, ``sqrt(n)`` otherwise).
         copies: ``K`` (default: the paper's).
         regularization: ``H > 0`` (default: the minimiser of the per-copy bound).
-        calibration: ``"paper"`` (default), ``"analytic"`` or ``"zcdp"`` (Gaussian only; non-tree mechanisms
-            accept ``"analytic"`` only).
+        calibration: ``None`` (default): on the exact path (the default sampler) the exact calibration of the
+            discrete mechanism, the tightest proved; with ``sampler="floating-point"`` the paper's for the tree and
+            the analytic Gaussian for the other mechanisms. ``"paper"``, ``"analytic"`` or ``"zcdp"`` (Gaussian
+            only; non-tree mechanisms accept ``"analytic"`` only) choose one.
         mechanism: ``"tree"`` (default), ``"honaker"`` or ``"blt"``.
         argmin: ``"projection"`` (default) or ``"frank-wolfe"``.
         lmo_calls: Frank-Wolfe steps per copy and round (``argmin="frank-wolfe"``; default 4).
