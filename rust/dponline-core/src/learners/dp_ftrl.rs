@@ -661,20 +661,8 @@ impl DpFtrl {
         strict: bool,
     ) -> Result<Self> {
         let n = domain.dim();
-        if params.dim != n {
-            return Err(CoreError::Shape {
-                name: "params",
-                expected: format!("parameters for a domain of dimension {n}"),
-                got: format!("dimension {}", params.dim),
-            });
-        }
-        if !(noise.scale() * params.eta * 1e6).is_finite() {
-            return Err(CoreError::invalid(
-                "scale",
-                "small enough that eta times the tree's noise sums stays finite",
-                noise.scale(),
-            ));
-        }
+        super::check_params_dim(n, params.dim)?;
+        super::check_noise_scale(noise.scale(), params.eta)?;
         let padded = matches!(mechanism, MechanismSpec::Tree { padded: true });
         let tree = mechanism.build(
             n,

@@ -360,6 +360,36 @@ pub fn check_dim(name: &'static str, unit: &str, expected: usize, got: usize) ->
     Ok(())
 }
 
+/// Check that `params` made for a domain of dimension `got` fit the learner's domain of dimension `dim` (the
+/// first check of the constructors that take typed params beside a domain).
+///
+/// Errors: [`CoreError::Shape`] naming `params`.
+pub fn check_params_dim(dim: usize, got: usize) -> Result<()> {
+    if got != dim {
+        return Err(CoreError::Shape {
+            name: "params",
+            expected: format!("parameters for a domain of dimension {dim}"),
+            got: format!("dimension {got}"),
+        });
+    }
+    Ok(())
+}
+
+/// Refuse a per-draw noise `scale` so large that the step size `eta` times the released noise sums could
+/// overflow: `eta·scale·10⁶` must be finite (DP-FTRL, NoisyOCO).
+///
+/// Errors: [`CoreError::InvalidArgument`] naming `scale`.
+pub fn check_noise_scale(scale: f64, eta: f64) -> Result<()> {
+    if !(scale * eta * 1e6).is_finite() {
+        return Err(CoreError::invalid(
+            "scale",
+            "small enough that eta times the released noise sums stays finite",
+            scale,
+        ));
+    }
+    Ok(())
+}
+
 /// The checks of [`Learner::check_run`] shared by the full-information learners on a domain (DP-FTRL,
 /// NoisyOCO): no point pending, a family of the learner's dimension, portfolio losses only on the simplex,
 /// `rounds` within the remaining horizon, and losses whose sums cannot overflow.

@@ -355,13 +355,7 @@ impl PrivateDrSubmodular {
         strict: bool,
     ) -> Result<Self> {
         let n = domain.dim();
-        if params.n != n {
-            return Err(CoreError::Shape {
-                name: "params",
-                expected: format!("parameters for a domain of dimension {n}"),
-                got: format!("dimension {}", params.n),
-            });
-        }
+        super::check_params_dim(n, params.n)?;
         let (members, start, caps) = matroid_blocks(&domain)?;
         let k = params.copies;
         let total = crate::alloc::checked_len("copies x ground set", k, n)?;
