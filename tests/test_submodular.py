@@ -749,3 +749,24 @@ def test_bandit_feedback_warns_when_exploration_is_capped_and_names_the_horizon(
         warnings.simplefilter("error", ExplorationCappedWarning)
         assert PrivateSubmodular(n, k, horizon=10**9, epsilon=1.0, delta=1e-6, feedback="bandit").params["gamma"] < 1
         PrivateSubmodular(n, k, horizon=T, epsilon=1.0, delta=1e-6, feedback="full")
+
+
+@pytest.mark.parametrize("epsilon", [None, 1.0])
+@pytest.mark.parametrize("n", [1, 3])
+def test_presampled_bandit_learner_pickles_with_its_drawn_explore_count(n, epsilon):
+    """Presampled exploration draws ``M ~ Binomial(T, γ)`` (and sets ``η`` from it) at construction: a pickle
+    restores that ``M``, although a learner rebuilt from the declared arguments draws another one (γ < 1 here)."""
+    learner = PrivateSubmodular(
+        n,
+        1,
+        horizon=20_000,
+        epsilon=epsilon,
+        delta=1e-6 if epsilon else 0.0,
+        feedback="bandit",
+        exploration="presampled",
+        seed=1,
+    )
+    assert 0.0 < learner.params["gamma"] < 1.0
+    restored = pickle.loads(pickle.dumps(learner))
+    assert restored.params == learner.params
+    assert restored._core.to_bytes() == learner._core.to_bytes()

@@ -208,14 +208,23 @@ def _same(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def check_agrees(what: str, fresh: Any, restored: Any) -> None:
+def check_agrees(what: str, fresh: Any, restored: Any, drawn: tuple[str, ...] = ()) -> None:
     """Refuse a restored native object that disagrees with the one its declared arguments build.
+
+    ``drawn``: the ``params`` keys that are random draws of the object's own generator rather than functions of
+    its declared arguments (the rebuilt object has another seed), left out of the comparison.
 
     Raises:
         StateError: naming the first attribute that differs (e.g. the noise scale).
     """
     for name in _DETERMINED:
-        if hasattr(fresh, name) and not _same(getattr(fresh, name), getattr(restored, name)):
+        if not hasattr(fresh, name):
+            continue
+        mine, theirs = getattr(fresh, name), getattr(restored, name)
+        if name == "params" and drawn:
+            mine = {k: v for k, v in mine.items() if k not in drawn}
+            theirs = {k: v for k, v in theirs.items() if k not in drawn}
+        if not _same(mine, theirs):
             raise StateError(
                 f"cannot restore {what}: its native state's {name} differs from what its declared arguments imply "
                 "(the state is damaged or was altered)"

@@ -397,6 +397,9 @@ class Learner:
     _horizon: int
     # The native family type that run accepts beyond the loss families, and its name in the error message.
     _family: ClassVar[tuple[type, str] | None] = None
+    # The ``params`` keys drawn by the learner's own generator (not functions of its declared arguments): left out
+    # when a restored state is checked against the learner its declared arguments rebuild (another seed).
+    _drawn_params: ClassVar[tuple[str, ...]] = ()
 
     # -- introspection ----------------------------------------------------------------------------------
     @property
@@ -526,7 +529,7 @@ class Learner:
         except (TypeError, InvalidInputError) as e:
             raise StateError(f"cannot restore {what}: its declared arguments are refused ({e})") from None
         restored = self._core_type.from_bytes(native)
-        check_agrees(type(self).__name__, self._core, restored)
+        check_agrees(type(self).__name__, self._core, restored, self._drawn_params)
         self._core = restored
 
 

@@ -202,6 +202,9 @@ class PrivateSubmodular(Learner):
     """
 
     _core_type = _core.PrivateSubmodular
+    # Algorithm 3's explore count M ~ Binomial(T, γ), drawn at construction (exploration="presampled"), and the
+    # rates set from it (Appendix B.2); the core refuses a decoded schedule whose rates M and ε, δ do not imply.
+    _drawn_params = ("presampled_explores", "eta", "eta_exact")
     _family = (_core.SubmodularFamily, "a dponline.submodular family (SubmodularFamily)")
 
     def __init__(

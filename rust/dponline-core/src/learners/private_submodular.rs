@@ -64,8 +64,12 @@ pub enum Exploration {
     Presampled,
 }
 
-/// Schedule of a [`PrivateSubmodular`] learner, from the declared arguments only.
+/// Schedule of a [`PrivateSubmodular`] learner, from the declared arguments only (and, for presampled
+/// exploration, the drawn `M`). A decoded schedule is rebuilt by [`SubmodularParams::new`] from its inputs and
+/// refused unless every derived field (`γ`, `η`, the exact rate) agrees: a state cannot carry a rate that its
+/// `ε`, `δ` and `M` do not imply.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "SubmodularParamsState")]
 pub struct SubmodularParams {
     /// `|U|`.
     pub n: usize,
@@ -93,6 +97,65 @@ pub struct SubmodularParams {
     pub sampler: SamplerKind,
     /// The exact sampler's payoff grid and rounded rate (`Some` exactly for [`SamplerKind::Exact`]).
     pub exact_rate: Option<ExactRate>,
+}
+
+/// The serialized fields of [`SubmodularParams`] (the same names and order), checked on decoding.
+#[derive(Deserialize)]
+struct SubmodularParamsState {
+    n: usize,
+    k: usize,
+    horizon: u64,
+    epsilon: Option<f64>,
+    delta: f64,
+    feedback: Feedback,
+    exploration: Exploration,
+    gamma: f64,
+    gamma_paper: f64,
+    presampled_explores: Option<u64>,
+    eta: f64,
+    sampler: SamplerKind,
+    exact_rate: Option<ExactRate>,
+}
+
+impl TryFrom<SubmodularParamsState> for SubmodularParams {
+    type Error = CoreError;
+
+    fn try_from(s: SubmodularParamsState) -> Result<Self> {
+        let rebuilt = SubmodularParams::new(
+            s.n,
+            s.k,
+            s.horizon,
+            s.epsilon,
+            s.delta,
+            s.feedback,
+            s.exploration,
+            s.presampled_explores,
+            s.sampler,
+        )
+        .map_err(|e| CoreError::State(format!("PrivateSubmodular schedule: {e}")))?;
+        let stored = SubmodularParams {
+            n: s.n,
+            k: s.k,
+            horizon: s.horizon,
+            epsilon: s.epsilon,
+            delta: s.delta,
+            feedback: s.feedback,
+            exploration: s.exploration,
+            gamma: s.gamma,
+            gamma_paper: s.gamma_paper,
+            presampled_explores: s.presampled_explores,
+            eta: s.eta,
+            sampler: s.sampler,
+            exact_rate: s.exact_rate,
+        };
+        if stored != rebuilt {
+            return Err(CoreError::State(
+                "PrivateSubmodular schedule: a rate or exploration probability its declared arguments do not imply"
+                    .into(),
+            ));
+        }
+        Ok(stored)
+    }
 }
 
 fn ln_items(n: usize) -> f64 {
@@ -1019,6 +1082,38 @@ mod tests {
                 if ex == Exploration::Presampled {
                     assert_eq!(Some(a.explores()), a.params().presampled_explores);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn a_decoded_schedule_must_be_the_one_its_inputs_imply() {
+        for m in [Some(0), Some(37), Some(5000)] {
+            let p = SubmodularParams::new(
+                6,
+                2,
+                5000,
+                Some(1.0),
+                1e-6,
+                Feedback::Bandit,
+                Exploration::Presampled,
+                m,
+                SamplerKind::Exact,
+            )
+            .unwrap();
+            // Any drawn M decodes (its rate is re-derived from it) …
+            let bytes = postcard::to_allocvec(&p).unwrap();
+            assert_eq!(postcard::from_bytes::<SubmodularParams>(&bytes).unwrap(), p);
+            // … but not a rate, exploration probability or exact rate that M, ε and δ do not imply.
+            for tamper in [
+                |q: &mut SubmodularParams| q.eta *= 2.0,
+                |q: &mut SubmodularParams| q.gamma *= 0.5,
+                |q: &mut SubmodularParams| q.exact_rate = None,
+            ] {
+                let mut q = p.clone();
+                tamper(&mut q);
+                let bytes = postcard::to_allocvec(&q).unwrap();
+                assert!(postcard::from_bytes::<SubmodularParams>(&bytes).is_err());
             }
         }
     }
