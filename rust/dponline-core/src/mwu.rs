@@ -1095,6 +1095,27 @@ mod tests {
     }
 
     /// `P(χ²_k > x) <= 1e-6` threshold by the Wilson-Hilferty approximation (z = 4.753 for one-sided 1e-6).
+    /// Pearson's χ² statistic of `counts` against the probabilities `p` over `draws` draws, the cells with an
+    /// expected count below 20 pooled into one (χ² validity); returns `(statistic, cells)`.
+    fn pooled_chi_square(counts: &[u64], p: &[f64], draws: f64) -> (f64, f64) {
+        let (mut stat, mut cells, mut pooled_e, mut pooled_o) = (0.0, 0.0, 0.0, 0.0);
+        for (&c, &q) in counts.iter().zip(p) {
+            let (e, c) = (q * draws, c as f64);
+            if e < 20.0 {
+                pooled_e += e;
+                pooled_o += c;
+            } else {
+                stat += (c - e).powi(2) / e;
+                cells += 1.0;
+            }
+        }
+        if pooled_e > 0.0 {
+            stat += (pooled_o - pooled_e).powi(2) / pooled_e;
+            cells += 1.0;
+        }
+        (stat, cells)
+    }
+
     fn chi2_critical_1e6(k: f64) -> f64 {
         let c = 2.0 / (9.0 * k);
         k * (1.0 - c + 4.753 * c.sqrt()).powi(3)
@@ -1123,22 +1144,7 @@ mod tests {
             for _ in 0..draws {
                 counts[h.sample(&mut rng)] += 1;
             }
-            // Pool the cells with an expected count below 20 into one (χ² validity).
-            let (mut stat, mut cells, mut pooled_e, mut pooled_o) = (0.0, 0.0, 0.0, 0.0);
-            for (&c, &q) in counts.iter().zip(&p) {
-                let e = q * draws as f64;
-                if e < 20.0 {
-                    pooled_e += e;
-                    pooled_o += c as f64;
-                } else {
-                    stat += (c as f64 - e).powi(2) / e;
-                    cells += 1.0;
-                }
-            }
-            if pooled_e > 0.0 {
-                stat += (pooled_o - pooled_e).powi(2) / pooled_e;
-                cells += 1.0;
-            }
+            let (stat, cells) = pooled_chi_square(&counts, &p, draws as f64);
             assert!(cells > 20.0, "eta {eta}: too few cells ({cells})");
             let crit = chi2_critical_1e6(cells - 1.0);
             assert!(
@@ -1396,21 +1402,7 @@ mod tests {
                 for _ in 0..draws {
                     counts[h.sample(&mut g).unwrap()] += 1;
                 }
-                let (mut stat, mut cells, mut pooled_e, mut pooled_o) = (0.0, 0.0, 0.0, 0.0);
-                for (&c, &q) in counts.iter().zip(&p) {
-                    let e = q * draws as f64;
-                    if e < 20.0 {
-                        pooled_e += e;
-                        pooled_o += c as f64;
-                    } else {
-                        stat += (c as f64 - e).powi(2) / e;
-                        cells += 1.0;
-                    }
-                }
-                if pooled_e > 0.0 {
-                    stat += (pooled_o - pooled_e).powi(2) / pooled_e;
-                    cells += 1.0;
-                }
+                let (stat, cells) = pooled_chi_square(&counts, &p, draws as f64);
                 assert!(cells >= 5.0, "eta {eta}: {cells} cells");
                 let crit = chi2_critical_1e6(cells - 1.0);
                 assert!(
