@@ -5,8 +5,14 @@ correct implementation fails with probability about one in a million per asserti
 practice, while a wrong noise scale, count or distribution fails reliably.
 """
 
+import copy
+import pickle
+from typing import Any
+
 import numpy as np
 import pytest
+
+import dponline
 
 ALPHA = 1e-6
 Z = 4.892  # two-sided standard-normal quantile for ALPHA
@@ -26,6 +32,14 @@ def checked_feedback_scale(noise_scale: float, lam: float, eps: float, sampler: 
         return lam
     assert lam <= noise_scale <= lam * (1 + (2 / eps + 1) * 2.0**-30)
     return noise_scale
+
+
+def directions(rng: np.random.Generator, dim: int, count: int) -> list[np.ndarray]:
+    """LMO test directions: ``count`` Gaussian directions, then ``count`` tie-heavy integer directions (entries in
+    {-2, ..., 2}), drawn in that order from ``rng``."""
+    gauss = [rng.standard_normal(dim) for _ in range(count)]
+    tied = [rng.integers(-2, 3, size=dim).astype(float) for _ in range(count)]
+    return gauss + tied
 
 
 # Hypothesis profiles for the fuzz suites tests/test_fuzz*.py (issue 13). "ci" keeps them fast and reproducible;
@@ -70,3 +84,59 @@ def tree_noise_nodes(t: int, T: int, padded: bool) -> set[tuple[str, int, int]]:
         top = L - 1 if t >> L else L
         nodes |= {tree_padding_node(j, t, L) for j in range(top) if not t >> j & 1}
     return nodes
+
+
+def check_bad_tells_refused(learner: Any, valid: float, bad: list[tuple[Any, type[Exception]]]) -> None:
+    """A fresh strict learner refuses ``tell(valid)`` before any ask (``ProtocolError``); after an ask, every
+    ``(value, error)`` of ``bad`` is refused with ``error`` and leaves the learner byte-for-byte unchanged, still
+    pending the same action. Ends with that action pending."""
+    with pytest.raises(dponline.ProtocolError):
+        learner.tell(valid)
+    action = learner.ask()
+    before = pickle.dumps(learner)
+    for value, error in bad:
+        with pytest.raises(error):
+            learner.tell(value)
+    assert pickle.dumps(learner) == before
+    np.testing.assert_array_equal(learner.ask(), action)
+
+
+def check_tangent_projector(domain: Any) -> None:
+    """The matrix of ``domain.project_tangent`` is an orthogonal projection (symmetric and idempotent) of rank
+    ``domain.affine_dim``."""
+    projector = np.array([domain.project_tangent(row) for row in np.eye(domain.dim)])
+    np.testing.assert_allclose(projector, projector.T, atol=1e-10)
+    np.testing.assert_allclose(projector @ projector, projector, atol=1e-10)
+    assert np.trace(projector) == pytest.approx(domain.affine_dim)
+
+
+def check_certified_ball(domain: Any, rng: np.random.Generator, samples: int, uncertified: str) -> None:
+    """``domain.interior_point`` is in the domain and, unless ``domain.inscribed_radius`` is ``None`` (allowed only
+    for the kind ``uncertified``), the radius is > 0 and every point at that distance from it along the affine
+    hull is in the domain too: tried along ``samples`` Gaussian and the ± coordinate directions, each projected
+    onto the tangent space."""
+    c, r = domain.interior_point, domain.inscribed_radius
+    assert domain.contains(c, atol=1e-12)
+    if r is None:
+        assert domain.kind == uncertified
+        return
+    assert r > 0
+    candidates = [rng.standard_normal(domain.dim) for _ in range(samples)]
+    candidates += [sign * row for row in np.eye(domain.dim) for sign in (1.0, -1.0)]
+    for u in candidates:
+        u = domain.project_tangent(u)
+        norm = np.linalg.norm(u)
+        if norm > 1e-12:
+            assert domain.contains(c + r * u / norm, atol=1e-9)
+
+
+DUPLICATIONS = ["pickle twice", "copy", "deepcopy"]
+
+
+def duplicated(obj: Any, how: str) -> tuple[Any, Any]:
+    """Two objects to continue side by side from ``obj``'s state, by one of :data:`DUPLICATIONS`: restored twice
+    from one pickle, or ``obj`` itself and its ``copy.copy`` / ``copy.deepcopy``."""
+    if how == "pickle twice":
+        state = pickle.dumps(obj)
+        return pickle.loads(state), pickle.loads(state)
+    return obj, (copy.copy if how == "copy" else copy.deepcopy)(obj)

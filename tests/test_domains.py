@@ -9,6 +9,7 @@ import pickle
 import networkx as nx
 import numpy as np
 import pytest
+from conftest import check_certified_ball, check_tangent_projector, directions
 
 import dponline
 from dponline.domains import (
@@ -29,16 +30,9 @@ SEED = 20261122
 # ---------------------------------------------------------------------------------------------- helpers
 
 
-def directions(rng: np.random.Generator, dim: int, count: int = 40) -> list[np.ndarray]:
-    """Gaussian directions and tie-heavy integer directions (entries in {-2, ..., 2})."""
-    gauss = [rng.standard_normal(dim) for _ in range(count)]
-    tied = [rng.integers(-2, 3, size=dim).astype(float) for _ in range(count)]
-    return gauss + tied
-
-
 def check_against_vertices(domain: Domain, vertices: np.ndarray, rng: np.random.Generator) -> None:
     """The LMO returns a vertex achieving the brute-force minimum, and the domain contains it."""
-    for d in directions(rng, domain.dim):
+    for d in directions(rng, domain.dim, 40):
         v = domain.lmo(d)
         best = (vertices @ d).min()
         assert v @ d == pytest.approx(best, abs=1e-9)
@@ -138,7 +132,7 @@ def test_simplex_l1_box_against_their_vertices():
 def test_l2_ball_lmo_is_the_scaled_negative_direction():
     rng = np.random.default_rng(SEED)
     ball = L2Ball(5, radius=3.0)
-    for d in directions(rng, 5):
+    for d in directions(rng, 5, 40):
         np.testing.assert_allclose(ball.lmo(d), -3.0 * d / np.linalg.norm(d), atol=1e-12)
     np.testing.assert_array_equal(ball.lmo(np.zeros(5)), [3.0, 0, 0, 0, 0])
 
@@ -270,29 +264,14 @@ def test_dag_shortest_path_matches_bellman_ford():
 
 @pytest.mark.parametrize("domain", small_domains(), ids=lambda d: d.kind)
 def test_certified_ball_stays_inside(domain):
-    rng = np.random.default_rng(SEED)
-    c, r = domain.interior_point, domain.inscribed_radius
-    assert domain.contains(c, atol=1e-12)
-    if r is None:
-        assert domain.kind == "GraphicMatroid"  # the spanning-tree polytope has no certified radius
-        return
-    assert r > 0
-    candidates = [rng.standard_normal(domain.dim) for _ in range(300)]
-    candidates += [sign * row for row in np.eye(domain.dim) for sign in (1.0, -1.0)]
-    for u in candidates:
-        u = domain.project_tangent(u)
-        norm = np.linalg.norm(u)
-        if norm > 1e-12:
-            assert domain.contains(c + r * u / norm, atol=1e-9)
+    # The spanning-tree polytope has no certified radius.
+    check_certified_ball(domain, np.random.default_rng(SEED), 300, uncertified="GraphicMatroid")
 
 
 @pytest.mark.parametrize("domain", small_domains(), ids=lambda d: d.kind)
 def test_project_tangent_is_an_orthogonal_projection_of_rank_affine_dim(domain):
     rng = np.random.default_rng(SEED)
-    projector = np.array([domain.project_tangent(row) for row in np.eye(domain.dim)])
-    np.testing.assert_allclose(projector, projector.T, atol=1e-10)
-    np.testing.assert_allclose(projector @ projector, projector, atol=1e-10)
-    assert np.trace(projector) == pytest.approx(domain.affine_dim)
+    check_tangent_projector(domain)
     for _ in range(10):
         x, y = domain.lmo(rng.standard_normal(domain.dim)), domain.lmo(rng.standard_normal(domain.dim))
         np.testing.assert_allclose(domain.project_tangent(x - y), x - y, atol=1e-10)

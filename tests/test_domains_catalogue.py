@@ -12,6 +12,7 @@ import pickle
 import networkx as nx
 import numpy as np
 import pytest
+from conftest import check_certified_ball, check_tangent_projector, directions
 from scipy.optimize import linear_sum_assignment, linprog
 
 import dponline
@@ -31,13 +32,6 @@ from dponline.optimization import frank_wolfe
 from dponline.submodular import FacilityLocation, ProbabilisticCoverage, WeightedCoverage
 
 SEED = 20261126
-
-
-def directions(rng: np.random.Generator, dim: int, count: int = 20) -> list[np.ndarray]:
-    """Gaussian directions and tie-heavy integer directions (entries in {-2, ..., 2})."""
-    return [rng.standard_normal(dim) for _ in range(count)] + [
-        rng.integers(-2, 3, size=dim).astype(float) for _ in range(count)
-    ]
 
 
 def coverage_table(n: int, rng: np.random.Generator) -> np.ndarray:
@@ -266,7 +260,7 @@ def test_k_sparse_against_all_vertices():
             vertices.append(v)
     vertices = np.array(vertices)
     domain = KSparsePolytope(n, k)
-    for d in directions(np.random.default_rng(SEED), n):
+    for d in directions(np.random.default_rng(SEED), n, 20):
         x = domain.lmo(d)
         assert x @ d == pytest.approx((vertices @ d).min(), abs=1e-12)
         assert (np.abs(vertices - x).max(axis=1) == 0).any()
@@ -420,27 +414,13 @@ def test_linear_program_polytope_refuses_bad_input(args, match):
 
 @pytest.mark.parametrize("domain", small_domains(), ids=lambda d: d.kind)
 def test_certified_ball_stays_inside(domain):
-    rng = np.random.default_rng(SEED)
-    c, r = domain.interior_point, domain.inscribed_radius
-    assert domain.contains(c, atol=1e-12)
-    if r is None:
-        assert domain.kind == "SubmodularBasePolytope"
-        return
-    candidates = [rng.standard_normal(domain.dim) for _ in range(200)]
-    candidates += [sign * row for row in np.eye(domain.dim) for sign in (1.0, -1.0)]
-    for u in candidates:
-        u = domain.project_tangent(u)
-        if np.linalg.norm(u) > 1e-12:
-            assert domain.contains(c + r * u / np.linalg.norm(u), atol=1e-9)
+    check_certified_ball(domain, np.random.default_rng(SEED), 200, uncertified="SubmodularBasePolytope")
 
 
 @pytest.mark.parametrize("domain", small_domains(), ids=lambda d: d.kind)
 def test_projection_diameter_and_frank_wolfe(domain):
     rng = np.random.default_rng(SEED)
-    projector = np.array([domain.project_tangent(row) for row in np.eye(domain.dim)])
-    np.testing.assert_allclose(projector, projector.T, atol=1e-10)
-    np.testing.assert_allclose(projector @ projector, projector, atol=1e-10)
-    assert np.trace(projector) == pytest.approx(domain.affine_dim)
+    check_tangent_projector(domain)
     vertices = np.array([domain.lmo(d) for d in directions(rng, domain.dim, 15)])
     for x, y in itertools.pairwise(vertices):
         np.testing.assert_allclose(domain.project_tangent(x - y), x - y, atol=1e-9)

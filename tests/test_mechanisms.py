@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import Z, tree_noise_nodes
+from conftest import DUPLICATIONS, Z, duplicated, tree_noise_nodes
 
 import dponline
 from dponline import privacy
@@ -759,22 +759,15 @@ def test_pickle_mid_stream_continues_bit_identically(cls, kw):
     assert np.array_equal(clone.push_many(X[21:]), mech.push_many(X[21:]))
 
 
-@pytest.mark.parametrize("duplicate", ["pickle twice", "copy", "deepcopy"])
+@pytest.mark.parametrize("duplicate", DUPLICATIONS)
 @pytest.mark.parametrize("cls,kw", CLASSES)
 def test_secure_mechanisms_never_replay_noise(cls, kw, duplicate):
     """The ChaCha20 key is never serialised: restored or copied secure mechanisms reseed from the OS."""
-    import copy
-
     mech = cls.calibrated(4, 64, epsilon=1.0, delta=1e-6, sensitivity=1.0, secure=True, **kw)
     assert mech.privacy.randomness == "secure"
     X = np.random.default_rng(0).normal(size=(64, 4))
     mech.push_many(X[:21])
-    if duplicate == "pickle twice":
-        state = pickle.dumps(mech)
-        a, b = pickle.loads(state), pickle.loads(state)
-    else:
-        dup = copy.copy if duplicate == "copy" else copy.deepcopy
-        a, b = dup(mech), dup(mech)
+    a, b = duplicated(mech, duplicate)
     assert a.secure and b.secure and a.t == b.t == 21 and type(a) is cls
     assert not np.array_equal(a.push_many(X[21:]), b.push_many(X[21:]))
 

@@ -1,6 +1,5 @@
 """TreeAggregator: exactness, noise structure (draw counts, covariances), sensitivity, state, errors."""
 
-import copy
 import functools
 import math
 import pickle
@@ -9,7 +8,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import Z, tree_noise_nodes
+from conftest import DUPLICATIONS, Z, duplicated, tree_noise_nodes
 
 import dponline
 from dponline import TreeAggregator, privacy
@@ -203,18 +202,14 @@ def test_pickle_mid_stream_continues_bit_identically():
     assert np.array_equal(clone.push_many(X[21:]), tree.push_many(X[21:]))
 
 
-@pytest.mark.parametrize("duplicate", ["pickle twice", "copy", "deepcopy"])
+@pytest.mark.parametrize("duplicate", DUPLICATIONS)
 def test_secure_trees_never_replay_noise(duplicate):
     # Restoring one secure pickle twice (or copying a secure tree) and pushing the same rows must give
     # different releases: the ChaCha20 key is never serialised, a restored copy reseeds from the OS.
     tree = TreeAggregator.calibrated(4, 64, epsilon=1.0, sensitivity=1.0, secure=True)
     X = np.random.default_rng(0).normal(size=(64, 4))
     tree.push_many(X[:21])
-    if duplicate == "pickle twice":
-        state = pickle.dumps(tree)
-        a, b = pickle.loads(state), pickle.loads(state)
-    else:
-        a, b = tree, (copy.copy if duplicate == "copy" else copy.deepcopy)(tree)
+    a, b = duplicated(tree, duplicate)
     assert a.secure and b.secure and a.t == b.t == 21 and a.privacy == b.privacy
     ra, rb = a.push_many(X[21:]), b.push_many(X[21:])
     # Same data, independent noise: every coordinate of every release differs.
