@@ -75,6 +75,24 @@ def scalar_like(values: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 reals = scalar_like(floats)
 ints = scalar_like(sizes)
 seeds = st.one_of(st.none(), st.integers(0, 2**64 - 1), st.sampled_from([-1, 2**64, 1.5, "seed"]))
+
+
+def learner_kwargs(
+    bound: str, *, max_horizon: int = 400, delta: bool = True, **optional: st.SearchStrategy[Any]
+) -> st.SearchStrategy[dict[str, Any]]:
+    """Fuzzed keyword arguments of a private learner: always ``horizon``, ``epsilon`` and the declared bound named
+    ``bound`` (valid values most of the time, junk otherwise); sometimes ``delta`` (unless ``delta=False``) and each
+    of ``optional``."""
+    return st.fixed_dictionaries(
+        {
+            "horizon": st.one_of(st.integers(1, max_horizon), ints),
+            "epsilon": st.one_of(st.none(), st.sampled_from([1.0, 1e-3, 1e3]), reals),
+            bound: st.one_of(st.sampled_from([1.0, 1e-6, 1e6]), reals),
+        },
+        optional={**({"delta": st.one_of(st.sampled_from([0.0, 1e-6, 0.5]), reals)} if delta else {}), **optional},
+    )
+
+
 DTYPES = [np.float64, np.float32, np.int64, np.int8, np.bool_, np.complex128, np.uint64]
 
 

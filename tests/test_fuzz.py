@@ -213,27 +213,18 @@ def test_tree_constructor(dim: Any, horizon: Any, scale: Any, noise: Any, padded
 @given(
     ints,
     ints,
-    reals,
-    reals,
-    reals,
-    st.sampled_from([None, "laplace", "gaussian", "x"]),
-    st.sampled_from(["paper", "analytic", "zcdp", "y"]),
+    st.fixed_dictionaries(
+        {
+            "epsilon": reals,
+            "sensitivity": reals,
+            "delta": reals,
+            "noise": st.sampled_from([None, "laplace", "gaussian", "x"]),
+            "calibration": st.sampled_from(["paper", "analytic", "zcdp", "y"]),
+        }
+    ),
 )
-def test_tree_calibrated(
-    dim: Any, horizon: Any, epsilon: Any, sensitivity: Any, delta: Any, noise: Any, calibration: Any
-) -> None:
-    ok, tree = attempt(
-        lambda: dponline.TreeAggregator.calibrated(
-            dim,
-            horizon,
-            epsilon=epsilon,
-            sensitivity=sensitivity,
-            delta=delta,
-            noise=noise,
-            calibration=calibration,
-            seed=0,
-        )
-    )
+def test_tree_calibrated(dim: Any, horizon: Any, kwargs: dict[str, Any]) -> None:
+    ok, tree = attempt(lambda: dponline.TreeAggregator.calibrated(dim, horizon, seed=0, **kwargs))
     if ok:
         assert math.isfinite(tree.scale) and tree.scale > 0
         assert math.isfinite(tree.privacy.epsilon)

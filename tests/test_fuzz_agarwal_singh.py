@@ -27,6 +27,7 @@ from _fuzz import (
     finite_floats,
     finite_vectors,
     ints,
+    learner_kwargs,
     moderate,
     reals,
     seeds,
@@ -80,6 +81,18 @@ def check_privacy(learner: Any, epsilon: Any) -> None:
         return
     assert learner.privacy is not None
     check_guarantee(learner.privacy)
+
+
+def constructed(cls: Any, first: Any, kwargs: dict[str, Any]) -> Any:
+    """``cls(first, **kwargs)`` checked fresh (round 0 of the declared horizon, valid params and guarantee), or
+    ``None`` when it was refused (with an allowed error)."""
+    ok, learner = attempt(lambda: cls(first, **kwargs))
+    if not ok:
+        return None
+    assert learner.t == 0 and learner.horizon == int(kwargs["horizon"])
+    check_params(learner.params)
+    check_privacy(learner, kwargs["epsilon"])
+    return learner
 
 
 def check_point(d: Any, x: Any) -> None:
@@ -136,25 +149,18 @@ def portfolio_family(data: st.DataObject, n: int) -> Any:
 
 
 # -- DPFTRL --------------------------------------------------------------------------------------------
-dpftrl_kwargs = st.fixed_dictionaries(
-    {
-        "horizon": st.one_of(st.integers(1, 400), ints),
-        "epsilon": st.one_of(st.none(), st.sampled_from([1.0, 1e-3, 1e3]), reals),
-        "loss_bound": st.one_of(st.sampled_from([1.0, 1e-6, 1e6]), reals),
-    },
-    optional={
-        "delta": st.one_of(st.sampled_from([0.0, 1e-6, 0.5]), reals),
-        "regularizer": st.sampled_from([None, "entropy", "euclidean", "x", 1]),
-        "learning_rate": st.one_of(st.none(), reals),
-        "dual_bound": st.one_of(st.none(), reals),
-        "calibration": calibrations,
-        "strict": flags,
-        "seed": seeds,
-        "secure": flags,
-        "lmo_calls": st.one_of(st.integers(1, 8), ints),
-        "mechanism": mechanisms,
-        "loss_shift": st.one_of(st.just(0.0), reals),
-    },
+dpftrl_kwargs = learner_kwargs(
+    "loss_bound",
+    regularizer=st.sampled_from([None, "entropy", "euclidean", "x", 1]),
+    learning_rate=st.one_of(st.none(), reals),
+    dual_bound=st.one_of(st.none(), reals),
+    calibration=calibrations,
+    strict=flags,
+    seed=seeds,
+    secure=flags,
+    lmo_calls=st.one_of(st.integers(1, 8), ints),
+    mechanism=mechanisms,
+    loss_shift=st.one_of(st.just(0.0), reals),
 )
 
 
@@ -162,12 +168,9 @@ dpftrl_kwargs = st.fixed_dictionaries(
 @example(Simplex(2), {"horizon": 2, "epsilon": None, "loss_bound": 7.634099848333374e307})  # ftrl_bound was inf
 @example(L1Ball(1, radius=1e149), {"horizon": 1, "epsilon": 1.0, "loss_bound": 1e6})  # overflow in regret_bound
 def test_dpftrl_constructor(d: Any, kwargs: dict[str, Any]) -> None:
-    ok, learner = attempt(lambda: dponline.DPFTRL(d, **kwargs))
-    if not ok:
+    learner = constructed(dponline.DPFTRL, d, kwargs)
+    if learner is None:
         return
-    assert learner.t == 0 and learner.horizon == int(kwargs["horizon"])
-    check_params(learner.params)
-    check_privacy(learner, kwargs["epsilon"])
     assert math.isfinite(learner.params["eta"]) and learner.params["eta"] > 0
     assert_finite(learner.noisy_cumulative_loss)
     ok, bound = attempt(lambda: learner.regret_bound(samples=200))
@@ -264,6 +267,23 @@ def pickled(learner: Any) -> Any:
     return clone
 
 
+def ask_point(learner: Any, d: Any, pending: np.ndarray | None, refusals: tuple[type, ...]) -> np.ndarray | None:
+    """One ``ask`` of a learner playing points of ``d``: answered only before the horizon, with a point of ``d``,
+    the pending one again while a round is pending (returns the point now pending); or refused with one of
+    ``refusals`` (``HorizonExhaustedError`` only at the horizon), the learner unchanged (returns ``pending``)."""
+    t0 = learner.t
+    ok, x = unchanged_if_failed(learner, learner.ask)
+    if not ok:
+        assert isinstance(x, refusals), x
+        assert not isinstance(x, dponline.HorizonExhaustedError) or t0 >= learner.horizon
+        return pending
+    assert t0 < learner.horizon
+    check_point(d, x)
+    if pending is not None:
+        np.testing.assert_array_equal(x, pending)
+    return x
+
+
 def _play_vector_learner(learner: Any, d: Any, ops: list[str], data: st.DataObject, samples: int | None) -> None:
     """The protocol of the full-information learners (DPFTRL, DPFTPL): loss vectors of the domain's dimension."""
     n = d.dim
@@ -271,15 +291,7 @@ def _play_vector_learner(learner: Any, d: Any, ops: list[str], data: st.DataObje
     for op in ops:
         t0 = learner.t
         if op == "ask":
-            ok, x = unchanged_if_failed(learner, learner.ask)
-            if ok:
-                assert t0 < learner.horizon
-                check_point(d, x)
-                if pending is not None:
-                    np.testing.assert_array_equal(x, pending)
-                pending = x
-            else:
-                assert isinstance(x, dponline.HorizonExhaustedError) and t0 >= learner.horizon
+            pending = ask_point(learner, d, pending, (dponline.HorizonExhaustedError,))
         elif op == "tell":
             loss = data.draw(st.one_of(finite_vectors(n, moderate), finite_vectors(n), vectors(n)), "loss")
             clipped = learner.clipped
@@ -312,20 +324,8 @@ def _play_vector_learner(learner: Any, d: Any, ops: list[str], data: st.DataObje
 
 
 # -- DPFTPL --------------------------------------------------------------------------------------------
-dpftpl_kwargs = st.fixed_dictionaries(
-    {
-        "horizon": st.one_of(st.integers(1, 400), ints),
-        "epsilon": st.one_of(st.none(), st.sampled_from([1.0, 1e-3, 1e3]), reals),
-        "loss_bound": st.one_of(st.sampled_from([1.0, 1e-6, 1e6]), reals),
-    },
-    optional={
-        "delta": st.one_of(st.sampled_from([0.0, 1e-6, 0.5]), reals),
-        "calibration": calibrations,
-        "strict": flags,
-        "seed": seeds,
-        "secure": flags,
-        "mechanism": mechanisms,
-    },
+dpftpl_kwargs = learner_kwargs(
+    "loss_bound", calibration=calibrations, strict=flags, seed=seeds, secure=flags, mechanism=mechanisms
 )
 
 
@@ -334,12 +334,9 @@ dpftpl_kwargs = st.fixed_dictionaries(
     Simplex(3), {"horizon": 2**63 - 1, "epsilon": None, "loss_bound": 1.0, "mechanism": "honaker"}
 )  # OverflowError
 def test_dpftpl_constructor(d: Any, kwargs: dict[str, Any]) -> None:
-    ok, learner = attempt(lambda: dponline.DPFTPL(d, **kwargs))
-    if not ok:
+    learner = constructed(dponline.DPFTPL, d, kwargs)
+    if learner is None:
         return
-    assert learner.t == 0 and learner.horizon == int(kwargs["horizon"])
-    check_params(learner.params)
-    check_privacy(learner, kwargs["epsilon"])
     scale = learner.params["noise_scale"]
     assert math.isfinite(scale) and scale >= 0 and (scale > 0 or kwargs["epsilon"] is None)
     ok, bound = attempt(learner.regret_bound)
@@ -414,13 +411,10 @@ def check_probabilities(learner: Any, arms: int) -> np.ndarray:
 @given(st.one_of(st.integers(-1, 6), ints), exp3_kwargs)
 @example(7, {"horizon": 5, "epsilon": 1.0, "loss_bound": 1e-310})  # regret_bound was inf (B'² underflowed)
 def test_exp3_constructor(arms: Any, kwargs: dict[str, Any]) -> None:
-    ok, learner = attempt(lambda: dponline.PrivateEXP3(arms, **kwargs))
-    if not ok:
+    learner = constructed(dponline.PrivateEXP3, arms, kwargs)
+    if learner is None:
         return
     k = int(arms)
-    assert learner.t == 0 and learner.horizon == int(kwargs["horizon"])
-    check_params(learner.params)
-    check_privacy(learner, kwargs["epsilon"])
     p = learner.params
     assert 0 < p["eta"] and 0 < p["gamma"] <= 0.5
     assert math.isfinite(learner.regret_bound()) and learner.regret_bound() >= 0
@@ -431,27 +425,23 @@ def test_exp3_constructor(arms: Any, kwargs: dict[str, Any]) -> None:
         assert learner.ask() == arm
 
 
-@given(
-    st.integers(2, 6),
-    st.integers(1, 400),
-    st.sampled_from([None, 1.0, 1e-3]),
-    st.sampled_from([1.0, 1e-6, 1e6]),
-    st.booleans(),
-    _protocol_ops(["run_bernoulli", "run_portfolio", "probabilities"]),
-    st.data(),
+protocol_kwargs = st.fixed_dictionaries(
+    {
+        "horizon": st.integers(1, 400),
+        "epsilon": st.sampled_from([None, 1.0, 1e-3]),
+        "loss_bound": st.sampled_from([1.0, 1e-6, 1e6]),
+        "strict": st.booleans(),
+    }
 )
-def test_exp3_protocol(
-    arms: int,
-    horizon: int,
-    epsilon: Any,
-    loss_bound: float,
-    strict: bool,
-    ops: list[str],
-    data: st.DataObject,
-) -> None:
-    learner = dponline.PrivateEXP3(
-        arms, horizon=horizon, epsilon=epsilon, loss_bound=loss_bound, strict=strict, **data.draw(randomness)
-    )
+"""Valid declared arguments of the PrivateEXP3 and PrivateSCRiBLe protocol tests (randomness drawn apart)."""
+
+
+@given(
+    st.integers(2, 6), protocol_kwargs, _protocol_ops(["run_bernoulli", "run_portfolio", "probabilities"]), st.data()
+)
+def test_exp3_protocol(arms: int, kwargs: dict[str, Any], ops: list[str], data: st.DataObject) -> None:
+    learner = dponline.PrivateEXP3(arms, **kwargs, **data.draw(randomness))
+    horizon, loss_bound = kwargs["horizon"], kwargs["loss_bound"]
     pending: int | None = None
     for op in ops:
         t0 = learner.t
@@ -518,25 +508,15 @@ def test_exp3_protocol(
 
 
 # -- PrivateSCRiBLe ------------------------------------------------------------------------------------
-scrible_kwargs = st.fixed_dictionaries(
-    {
-        "horizon": st.one_of(st.integers(1, 400), ints),
-        "epsilon": st.one_of(st.none(), st.sampled_from([1.0, 1e-3, 1e3]), reals),
-        "loss_bound": st.one_of(st.sampled_from([1.0, 1e-6, 1e6]), reals),
-    },
-    optional={"strict": flags, "seed": seeds, "secure": flags},
-)
+scrible_kwargs = learner_kwargs("loss_bound", delta=False, strict=flags, seed=seeds, secure=flags)
 
 
 @given(domains, scrible_kwargs)
 def test_scrible_constructor(d: Any, kwargs: dict[str, Any]) -> None:
-    ok, learner = attempt(lambda: dponline.PrivateSCRiBLe(d, **kwargs))
-    if not ok:
+    learner = constructed(dponline.PrivateSCRiBLe, d, kwargs)
+    if learner is None:
         return
     assert d.kind in ("Box", "L2Ball", "Simplex")
-    assert learner.t == 0 and learner.horizon == int(kwargs["horizon"])
-    check_params(learner.params)
-    check_privacy(learner, kwargs["epsilon"])
     assert math.isfinite(learner.regret_bound()) and learner.regret_bound() >= 0
     check_point(d, learner._core.center)
     y = learner.ask()
@@ -544,41 +524,16 @@ def test_scrible_constructor(d: Any, kwargs: dict[str, Any]) -> None:
     np.testing.assert_array_equal(learner.ask(), y)
 
 
-@given(
-    projection_domains(SCRIBLE_MIN_WIDTH),
-    st.integers(1, 400),
-    st.sampled_from([None, 1.0, 1e-3]),
-    st.sampled_from([1.0, 1e-6, 1e6]),
-    st.booleans(),
-    _protocol_ops(["run_portfolio"]),
-    st.data(),
-)
-def test_scrible_protocol(
-    d: Any,
-    horizon: int,
-    epsilon: Any,
-    loss_bound: float,
-    strict: bool,
-    ops: list[str],
-    data: st.DataObject,
-) -> None:
-    learner = dponline.PrivateSCRiBLe(
-        d, horizon=horizon, epsilon=epsilon, loss_bound=loss_bound, strict=strict, **data.draw(randomness)
-    )
+@given(projection_domains(SCRIBLE_MIN_WIDTH), protocol_kwargs, _protocol_ops(["run_portfolio"]), st.data())
+def test_scrible_protocol(d: Any, kwargs: dict[str, Any], ops: list[str], data: st.DataObject) -> None:
+    learner = dponline.PrivateSCRiBLe(d, **kwargs, **data.draw(randomness))
+    loss_bound = kwargs["loss_bound"]
     n = d.dim
     pending: np.ndarray | None = None
     for op in ops:
         t0 = learner.t
         if op == "ask":
-            ok, y = unchanged_if_failed(learner, learner.ask)
-            if ok:
-                assert t0 < horizon
-                check_point(d, y)
-                if pending is not None:
-                    np.testing.assert_array_equal(y, pending)
-                pending = y
-            else:
-                assert isinstance(y, (dponline.HorizonExhaustedError, dponline.ConvergenceError)), y
+            pending = ask_point(learner, d, pending, (dponline.HorizonExhaustedError, dponline.ConvergenceError))
         elif op == "tell":
             value = (
                 float(np.dot(data.draw(finite_vectors(n, moderate), "loss vector"), pending))

@@ -118,14 +118,19 @@ def check_mechanism(m: Any, dim: int | None = None) -> None:
     assert type(clone) is type(m)
 
 
-@st.composite
-def mechanism_calls(draw: st.DrawFn) -> tuple[str, Any]:
+def mechanism_structure(draw: st.DrawFn) -> tuple[str, Any, Any, Any, dict[str, Any]]:
+    """What a constructor call and a ``calibrated`` call share: a mechanism kind, its class, a fuzzed ``dim`` and
+    ``horizon``, and its structure keywords (:func:`mechanism_kwargs`)."""
     kind = draw(st.sampled_from(sorted(MECHANISM_CLASSES)))
-    cls = MECHANISM_CLASSES[kind]
     dim = draw(st.one_of(st.integers(1, 6), ints), "dim")
     horizon = draw(horizons, "horizon")
+    return kind, MECHANISM_CLASSES[kind], dim, horizon, mechanism_kwargs(kind, draw)
+
+
+@st.composite
+def mechanism_calls(draw: st.DrawFn) -> tuple[str, Any]:
+    kind, cls, dim, horizon, kwargs = mechanism_structure(draw)
     scale = draw(st.one_of(st.sampled_from([0.0, 1.0, 1e-300, 1e150]), reals), "scale")
-    kwargs = mechanism_kwargs(kind, draw)
     if draw(st.booleans()):
         kwargs["noise"] = draw(option_values(["laplace", "gaussian"]), "noise")
     if kind == "blt" and draw(st.booleans()):
@@ -157,11 +162,7 @@ def test_mechanism_constructors(call: tuple[str, Any]) -> None:
 
 @st.composite
 def calibrated_calls(draw: st.DrawFn) -> tuple[str, Any]:
-    kind = draw(st.sampled_from(sorted(MECHANISM_CLASSES)))
-    cls = MECHANISM_CLASSES[kind]
-    dim = draw(st.one_of(st.integers(1, 6), ints), "dim")
-    horizon = draw(horizons, "horizon")
-    kwargs = mechanism_kwargs(kind, draw)
+    _, cls, dim, horizon, kwargs = mechanism_structure(draw)
     kwargs["epsilon"] = draw(st.one_of(st.sampled_from([1.0, 0.1, 1e-300, 1e300]), reals), "epsilon")
     kwargs["sensitivity"] = draw(st.one_of(st.sampled_from([1.0, 2.0, 1e-300, 1e300]), reals), "sensitivity")
     if draw(st.booleans()):

@@ -86,6 +86,36 @@ def checked_run(learner: Any, fam: Any, rounds: Any) -> Any:
     return result
 
 
+def coverage_stream(n: int) -> Any:
+    """A valid probabilistic-coverage family over ``n`` items for the protocol tests' runs (3 rows, cycled)."""
+    return ProbabilisticCoverage(np.linspace(0, 1, 3 * n).reshape(3, n), horizon=300, resample="cycle")
+
+
+def check_ask(learner: Any, horizon: int, check: Callable[[Any, Any], None]) -> None:
+    """``learner.ask()`` either refused, leaving the learner unchanged, once ``horizon`` is reached (the only
+    refusal allowed), or answered before it, with a set ``S`` that passes ``check(learner, S)``."""
+    t = learner.t
+    ok, S = unchanged_if_failed(learner, learner.ask)
+    if not ok:
+        assert t == horizon
+        return
+    assert t < horizon
+    check(learner, S)
+
+
+def check_refuses_run(learner: Any, other: Any) -> None:
+    """``learner.run`` on a wrong family (or a non-family) is refused and leaves the learner unchanged."""
+    ok, _ = unchanged_if_failed(learner, lambda: learner.run(other, rounds=2))
+    assert not ok, "a wrong family was accepted"
+
+
+def pickled(learner: Any) -> Any:
+    """A pickle round trip of ``learner``, with the same state."""
+    clone = pickle.loads(pickle.dumps(learner))
+    assert state_of(clone) == state_of(learner)
+    return clone
+
+
 def check_hedge(h: Any) -> None:
     n = h.n
     check_distribution(h.probabilities(), n)
@@ -464,15 +494,10 @@ def test_private_submodular_protocol(
         strict=strict,
         seed=data.draw(st.integers(0, 2**64 - 1), "seed"),
     )
-    fam = ProbabilisticCoverage(np.linspace(0, 1, 3 * n).reshape(3, n), horizon=300, resample="cycle")
+    fam = coverage_stream(n)
     for op, arg in ops:
         if op == "ask":
-            ok, S = unchanged_if_failed(learner, learner.ask)
-            if ok:
-                check_set(S, n, k)
-                assert learner.t < horizon
-            else:
-                assert learner.t == horizon
+            check_ask(learner, horizon, lambda _, S: check_set(S, n, k))
         elif op == "tell":
             if arg == "row":
                 fb = data.draw(hnp.arrays(np.float64, (n,), elements=unit), "row")
@@ -503,17 +528,14 @@ def test_private_submodular_protocol(
                 "junk": np.full((3, n), 0.5),
                 "dr": dponline.losses.Linear(np.ones((2, n)), horizon=300, resample="cycle"),
             }[arg]
-            ok, _ = unchanged_if_failed(learner, lambda other=other, learner=learner: learner.run(other, rounds=2))
-            assert not ok, "a wrong family was accepted"
+            check_refuses_run(learner, other)
         elif op == "expert":
             ok, p = unchanged_if_failed(learner, lambda arg=arg, learner=learner: learner.expert_probabilities(arg))
             if ok:
                 assert 0 <= int(arg) < k
                 check_distribution(p, n)
         else:
-            clone = pickle.loads(pickle.dumps(learner))
-            assert state_of(clone) == state_of(learner)
-            learner = clone
+            learner = pickled(learner)
         assert 0 <= learner.t <= horizon and learner.clipped >= 0
         assert math.isfinite(learner.regret_bound())
 
@@ -639,14 +661,10 @@ def test_private_dr_submodular_protocol(
         )
     )
     assume(ok)
-    fam = ProbabilisticCoverage(np.linspace(0, 1, 3 * n).reshape(3, n), horizon=300, resample="cycle")
+    fam = coverage_stream(n)
     for op, arg in ops:
         if op == "ask":
-            ok, S = unchanged_if_failed(learner, learner.ask)
-            if ok:
-                check_dr_round(learner, domain, S)
-            else:
-                assert learner.t == horizon
+            check_ask(learner, horizon, lambda lrn, S: check_dr_round(lrn, domain, S))
         elif op == "tell":
             p = data.draw(hnp.arrays(np.float64, (n,), elements=unit) if arg else vectors(n), "p")
             ok, value = unchanged_if_failed(learner, lambda p=p, learner=learner: learner.tell(p))
@@ -663,8 +681,7 @@ def test_private_dr_submodular_protocol(
                 "kind": FacilityLocation(np.full((2, n), 0.5), horizon=300, resample="cycle"),
                 "junk": np.full((3, n), 0.5),
             }[arg]
-            ok, _ = unchanged_if_failed(learner, lambda other=other, learner=learner: learner.run(other, rounds=2))
-            assert not ok, "a wrong family was accepted"
+            check_refuses_run(learner, other)
         elif op == "copy_point":
             ok, v = unchanged_if_failed(learner, lambda arg=arg, learner=learner: learner.copy_point(arg))
             if ok:
@@ -676,9 +693,7 @@ def test_private_dr_submodular_protocol(
             if ok:
                 assert math.isfinite(b) and b >= 0
         else:
-            clone = pickle.loads(pickle.dumps(learner))
-            assert state_of(clone) == state_of(learner)
-            learner = clone
+            learner = pickled(learner)
         assert 0 <= learner.t <= horizon
 
 

@@ -13,6 +13,7 @@ from _fuzz import (
     attempt,
     finite_vectors,
     ints,
+    learner_kwargs,
     reals,
     seeds,
     tolerance,
@@ -260,22 +261,16 @@ def test_portfolio_losses_are_linearised_on_the_simplex():
 
 
 # -- property-based fuzzing of the constructor and the protocol (as tests/test_fuzz_agarwal_singh.py) ----------
-noisy_oco_kwargs = st.fixed_dictionaries(
-    {
-        "horizon": st.one_of(st.integers(1, 300), ints),
-        "epsilon": st.one_of(st.none(), st.sampled_from([1.0, 1e-3, 1e3]), reals),
-        "lipschitz": st.one_of(st.sampled_from([1.0, 1e-6, 1e6]), reals),
-    },
-    optional={
-        "delta": st.one_of(st.sampled_from([0.0, 1e-6, 0.5]), reals),
-        "learning_rate": st.one_of(st.none(), st.sampled_from([1e-3, 1.0, 1e300]), reals),
-        "lmo_calls": st.one_of(st.sampled_from([1, 4, 50]), ints),
-        "calibration": st.sampled_from(["paper", "analytic", "zcdp", "x", None]),
-        "mechanism": st.sampled_from(["tree", "tree", "honaker", "blt", "other"]),
-        "sampler": st.sampled_from(["exact", "floating-point", "x", None]),
-        "strict": st.sampled_from([True, False, 0, None]),
-        "seed": seeds,
-    },
+noisy_oco_kwargs = learner_kwargs(
+    "lipschitz",
+    max_horizon=300,
+    learning_rate=st.one_of(st.none(), st.sampled_from([1e-3, 1.0, 1e300]), reals),
+    lmo_calls=st.one_of(st.sampled_from([1, 4, 50]), ints),
+    calibration=st.sampled_from(["paper", "analytic", "zcdp", "x", None]),
+    mechanism=st.sampled_from(["tree", "tree", "honaker", "blt", "other"]),
+    sampler=st.sampled_from(["exact", "floating-point", "x", None]),
+    strict=st.sampled_from([True, False, 0, None]),
+    seed=seeds,
 )
 
 
