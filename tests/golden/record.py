@@ -124,6 +124,14 @@ def _linear_rows(n: int, i: int, low: float = 0.0) -> np.ndarray:
     return _rng(i).uniform(low, 1.0, size=(HORIZON, n))
 
 
+def _case(
+    cls: Callable[..., Any], first: Callable[[], Any], kwargs: dict[str, Any], tell: Callable[..., Any], family: Any
+) -> Callable[[], dict[str, Any]]:
+    """The recording of one learner case: :func:`_learner_case` of the learners ``cls(first(), horizon=HORIZON,
+    **kwargs)`` (``first()`` builds a fresh domain, or gives a size), told through ``tell`` and run on ``family``."""
+    return lambda: _learner_case(lambda: cls(first(), horizon=HORIZON, **kwargs), tell, family)
+
+
 def learner_cases() -> Iterator[tuple[str, Callable[[], dict[str, Any]]]]:
     rows4 = _linear_rows(4, 1)
     lin4 = losses.Linear(rows4)
@@ -131,194 +139,127 @@ def learner_cases() -> Iterator[tuple[str, Callable[[], dict[str, Any]]]]:
     vector = lambda rows: lambda lrn, t, x: lrn.tell(rows[t])  # noqa: E731
     portfolio_rows = _rng(2).uniform(0.8, 1.25, size=(HORIZON, 4))
     port4 = losses.PortfolioLogLoss(portfolio_rows, relative_range=(0.5, 2.0))
+    simplex4 = lambda: domains.Simplex(4)  # noqa: E731
+    box4 = lambda: domains.Box(-np.ones(4), np.ones(4))  # noqa: E731
+    arm = lambda lrn, t, a: lrn.tell(float(rows4[t][int(a)]))  # noqa: E731
+    portfolio = lambda lrn, t, x: lrn.tell(-portfolio_rows[t] / float(portfolio_rows[t] @ np.asarray(x)))  # noqa: E731
+    # Recorded once per sampler: (name, learner class, its first argument (a domain, or EXP3's number of arms)
+    # built afresh for every learner, keyword arguments besides horizon and sampler, feedback, loss family).
+    per_sampler = [
+        (
+            "PrivateBandit/simplex",
+            dponline.PrivateBandit,
+            simplex4,
+            {"epsilon": 1.0, "lipschitz": 2.0, "loss_bound": 1.0, "seed": 3},
+            scalar(rows4),
+            lin4,
+        ),
+        (
+            "PrivateBandit/l2ball-gaussian",
+            dponline.PrivateBandit,
+            lambda: domains.L2Ball(4),
+            {"epsilon": 1.0, "delta": 1e-6, "noise": "gaussian", "lipschitz": 2.0, "loss_bound": 2.0, "seed": 4},
+            scalar(rows4),
+            lin4,
+        ),
+        (
+            "DPFTRL/entropy",
+            dponline.DPFTRL,
+            simplex4,
+            {"epsilon": 1.0, "loss_bound": 1.0, "seed": 5},
+            vector(rows4),
+            lin4,
+        ),
+        (
+            "DPFTRL/euclidean-gaussian",
+            dponline.DPFTRL,
+            lambda: domains.L2Ball(4),
+            {"epsilon": 1.0, "delta": 1e-6, "loss_bound": 2.0, "regularizer": "euclidean", "seed": 6},
+            vector(rows4),
+            lin4,
+        ),
+        (
+            "DPFTRL/portfolio",
+            dponline.DPFTRL,
+            simplex4,
+            {"epsilon": 1.0, "loss_bound": port4.lipschitz, "seed": 7},
+            portfolio,
+            port4,
+        ),
+        (
+            "DPFTPL/box",
+            dponline.DPFTPL,
+            box4,
+            {"epsilon": 1.0, "delta": 1e-6, "loss_bound": 2.0, "seed": 8},
+            vector(rows4),
+            lin4,
+        ),
+        (
+            "NoisyOCO/simplex",
+            dponline.NoisyOCO,
+            simplex4,
+            {"epsilon": 1.0, "lipschitz": 2.0, "seed": 23},
+            vector(rows4),
+            lin4,
+        ),
+        (
+            "NoisyOCO/l2ball-gaussian",
+            dponline.NoisyOCO,
+            lambda: domains.L2Ball(4),
+            {"epsilon": 1.0, "delta": 1e-6, "lipschitz": 2.0, "seed": 24},
+            vector(rows4),
+            lin4,
+        ),
+        ("PrivateEXP3", dponline.PrivateEXP3, lambda: 4, {"epsilon": 1.0, "seed": 9}, arm, lin4),
+        (
+            "PrivateSCRiBLe/box",
+            dponline.PrivateSCRiBLe,
+            box4,
+            {"epsilon": 1.0, "loss_bound": 2.0, "seed": 10},
+            scalar(rows4),
+            lin4,
+        ),
+        (
+            "PrivateSCRiBLe/simplex",
+            dponline.PrivateSCRiBLe,
+            simplex4,
+            {"epsilon": 1.0, "loss_bound": 1.0, "seed": 11},
+            scalar(rows4),
+            lin4,
+        ),
+    ]
     for sampler in SAMPLERS:
-        yield (
-            f"PrivateBandit/simplex/{sampler}",
-            lambda s=sampler: _learner_case(
-                lambda: dponline.PrivateBandit(
-                    domains.Simplex(4), horizon=HORIZON, epsilon=1.0, lipschitz=2.0, loss_bound=1.0, sampler=s, seed=3
-                ),
-                scalar(rows4),
-                lin4,
-            ),
-        )
-        yield (
-            f"PrivateBandit/l2ball-gaussian/{sampler}",
-            lambda s=sampler: _learner_case(
-                lambda: dponline.PrivateBandit(
-                    domains.L2Ball(4),
-                    horizon=HORIZON,
-                    epsilon=1.0,
-                    delta=1e-6,
-                    noise="gaussian",
-                    lipschitz=2.0,
-                    loss_bound=2.0,
-                    sampler=s,
-                    seed=4,
-                ),
-                scalar(rows4),
-                lin4,
-            ),
-        )
-        yield (
-            f"DPFTRL/entropy/{sampler}",
-            lambda s=sampler: _learner_case(
-                lambda: dponline.DPFTRL(
-                    domains.Simplex(4), horizon=HORIZON, epsilon=1.0, loss_bound=1.0, sampler=s, seed=5
-                ),
-                vector(rows4),
-                lin4,
-            ),
-        )
-        yield (
-            f"DPFTRL/euclidean-gaussian/{sampler}",
-            lambda s=sampler: _learner_case(
-                lambda: dponline.DPFTRL(
-                    domains.L2Ball(4),
-                    horizon=HORIZON,
-                    epsilon=1.0,
-                    delta=1e-6,
-                    loss_bound=2.0,
-                    regularizer="euclidean",
-                    sampler=s,
-                    seed=6,
-                ),
-                vector(rows4),
-                lin4,
-            ),
-        )
-        yield (
-            f"DPFTRL/portfolio/{sampler}",
-            lambda s=sampler: _learner_case(
-                lambda: dponline.DPFTRL(
-                    domains.Simplex(4), horizon=HORIZON, epsilon=1.0, loss_bound=port4.lipschitz, sampler=s, seed=7
-                ),
-                lambda lrn, t, x: lrn.tell(-portfolio_rows[t] / float(portfolio_rows[t] @ np.asarray(x))),
-                port4,
-            ),
-        )
-        yield (
-            f"DPFTPL/box/{sampler}",
-            lambda s=sampler: _learner_case(
-                lambda: dponline.DPFTPL(
-                    domains.Box(-np.ones(4), np.ones(4)),
-                    horizon=HORIZON,
-                    epsilon=1.0,
-                    delta=1e-6,
-                    loss_bound=2.0,
-                    sampler=s,
-                    seed=8,
-                ),
-                vector(rows4),
-                lin4,
-            ),
-        )
-        yield (
-            f"NoisyOCO/simplex/{sampler}",
-            lambda s=sampler: _learner_case(
-                lambda: dponline.NoisyOCO(
-                    domains.Simplex(4), horizon=HORIZON, epsilon=1.0, lipschitz=2.0, sampler=s, seed=23
-                ),
-                vector(rows4),
-                lin4,
-            ),
-        )
-        yield (
-            f"NoisyOCO/l2ball-gaussian/{sampler}",
-            lambda s=sampler: _learner_case(
-                lambda: dponline.NoisyOCO(
-                    domains.L2Ball(4), horizon=HORIZON, epsilon=1.0, delta=1e-6, lipschitz=2.0, sampler=s, seed=24
-                ),
-                vector(rows4),
-                lin4,
-            ),
-        )
-        yield (
-            f"PrivateEXP3/{sampler}",
-            lambda s=sampler: _learner_case(
-                lambda: dponline.PrivateEXP3(4, horizon=HORIZON, epsilon=1.0, sampler=s, seed=9),
-                lambda lrn, t, arm: lrn.tell(float(rows4[t][int(arm)])),
-                lin4,
-            ),
-        )
-        yield (
-            f"PrivateSCRiBLe/box/{sampler}",
-            lambda s=sampler: _learner_case(
-                lambda: dponline.PrivateSCRiBLe(
-                    domains.Box(-np.ones(4), np.ones(4)),
-                    horizon=HORIZON,
-                    epsilon=1.0,
-                    loss_bound=2.0,
-                    sampler=s,
-                    seed=10,
-                ),
-                scalar(rows4),
-                lin4,
-            ),
-        )
-        yield (
-            f"PrivateSCRiBLe/simplex/{sampler}",
-            lambda s=sampler: _learner_case(
-                lambda: dponline.PrivateSCRiBLe(
-                    domains.Simplex(4), horizon=HORIZON, epsilon=1.0, loss_bound=1.0, sampler=s, seed=11
-                ),
-                scalar(rows4),
-                lin4,
-            ),
-        )
+        for name, cls, first, kwargs, feedback, family in per_sampler:
+            yield f"{name}/{sampler}", _case(cls, first, {**kwargs, "sampler": sampler}, feedback, family)
     yield (
         "PrivateEXP3/bernoulli",
         lambda: _learner_case(
             lambda: dponline.PrivateEXP3(4, horizon=HORIZON, epsilon=1.0, seed=12),
-            lambda lrn, t, arm: lrn.tell(float(rows4[t][int(arm)])),
+            arm,
             losses.BernoulliArms([0.2, 0.4, 0.6, 0.8], horizon=HORIZON, seed=13),
         ),
     )
     yield (
         "PrivateBandit/honaker",
-        lambda: _learner_case(
-            lambda: dponline.PrivateBandit(
-                domains.Simplex(4),
-                horizon=HORIZON,
-                epsilon=1.0,
-                lipschitz=2.0,
-                loss_bound=1.0,
-                mechanism="honaker",
-                calibration="analytic",
-                seed=14,
-            ),
+        _case(
+            dponline.PrivateBandit,
+            simplex4,
+            {
+                "epsilon": 1.0,
+                "lipschitz": 2.0,
+                "loss_bound": 1.0,
+                "mechanism": "honaker",
+                "calibration": "analytic",
+                "seed": 14,
+            },
             scalar(rows4),
             lin4,
         ),
     )
-    yield (
-        "DPFTRL/blt",
-        lambda: _learner_case(
-            lambda: dponline.DPFTRL(
-                domains.Simplex(4),
-                horizon=HORIZON,
-                epsilon=1.0,
-                delta=1e-6,
-                loss_bound=1.0,
-                mechanism="blt",
-                calibration="analytic",
-                sampler="floating-point",
-                seed=15,
-            ),
-            vector(rows4),
-            lin4,
-        ),
-    )
-    yield (
-        "DPFTRL/blt-exact",
-        lambda: _learner_case(
-            lambda: dponline.DPFTRL(
-                domains.Simplex(4), horizon=HORIZON, epsilon=1.0, delta=1e-6, loss_bound=1.0, mechanism="blt", seed=25
-            ),
-            vector(rows4),
-            lin4,
-        ),
-    )
+    blt = {"epsilon": 1.0, "delta": 1e-6, "loss_bound": 1.0, "mechanism": "blt"}
+    blt_float = {"calibration": "analytic", "sampler": "floating-point"}
+    yield "DPFTRL/blt", _case(dponline.DPFTRL, simplex4, {**blt, **blt_float, "seed": 15}, vector(rows4), lin4)
+    yield "DPFTRL/blt-exact", _case(dponline.DPFTRL, simplex4, {**blt, "seed": 25}, vector(rows4), lin4)
     P = _rng(3).uniform(0.0, 0.5, size=(HORIZON, 6))
     cov = submodular.ProbabilisticCoverage(P)
     # The float Hedge draws (the default before the exact sampler) under their first names; the exact default as
@@ -339,15 +280,10 @@ def learner_cases() -> Iterator[tuple[str, Callable[[], dict[str, Any]]]]:
     for sampler in SAMPLERS:
         yield (
             f"PrivateDRSubmodular/{sampler}",
-            lambda s=sampler: _learner_case(
-                lambda: dponline.PrivateDRSubmodular(
-                    domains.UniformMatroid(6, 2, base=False),
-                    horizon=HORIZON,
-                    epsilon=1.0,
-                    delta=1e-6,
-                    sampler=s,
-                    seed=17,
-                ),
+            _case(
+                dponline.PrivateDRSubmodular,
+                lambda: domains.UniformMatroid(6, 2, base=False),
+                {"epsilon": 1.0, "delta": 1e-6, "sampler": sampler, "seed": 17},
                 lambda lrn, t, S: lrn.tell(P[t]),
                 cov,
             ),
