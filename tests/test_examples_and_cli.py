@@ -18,6 +18,11 @@ from dponline.domains import Simplex
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def job_succeeds(out: Path, *argv: str) -> None:
+    """``dponline <argv> --workers 1 --out <out> --quiet`` exits with status 0 (its outputs under ``out``)."""
+    assert main([*argv, "--workers", "1", "--out", str(out), "--quiet"]) == 0
+
+
 @pytest.mark.parametrize(
     "script,args",
     [
@@ -42,8 +47,7 @@ def test_example_runs(script, args, tmp_path):
 
 
 def test_portfolio_job_writes_its_outputs(tmp_path, capsys):
-    argv = ["portfolio", "--horizon", "3000", "--seeds", "2", "--seed", "7", "--out", str(tmp_path), "--quiet"]
-    assert main([*argv, "--workers", "1"]) == 0
+    job_succeeds(tmp_path, "portfolio", "--horizon", "3000", "--seeds", "2", "--seed", "7")
     printed = capsys.readouterr().out
     for text in (
         "BCRP",
@@ -71,25 +75,7 @@ def test_portfolio_job_writes_its_outputs(tmp_path, capsys):
 def test_portfolio_job_equals_direct_runs_on_common_random_numbers(tmp_path):
     # The preset's numbers are those of the learners run directly with the documented seeds: run k of every
     # learner gets SeedSequence(seed, spawn_key=(k,)) (common random numbers).
-    assert (
-        main(
-            [
-                "portfolio",
-                "--horizon",
-                "2000",
-                "--seeds",
-                "2",
-                "--seed",
-                "3",
-                "--workers",
-                "1",
-                "--out",
-                str(tmp_path),
-                "--quiet",
-            ]
-        )
-        == 0
-    )
+    job_succeeds(tmp_path, "portfolio", "--horizon", "2000", "--seeds", "2", "--seed", "3")
     runs = pd.read_parquet(tmp_path / "runs.parquet")
     fam = dponline.losses.PortfolioLogLoss(dponline.datasets.load_nyse().relatives[:2000], relative_range=(0.5, 2))
     for name, eps in [("PrivateBandit", 1.0), ("bandit, non-private", None)]:
@@ -110,27 +96,7 @@ def test_portfolio_job_equals_direct_runs_on_common_random_numbers(tmp_path):
 
 
 def test_portfolio_job_bootstraps_long_horizons(tmp_path):
-    assert (
-        main(
-            [
-                "portfolio",
-                "--horizon",
-                "20000",
-                "--seeds",
-                "1",
-                "--delta",
-                "0",
-                "--epsilon",
-                "0.5,2",
-                "--workers",
-                "1",
-                "--out",
-                str(tmp_path),
-                "--quiet",
-            ]
-        )
-        == 0
-    )
+    job_succeeds(tmp_path, "portfolio", "--horizon", "20000", "--seeds", "1", "--delta", "0", "--epsilon", "0.5,2")
     meta = json.loads((tmp_path / "metadata.json").read_text())
     assert "bootstrapped" in meta["description"] and meta["root_seed"] == "os (not recorded)"
     private = [c["privacy"] for c in meta["configurations"] if c["privacy"] and c["learner"] == "PrivateBandit"]
@@ -161,8 +127,9 @@ def test_portfolio_job_bad_flags_are_usage_errors(argv, capsys):
 
 
 def test_experts_job_runs_on_real_data(tmp_path, capsys):
-    argv = ["experts", "--data", "nyse", "--horizon", "800", "--seeds", "2", "--delta", "1e-6", "--seed", "1"]
-    assert main([*argv, "--workers", "1", "--out", str(tmp_path), "--quiet"]) == 0
+    job_succeeds(
+        tmp_path, "experts", "--data", "nyse", "--horizon", "800", "--seeds", "2", "--delta", "1e-6", "--seed", "1"
+    )
     printed = capsys.readouterr().out
     assert "DP-FTRL" in printed and "DP-FTPL" in printed and "private only while that seed is secret" in printed
     meta = json.loads((tmp_path / "metadata.json").read_text())
@@ -173,8 +140,7 @@ def test_experts_job_runs_on_real_data(tmp_path, capsys):
 
 
 def test_bandit_job_runs_on_open_bandit_rates(tmp_path, capsys):
-    argv = ["bandit", "--horizon", "5000", "--seeds", "2", "--epsilon", "1,4", "--workers", "1"]
-    assert main([*argv, "--out", str(tmp_path), "--quiet"]) == 0
+    job_succeeds(tmp_path, "bandit", "--horizon", "5000", "--seeds", "2", "--epsilon", "1,4")
     assert "PrivateEXP3" in capsys.readouterr().out
     assert (tmp_path / "price_of_privacy.png").stat().st_size > 10_000
     with pytest.raises(SystemExit) as stop:
@@ -183,8 +149,7 @@ def test_bandit_job_runs_on_open_bandit_rates(tmp_path, capsys):
 
 
 def test_local_job_writes_the_harness_outputs(tmp_path, capsys):
-    argv = ["local", "--data", "trump", "--seeds", "2", "--rounds", "400", "--workers", "1", "--quiet"]
-    assert main([*argv, "--out", str(tmp_path)]) == 0
+    job_succeeds(tmp_path, "local", "--data", "trump", "--seeds", "2", "--rounds", "400")
     printed = capsys.readouterr().out
     assert "UnconstrainedLearner" in printed and "CoordinatewiseLearner" in printed and "per provider" in printed
     summary = pd.read_csv(tmp_path / "summary.csv")
@@ -193,9 +158,9 @@ def test_local_job_writes_the_harness_outputs(tmp_path, capsys):
 
 
 def test_display_job_writes_the_harness_outputs(tmp_path, capsys):
-    argv = ["display", "--horizon", "3000", "--seeds", "2", "--seed", "4", "--workers", "1", "--quiet"]
-    assert main([*argv, "--out", str(tmp_path / "k")]) == 0
-    assert main([*argv, "--domain", "matroid", "--out", str(tmp_path / "m")]) == 0
+    argv = ["display", "--horizon", "3000", "--seeds", "2", "--seed", "4"]
+    job_succeeds(tmp_path / "k", *argv)
+    job_succeeds(tmp_path / "m", *argv, "--domain", "matroid")
     printed = capsys.readouterr().out
     for text in (
         "FI-DP (full information) (ε=1)",

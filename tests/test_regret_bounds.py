@@ -50,17 +50,25 @@ def _mean_regret(make: Callable[[int], Any], fam: Any, best: float) -> tuple[flo
     return float(np.mean(regrets)), learner
 
 
+def _stream_regret(make: Callable[[int], Any], stream: str, domain: Any, seed: int, **family: Any) -> tuple[float, Any]:
+    """:func:`_mean_regret` on the stream ``stream`` of :func:`_streams` (``domain.dim`` columns) bootstrapped to
+    ``T`` rounds with seed ``seed`` (``family``: more :class:`Linear` keywords), against the best fixed point of
+    ``domain`` in hindsight."""
+    fam = Linear(_streams(domain.dim)[stream], horizon=T, resample="bootstrap", seed=seed, **family)
+    return _mean_regret(make, fam, best_fixed(fam, domain=domain).total_loss)
+
+
 @pytest.mark.parametrize("stream", ["drift", "alternating"])
 @pytest.mark.parametrize("epsilon,delta", [(1.0, 0.0), (1.0, 1e-6)])
 def test_private_bandit(stream, epsilon, delta):
-    n = 3
-    fam = Linear(_streams(n)[stream], norm_bound=1.0, horizon=T, resample="bootstrap", seed=1)
-    mean, learner = _mean_regret(
+    mean, learner = _stream_regret(
         lambda seed: dponline.PrivateBandit(
-            L2Ball(n, 1.0), horizon=T, epsilon=epsilon, delta=delta, lipschitz=1.0, seed=seed
+            L2Ball(3, 1.0), horizon=T, epsilon=epsilon, delta=delta, lipschitz=1.0, seed=seed
         ),
-        fam,
-        best_fixed(fam, domain=L2Ball(n, 1.0)).total_loss,
+        stream,
+        L2Ball(3, 1.0),
+        1,
+        norm_bound=1.0,
     )
     p = learner.params
     _check(learner.regret_bound(), mean, T * min(p["lipschitz"] * p["diameter"], 2 * p["loss_bound"]))
@@ -71,19 +79,19 @@ def test_private_bandit(stream, epsilon, delta):
 def test_private_bandit_other_mechanisms_floating_point(stream, mechanism):
     """Honaker / BLT releases (floating-point): the bound with E‖Z_R‖₂ <= sqrt(n·Var·v_max) holds and is below the
     padded tree's at the same (ε, δ)."""
-    n = 3
-    fam = Linear(_streams(n)[stream], norm_bound=1.0, horizon=T, resample="bootstrap", seed=1)
-    best = best_fixed(fam, domain=L2Ball(n, 1.0)).total_loss
     kw = dict(horizon=T, epsilon=1.0, delta=1e-6, lipschitz=1.0, sampler="floating-point", calibration="analytic")
-    runs = []
-    for seed in range(3):
-        learner = dponline.PrivateBandit(L2Ball(n, 1.0), mechanism=mechanism, seed=seed, **kw)
-        runs.append(learner.run(fam, checkpoints=1).total_loss - best)
+    mean, learner = _stream_regret(
+        lambda seed: dponline.PrivateBandit(L2Ball(3, 1.0), mechanism=mechanism, seed=seed, **kw),
+        stream,
+        L2Ball(3, 1.0),
+        1,
+        norm_bound=1.0,
+    )
     p = learner.params
     bound = learner.regret_bound()
-    _check(bound, float(np.mean(runs)), T * min(p["lipschitz"] * p["diameter"], 2 * p["loss_bound"]))
+    _check(bound, mean, T * min(p["lipschitz"] * p["diameter"], 2 * p["loss_bound"]))
     assert mechanism in bound.source
-    assert bound < dponline.PrivateBandit(L2Ball(n, 1.0), mechanism="tree", seed=0, **kw).regret_bound()
+    assert bound < dponline.PrivateBandit(L2Ball(3, 1.0), mechanism="tree", seed=0, **kw).regret_bound()
 
 
 @pytest.mark.parametrize("mechanism", ["honaker", "blt"])
@@ -101,19 +109,15 @@ _TOP_UP = dict(sampler="floating-point", calibration="analytic", top_up=True)
 @pytest.mark.parametrize("mechanism", ["honaker", "blt"])
 def test_dp_ftrl_top_up(stream, domain, mechanism):
     """The Gaussian top-up makes every release N(0, σ² v_max I): Theorem 3.1's bound (with that Z) holds."""
-    C = _streams(4)[stream]
-    fam = Linear(C, horizon=T, resample="bootstrap", seed=2)
-    best = best_fixed(fam, domain=domain).total_loss
     kw = dict(horizon=T, epsilon=1.0, delta=1e-6, loss_bound=2.0)
-    runs = []
-    for seed in range(3):
-        learner = dponline.DPFTRL(domain, mechanism=mechanism, seed=seed, **kw, **_TOP_UP)
-        runs.append(learner.run(fam, checkpoints=1).total_loss - best)
+    mean, learner = _stream_regret(
+        lambda seed: dponline.DPFTRL(domain, mechanism=mechanism, seed=seed, **kw, **_TOP_UP), stream, domain, 2
+    )
     p = learner.params
     assert p["release_variance"] == pytest.approx(p["noise_scale"] ** 2 * p["top_up_variance"], rel=1e-12)
     width = 2.0 if p["regularizer"] == "entropy" else domain.diameter
     bound = learner.regret_bound(samples=2_000)
-    _check(bound, float(np.mean(runs)), T * p["dual_bound"] * width)
+    _check(bound, mean, T * p["dual_bound"] * width)
     assert "top-up" in bound.source
 
 
@@ -121,18 +125,18 @@ def test_dp_ftrl_top_up(stream, domain, mechanism):
 @pytest.mark.parametrize("mechanism", ["honaker", "blt"])
 def test_dp_ftpl_top_up(stream, mechanism):
     domain = UniformMatroid(4, 2)
-    fam = Linear(_streams(4)[stream], horizon=T, resample="bootstrap", seed=3)
-    best = best_fixed(fam, domain=domain).total_loss
-    runs = []
-    for seed in range(3):
-        learner = dponline.DPFTPL(
+    mean, learner = _stream_regret(
+        lambda seed: dponline.DPFTPL(
             domain, horizon=T, epsilon=1.0, delta=1e-6, loss_bound=1.0, mechanism=mechanism, seed=seed, **_TOP_UP
-        )
-        runs.append(learner.run(fam, checkpoints=1).total_loss - best)
+        ),
+        stream,
+        domain,
+        3,
+    )
     p = learner.params
     # σ_regret puts the topped-up perturbation s = σ·sqrt(v_max) at s* (or above, when privacy needs more).
     assert p["noise_scale"] * math.sqrt(p["top_up_variance"]) >= p["sigma_regret"] * p["release_sd"] * (1 - 1e-12)
-    _check(learner.regret_bound(), float(np.mean(runs)), T * p["loss_bound"] * p["diameter"])
+    _check(learner.regret_bound(), mean, T * p["loss_bound"] * p["diameter"])
 
 
 def test_top_up_releases_are_identically_distributed():
@@ -187,11 +191,11 @@ def test_refusals_name_the_valid_choices(cls, mechanism):
     "domain,delta", [(Simplex(4), 0.0), (L2Ball(4, 1.0), 1e-6), (Box([-1.0] * 4, [1.0] * 4), 1e-6)]
 )
 def test_dp_ftrl(stream, domain, delta):
-    fam = Linear(_streams(4)[stream], horizon=T, resample="bootstrap", seed=2)
-    mean, learner = _mean_regret(
+    mean, learner = _stream_regret(
         lambda seed: dponline.DPFTRL(domain, horizon=T, epsilon=1.0, delta=delta, loss_bound=2.0, seed=seed),
-        fam,
-        best_fixed(fam, domain=domain).total_loss,
+        stream,
+        domain,
+        2,
     )
     p = learner.params
     width = 2.0 if p["regularizer"] == "entropy" else domain.diameter
@@ -201,11 +205,11 @@ def test_dp_ftrl(stream, domain, delta):
 @pytest.mark.parametrize("stream", ["drift", "alternating"])
 def test_dp_ftpl(stream):
     domain = UniformMatroid(4, 2)
-    fam = Linear(_streams(4)[stream], horizon=T, resample="bootstrap", seed=3)
-    mean, learner = _mean_regret(
+    mean, learner = _stream_regret(
         lambda seed: dponline.DPFTPL(domain, horizon=T, epsilon=1.0, delta=1e-6, loss_bound=1.0, seed=seed),
-        fam,
-        best_fixed(fam, domain=domain).total_loss,
+        stream,
+        domain,
+        3,
     )
     p = learner.params
     _check(learner.regret_bound(), mean, T * p["loss_bound"] * p["diameter"])
@@ -214,11 +218,11 @@ def test_dp_ftpl(stream):
 @pytest.mark.parametrize("stream", ["drift", "alternating"])
 @pytest.mark.parametrize("domain,delta", [(Simplex(4), 0.0), (UniformMatroid(4, 2), 1e-6)])
 def test_noisy_oco(stream, domain, delta):
-    fam = Linear(_streams(4)[stream], horizon=T, resample="bootstrap", seed=3)
-    mean, learner = _mean_regret(
+    mean, learner = _stream_regret(
         lambda seed: dponline.NoisyOCO(domain, horizon=T, epsilon=1.0, delta=delta, lipschitz=1.0, seed=seed),
-        fam,
-        best_fixed(fam, domain=domain).total_loss,
+        stream,
+        domain,
+        3,
     )
     _check(learner.regret_bound(), mean, T * 1.0 * domain.diameter)
 

@@ -33,6 +33,16 @@ def outcome(fn):
     except BaseException as e:  # report every exception class, including PanicException
         return {"raised": type(e).__name__, "message": str(e)[:300]}
     return {"value": value}
+
+def feasible_plays(learner, rounds, loss):
+    # Play `rounds` rounds telling `loss`: every action must be finite and in the domain; the actions as lists.
+    xs = []
+    for _ in range(rounds):
+        x = learner.ask()
+        assert np.all(np.isfinite(x)) and learner.domain.contains(x), x.tolist()
+        learner.tell(loss)
+        xs.append(x.tolist())
+    return xs
 """
 
 
@@ -124,13 +134,7 @@ def test_loss_bound_1e308_does_not_panic() -> None:
     r = child("""
         def go():
             b = dponline.PrivateBandit(Simplex(3), horizon=100, epsilon=1.0, lipschitz=1.0, loss_bound=1e308, seed=0)
-            out = []
-            for _ in range(30):
-                x = b.ask()
-                assert np.all(np.isfinite(x)) and b.domain.contains(x), x
-                b.tell(1e308)
-                out.append(x.tolist())
-            return out
+            return feasible_plays(b, 30, 1e308)
         result = outcome(go)
     """)
     # Either refused at construction with an error naming the argument, or every action finite and feasible.
@@ -146,12 +150,7 @@ def test_extreme_lipschitz_never_gives_nan(value: str) -> None:
     r = child(f"""
         def go():
             b = dponline.PrivateBandit(Simplex(3), horizon=50, epsilon=1.0, lipschitz={value}, seed=0)
-            xs = []
-            for _ in range(20):
-                x = b.ask()
-                assert np.all(np.isfinite(x)) and b.domain.contains(x), x
-                b.tell(0.0)
-                xs.append(x.tolist())
+            xs = feasible_plays(b, 20, 0.0)
             p = b.params
             assert all(np.isfinite(v) for v in p.values() if isinstance(v, float)), p
             return xs
@@ -181,12 +180,7 @@ def test_single_point_domains_are_refused_or_played_exactly(domain: str, epsilon
             except dponline.InvalidInputError as e:
                 return "domain refused"
             b = dponline.PrivateBandit(d, horizon=200, epsilon={epsilon}, lipschitz=1.0, seed=0)
-            xs = []
-            for _ in range(40):
-                x = b.ask()
-                assert d.contains(x), x.tolist()
-                b.tell(0.5)
-                xs.append(x.tolist())
+            xs = feasible_plays(b, 40, 0.5)
             fam = dponline.losses.Linear(np.ones((200, d.dim)))
             b.run(fam, rounds=100)
             return xs
