@@ -30,45 +30,29 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-import dponline
-from dponline import TreeAggregator
-from dponline.domains import GraphicMatroid, PathPolytope, Simplex, UniformMatroid
-from dponline.losses import Linear
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from instances import random_dag, random_graph  # noqa: E402
+
+import dponline  # noqa: E402
+from dponline import TreeAggregator  # noqa: E402
+from dponline.domains import GraphicMatroid, PathPolytope, Simplex, UniformMatroid  # noqa: E402
+from dponline.losses import Linear  # noqa: E402
 
 SEED = 7
 
 
-def random_graph(n: int, m: int) -> np.ndarray:
-    """A connected graph: a random spanning tree plus random extra edges."""
-    rng = np.random.default_rng(SEED)
-    order = rng.permutation(n)
-    pairs = {tuple(sorted((int(order[i]), int(order[rng.integers(0, i)])))) for i in range(1, n)}
-    while len(pairs) < m:
-        u, v = rng.choice(n, size=2, replace=False)
-        pairs.add(tuple(sorted((int(u), int(v)))))
-    return np.array(sorted(pairs))
-
-
-def random_dag(n: int, m: int) -> tuple[np.ndarray, int, int]:
-    """A DAG with a Hamiltonian spine (every node on a source-target path), relabelled at random."""
-    rng = np.random.default_rng(SEED)
-    label = rng.permutation(n)
-    pairs = {(i, i + 1) for i in range(n - 1)}
-    while len(pairs) < m:
-        i = int(rng.integers(0, n - 1))
-        pairs.add((i, int(rng.integers(i + 1, min(i + 200, n)))))
-    edges = np.array([(label[i], label[j]) for i, j in sorted(pairs)])
-    return edges, int(label[0]), int(label[-1])
-
-
 def domains() -> list[tuple[str, dponline.domains.Domain]]:
-    dag, source, target = random_dag(2_000, 20_000)
+    dag, source, target = random_dag(np.random.default_rng(SEED), 2_000, 20_000)
+    graph = random_graph(np.random.default_rng(SEED), 2_000, 20_000)
     return [
-        ("GraphicMatroid (2·10³ nodes, 2·10⁴ edges)", GraphicMatroid(2_000, random_graph(2_000, 20_000))),
+        ("GraphicMatroid (2·10³ nodes, 2·10⁴ edges)", GraphicMatroid(2_000, graph)),
         ("PathPolytope (DAG, 2·10³ nodes, 2·10⁴ edges)", PathPolytope(2_000, dag, source, target)),
         ("UniformMatroid (n = 2·10⁴, k = 100)", UniformMatroid(20_000, 100)),
         ("Simplex (n = 2·10⁴)", Simplex(20_000)),

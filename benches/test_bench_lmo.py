@@ -20,6 +20,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
+from instances import random_dag, random_graph
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import minimum_spanning_tree
 
@@ -68,12 +69,7 @@ N_GRAPH, M_GRAPH = 10_000, 100_000
 @pytest.fixture(scope="module")
 def graph():
     rng = np.random.default_rng(SEED)
-    order = rng.permutation(N_GRAPH)
-    pairs = {tuple(sorted((int(order[i]), int(order[rng.integers(0, i)])))) for i in range(1, N_GRAPH)}
-    while len(pairs) < M_GRAPH:
-        u, v = rng.choice(N_GRAPH, size=2, replace=False)
-        pairs.add(tuple(sorted((int(u), int(v)))))
-    edges = np.array(sorted(pairs))
+    edges = random_graph(rng, N_GRAPH, M_GRAPH)
     w = rng.uniform(-1.0, 1.0, size=M_GRAPH)
     return edges, w
 
@@ -111,26 +107,21 @@ def test_mst_networkx(benchmark, graph):
 # --------------------------------------------------------------------------------------------- DAG paths
 
 
-def random_dag(n: int, m: int):
-    """A DAG with a Hamiltonian spine (so every node is on a source-target path), relabelled at random."""
+def weighted_dag(n: int, m: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """:func:`instances.random_dag` with standard-normal edge weights: ``(edges, weights, source, target)``."""
     rng = np.random.default_rng(SEED)
-    label = rng.permutation(n)
-    pairs = {(i, i + 1) for i in range(n - 1)}
-    while len(pairs) < m:
-        i = int(rng.integers(0, n - 1))
-        pairs.add((i, int(rng.integers(i + 1, min(i + 200, n)))))
-    edges = np.array([(label[i], label[j]) for i, j in sorted(pairs)])
-    return edges, rng.normal(0.0, 1.0, size=len(edges)), int(label[0]), int(label[-1])
+    edges, source, target = random_dag(rng, n, m)
+    return edges, rng.normal(0.0, 1.0, size=len(edges)), source, target
 
 
 @pytest.fixture(scope="module")
 def big_dag():
-    return random_dag(10_000, 100_000)
+    return weighted_dag(10_000, 100_000)
 
 
 @pytest.fixture(scope="module")
 def small_dag():
-    return random_dag(2_000, 20_000)
+    return weighted_dag(2_000, 20_000)
 
 
 def digraph(edges: np.ndarray, w: np.ndarray) -> nx.DiGraph:
