@@ -13,12 +13,11 @@ This module deliberately imports nothing from the compiled extension ``dponline.
 from __future__ import annotations
 
 import functools
-import io
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import read_bundled_text, read_only
+from ._common import read_bundled_table, read_only
 
 __all__ = [
     "EMPIRICAL_SHUTTLE_SCALE",
@@ -113,12 +112,8 @@ class ClassificationData:
 
 
 def _read_table(filename: str, header: tuple[str, ...], shape: tuple[int, int]) -> np.ndarray:
-    text = read_bundled_text(filename)
-    first, _, body = text.partition("\n")
-    if tuple(first.strip().split(",")) != header:
-        raise RuntimeError(f"bundled {filename} is corrupt: header {first!r}")
-    table = np.loadtxt(io.StringIO(body), delimiter=",", dtype=np.float64, ndmin=2)
-    if table.shape != (shape[0], shape[1] + 1) or not np.all(np.isfinite(table)):
+    _, table = read_bundled_table(filename, header, shape[0])
+    if table.shape[1] != shape[1] + 1:
         raise RuntimeError(f"bundled {filename} is corrupt: table of shape {table.shape}")
     if not np.all((table[:, -1] == 0.0) | (table[:, -1] == 1.0)):
         raise RuntimeError(f"bundled {filename} is corrupt: labels outside {{0, 1}}")

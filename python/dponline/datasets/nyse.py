@@ -17,14 +17,11 @@ This module deliberately imports nothing from the compiled extension ``dponline.
 from __future__ import annotations
 
 import functools
-import gzip
-import io
 from dataclasses import dataclass
-from importlib import resources
 
 import numpy as np
 
-from ._common import read_only
+from ._common import read_bundled_table, read_only
 
 __all__ = ["NYSEData", "load_nyse", "nyse_expert_losses"]
 
@@ -80,19 +77,11 @@ class NYSEData:
 
 def _read_prices() -> tuple[np.ndarray, tuple[str, ...]]:
     """Parse the bundled CSV into (normalised prices ``(5651, 36)`` float64, column labels)."""
-    blob = resources.files(__package__).joinpath("data").joinpath(_DATA_FILE).read_bytes()
-    text = gzip.decompress(blob).decode("ascii")
-    header, _, body = text.partition("\n")
-    tickers = tuple(label.strip() for label in header.split(","))
-    # numpy's text parser rounds correctly, so the values equal Python's float() of each field.
-    prices = np.loadtxt(io.StringIO(body), delimiter=",", dtype=np.float64, ndmin=2)
-    if prices.shape != (_N_DAYS, _N_ASSETS) or len(tickers) != _N_ASSETS:
-        raise RuntimeError(
-            f"bundled {_DATA_FILE} is corrupt: prices {prices.shape}, {len(tickers)} labels; "
-            f"expected ({_N_DAYS}, {_N_ASSETS}) and {_N_ASSETS}"
-        )
-    if not (np.all(np.isfinite(prices)) and np.all(prices > 0.0)):
-        raise RuntimeError(f"bundled {_DATA_FILE} is corrupt: non-finite or non-positive prices")
+    tickers, prices = read_bundled_table(_DATA_FILE, None, _N_DAYS)
+    if len(tickers) != _N_ASSETS:
+        raise RuntimeError(f"bundled {_DATA_FILE} is corrupt: {len(tickers)} labels, expected {_N_ASSETS}")
+    if not np.all(prices > 0.0):
+        raise RuntimeError(f"bundled {_DATA_FILE} is corrupt: non-positive prices")
     return prices, tickers
 
 

@@ -27,12 +27,11 @@ This module deliberately imports nothing from the compiled extension ``dponline.
 from __future__ import annotations
 
 import functools
-import io
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import positive_finite, read_bundled_text, read_only
+from ._common import positive_finite, read_bundled_table, read_bundled_text, read_only
 
 __all__ = [
     "DEFAULT_PRIOR_STRENGTH",
@@ -121,14 +120,9 @@ def _first_appearance_codes(values: list[str]) -> np.ndarray:
 
 
 def _read_rounds() -> np.ndarray:
-    text = read_bundled_text(_ROUNDS_FILE)
-    header, _, body = text.partition("\n")
-    if tuple(header.strip().split(",")) != _ROUNDS_HEADER:
-        raise RuntimeError(f"bundled {_ROUNDS_FILE} is corrupt: header {header!r}")
-    table = np.loadtxt(io.StringIO(body), delimiter=",", dtype=np.int64, ndmin=2)
+    _, table = read_bundled_table(_ROUNDS_FILE, _ROUNDS_HEADER, _N_ROUNDS, np.int64)
     ok = (
-        table.shape == (_N_ROUNDS, len(_ROUNDS_HEADER))
-        and np.all((table[:, 0] >= 0) & (table[:, 0] < _N_ITEMS))
+        np.all((table[:, 0] >= 0) & (table[:, 0] < _N_ITEMS))
         and np.all((table[:, 1] >= 1) & (table[:, 1] <= _N_POSITIONS))
         and np.all((table[:, 2] == 0) | (table[:, 2] == 1))
         and all(np.all((table[:, 3 + k] >= 0) & (table[:, 3 + k] < n)) for k, n in enumerate(_USER_FEATURE_LEVELS))

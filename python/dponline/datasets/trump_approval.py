@@ -14,12 +14,11 @@ This module deliberately imports nothing from the compiled extension ``dponline.
 from __future__ import annotations
 
 import functools
-import io
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import positive_finite, read_bundled_text, read_only
+from ._common import positive_finite, read_bundled_table, read_only
 
 __all__ = [
     "DEFAULT_MAX_ERROR",
@@ -103,13 +102,7 @@ def load_trump_approval() -> TrumpApprovalData:
     correctly rounded parser, so each equals Python's ``float()`` of the field in the file.
     The result is cached: every call returns the same object.
     """
-    text = read_bundled_text(_DATA_FILE)
-    header, _, body = text.partition("\n")
-    if tuple(header.strip().split(",")) != _HEADER:
-        raise RuntimeError(f"bundled {_DATA_FILE} is corrupt: header {header!r}")
-    table = np.loadtxt(io.StringIO(body), delimiter=",", dtype=np.float64, ndmin=2)
-    if table.shape != (_N_DAYS, len(_HEADER)) or not np.all(np.isfinite(table)):
-        raise RuntimeError(f"bundled {_DATA_FILE} is corrupt: table of shape {table.shape}")
+    _, table = read_bundled_table(_DATA_FILE, _HEADER, _N_DAYS)
     ordinals = table[:, 0].astype(np.int64)
     # Python's date ordinal 1 is 0001-01-01; numpy's day 0 is 1970-01-01 (ordinal 719163).
     days = (ordinals - 719163).astype("datetime64[D]")
