@@ -43,6 +43,7 @@ from dponline.domains import BipartiteMatchingPolytope
 from dponline.experiments import Experiment, LearnerSpec, Results, run_job
 from dponline.experiments.job import cell
 from dponline.experiments.verdict import format_number
+from dponline.jobs._args import preset_experiment
 
 POSITIONS = 3
 DISCOUNT = np.array([1.0 / math.log2(p + 2) for p in range(POSITIONS)])
@@ -84,14 +85,11 @@ def build_experiment(args: argparse.Namespace) -> Experiment:
             method="uniformly random ranking (the logging policy)",
         ),
     }
-    root = np.random.SeedSequence().entropy if args.seed is None else args.seed
-    return Experiment(
+    # The presets' sweep (the --epsilon grid, --seeds runs each on common random numbers), as the presets of dponline.jobs.
+    return preset_experiment(
+        args,
         stream,
         specs,
-        grid={"epsilon": args.epsilon},
-        seeds=args.seeds,
-        root_seed=args.seed,
-        seed_fn=lambda i, j, k: np.random.SeedSequence(root, spawn_key=(k,)),
         checkpoints=min(200, args.horizon),
         comparators=comparators,
         name="Open Bandit ranking",

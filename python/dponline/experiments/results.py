@@ -15,12 +15,12 @@ import numpy as np
 from ..errors import InvalidInputError
 from .cache import jsonable
 from .outputs import publish
+from .plots import plot as _plot
 from .spec import Configuration
 from .verdict import interval, verdict
 
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
-    from matplotlib.figure import Figure
 
 __all__ = ["Results"]
 
@@ -312,40 +312,10 @@ class Results:
         return len(values) > 1
 
     # -- plots ---------------------------------------------------------------------------------------------
-    def plot(
-        self,
-        kind: str = "regret",
-        path: str | Path | None = None,
-        *,
-        comparator: str | None = None,
-        x: str = "epsilon",
-        formats: Sequence[str] = ("png",),
-        title: str | None = None,
-    ) -> tuple[Figure, list[Path]]:
-        """Draw a plot (matplotlib, Agg backend) and save it when ``path`` is given: see
-        :func:`dponline.experiments.plots.plot`, the one plotting module of every job.
-
-        Args:
-            kind: ``"regret"`` — regret curves against ``comparator``, mean over seeds with its 95% t-band,
-                one curve per learner × parameters; ``"price_of_privacy"`` — final regret (mean, 95%
-                interval) against ``x`` (default ε, log scale) per learner, with learners that have no value
-                of ``x`` (``epsilon=None``: non-private) as horizontal reference lines.
-            path: file path without or with suffix; one file per entry of ``formats`` (``"png"``, ``"svg"``,
-                ``"pdf"``) is written with that suffix.
-            comparator: the comparator's name (default: the first, ``"best"``).
-            x: the grid parameter on the horizontal axis of ``"price_of_privacy"``.
-            formats: file formats to write.
-            title: plot title (default: the experiment's name and description).
-
-        Returns:
-            ``(figure, written paths)``.
-
-        Raises:
-            InvalidInputError: unknown kind or comparator, or nothing to plot.
-        """
-        from .plots import plot
-
-        return plot(self, kind, path, comparator=comparator, x=x, formats=formats, title=title)
+    plot = _plot
+    """Draw a plot (matplotlib, Agg backend) and save it when ``path`` is given: :func:`dponline.experiments.plots.plot`
+    of this sweep, the one plotting module of every job (its docstring gives the arguments, the return value
+    ``(figure, written paths)`` and the errors)."""
 
     def finished(self, config: Configuration) -> list[dict[str, Any]]:
         """The records of the finished runs of ``config`` (checkpoints, cumulative loss, regret per comparator)."""
