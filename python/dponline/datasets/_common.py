@@ -35,7 +35,7 @@ def read_bundled_table(
     if header is not None and fields != header:
         raise RuntimeError(f"bundled {filename} is corrupt: header {first!r}")
     # numpy's text parser rounds correctly, so the values equal Python's float() of each field.
-    table = np.loadtxt(io.StringIO(body), delimiter=",", dtype=dtype, ndmin=2)
+    table: np.ndarray = np.loadtxt(io.StringIO(body), delimiter=",", dtype=dtype, ndmin=2)
     if table.shape != (rows, len(fields)) or not np.all(np.isfinite(table)):
         raise RuntimeError(f"bundled {filename} is corrupt: table of shape {table.shape}")
     return fields, table
