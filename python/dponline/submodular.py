@@ -65,9 +65,7 @@ def ProbabilisticCoverage(  # noqa: N802 - a family constructor, named like the 
     Args:
         P: float array of shape ``(rows, |U|)``, every entry finite and in ``[0, 1]`` (click probabilities,
             e.g. :func:`dponline.datasets.open_bandit_round_probabilities`).
-        horizon: number of rounds (default: ``rows``; larger horizons need ``resample``).
-        resample: ``None`` (rows in order), ``"cycle"`` or ``"bootstrap"`` (uniform with replacement).
-        seed: integer seed of the bootstrap (required for ``"bootstrap"``).
+        horizon, resample, seed: the rounds and the order of the rows, as :func:`dponline.losses.Linear`.
 
     Returns:
         A :class:`SubmodularFamily` of kind ``"probabilistic_coverage"``.
