@@ -37,7 +37,7 @@ _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 
 class Results(Protocol):
     """What the plots read of a sweep's :class:`~dponline.experiments.Results` (named here, not imported:
-    ``Results.plot`` calls this module)."""
+    ``Results.plot`` is this module's :func:`plot`)."""
 
     configurations: list[Configuration]
     comparators: list[str]
