@@ -85,7 +85,7 @@ def build_experiment(args: argparse.Namespace) -> Experiment:
             method="uniformly random ranking (the logging policy)",
         ),
     }
-    # The presets' sweep (the --epsilon grid, --seeds runs each on common random numbers), as the presets of dponline.jobs.
+    # The sweep of the dponline.jobs presets: the --epsilon grid, --seeds runs each on common random numbers.
     return preset_experiment(
         args,
         stream,
