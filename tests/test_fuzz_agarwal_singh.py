@@ -173,14 +173,8 @@ def test_dpftrl_constructor(d: Any, kwargs: dict[str, Any]) -> None:
         return
     assert math.isfinite(learner.params["eta"]) and learner.params["eta"] > 0
     assert_finite(learner.noisy_cumulative_loss)
-    ok, bound = attempt(lambda: learner.regret_bound(samples=200))
-    if ok:
-        assert math.isfinite(bound) and bound >= 0, bound
-    else:
-        assert learner._mechanism != "tree", bound
-    x = learner.ask()
-    check_point(d, x)
-    np.testing.assert_array_equal(learner.ask(), x)  # a pending point is replayed
+    check_regret_bound(learner, 200)
+    check_first_ask(learner, d)
 
 
 def _protocol_ops(extra: list[str]) -> st.SearchStrategy[list[str]]:
@@ -267,6 +261,24 @@ def pickled(learner: Any) -> Any:
     return clone
 
 
+def check_regret_bound(learner: Any, samples: int | None) -> None:
+    """``learner.regret_bound()`` (with ``samples`` Monte-Carlo samples unless ``None``) is finite and >= 0, or
+    refused: only off the padded tree, the one mechanism the paper's bound covers."""
+    kwargs = {} if samples is None else {"samples": samples}
+    ok, bound = attempt(lambda: learner.regret_bound(**kwargs))
+    if ok:
+        assert math.isfinite(bound) and bound >= 0, bound
+    else:
+        assert learner._mechanism != "tree", bound
+
+
+def check_first_ask(learner: Any, d: Any) -> None:
+    """The first ``ask`` gives a point of ``d``, replayed while the round is pending."""
+    x = learner.ask()
+    check_point(d, x)
+    np.testing.assert_array_equal(learner.ask(), x)
+
+
 def ask_point(learner: Any, d: Any, pending: np.ndarray | None, refusals: tuple[type, ...]) -> np.ndarray | None:
     """One ``ask`` of a learner playing points of ``d``: answered only before the horizon, with a point of ``d``,
     the pending one again while a round is pending (returns the point now pending); or refused with one of
@@ -312,15 +324,7 @@ def _play_vector_learner(learner: Any, d: Any, ops: list[str], data: st.DataObje
         elif op == "pickle":
             learner = pickled(learner)
         else:
-            ok, bound = attempt(
-                lambda learner=learner: (
-                    learner.regret_bound() if samples is None else learner.regret_bound(samples=samples)
-                )
-            )
-            if ok:
-                assert math.isfinite(bound) and bound >= 0, bound
-            else:  # only the bound of the paper's padded tree exists
-                assert learner._mechanism != "tree", bound
+            check_regret_bound(learner, samples)
 
 
 # -- DPFTPL --------------------------------------------------------------------------------------------
@@ -339,14 +343,8 @@ def test_dpftpl_constructor(d: Any, kwargs: dict[str, Any]) -> None:
         return
     scale = learner.params["noise_scale"]
     assert math.isfinite(scale) and scale >= 0 and (scale > 0 or kwargs["epsilon"] is None)
-    ok, bound = attempt(learner.regret_bound)
-    if ok:
-        assert math.isfinite(bound) and bound >= 0, bound
-    else:
-        assert learner._mechanism != "tree", bound
-    x = learner.ask()
-    check_point(d, x)
-    np.testing.assert_array_equal(learner.ask(), x)
+    check_regret_bound(learner, None)
+    check_first_ask(learner, d)
 
 
 @given(
@@ -519,9 +517,7 @@ def test_scrible_constructor(d: Any, kwargs: dict[str, Any]) -> None:
     assert d.kind in ("Box", "L2Ball", "Simplex")
     assert math.isfinite(learner.regret_bound()) and learner.regret_bound() >= 0
     check_point(d, learner._core.center)
-    y = learner.ask()
-    check_point(d, y)
-    np.testing.assert_array_equal(learner.ask(), y)
+    check_first_ask(learner, d)
 
 
 @given(projection_domains(SCRIBLE_MIN_WIDTH), protocol_kwargs, _protocol_ops(["run_portfolio"]), st.data())
