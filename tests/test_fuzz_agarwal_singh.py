@@ -148,6 +148,23 @@ def portfolio_family(data: st.DataObject, n: int) -> Any:
     return dponline.losses.PortfolioLogLoss(rows, relative_range=declared, horizon=400, resample="cycle")
 
 
+def protocol_kwargs(**more: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+    """Valid declared arguments of the protocol tests: ``horizon``, ``epsilon``, ``loss_bound``, ``strict`` and
+    ``more`` (the randomness is drawn apart)."""
+    return st.fixed_dictionaries(
+        {
+            "horizon": st.integers(1, 400),
+            "epsilon": st.sampled_from([None, 1.0, 1e-3]),
+            "loss_bound": st.sampled_from([1.0, 1e-6, 1e6]),
+            "strict": st.booleans(),
+            **more,
+        }
+    )
+
+
+protocol_mechanisms = st.sampled_from(["tree", "tree", "honaker", "blt"])
+
+
 # -- DPFTRL --------------------------------------------------------------------------------------------
 dpftrl_kwargs = learner_kwargs(
     "loss_bound",
@@ -205,28 +222,12 @@ def run_junk(learner: Any, data: st.DataObject, allowed: tuple[type, ...] = ()) 
 
 @given(
     domains,
-    st.integers(1, 400),
-    st.sampled_from([None, 1.0, 1e-3]),
-    st.sampled_from([0.0, 1e-6]),
-    st.sampled_from([1.0, 1e-6, 1e6]),
-    st.sampled_from(["tree", "tree", "honaker", "blt"]),
-    st.booleans(),
+    protocol_kwargs(delta=st.sampled_from([0.0, 1e-6]), mechanism=protocol_mechanisms),
     _protocol_ops(["run_portfolio"]),
     st.data(),
 )
-def test_dpftrl_protocol(
-    d: Any,
-    horizon: int,
-    epsilon: Any,
-    delta: float,
-    loss_bound: float,
-    mechanism: str,
-    strict: bool,
-    ops: list[str],
-    data: st.DataObject,
-) -> None:
-    kwargs: dict[str, Any] = {"horizon": horizon, "epsilon": epsilon, "delta": delta, "loss_bound": loss_bound}
-    kwargs.update(mechanism=mechanism, strict=strict, **data.draw(randomness, "randomness"))
+def test_dpftrl_protocol(d: Any, kwargs: dict[str, Any], ops: list[str], data: st.DataObject) -> None:
+    kwargs = {**kwargs, **data.draw(randomness, "randomness")}
     if d.kind == "Simplex":
         kwargs["regularizer"] = data.draw(st.sampled_from(["entropy", "euclidean"]), "regularizer")
         kwargs["loss_shift"] = data.draw(st.sampled_from([0.0, -1.25, 3.0]), "loss_shift")
@@ -347,37 +348,10 @@ def test_dpftpl_constructor(d: Any, kwargs: dict[str, Any]) -> None:
     check_first_ask(learner, d)
 
 
-@given(
-    domains,
-    st.integers(1, 400),
-    st.sampled_from([None, 1.0, 1e-3]),
-    st.sampled_from([1.0, 1e-6, 1e6]),
-    st.sampled_from(["tree", "tree", "honaker", "blt"]),
-    st.booleans(),
-    _protocol_ops([]),
-    st.data(),
-)
-def test_dpftpl_protocol(
-    d: Any,
-    horizon: int,
-    epsilon: Any,
-    loss_bound: float,
-    mechanism: str,
-    strict: bool,
-    ops: list[str],
-    data: st.DataObject,
-) -> None:
-    learner = dponline.DPFTPL(
-        d,
-        horizon=horizon,
-        epsilon=epsilon,
-        delta=1e-6,
-        loss_bound=loss_bound,
-        calibration="paper" if mechanism == "tree" else None,
-        mechanism=mechanism,
-        strict=strict,
-        **data.draw(randomness, "randomness"),
-    )
+@given(domains, protocol_kwargs(mechanism=protocol_mechanisms), _protocol_ops([]), st.data())
+def test_dpftpl_protocol(d: Any, kwargs: dict[str, Any], ops: list[str], data: st.DataObject) -> None:
+    calibration = "paper" if kwargs["mechanism"] == "tree" else None
+    learner = dponline.DPFTPL(d, delta=1e-6, calibration=calibration, **kwargs, **data.draw(randomness, "randomness"))
     _play_vector_learner(learner, d, ops, data, samples=None)
 
 
@@ -423,19 +397,8 @@ def test_exp3_constructor(arms: Any, kwargs: dict[str, Any]) -> None:
         assert learner.ask() == arm
 
 
-protocol_kwargs = st.fixed_dictionaries(
-    {
-        "horizon": st.integers(1, 400),
-        "epsilon": st.sampled_from([None, 1.0, 1e-3]),
-        "loss_bound": st.sampled_from([1.0, 1e-6, 1e6]),
-        "strict": st.booleans(),
-    }
-)
-"""Valid declared arguments of the PrivateEXP3 and PrivateSCRiBLe protocol tests (randomness drawn apart)."""
-
-
 @given(
-    st.integers(2, 6), protocol_kwargs, _protocol_ops(["run_bernoulli", "run_portfolio", "probabilities"]), st.data()
+    st.integers(2, 6), protocol_kwargs(), _protocol_ops(["run_bernoulli", "run_portfolio", "probabilities"]), st.data()
 )
 def test_exp3_protocol(arms: int, kwargs: dict[str, Any], ops: list[str], data: st.DataObject) -> None:
     learner = dponline.PrivateEXP3(arms, **kwargs, **data.draw(randomness))
@@ -520,7 +483,7 @@ def test_scrible_constructor(d: Any, kwargs: dict[str, Any]) -> None:
     check_first_ask(learner, d)
 
 
-@given(projection_domains(SCRIBLE_MIN_WIDTH), protocol_kwargs, _protocol_ops(["run_portfolio"]), st.data())
+@given(projection_domains(SCRIBLE_MIN_WIDTH), protocol_kwargs(), _protocol_ops(["run_portfolio"]), st.data())
 def test_scrible_protocol(d: Any, kwargs: dict[str, Any], ops: list[str], data: st.DataObject) -> None:
     learner = dponline.PrivateSCRiBLe(d, **kwargs, **data.draw(randomness))
     loss_bound = kwargs["loss_bound"]
