@@ -31,7 +31,7 @@ import numpy as np
 
 from .errors import InvalidInputError, NonFiniteError
 
-__all__ = ["real", "integer", "option", "flag", "real_array", "optional_real", "unmasked"]
+__all__ = ["real", "integer", "option", "flag", "real_array", "optional_real", "unmasked", "row_schedule"]
 
 _Option = TypeVar("_Option", bound=str)
 
@@ -128,6 +128,19 @@ def flag(name: str, value: object) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise InvalidInputError(f"{name} must be True or False, got {_shown(value)}")
     return bool(value)
+
+
+def row_schedule(horizon: object, resample: object, seed: object) -> tuple[int | None, str, int | None]:
+    """The ``(horizon, order, seed)`` of a native loss or submodular family, from the public ``horizon`` (``None``
+    or an integer in ``[1, 2**63)``), ``resample`` (``None``: the rows in order, ``"sequential"``; ``"cycle"`` or
+    ``"bootstrap"``) and ``seed`` (``None`` or an integer in ``[0, 2**64)``), checked in that order.
+
+    Raises:
+        InvalidInputError: a value outside those.
+    """
+    order = "sequential" if resample is None else option("resample", resample, ("cycle", "bootstrap"))
+    rounds = None if horizon is None else integer("horizon", horizon, low=1, high=2**63 - 1)
+    return rounds, order, None if seed is None else integer("seed", seed, low=0, high=2**64 - 1)
 
 
 def _is_complex(value: object) -> bool:

@@ -29,12 +29,8 @@ def _family(
     lipschitz: float | None = None,
     loss_bound: float | None = None,
 ) -> LossFamily:
-    order = "sequential" if resample is None else _validate.option("resample", resample, ("cycle", "bootstrap"))
-    if horizon is not None:
-        horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
-    if seed is not None:
-        seed = _validate.integer("seed", seed, low=0, high=2**64 - 1)
-    return LossFamily(kind, data, horizon=horizon, order=order, seed=seed, lipschitz=lipschitz, loss_bound=loss_bound)
+    rounds, order, seed = _validate.row_schedule(horizon, resample, seed)
+    return LossFamily(kind, data, horizon=rounds, order=order, seed=seed, lipschitz=lipschitz, loss_bound=loss_bound)
 
 
 def Linear(  # noqa: N802 - a family constructor, named like the loss it builds

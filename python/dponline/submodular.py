@@ -38,12 +38,8 @@ __all__ = ["SubmodularFamily", "ProbabilisticCoverage", "FacilityLocation", "Wei
 def _family(
     kind: str, data: np.ndarray, horizon: int | None, resample: str | None, seed: int | None
 ) -> SubmodularFamily:
-    order = "sequential" if resample is None else _validate.option("resample", resample, ("cycle", "bootstrap"))
-    if horizon is not None:
-        horizon = _validate.integer("horizon", horizon, low=1, high=2**63 - 1)
-    if seed is not None:
-        seed = _validate.integer("seed", seed, low=0, high=2**64 - 1)
-    return SubmodularFamily(kind, data, horizon=horizon, order=order, seed=seed)
+    rounds, order, seed = _validate.row_schedule(horizon, resample, seed)
+    return SubmodularFamily(kind, data, horizon=rounds, order=order, seed=seed)
 
 
 def _element_id(j: object) -> int:
