@@ -273,7 +273,7 @@ def open_bandit_round_probabilities(prior_strength: float = DEFAULT_PRIOR_STRENG
     Parameters
     ----------
     prior_strength:
-        ``m``, finite and > 0 (default :data:`DEFAULT_PRIOR_STRENGTH` = 100).
+        ``m``, as in :func:`open_bandit_click_probabilities`.
 
     Returns
     -------
