@@ -43,7 +43,6 @@ from dponline.domains import BipartiteMatchingPolytope
 from dponline.experiments import Experiment, LearnerSpec, Results, run_job
 from dponline.experiments.job import cell
 from dponline.experiments.verdict import format_number
-from dponline.jobs._args import preset_experiment
 
 POSITIONS = 3
 DISCOUNT = np.array([1.0 / math.log2(p + 2) for p in range(POSITIONS)])
@@ -85,11 +84,14 @@ def build_experiment(args: argparse.Namespace) -> Experiment:
             method="uniformly random ranking (the logging policy)",
         ),
     }
-    # The sweep of the dponline.jobs presets: the --epsilon grid, --seeds runs each on common random numbers.
-    return preset_experiment(
-        args,
+    root = np.random.SeedSequence().entropy if args.seed is None else args.seed
+    return Experiment(
         stream,
         specs,
+        grid={"epsilon": args.epsilon},
+        seeds=args.seeds,
+        root_seed=args.seed,
+        seed_fn=lambda i, j, k: np.random.SeedSequence(root, spawn_key=(k,)),
         checkpoints=min(200, args.horizon),
         comparators=comparators,
         name="Open Bandit ranking",
