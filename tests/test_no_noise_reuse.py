@@ -43,7 +43,23 @@ def _randomize(obj, x: float) -> float:
     return float(obj.randomize(np.array([x]), 1e-3)[0])
 
 
-CASES = {"tree": (_tree, _push), "local randomizer": (_randomizer, _randomize)}
+def _free_sampler(sample):
+    """A free sampler of ``dponline.noise`` as a case: the "object" is the seed (``None``: the process-wide
+    OS-keyed generator small unseeded calls continue, which a forked child must re-key)."""
+
+    def release(seed, x: float) -> float:
+        return x + float(sample(SCALE, 1, seed=seed)[0])
+
+    return (lambda seed=None: seed), release
+
+
+CASES = {
+    "tree": (_tree, _push),
+    "local randomizer": (_randomizer, _randomize),
+    "discrete_laplace": _free_sampler(dponline.noise.discrete_laplace),
+    "discrete_gaussian": _free_sampler(dponline.noise.discrete_gaussian),
+    "float laplace": _free_sampler(dponline.noise.laplace),
+}
 
 
 def _in_child(fn) -> float:

@@ -27,7 +27,9 @@ def _integers(values: np.ndarray, size: int | None) -> np.ndarray | int:
     return int(values[0]) if size is None else values
 
 
-def discrete_laplace(scale: float, size: int | None = None, *, seed: SeedLike = None) -> np.ndarray | int:
+def discrete_laplace(
+    scale: float, size: int | None = None, *, seed: SeedLike = None, secure: bool = False
+) -> np.ndarray | int:
     """Exact draws of the discrete Laplace distribution ``DLap(scale)`` on the integers.
 
     ``P(X = x) = (1 - e^(-1/b)) / (1 + e^(-1/b)) * e^(-|x|/b)`` for every integer ``x``, ``b = scale`` (taken as
@@ -48,23 +50,29 @@ def discrete_laplace(scale: float, size: int | None = None, *, seed: SeedLike = 
         scale: ``b``, a float in ``[2^-60, 2^52]``.
         size: number of draws; ``None`` for a single draw.
         seed: ``None`` (default): the cryptographically secure ChaCha20 generator keyed from the operating
-            system (not reproducible). An int, ``numpy.random.SeedSequence`` or ``Generator``: the reproducible
-            xoshiro256++ generator (private only while the seed is secret).
+            system (not reproducible): for fewer than 4096 draws, one process-wide generator keyed once and
+            continued from call to call (a continued stream never repeats a word; it re-keys from the OS in a
+            forked child), so a small call costs its draws and not a fresh key; for more, a freshly keyed one.
+            An int, ``numpy.random.SeedSequence`` or ``Generator``: the reproducible xoshiro256++ generator
+            (private only while the seed is secret).
+        secure: ``True`` only asserts the default (``seed`` must then be ``None``).
 
     Returns:
         An int64 array of shape ``(size,)``, or a Python ``int`` when ``size`` is ``None``.
 
     Raises:
         InvalidInputError: ``scale`` is 0, negative, subnormal, below ``2^-60`` or above ``2^52`` (exact integer
-            arithmetic supports no more), or a bad ``size`` / ``seed``.
+            arithmetic supports no more), a bad ``size`` / ``seed``, or a seed with ``secure=True``.
         NonFiniteError: ``scale`` is NaN or infinite.
         MemoryError: ``size`` draws cannot be allocated.
     """
-    values = _core.sample_discrete("laplace", scale, 1 if size is None else size, seed=seed)
+    values = _core.sample_discrete("laplace", scale, 1 if size is None else size, seed=seed, secure=secure)
     return _integers(values, size)
 
 
-def discrete_gaussian(sigma: float, size: int | None = None, *, seed: SeedLike = None) -> np.ndarray | int:
+def discrete_gaussian(
+    sigma: float, size: int | None = None, *, seed: SeedLike = None, secure: bool = False
+) -> np.ndarray | int:
     """Exact draws of the discrete Gaussian ``N_Z(0, sigma^2)`` on the integers.
 
     ``P(X = x) = e^(-x^2/(2 sigma^2)) / sum_y e^(-y^2/(2 sigma^2))`` for every integer ``x`` (``sigma`` taken as
@@ -87,17 +95,18 @@ def discrete_gaussian(sigma: float, size: int | None = None, *, seed: SeedLike =
         sigma: a float in ``[2^-60, 2^52]``.
         size: number of draws; ``None`` for a single draw.
         seed: as :func:`discrete_laplace` (``None``: the secure generator).
+        secure: ``True`` only asserts the default (``seed`` must then be ``None``).
 
     Returns:
         An int64 array of shape ``(size,)``, or a Python ``int`` when ``size`` is ``None``.
 
     Raises:
-        InvalidInputError: ``sigma`` is 0, negative, subnormal, below ``2^-60`` or above ``2^52``, or a bad
-            ``size`` / ``seed``.
+        InvalidInputError: ``sigma`` is 0, negative, subnormal, below ``2^-60`` or above ``2^52``, a bad
+            ``size`` / ``seed``, or a seed with ``secure=True``.
         NonFiniteError: ``sigma`` is NaN or infinite.
         MemoryError: ``size`` draws cannot be allocated.
     """
-    values = _core.sample_discrete("gaussian", sigma, 1 if size is None else size, seed=seed)
+    values = _core.sample_discrete("gaussian", sigma, 1 if size is None else size, seed=seed, secure=secure)
     return _integers(values, size)
 
 

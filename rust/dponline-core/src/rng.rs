@@ -23,8 +23,8 @@
 //! the whole 256-bit root; a stream is never reused for two purposes.
 
 use core::convert::Infallible;
-use std::sync::Once;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, Once};
 
 use chacha20::ChaCha20Rng;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -172,6 +172,35 @@ impl TryRng for SecureRng {
     fn try_fill_bytes(&mut self, dst: &mut [u8]) -> core::result::Result<(), Infallible> {
         self.fresh().try_fill_bytes(dst)
     }
+}
+
+/// The process-wide secure generator behind [`with_shared_secure`], with the id of the process that keyed it.
+static SHARED_SECURE: Mutex<Option<(u32, Generator)>> = Mutex::new(None);
+
+/// Run `f` on one process-wide OS-keyed ChaCha20 generator, keyed on first use: for one-off draws (a few noise
+/// values per call from an unseeded entry point), where keying a fresh generator per call (a `getrandom` system
+/// call and the ChaCha20 key setup) would cost more than the draws.
+///
+/// Security: one ChaCha20 stream continued across calls never repeats a word (the key is drawn once from the OS,
+/// never serialised, and each call reads words no call read before), so the draws of separate calls are as
+/// independent as those of separate generators. A forked child never continues the parent's stream: the
+/// generator re-keys on a stale fork epoch (see the module docs), and this cache also compares the process id
+/// with the one that keyed it and re-keys from the OS on a mismatch (a fork the `pthread_atfork` handler did not
+/// see). When the cache is in use by another thread (or was poisoned by a panic), `f` runs on a freshly keyed
+/// generator instead, so a call never waits and a child forked while another thread held the lock never
+/// deadlocks.
+///
+/// Errors: [`CoreError::Entropy`] if the OS entropy source fails.
+pub fn with_shared_secure<T>(f: impl FnOnce(&mut Generator) -> T) -> Result<T> {
+    let pid = std::process::id();
+    let Ok(mut slot) = SHARED_SECURE.try_lock() else {
+        return Ok(f(&mut Generator::secure()?));
+    };
+    let g = match slot.as_mut() {
+        Some((keyed_in, g)) if *keyed_in == pid => g,
+        _ => &mut slot.insert((pid, Generator::secure()?)).1,
+    };
+    Ok(f(g))
 }
 
 impl PartialEq for Generator {
@@ -498,6 +527,35 @@ mod tests {
         let g = Generator::secure().unwrap();
         assert_eq!(g.epoch(), fork_epoch());
         assert_eq!(Generator::from_seed([1, 2, 3, 4]).epoch(), 0);
+    }
+
+    #[test]
+    fn the_shared_secure_generator_continues_one_stream_and_rekeys_in_another_process() {
+        let first: Vec<u64> =
+            with_shared_secure(|g| (0..4).map(|_| g.next_u64_inner()).collect()).unwrap();
+        let second: Vec<u64> =
+            with_shared_secure(|g| (0..4).map(|_| g.next_u64_inner()).collect()).unwrap();
+        assert!(with_shared_secure(|g| g.is_secure()).unwrap());
+        assert_ne!(first, second);
+        // A cache keyed in another process (a fork the atfork handler missed) is replaced, not continued.
+        let stale = std::process::id().wrapping_add(1);
+        let mut copy = match SHARED_SECURE.lock().unwrap().as_mut() {
+            Some((pid, Generator::Secure(g))) => {
+                *pid = stale;
+                ChaCha20Rng::deserialize_state(&g.rng.serialize_state())
+            }
+            other => panic!("the cache holds {other:?}"),
+        };
+        let after: Vec<u64> =
+            with_shared_secure(|g| (0..4).map(|_| g.next_u64_inner()).collect()).unwrap();
+        let replay: Vec<u64> = (0..4)
+            .map(|_| rand_core::Rng::next_u64(&mut copy))
+            .collect();
+        assert_ne!(after, replay);
+        assert_eq!(
+            SHARED_SECURE.lock().unwrap().as_ref().map(|(pid, _)| *pid),
+            Some(std::process::id())
+        );
     }
 
     #[test]
