@@ -122,6 +122,16 @@ def test_secure_default_draws_the_law():
     assert _chi_square_pvalue(c, 3.0, _laplace_cdf(3.0)) > 1e-9
 
 
+def test_small_secure_calls_continue_one_stream_that_draws_the_law():
+    # Calls of fewer than 4096 unseeded draws continue one process-wide OS-keyed generator instead of keying one
+    # per call: together the calls still fit the law, and no call repeats another's draws.
+    parts = [noise.discrete_laplace(3.0, 20, secure=True) for _ in range(N // 20)]
+    assert len({p.tobytes() for p in parts}) == len(parts)
+    assert _chi_square_pvalue(np.concatenate(parts), 3.0, _laplace_cdf(3.0)) > 1e-9  # not seeded: a level of 1e-9
+    singles = np.array([noise.discrete_gaussian(4.0) for _ in range(N // 50)])
+    assert _chi_square_pvalue(singles, 4.0, _gaussian_cdf(4.0)) > 1e-9
+
+
 def test_seeds_reproduce_and_single_draws_are_ints():
     assert np.array_equal(noise.discrete_laplace(2.0, 100, seed=5), noise.discrete_laplace(2.0, 100, seed=5))
     ss = np.random.SeedSequence(9)
@@ -153,3 +163,5 @@ def test_bad_sizes_and_seeds_are_refused():
         noise.discrete_laplace(1.0, -1)
     with pytest.raises(InvalidInputError, match="seed"):
         noise.discrete_gaussian(1.0, 3, seed=-1)
+    with pytest.raises(InvalidInputError, match="secure=True"):
+        noise.discrete_laplace(1.0, 3, seed=1, secure=True)
