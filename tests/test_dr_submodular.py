@@ -92,7 +92,7 @@ def test_extension_is_monotone_dr_submodular() -> None:
 @pytest.mark.parametrize("T", [1, 10, 10**4, 10**6, 10**9, 10**12])
 def test_copies_follow_algorithm_4(T: int) -> None:
     want = max(1, math.ceil(math.sqrt(math.sqrt(T) / max(math.log(T), 1.0) ** 2.5)))
-    assert _core.dr_submodular_copies(T) == want
+    assert _core.PrivateDRSubmodularParams(small_domain(), T, 1.0, norm="l1").as_dict()["copies"] == want
     learner = dponline.PrivateDRSubmodular(small_domain(), horizon=T, epsilon=None)
     assert learner.params["copies"] == want and learner.params["copies_rule"] == "paper"
 

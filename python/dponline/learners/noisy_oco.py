@@ -56,7 +56,7 @@ def noisy_oco_noise(
     (:func:`~dponline.learners._base.mechanism_noise` on the floating-point path; the exact path as above).
 
     Args:
-        params: :func:`dponline._core.noisy_oco_params` of the learner (declared constants only).
+        params: ``dponline._core.NoisyOCOParams(...).as_dict()`` of the learner (declared constants only).
         epsilon: ε > 0. delta: δ in [0, 1).
         calibration: ``None``, ``"paper"``, ``"analytic"`` or ``"zcdp"``.
         mechanism: ``"tree"``, ``"honaker"`` or ``"blt"``. sampler: ``"exact"`` or ``"floating-point"``.
@@ -234,12 +234,12 @@ class NoisyOCO(DomainLearner):
         lmo_calls = _validate.integer("lmo_calls", lmo_calls, low=1, high=100_000)
         args = MechanismArgs.validated(epsilon, delta, calibration, mechanism, sampler, strict, secure, seed)
         epsilon, delta = args.epsilon, args.delta
-        params = _core.noisy_oco_params(domain, horizon, lipschitz, learning_rate=learning_rate, lmo_calls=lmo_calls)
+        constants = _core.NoisyOCOParams(domain, horizon, lipschitz, learning_rate=learning_rate, lmo_calls=lmo_calls)
         if epsilon is None:
             noise_name, scale, guarantee = args.noise, 0.0, None
         else:
             noise_name, scale, guarantee = noisy_oco_noise(
-                params,
+                constants.as_dict(),
                 epsilon,
                 delta,
                 args.calibration,
@@ -253,16 +253,7 @@ class NoisyOCO(DomainLearner):
                     f"noise scale of {scale:.3g}, beyond the largest supported ({_core.MAX_NOISE_SCALE:g}); rescale "
                     "the losses"
                 )
-        core = _core.NoisyOCO(
-            domain,
-            horizon,
-            lipschitz,
-            noise=noise_name,
-            scale=scale,
-            learning_rate=learning_rate,
-            lmo_calls=lmo_calls,
-            **args.native(),
-        )
+        core = _core.NoisyOCO(constants, noise=noise_name, scale=scale, **args.native())
         self._adopt(core, args, domain=domain, horizon=horizon, privacy=guarantee)
 
     # -- protocol ---------------------------------------------------------------------------------------

@@ -255,7 +255,7 @@ class PrivateBandit(DomainLearner):
         args = MechanismArgs.validated(epsilon, delta, calibration, mechanism, sampler, strict, secure, seed)
         epsilon, delta, calibration, mechanism, sampler = args.target()
         noise = _validate.option("noise", args.noise if noise is None else noise, NOISES)  # type: ignore[assignment]
-        params = _core.private_bandit_params(
+        constants = _core.PrivateBanditParams(
             domain,
             horizon,
             lipschitz,
@@ -263,6 +263,7 @@ class PrivateBandit(DomainLearner):
             smoothing_radius=smoothing_radius,
             feasibility=feasibility,
         )
+        params = constants.as_dict()
         if epsilon is None:
             scale, guarantee, details = 0.0, None, {}
         elif sampler == "exact":
@@ -314,17 +315,7 @@ class PrivateBandit(DomainLearner):
                     f"horizon={horizon} need a noise scale of {scale:.3g}, beyond the largest float64 noise supported "
                     f"({_core.MAX_NOISE_SCALE:g}); rescale the losses"
                 )
-        core = _core.PrivateBandit(
-            domain,
-            horizon,
-            lipschitz,
-            noise=noise,
-            scale=scale,
-            loss_bound=loss_bound,
-            smoothing_radius=smoothing_radius,
-            feasibility=feasibility,
-            **args.native(),
-        )
+        core = _core.PrivateBandit(constants, noise=noise, scale=scale, **args.native())
         self._adopt(core, args, domain=domain, horizon=horizon, privacy=guarantee)
         self._details = details
 

@@ -200,10 +200,20 @@ class PrivateDRSubmodular(DomainLearner):
         gradient_bound = _validate.optional_real("gradient_bound", gradient_bound, low=0.0, low_open=True)
         gradient_bound = default_bound if gradient_bound is None else gradient_bound
         copies = None if copies is None else _validate.integer("copies", copies, low=1, high=4096)
-        k = _core.dr_submodular_copies(horizon) if copies is None else copies
         regularization = _validate.optional_real("regularization", regularization, low=0.0, low_open=True)
         argmin = _validate.option("argmin", argmin, ("projection", "frank-wolfe"))  # type: ignore[assignment]
         lmo_calls = _validate.integer("lmo_calls", lmo_calls, low=1, high=2**32 - 1)
+        declared = _core.PrivateDRSubmodularParams(
+            domain,
+            horizon,
+            gradient_bound,
+            norm="l1" if delta == 0 else "l2",
+            copies=copies,
+            regularization=regularization,
+            argmin=argmin,
+            lmo_calls=lmo_calls,
+        )
+        k = int(declared.as_dict()["copies"])
         if epsilon is None:
             noise_name, scale, guarantee = args.noise, 0.0, None
         else:
@@ -219,19 +229,7 @@ class PrivateDRSubmodular(DomainLearner):
                 sampler=args.sampler,
                 dim=n,
             )
-        core = _core.PrivateDRSubmodular(
-            domain,
-            horizon,
-            gradient_bound,
-            norm="l1" if delta == 0 else "l2",
-            noise=noise_name,
-            scale=scale,
-            copies=copies,
-            regularization=regularization,
-            argmin=argmin,
-            lmo_calls=lmo_calls,
-            **args.native(),
-        )
+        core = _core.PrivateDRSubmodular(declared, noise=noise_name, scale=scale, **args.native())
         self._adopt(core, args, domain=domain, horizon=horizon, privacy=guarantee)
 
     # -- protocol ---------------------------------------------------------------------------------------

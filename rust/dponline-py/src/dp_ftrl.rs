@@ -9,8 +9,9 @@ use crate::convert::py_dict;
 use crate::convert::with_vector;
 use crate::domains::PyDomain;
 use crate::errors::OrRaise;
-use crate::learner::{MechanismArgs, py_learner};
+use crate::learner::MechanismArgs;
 use crate::losses::with_loss_family;
+use crate::params::py_mechanism_learner;
 
 fn params_dict<'py>(py: Python<'py>, p: &DpFtrlParams) -> PyResult<Bound<'py, PyDict>> {
     let eta_rule = if p.regularizer == Regularizer::None {
@@ -33,14 +34,12 @@ fn params_dict<'py>(py: Python<'py>, p: &DpFtrlParams) -> PyResult<Bound<'py, Py
         perturbation_bound ?= perturbation, release_variance = p.release_noise.variance, loss_shift)
 }
 
-py_learner! {
+py_mechanism_learner! {
     /// Native DP-FTRL state machine (documented wrapper: ``dponline.DPFTRL``).
     class PyDpFtrl(DpFtrl) as "DPFTRL";
     family: with_loss_family, "a dponline.losses family (Linear or PortfolioLogLoss)";
     params: params_dict;
     getters {
-        /// The mechanism releasing the prefix sums (``"tree"``, ``"honaker"``, ``"blt"``).
-        mechanism(&learner, _py) { learner.mechanism_kind() }
         /// Noise draws per coordinate in every release.
         release_draws(&learner, _py) { learner.release_draws() }
         /// The argmin method.
@@ -49,10 +48,6 @@ py_learner! {
         noisy_cumulative_loss(&learner, py) { PyArray1::from_slice(py, learner.noisy_cumulative_loss()) }
         /// The action of the next round, shape ``(dim,)``.
         action(&learner, py) { PyArray1::from_slice(py, learner.action()) }
-        /// ``"laplace"`` or ``"gaussian"``.
-        noise(&learner, _py) { learner.noise().name() }
-        /// Per-node noise scale (0 for the non-private learner).
-        scale(&learner, _py) { learner.noise().scale() }
         /// The unit variance every release is topped up to (``None`` without ``top_up``).
         top_up_variance(&learner, _py) { learner.top_up_variance() }
     }

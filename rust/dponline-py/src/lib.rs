@@ -20,6 +20,7 @@ mod mwu;
 mod noise;
 mod noisy_oco;
 mod optimization;
+mod params;
 mod private_bandit;
 mod private_dr_submodular;
 mod private_exp3;
@@ -58,14 +59,14 @@ mod _core {
     #[pymodule_export]
     use super::noise::{sample_discrete, sample_noise};
     #[pymodule_export]
-    use super::noisy_oco::{PyNoisyOco, noisy_oco_params};
+    use super::noisy_oco::{PyNoisyOco, PyNoisyOcoParams};
     #[pymodule_export]
     use super::optimization::{frank_wolfe, sample_sphere};
     #[pymodule_export]
-    use super::private_bandit::{PyPrivateBandit, private_bandit_params};
+    use super::private_bandit::{PyPrivateBandit, PyPrivateBanditParams};
     #[pymodule_export]
     use super::private_dr_submodular::{
-        PyPrivateDrSubmodular, coverage_extension, dr_submodular_copies,
+        PyDrSubmodularParams, PyPrivateDrSubmodular, coverage_extension,
     };
     #[pymodule_export]
     use super::private_exp3::{PyBernoulliArms, PyPrivateExp3, exp3_raw_step_draws};

@@ -1,5 +1,6 @@
 //! `dponline._core.PrivateDRSubmodular`: bindings of `dponline_core::learners::private_dr_submodular`.
 
+use dponline_core::domains::LinearMinimizationOracle;
 use dponline_core::learners::private_dr_submodular::{
     Argmin, DrSubmodularParams, PrivateDrSubmodular, coverage_gradient, coverage_multilinear,
     paper_copies,
@@ -11,16 +12,9 @@ use pyo3::types::PyDict;
 
 use crate::convert::py_dict;
 use crate::convert::with_vector;
-use crate::domains::PyDomain;
 use crate::errors::{OrRaise, invalid_input};
-use crate::learner::{MechanismArgs, py_learner};
+use crate::params::{py_mechanism_learner, py_params};
 use crate::submodular::{ids, with_submodular_family};
-
-/// The paper's number of PFTAL copies ``K = ceil(sqrt(sqrt(T) / ln(T)^2.5))`` (at least 1).
-#[pyfunction]
-pub fn dr_submodular_copies(horizon: u64) -> usize {
-    paper_copies(horizon)
-}
 
 /// ``(F(x), ∇F(x))`` of the multilinear extension of probabilistic coverage ``F(x) = 1 − Π_a (1 − p_a x_a)``.
 #[pyfunction]
@@ -56,9 +50,65 @@ fn params_dict<'py>(py: Python<'py>, p: &DrSubmodularParams) -> PyResult<Bound<'
         argmin = p.argmin.name(), lmo_calls, diameter, copy_regret_bound = p.copy_regret_bound())
 }
 
-py_learner! {
+/// The declared constants of a PrivateDRSubmodular learner, before the noise is known: the default
+/// regularisation and the noise norm depend on the noise, so [`DrSubmodularParams::new`] derives the core params
+/// once, in the learner's constructor.
+#[derive(Debug, Clone)]
+pub struct DrSubmodularDeclared {
+    ground_set_size: usize,
+    horizon: u64,
+    copies: Option<usize>,
+    gradient_bound: f64,
+    norm: LossNorm,
+    regularization: Option<f64>,
+    argmin: Argmin,
+    lmo_calls: u32,
+}
+
+fn declared_dict<'py>(py: Python<'py>, p: &DrSubmodularDeclared) -> PyResult<Bound<'py, PyDict>> {
+    let copies = p.copies.unwrap_or_else(|| paper_copies(p.horizon));
+    let copies_rule = if p.copies.is_none() {
+        "paper"
+    } else {
+        "copies"
+    };
+    py_dict!(py, p; ground_set_size, horizon, copies = copies, copies_rule = copies_rule, gradient_bound,
+        norm = p.norm.name(), regularization, argmin = p.argmin.name(), lmo_calls)
+}
+
+py_params! {
+    /// The declared constants of PrivateDRSubmodular (Perez-Salazar & Cummings Algorithm 4) for a matroid, before
+    /// the noise is known, with the number of PFTAL copies ``K`` (the paper's
+    /// ``ceil(sqrt(sqrt(T) / ln(T)^2.5))``, at least 1, unless ``copies`` is given) that the calibration needs
+    /// (documented wrapper: ``dponline.PrivateDRSubmodular``).
+    class PyDrSubmodularParams(DrSubmodularDeclared) as "PrivateDRSubmodularParams";
+    dict: declared_dict;
+    #[pyo3(signature = (domain, horizon, gradient_bound, *, norm, copies = None, regularization = None, argmin = "projection", lmo_calls = 4))]
+    new(domain, horizon: u64, gradient_bound: f64, norm: &str, copies: Option<usize>, regularization: Option<f64>, argmin: &str, lmo_calls: u32) {
+        Ok::<_, PyErr>(DrSubmodularDeclared {
+            ground_set_size: domain.dim(),
+            horizon,
+            copies,
+            gradient_bound,
+            norm: LossNorm::from_name(norm).or_raise()?,
+            regularization,
+            argmin: Argmin::from_name(argmin).or_raise()?,
+            lmo_calls,
+        })
+    }
+    finish(&p, args) -> DrSubmodularParams {
+        DrSubmodularParams::new(
+            &args.domain, p.horizon, p.copies, p.gradient_bound, p.norm, args.noise, p.regularization, p.argmin,
+            p.lmo_calls,
+        )
+        .or_raise()
+    }
+}
+
+py_mechanism_learner! {
     /// Native PrivateDRSubmodular state machine (documented wrapper: ``dponline.PrivateDRSubmodular``).
     class PyPrivateDrSubmodular(PrivateDrSubmodular) as "PrivateDRSubmodular";
+    new: PyDrSubmodularParams;
     family: with_submodular_family;
     params: params_dict;
     getters {
@@ -74,45 +124,8 @@ py_learner! {
         pending(&learner, _py) { learner.pending() }
         /// Frank-Wolfe: the largest gap before the last step of the latest solves (0 for exact projection).
         last_gap(&learner, _py) { learner.last_gap() }
-        /// The mechanism releasing each copy's prefix sums (``"tree"``, ``"honaker"``, ``"blt"``).
-        mechanism(&learner, _py) { learner.mechanism_kind() }
-        /// ``"laplace"`` or ``"gaussian"``.
-        noise(&learner, _py) { learner.noise().name() }
-        /// Per-draw noise scale of every copy (0 for the non-private learner).
-        scale(&learner, _py) { learner.noise().scale() }
     }
     methods {
-        #[new]
-        #[pyo3(signature = (domain, horizon, gradient_bound, *, norm, noise, scale, copies = None, regularization = None, argmin = "projection", lmo_calls = 4, mechanism = "tree", strict = false, seed = None, secure = false, sampler = "exact"))]
-        fn new(
-            py: Python<'_>,
-            domain: &Bound<'_, PyDomain>,
-            horizon: u64,
-            gradient_bound: f64,
-            norm: &str,
-            noise: &str,
-            scale: f64,
-            copies: Option<usize>,
-            regularization: Option<f64>,
-            argmin: &str,
-            lmo_calls: u32,
-            mechanism: &str,
-            strict: bool,
-            seed: Option<&Bound<'_, PyAny>>,
-            secure: bool,
-            #[pyo3(from_py_with = crate::aggregation::sampler_arg)] sampler: &'static str,
-        ) -> PyResult<Self> {
-            let args = MechanismArgs::new(py, domain, noise, scale, mechanism, sampler, seed, secure)?;
-            let norm = LossNorm::from_name(norm).or_raise()?;
-            let argmin = Argmin::from_name(argmin).or_raise()?;
-            let params = DrSubmodularParams::new(
-                &args.domain, horizon, copies, gradient_bound, norm, args.noise, regularization, argmin, lmo_calls,
-            )
-            .or_raise()?;
-            let inner = args.build(params, strict, PrivateDrSubmodular::new)?;
-            Ok(Self { inner })
-        }
-
         /// The set to play: increasing item ids (int64), independent in the matroid.
         fn ask<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<i64>>> {
             let mut this = Self::writable(slf)?;
