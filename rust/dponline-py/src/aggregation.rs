@@ -85,12 +85,15 @@ fn release_args(
 }
 
 /// Declare a prefix-sum mechanism class (a `subclass`able class over a core [`PrefixSumMechanism`]) with the
-/// methods every mechanism shares — `push`, `initial`, `variance`, `unit_variance`, pickling and the getters
-/// below — and its own getters and methods spliced in (see [`crate::class::py_class!`]).
+/// methods every mechanism shares — `push`, `push_many` (its rows pushed by `push_rows`, a
+/// `fn(Python, &mut $core, &[f64]) -> PyResult<Vec<f64>>` returning the releases), `initial`, `variance`,
+/// `unit_variance`, pickling and the getters below — and its own getters and methods spliced in (see
+/// [`crate::class::py_class!`]).
 macro_rules! py_mechanism {
     (
         $(#[doc = $doc:literal])*
         class $py:ident($core:ty) as $name:literal;
+        push_rows: $push_rows:path;
         getters { $($getters:tt)* }
         methods { $($methods:tt)* }
     ) => {
@@ -144,6 +147,22 @@ macro_rules! py_mechanism {
                     Ok(out)
                 }
 
+                /// Push every row of ``X`` (shape ``(m, dim)``) natively; returns the ``m`` releases. Every row is
+                /// validated first (an error leaves the mechanism unchanged).
+                fn push_many<'py>(
+                    slf: &Bound<'py, Self>,
+                    xs: &Bound<'py, PyAny>,
+                ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+                    let py = slf.py();
+                    let mut this = Self::writable(slf)?;
+                    let dim = this.inner.dim();
+                    let (rows, data) = matrix_owned(xs, "X", dim)?;
+                    let out = $push_rows(py, &mut this.inner, &data)?;
+                    let arr = Array2::from_shape_vec((rows, dim), out)
+                        .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
+                    Ok(arr.into_pyarray(py))
+                }
+
                 /// The release before any data (``L̃_0`` of Algorithm 3 for the tree), shape ``(dim,)``.
                 fn initial<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<f64>>> {
                     Ok(PyArray1::from_slice(slf.py(), Self::readable(slf)?.inner.initial()))
@@ -189,6 +208,7 @@ py_mechanism! {
     /// Source: Ene, Nguyen & Vladu (2021) Appendix A, Algorithms 3-5; Agarwal & Singh (2017) Algorithm 2
     /// (padding). See ``dponline.TreeAggregator`` for the documented public class.
     class PyTreeAggregator(TreeAggregator) as "TreeAggregator";
+    push_rows: push_tree_rows;
     getters {
         /// Whether every release carries exactly ``ceil(log2 horizon)`` draws.
         padded(&this, _py) { this.inner.padded() }
@@ -212,38 +232,6 @@ py_mechanism! {
             let inner =
                 TreeAggregator::with_sampler(dim, horizon, dist, padded, sampler, rng).or_raise()?;
             Ok(PyTreeAggregator { inner })
-        }
-
-        /// Push every row of ``X`` (shape ``(m, dim)``) natively; returns the ``m`` releases.
-        ///
-        /// Every row is validated first (an error leaves the tree unchanged); rows are then pushed in blocks with
-        /// the GIL released, checking for Ctrl-C between blocks (after an interrupt the tree holds the rows of
-        /// the whole blocks pushed, ``t`` says how many).
-        #[pyo3(name = "push_many")]
-        fn push_many<'py>(
-            slf: &Bound<'py, Self>,
-            xs: &Bound<'py, PyAny>,
-        ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-            let py = slf.py();
-            let mut this = Self::writable(slf)?;
-            let dim = this.inner.dim();
-            let (rows, data) = matrix_owned(xs, "X", dim)?;
-            let block = dim * (BLOCK_VALUES / dim).max(1);
-            if data.len() > block {
-                // Several blocks: all validated before the first is pushed (each block's own check cannot see the
-                // rows after it). A single block is validated by the core's `push_many`.
-                let inner = &this.inner;
-                detached(py, || inner.check_rows(&data))?;
-            }
-            let mut out = dponline_core::alloc::zeros("push_many output", data.len()).or_raise()?;
-            let inner = &mut this.inner;
-            for (x, o) in data.chunks(block).zip(out.chunks_mut(block)) {
-                py.detach(|| inner.push_many(x, o)).or_raise()?;
-                py.check_signals()?;
-            }
-            let arr = Array2::from_shape_vec((rows, dim), out)
-                .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
-            Ok(arr.into_pyarray(py))
         }
 
         /// Exact per-coordinate noise variance of the release after push ``t`` (``0 <= t <= horizon``).
@@ -297,6 +285,7 @@ py_mechanism! {
     /// See ``dponline.aggregation.HonakerTree`` and ``dponline.aggregation.KaryTree`` for the documented public
     /// classes.
     class PyMechanism(Mechanism) as "Mechanism";
+    push_rows: push_rows_at_once;
     getters {
         /// BLT decay parameters ``theta`` (``None`` for trees).
         theta(&this, _py) { blt(&this.inner).map(|m| m.theta().to_vec()) }
@@ -404,26 +393,6 @@ py_mechanism! {
             Ok(PyMechanism { inner })
         }
 
-        /// Push every row of ``X`` (shape ``(m, dim)``) in one native call; returns the ``m`` releases.
-        fn push_many<'py>(
-            slf: &Bound<'py, Self>,
-            xs: &Bound<'py, PyAny>,
-        ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-            let py = slf.py();
-            let mut this = Self::writable(slf)?;
-            let dim = this.inner.dim();
-            let (rows, data) = matrix_owned(xs, "X", dim)?;
-            let inner = &mut this.inner;
-            let out = detached(py, move || {
-                let mut out = vec![0.0; data.len()];
-                inner.push_many(&data, &mut out)?;
-                Ok(out)
-            })?;
-            let arr = Array2::from_shape_vec((rows, dim), out)
-                .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
-            Ok(arr.into_pyarray(py))
-        }
-
         fn __repr__(slf: &Bound<'_, Self>) -> String {
             let Ok(this) = slf.try_borrow() else {
                 return "Mechanism(<in use by another thread>)".into();
@@ -449,6 +418,40 @@ py_mechanism! {
             )
         }
     }
+}
+
+/// `push_many` of the tree: every row validated first (an error leaves the tree unchanged), then pushed in blocks
+/// of [`BLOCK_VALUES`] values with the GIL released, checking for Ctrl-C between blocks (after an interrupt the tree
+/// holds the rows of the whole blocks pushed; its `t` says how many). Returns the releases, row-major.
+fn push_tree_rows(py: Python<'_>, tree: &mut TreeAggregator, data: &[f64]) -> PyResult<Vec<f64>> {
+    let dim = tree.dim();
+    let block = dim * (BLOCK_VALUES / dim).max(1);
+    if data.len() > block {
+        // Several blocks: all validated before the first is pushed (each block's own check cannot see the rows
+        // after it). A single block is validated by the core's `push_many`.
+        let tree = &*tree;
+        detached(py, || tree.check_rows(data))?;
+    }
+    let mut out = dponline_core::alloc::zeros("push_many output", data.len()).or_raise()?;
+    for (x, o) in data.chunks(block).zip(out.chunks_mut(block)) {
+        py.detach(|| tree.push_many(x, o)).or_raise()?;
+        py.check_signals()?;
+    }
+    Ok(out)
+}
+
+/// `push_many` of any mechanism: the rows pushed in one native call with the GIL released (the core validates
+/// them all first). Returns the releases, row-major.
+fn push_rows_at_once(
+    py: Python<'_>,
+    mechanism: &mut Mechanism,
+    data: &[f64],
+) -> PyResult<Vec<f64>> {
+    detached(py, move || {
+        let mut out = vec![0.0; data.len()];
+        mechanism.push_many(data, &mut out)?;
+        Ok(out)
+    })
 }
 
 /// The mechanism under any top-up (`dponline_core::aggregation::TopUp`).

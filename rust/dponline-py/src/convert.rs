@@ -319,16 +319,23 @@ pub fn atol(value: &Bound<'_, PyAny>) -> PyResult<f64> {
 /// Raises `InvalidInputError` naming `name` (negative or huge entries, wrong types).
 pub fn int_list(value: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<u64>> {
     let refuse = || invalid_input(format!("{name} must be a list of integers, got {value}"));
+    sequence_items(value, refuse)?
+        .map(|item| int_arg(&item?, name, 0, None))
+        .collect()
+}
+
+/// The items of a sequence-of-numbers argument: an iterator over `value`, or the error `refuse()` for a value
+/// that is not iterable or is a `str` or `bytes` (iterable, but never a sequence of numbers meant as one).
+pub fn sequence_items<'py>(
+    value: &Bound<'py, PyAny>,
+    refuse: impl Fn() -> PyErr,
+) -> PyResult<Bound<'py, pyo3::types::PyIterator>> {
     if value.is_instance_of::<pyo3::types::PyString>()
         || value.is_instance_of::<pyo3::types::PyBytes>()
     {
         return Err(refuse());
     }
-    value
-        .try_iter()
-        .map_err(|_| refuse())?
-        .map(|item| int_arg(&item?, name, 0, None))
-        .collect()
+    value.try_iter().map_err(|_| refuse())
 }
 
 /// A list of non-negative integers (`#[pyo3(from_py_with = indices)]`), each through the shared validator.

@@ -11,20 +11,14 @@ use crate::errors::{OrRaise, invalid_input};
 /// `(items, values after each addition, evaluations)` of greedy.
 type GreedyTuple<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<f64>>, u64);
 
+/// Item ids `< n` from a sequence of integers; `InvalidInputError` for anything else.
 pub(crate) fn items_arg(items: &Bound<'_, PyAny>, n: usize) -> PyResult<Vec<usize>> {
     let refuse = || {
         invalid_input(format!(
             "item ids must be a sequence of integers, got {items}"
         ))
     };
-    if items.is_instance_of::<pyo3::types::PyString>()
-        || items.is_instance_of::<pyo3::types::PyBytes>()
-    {
-        return Err(refuse());
-    }
-    items
-        .try_iter()
-        .map_err(|_| refuse())?
+    crate::convert::sequence_items(items, refuse)?
         .map(|a| {
             let a = a?;
             // Plain ints directly (the per-round path); anything else through the shared rules.
