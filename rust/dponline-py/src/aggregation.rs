@@ -153,14 +153,7 @@ macro_rules! py_mechanism {
                     slf: &Bound<'py, Self>,
                     xs: &Bound<'py, PyAny>,
                 ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-                    let py = slf.py();
-                    let mut this = Self::writable(slf)?;
-                    let dim = this.inner.dim();
-                    let (rows, data) = matrix_owned(xs, "X", dim)?;
-                    let out = $push_rows(py, &mut this.inner, &data)?;
-                    let arr = Array2::from_shape_vec((rows, dim), out)
-                        .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
-                    Ok(arr.into_pyarray(py))
+                    push_many_by(slf.py(), &mut Self::writable(slf)?.inner, xs, $push_rows)
                 }
 
                 /// The release before any data (``L̃_0`` of Algorithm 3 for the tree), shape ``(dim,)``.
@@ -418,6 +411,24 @@ py_mechanism! {
             )
         }
     }
+}
+
+/// `push_many` of a mechanism class: the rows of `xs` (shape `(m, dim)`, converted by [`matrix_owned`]) pushed
+/// by `push_rows`, the `m` releases as an array of the same shape.
+///
+/// Raises `InvalidInputError` for a wrong shape and what `push_rows` raises.
+fn push_many_by<'py, M: PrefixSumMechanism>(
+    py: Python<'py>,
+    mechanism: &mut M,
+    xs: &Bound<'py, PyAny>,
+    push_rows: fn(Python<'_>, &mut M, &[f64]) -> PyResult<Vec<f64>>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let dim = mechanism.dim();
+    let (rows, data) = matrix_owned(xs, "X", dim)?;
+    let out = push_rows(py, mechanism, &data)?;
+    let arr = Array2::from_shape_vec((rows, dim), out)
+        .map_err(|e| crate::errors::invalid_input(e.to_string()))?;
+    Ok(arr.into_pyarray(py))
 }
 
 /// `push_many` of the tree: every row validated first (an error leaves the tree unchanged), then pushed in blocks

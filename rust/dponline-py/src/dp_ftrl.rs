@@ -39,6 +39,7 @@ py_mechanism_learner! {
     class PyDpFtrl(DpFtrl) as "DPFTRL";
     family: with_loss_family, "a dponline.losses family (Linear or PortfolioLogLoss)";
     params: params_dict;
+    ask: action;
     getters {
         /// Noise draws per coordinate in every release.
         release_draws(&learner, _py) { learner.release_draws() }
@@ -86,12 +87,6 @@ py_mechanism_learner! {
                 inner = inner.with_top_up(keying.0, keying.1).or_raise()?;
             }
             Ok(Self { inner })
-        }
-
-        /// The action to play, shape ``(dim,)``.
-        fn ask<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-            let mut this = Self::writable(slf)?;
-            Ok(PyArray1::from_slice(slf.py(), this.inner.ask().or_raise()?))
         }
 
         /// Report the loss vector of this round.

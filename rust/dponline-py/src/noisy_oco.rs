@@ -42,6 +42,7 @@ py_mechanism_learner! {
     new: PyNoisyOcoParams;
     family: with_loss_family, "a dponline.losses family (Linear or PortfolioLogLoss)";
     params: params_dict;
+    ask: action;
     getters {
         /// The grid step of the exact path, or ``None``.
         grid(&learner, _py) { learner.grid() }
@@ -51,12 +52,6 @@ py_mechanism_learner! {
         action(&learner, py) { PyArray1::from_slice(py, learner.action()) }
     }
     methods {
-        /// The action to play, shape ``(dim,)``.
-        fn ask<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-            let mut this = Self::writable(slf)?;
-            Ok(PyArray1::from_slice(slf.py(), this.inner.ask().or_raise()?))
-        }
-
         /// Report the gradient at the asked point.
         fn tell(slf: &Bound<'_, Self>, gradient: &Bound<'_, PyAny>) -> PyResult<()> {
             let mut this = Self::writable(slf)?;

@@ -130,7 +130,8 @@ macro_rules! py_params {
 pub(crate) use py_params;
 
 /// Declare the Python class of a learner on a prefix-sum mechanism (over [`crate::learner::py_learner!`]) with
-/// the getters every such learner shares (`mechanism`, `noise`, `scale`) and, after `new:`, the constructor
+/// the getters every such learner shares (`mechanism`, `noise`, `scale`), after `ask:` the `ask` of a learner
+/// playing a vector, and, after `new:`, the constructor
 /// `__new__(params, *, noise, scale, mechanism="tree", strict=False, seed=None, secure=False, sampler="exact")`
 /// that builds the core learner from a params object of [`py_params!`] (its domain and its constants,
 /// [`LearnerParams::finish`]) and the converted shared arguments ([`MechanismArgs`]), never rebuilding the
@@ -143,6 +144,7 @@ pub(crate) use py_params;
 ///     new: PyNoisyOcoParams;                     // the params class the constructor takes (optional)
 ///     family: with_loss_family, "a dponline.losses family";
 ///     params: params_dict;
+///     ask: action;                               // optional: `ask` returns the core's vector ("The action to play")
 ///     getters { … }                              // the learner's own, as in py_learner!
 ///     methods { … }                              // ask, tell, …
 /// }
@@ -154,6 +156,7 @@ macro_rules! py_mechanism_learner {
         $(new: $params:ty;)?
         family: $with:path $(, $arg:expr)*;
         params: $dict:path;
+        $(ask: $what:ident;)?
         getters { $($getters:tt)* }
         methods { $($methods:tt)* }
     ) => {
@@ -194,6 +197,14 @@ macro_rules! py_mechanism_learner {
                         )?;
                         let constants = params.finish(&args)?;
                         Ok(Self { inner: args.build(constants, strict, <$core>::new)? })
+                    }
+                )?
+                $(
+                    #[doc = concat!("The ", stringify!($what), " to play, shape ``(dim,)``.")]
+                    fn ask<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, numpy::PyArray1<f64>>> {
+                        use $crate::errors::OrRaise;
+                        let mut this = Self::writable(slf)?;
+                        Ok(numpy::PyArray1::from_slice(slf.py(), this.inner.ask().or_raise()?))
                     }
                 )?
                 $($methods)*

@@ -41,17 +41,12 @@ py_mechanism_learner! {
     new: PyPrivateBanditParams;
     family: with_loss_family, "a dponline.losses family (Linear or PortfolioLogLoss)";
     params: params_dict;
+    ask: point;
     getters {
         /// ``x̃`` of the current batch, shape ``(dim,)``.
         anchor(&learner, py) { PyArray1::from_slice(py, learner.anchor()) }
     }
     methods {
-        /// The point to play, shape ``(dim,)``.
-        fn ask<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-            let mut this = Self::writable(slf)?;
-            Ok(PyArray1::from_slice(slf.py(), this.inner.ask().or_raise()?))
-        }
-
         /// Report the loss of the asked point.
         fn tell(slf: &Bound<'_, Self>, loss: f64) -> PyResult<()> {
             Self::writable(slf)?.inner.tell(loss).or_raise()
