@@ -40,13 +40,14 @@ pub struct BipartiteMatchingPolytope {
     heap: BinaryHeap<Reverse<(u64, usize)>>,
 }
 
-/// What a pickled [`BipartiteMatchingPolytope`] stores: its constructor arguments (validated again on
-/// restore).
-#[derive(Serialize, Deserialize)]
-struct BipartiteMatchingSpec {
-    n_left: usize,
-    n_right: usize,
-    edges: Vec<(usize, usize)>,
+constructor_spec! {
+    /// What a pickled [`BipartiteMatchingPolytope`] stores: its constructor arguments (validated again on
+    /// restore).
+    BipartiteMatchingSpec for BipartiteMatchingPolytope |p| {
+        n_left: usize = p.n_left,
+        n_right: usize = p.n_right,
+        edges: Vec<(usize, usize)> = p.edges,
+    }
 }
 
 impl BipartiteMatchingPolytope {
@@ -218,28 +219,7 @@ impl BipartiteMatchingPolytope {
     }
 }
 
-impl From<BipartiteMatchingPolytope> for BipartiteMatchingSpec {
-    fn from(p: BipartiteMatchingPolytope) -> Self {
-        BipartiteMatchingSpec {
-            n_left: p.n_left,
-            n_right: p.n_right,
-            edges: p.edges,
-        }
-    }
-}
-
-impl TryFrom<BipartiteMatchingSpec> for BipartiteMatchingPolytope {
-    type Error = CoreError;
-    fn try_from(s: BipartiteMatchingSpec) -> Result<Self> {
-        BipartiteMatchingPolytope::new(s.n_left, s.n_right, s.edges)
-    }
-}
-
 impl LinearMinimizationOracle for BipartiteMatchingPolytope {
-    fn dim(&self) -> usize {
-        self.edges.len()
-    }
-
     /// A minimum-cost matching of any size for the edge costs `direction`: an optimal matching uses only
     /// edges of negative cost (dropping any other does not raise the cost), so only those are searched, and
     /// successive shortest augmenting paths with potentials (Dijkstra on reduced costs, the sink reached from

@@ -21,10 +21,11 @@ pub struct BirkhoffPolytope {
     col_mean: Vec<f64>,
 }
 
-/// What a pickled [`BirkhoffPolytope`] stores: its constructor argument (validated again on restore).
-#[derive(Serialize, Deserialize)]
-struct BirkhoffSpec {
-    n: usize,
+constructor_spec! {
+    /// What a pickled [`BirkhoffPolytope`] stores: its constructor argument (validated again on restore).
+    BirkhoffSpec for BirkhoffPolytope |b| {
+        n: usize = b.n,
+    }
 }
 
 impl BirkhoffPolytope {
@@ -67,24 +68,7 @@ impl BirkhoffPolytope {
     }
 }
 
-impl From<BirkhoffPolytope> for BirkhoffSpec {
-    fn from(b: BirkhoffPolytope) -> Self {
-        BirkhoffSpec { n: b.n }
-    }
-}
-
-impl TryFrom<BirkhoffSpec> for BirkhoffPolytope {
-    type Error = CoreError;
-    fn try_from(s: BirkhoffSpec) -> Result<Self> {
-        BirkhoffPolytope::new(s.n)
-    }
-}
-
 impl LinearMinimizationOracle for BirkhoffPolytope {
-    fn dim(&self) -> usize {
-        self.n * self.n
-    }
-
     /// The permutation matrix of a minimum-cost assignment for the costs `direction` (an `n × n` matrix),
     /// by shortest augmenting paths (see `assignment`): `O(n³)`, deterministic ties, no allocation.
     #[inline]

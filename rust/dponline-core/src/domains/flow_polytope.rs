@@ -50,15 +50,16 @@ pub struct FlowPolytope {
     projection: FlowProjection,
 }
 
-/// What a pickled [`FlowPolytope`] stores: its constructor arguments (validated again on restore).
-#[derive(Serialize, Deserialize)]
-struct FlowPolytopeSpec {
-    num_nodes: usize,
-    edges: Vec<(usize, usize)>,
-    source: usize,
-    target: usize,
-    capacities: Option<Vec<f64>>,
-    value: f64,
+constructor_spec! {
+    /// What a pickled [`FlowPolytope`] stores: its constructor arguments (validated again on restore).
+    FlowPolytopeSpec for FlowPolytope |p| {
+        num_nodes: usize = p.num_nodes,
+        edges: Vec<(usize, usize)> = p.edges,
+        source: usize = p.source,
+        target: usize = p.target,
+        capacities: Option<Vec<f64>> = p.capacities,
+        value: f64 = p.value,
+    }
 }
 
 impl FlowPolytope {
@@ -334,38 +335,7 @@ impl FlowPolytope {
     }
 }
 
-impl From<FlowPolytope> for FlowPolytopeSpec {
-    fn from(p: FlowPolytope) -> Self {
-        FlowPolytopeSpec {
-            num_nodes: p.num_nodes,
-            edges: p.edges,
-            source: p.source,
-            target: p.target,
-            capacities: p.capacities,
-            value: p.value,
-        }
-    }
-}
-
-impl TryFrom<FlowPolytopeSpec> for FlowPolytope {
-    type Error = CoreError;
-    fn try_from(s: FlowPolytopeSpec) -> Result<Self> {
-        FlowPolytope::new(
-            s.num_nodes,
-            s.edges,
-            s.source,
-            s.target,
-            s.capacities,
-            s.value,
-        )
-    }
-}
-
 impl LinearMinimizationOracle for FlowPolytope {
-    fn dim(&self) -> usize {
-        self.edges.len()
-    }
-
     /// A minimum-cost flow for the edge costs `direction` (any sign; negative-cost cycles are saturated) by
     /// the primal network simplex from a stored feasible basis (see `network_simplex`): a vertex, a
     /// deterministic function of the direction, with cost within `10⁻¹¹·(8n + 10)·Σ_e cap_e·max|d|` of the

@@ -32,12 +32,13 @@ pub struct GraphicMatroid {
     forest: UnionFind,
 }
 
-/// What a pickled [`GraphicMatroid`] stores: its constructor arguments (validated again on restore).
-#[derive(Serialize, Deserialize)]
-struct GraphicMatroidSpec {
-    num_nodes: usize,
-    edges: Vec<(usize, usize)>,
-    base: bool,
+constructor_spec! {
+    /// What a pickled [`GraphicMatroid`] stores: its constructor arguments (validated again on restore).
+    GraphicMatroidSpec for GraphicMatroid |g| {
+        num_nodes: usize = g.num_nodes,
+        edges: Vec<(usize, usize)> = g.edges,
+        base: bool = g.base,
+    }
 }
 
 impl GraphicMatroid {
@@ -134,28 +135,7 @@ impl GraphicMatroid {
     }
 }
 
-impl From<GraphicMatroid> for GraphicMatroidSpec {
-    fn from(g: GraphicMatroid) -> Self {
-        GraphicMatroidSpec {
-            num_nodes: g.num_nodes,
-            edges: g.edges,
-            base: g.base,
-        }
-    }
-}
-
-impl TryFrom<GraphicMatroidSpec> for GraphicMatroid {
-    type Error = CoreError;
-    fn try_from(s: GraphicMatroidSpec) -> Result<Self> {
-        GraphicMatroid::new(s.num_nodes, s.edges, s.base)
-    }
-}
-
 impl LinearMinimizationOracle for GraphicMatroid {
-    fn dim(&self) -> usize {
-        self.edges.len()
-    }
-
     /// Kruskal's algorithm (1956) with union-find. Spanning trees: a minimum spanning tree for weights of
     /// any sign. Forests: Kruskal over the strictly negative edges only, which gives a minimum-weight
     /// forest (the greedy algorithm is exact on a matroid, and edges of weight `≥ 0` never lower the

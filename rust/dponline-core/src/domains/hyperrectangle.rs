@@ -18,11 +18,12 @@ pub struct Hyperrectangle {
     geometry: Geometry,
 }
 
-/// What a pickled [`Hyperrectangle`] stores: its constructor arguments (validated again on restore).
-#[derive(Serialize, Deserialize)]
-struct HyperrectangleSpec {
-    lower: Vec<f64>,
-    upper: Vec<f64>,
+constructor_spec! {
+    /// What a pickled [`Hyperrectangle`] stores: its constructor arguments (validated again on restore).
+    HyperrectangleSpec for Hyperrectangle |b| {
+        lower: Vec<f64> = b.lower,
+        upper: Vec<f64> = b.upper,
+    }
 }
 
 impl Hyperrectangle {
@@ -81,27 +82,7 @@ impl Hyperrectangle {
     }
 }
 
-impl From<Hyperrectangle> for HyperrectangleSpec {
-    fn from(b: Hyperrectangle) -> Self {
-        HyperrectangleSpec {
-            lower: b.lower,
-            upper: b.upper,
-        }
-    }
-}
-
-impl TryFrom<HyperrectangleSpec> for Hyperrectangle {
-    type Error = CoreError;
-    fn try_from(s: HyperrectangleSpec) -> Result<Self> {
-        Hyperrectangle::new(s.lower, s.upper)
-    }
-}
-
 impl LinearMinimizationOracle for Hyperrectangle {
-    fn dim(&self) -> usize {
-        self.lower.len()
-    }
-
     /// Coordinate-wise: `upper_i` where `d_i < 0`, otherwise `lower_i` (so `d_i = 0` gives `lower_i`).
     /// `O(n)`.
     #[inline]

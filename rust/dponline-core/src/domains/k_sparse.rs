@@ -24,12 +24,13 @@ pub struct KSparsePolytope {
     sample: Vec<f64>,
 }
 
-/// What a pickled [`KSparsePolytope`] stores: its constructor arguments (validated again on restore).
-#[derive(Serialize, Deserialize)]
-struct KSparseSpec {
-    n: usize,
-    k: usize,
-    radius: f64,
+constructor_spec! {
+    /// What a pickled [`KSparsePolytope`] stores: its constructor arguments (validated again on restore).
+    KSparseSpec for KSparsePolytope |p| {
+        n: usize = p.geometry.center.len(),
+        k: usize = p.k,
+        radius: f64 = p.radius,
+    }
 }
 
 impl KSparsePolytope {
@@ -69,28 +70,7 @@ impl KSparsePolytope {
     }
 }
 
-impl From<KSparsePolytope> for KSparseSpec {
-    fn from(p: KSparsePolytope) -> Self {
-        KSparseSpec {
-            n: p.geometry.center.len(),
-            k: p.k,
-            radius: p.radius,
-        }
-    }
-}
-
-impl TryFrom<KSparseSpec> for KSparsePolytope {
-    type Error = CoreError;
-    fn try_from(s: KSparseSpec) -> Result<Self> {
-        KSparsePolytope::new(s.n, s.k, s.radius)
-    }
-}
-
 impl LinearMinimizationOracle for KSparsePolytope {
-    fn dim(&self) -> usize {
-        self.geometry.center.len()
-    }
-
     /// `−radius·sign(d_i)` at the `k` largest `|d_i|` (lowest index on ties; `+radius` where `d_i = 0`, as
     /// the ℓ1 ball), 0 elsewhere: `⟨d, x⟩ ≥ −radius·(sum of the k largest |d_i|)` on the polytope, with
     /// equality there. `O(n)` by selection on `−|d_i|`, allocation-free.

@@ -18,11 +18,12 @@ pub struct L1Ball {
     geometry: Geometry,
 }
 
-/// What a pickled [`L1Ball`] stores: its constructor arguments (validated again on restore).
-#[derive(Serialize, Deserialize)]
-struct L1BallSpec {
-    n: usize,
-    radius: f64,
+constructor_spec! {
+    /// What a pickled [`L1Ball`] stores: its constructor arguments (validated again on restore).
+    L1BallSpec for L1Ball |b| {
+        n: usize = b.geometry.center.len(),
+        radius: f64 = b.radius,
+    }
 }
 
 impl L1Ball {
@@ -47,27 +48,7 @@ impl L1Ball {
     }
 }
 
-impl From<L1Ball> for L1BallSpec {
-    fn from(b: L1Ball) -> Self {
-        L1BallSpec {
-            n: b.geometry.center.len(),
-            radius: b.radius,
-        }
-    }
-}
-
-impl TryFrom<L1BallSpec> for L1Ball {
-    type Error = CoreError;
-    fn try_from(s: L1BallSpec) -> Result<Self> {
-        L1Ball::new(s.n, s.radius)
-    }
-}
-
 impl LinearMinimizationOracle for L1Ball {
-    fn dim(&self) -> usize {
-        self.geometry.center.len()
-    }
-
     /// `−radius·sign(d_i)·e_i` for the largest `|d_i|` (lowest index on ties; `+radius·e_i` when
     /// `d_i = 0`). `O(n)`.
     #[inline]

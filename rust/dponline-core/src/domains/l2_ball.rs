@@ -14,11 +14,12 @@ pub struct L2Ball {
     geometry: Geometry,
 }
 
-/// What a pickled [`L2Ball`] stores: its constructor arguments (validated again on restore).
-#[derive(Serialize, Deserialize)]
-struct L2BallSpec {
-    n: usize,
-    radius: f64,
+constructor_spec! {
+    /// What a pickled [`L2Ball`] stores: its constructor arguments (validated again on restore).
+    L2BallSpec for L2Ball |b| {
+        n: usize = b.geometry.center.len(),
+        radius: f64 = b.radius,
+    }
 }
 
 impl L2Ball {
@@ -38,27 +39,7 @@ impl L2Ball {
     }
 }
 
-impl From<L2Ball> for L2BallSpec {
-    fn from(b: L2Ball) -> Self {
-        L2BallSpec {
-            n: b.geometry.center.len(),
-            radius: b.radius,
-        }
-    }
-}
-
-impl TryFrom<L2BallSpec> for L2Ball {
-    type Error = CoreError;
-    fn try_from(s: L2BallSpec) -> Result<Self> {
-        L2Ball::new(s.n, s.radius)
-    }
-}
-
 impl LinearMinimizationOracle for L2Ball {
-    fn dim(&self) -> usize {
-        self.geometry.center.len()
-    }
-
     /// `−radius·d/‖d‖` (the unique minimiser), and `radius·e_1` when `d = 0`. The norm is computed after
     /// scaling by `max|d_i|`, so no finite direction overflows. `O(n)`.
     #[inline]

@@ -8,6 +8,49 @@
 //! [`Domain`] is the closed set of domains the package ships, as one serializable enum so learners can be
 //! pickled; every variant implements [`LinearMinimizationOracle`].
 
+/// Declares the struct a domain is pickled as, and the conversions serde uses through it
+/// (`#[serde(try_from = "XSpec", into = "XSpec")]` on the domain): each stored field is listed once, with its
+/// type and the expression that reads it from the domain (bound to the name between the bars); restoring
+/// calls the domain's `new` with the fields in the order listed, so a restored domain passes the same
+/// validation as a new one. The spec's field names and order are its serialized layout.
+///
+/// ```ignore
+/// constructor_spec! {
+///     /// What a pickled [`L2Ball`] stores: its constructor arguments (validated again on restore).
+///     L2BallSpec for L2Ball |b| {
+///         n: usize = b.geometry.center.len(),
+///         radius: f64 = b.radius,
+///     }
+/// }
+/// // expands to `struct L2BallSpec { n: usize, radius: f64 }` (Serialize, Deserialize),
+/// // `From<L2Ball> for L2BallSpec` and `TryFrom<L2BallSpec> for L2Ball` (via `L2Ball::new(s.n, s.radius)`).
+/// ```
+macro_rules! constructor_spec {
+    (
+        $(#[$meta:meta])*
+        $spec:ident for $domain:ident |$d:ident| { $($field:ident: $ty:ty = $get:expr),+ $(,)? }
+    ) => {
+        $(#[$meta])*
+        #[derive(serde::Serialize, serde::Deserialize)]
+        struct $spec {
+            $($field: $ty),+
+        }
+
+        impl From<$domain> for $spec {
+            fn from($d: $domain) -> Self {
+                $spec { $($field: $get),+ }
+            }
+        }
+
+        impl TryFrom<$spec> for $domain {
+            type Error = crate::error::CoreError;
+            fn try_from(s: $spec) -> crate::error::Result<Self> {
+                $domain::new($(s.$field),+)
+            }
+        }
+    };
+}
+
 mod assignment;
 mod bipartite_matching;
 mod birkhoff;
@@ -104,8 +147,11 @@ impl Geometry {
 
 /// A convex compact set `D ⊂ R^dim` with a linear minimisation oracle.
 pub trait LinearMinimizationOracle {
-    /// Ambient dimension `n`.
-    fn dim(&self) -> usize;
+    /// Ambient dimension `n`: the length of the centre of [`Self::geometry`], which every domain sizes to its
+    /// coordinates.
+    fn dim(&self) -> usize {
+        self.geometry().center.len()
+    }
 
     /// Write a vertex `v ∈ argmin_{v ∈ D} ⟨direction, v⟩` into `vertex` (both of length `dim`).
     ///
@@ -204,9 +250,6 @@ macro_rules! dispatch {
 }
 
 impl LinearMinimizationOracle for Domain {
-    fn dim(&self) -> usize {
-        dispatch!(self, d => d.dim())
-    }
     #[inline]
     fn lmo(&mut self, direction: &[f64], vertex: &mut [f64]) {
         dispatch!(self, d => d.lmo(direction, vertex))

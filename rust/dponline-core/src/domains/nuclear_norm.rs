@@ -27,12 +27,13 @@ pub struct NuclearNormBall {
     unconverged: u64,
 }
 
-/// What a pickled [`NuclearNormBall`] stores: its constructor arguments (validated again on restore).
-#[derive(Serialize, Deserialize)]
-struct NuclearNormSpec {
-    rows: usize,
-    cols: usize,
-    radius: f64,
+constructor_spec! {
+    /// What a pickled [`NuclearNormBall`] stores: its constructor arguments (validated again on restore).
+    NuclearNormSpec for NuclearNormBall |b| {
+        rows: usize = b.rows,
+        cols: usize = b.cols,
+        radius: f64 = b.radius,
+    }
 }
 
 impl NuclearNormBall {
@@ -79,23 +80,6 @@ impl NuclearNormBall {
     }
 }
 
-impl From<NuclearNormBall> for NuclearNormSpec {
-    fn from(b: NuclearNormBall) -> Self {
-        NuclearNormSpec {
-            rows: b.rows,
-            cols: b.cols,
-            radius: b.radius,
-        }
-    }
-}
-
-impl TryFrom<NuclearNormSpec> for NuclearNormBall {
-    type Error = CoreError;
-    fn try_from(s: NuclearNormSpec) -> Result<Self> {
-        NuclearNormBall::new(s.rows, s.cols, s.radius)
-    }
-}
-
 /// `out = s·D q` for the row-major `rows × cols` matrix `d`.
 #[inline(always)]
 fn times(d: &[f64], cols: usize, s: f64, q: &[f64], out: &mut [f64]) {
@@ -124,10 +108,6 @@ fn times_transpose(d: &[f64], cols: usize, s: f64, p: &[f64], out: &mut [f64]) {
 }
 
 impl LinearMinimizationOracle for NuclearNormBall {
-    fn dim(&self) -> usize {
-        self.rows * self.cols
-    }
-
     /// `−radius·u vᵀ` for a top singular pair `(u, v)` of the direction `D` (a `rows × cols` matrix): the
     /// minimum of `⟨D, X⟩ = tr(DᵀX)` over the ball is `−radius·σ₁(D)` (the nuclear and spectral norms are
     /// dual). The top right (left) singular vector is the top eigenvector of `DᵀD` (`D Dᵀ`, whichever is

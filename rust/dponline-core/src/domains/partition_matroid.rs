@@ -27,12 +27,13 @@ pub struct PartitionMatroid {
     sample: Vec<f64>,
 }
 
-/// What a pickled [`PartitionMatroid`] stores: its constructor arguments (validated again on restore).
-#[derive(Serialize, Deserialize)]
-struct PartitionMatroidSpec {
-    blocks: Vec<Vec<usize>>,
-    capacities: Vec<usize>,
-    base: bool,
+constructor_spec! {
+    /// What a pickled [`PartitionMatroid`] stores: its constructor arguments (validated again on restore).
+    PartitionMatroidSpec for PartitionMatroid |m| {
+        blocks: Vec<Vec<usize>> = (0..m.shapes.len()).map(|j| m.block(j).to_vec()).collect(),
+        capacities: Vec<usize> = m.shapes.iter().map(|s| s.k).collect(),
+        base: bool = m.shapes[0].base,
+    }
 }
 
 impl PartitionMatroid {
@@ -178,28 +179,7 @@ impl PartitionMatroid {
     }
 }
 
-impl From<PartitionMatroid> for PartitionMatroidSpec {
-    fn from(m: PartitionMatroid) -> Self {
-        PartitionMatroidSpec {
-            blocks: (0..m.shapes.len()).map(|j| m.block(j).to_vec()).collect(),
-            capacities: m.shapes.iter().map(|s| s.k).collect(),
-            base: m.shapes[0].base,
-        }
-    }
-}
-
-impl TryFrom<PartitionMatroidSpec> for PartitionMatroid {
-    type Error = CoreError;
-    fn try_from(s: PartitionMatroidSpec) -> Result<Self> {
-        PartitionMatroid::new(s.blocks, s.capacities, s.base)
-    }
-}
-
 impl LinearMinimizationOracle for PartitionMatroid {
-    fn dim(&self) -> usize {
-        self.geometry.center.len()
-    }
-
     /// Block by block, the uniform-matroid LMO: ones at the `k_j` smallest `direction_i` of block `j`
     /// (independence: only those `< 0`), lowest index on ties. `O(n)`, no allocation.
     #[inline]

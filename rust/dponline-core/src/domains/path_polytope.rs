@@ -38,13 +38,14 @@ pub struct PathPolytope {
     projection: FlowProjection,
 }
 
-/// What a pickled [`PathPolytope`] stores: its constructor arguments (validated again on restore).
-#[derive(Serialize, Deserialize)]
-struct PathPolytopeSpec {
-    num_nodes: usize,
-    edges: Vec<(usize, usize)>,
-    source: usize,
-    target: usize,
+constructor_spec! {
+    /// What a pickled [`PathPolytope`] stores: its constructor arguments (validated again on restore).
+    PathPolytopeSpec for PathPolytope |p| {
+        num_nodes: usize = p.num_nodes,
+        edges: Vec<(usize, usize)> = p.edges,
+        source: usize = p.source,
+        target: usize = p.target,
+    }
 }
 
 /// `ln(eᵃ + eᵇ)` without overflow; `a = −∞` is the empty sum.
@@ -247,29 +248,7 @@ impl PathPolytope {
     }
 }
 
-impl From<PathPolytope> for PathPolytopeSpec {
-    fn from(p: PathPolytope) -> Self {
-        PathPolytopeSpec {
-            num_nodes: p.num_nodes,
-            edges: p.edges,
-            source: p.source,
-            target: p.target,
-        }
-    }
-}
-
-impl TryFrom<PathPolytopeSpec> for PathPolytope {
-    type Error = CoreError;
-    fn try_from(s: PathPolytopeSpec) -> Result<Self> {
-        PathPolytope::new(s.num_nodes, s.edges, s.source, s.target)
-    }
-}
-
 impl LinearMinimizationOracle for PathPolytope {
-    fn dim(&self) -> usize {
-        self.edges.len()
-    }
-
     /// A shortest s-t path for edge costs of any sign, by dynamic programming over the live nodes in
     /// topological order (exact on a DAG: no cycles, so no negative cycles). At each node the cheapest
     /// incoming edge wins, the lowest edge index on ties. `O(n + m)`, no allocation.

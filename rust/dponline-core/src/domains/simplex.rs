@@ -70,10 +70,6 @@ impl TryFrom<SimplexSpec> for Simplex {
 }
 
 impl LinearMinimizationOracle for Simplex {
-    fn dim(&self) -> usize {
-        self.n
-    }
-
     /// `e_i` for the smallest `direction_i` (lowest index on ties). `O(n)`.
     #[inline]
     fn lmo(&mut self, direction: &[f64], vertex: &mut [f64]) {

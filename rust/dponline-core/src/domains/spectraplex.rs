@@ -21,10 +21,11 @@ pub struct Spectraplex {
     unconverged: u64,
 }
 
-/// What a pickled [`Spectraplex`] stores: its constructor argument (validated again on restore).
-#[derive(Serialize, Deserialize)]
-struct SpectraplexSpec {
-    n: usize,
+constructor_spec! {
+    /// What a pickled [`Spectraplex`] stores: its constructor argument (validated again on restore).
+    SpectraplexSpec for Spectraplex |s| {
+        n: usize = s.n,
+    }
 }
 
 impl Spectraplex {
@@ -74,24 +75,7 @@ impl Spectraplex {
     }
 }
 
-impl From<Spectraplex> for SpectraplexSpec {
-    fn from(s: Spectraplex) -> Self {
-        SpectraplexSpec { n: s.n }
-    }
-}
-
-impl TryFrom<SpectraplexSpec> for Spectraplex {
-    type Error = CoreError;
-    fn try_from(s: SpectraplexSpec) -> Result<Self> {
-        Spectraplex::new(s.n)
-    }
-}
-
 impl LinearMinimizationOracle for Spectraplex {
-    fn dim(&self) -> usize {
-        self.n * self.n
-    }
-
     /// `v vᵀ` for a bottom eigenvector `v` of `S = (D + Dᵀ)/2` (for symmetric `X`, `⟨D, X⟩ = ⟨S, X⟩`, whose
     /// minimum over the spectraplex is `λ_min(S)`), by the Lanczos method from a fixed start
     /// (`spectral::Lanczos`: residual at most `10⁻¹⁰‖S‖`, so the value is within `10⁻¹⁰‖S‖` of `λ_min` for a

@@ -487,10 +487,6 @@ impl TryFrom<SubmodularBaseSpec> for SubmodularBasePolytope {
 }
 
 impl LinearMinimizationOracle for SubmodularBasePolytope {
-    fn dim(&self) -> usize {
-        self.n
-    }
-
     /// Edmonds' greedy algorithm: order the items by increasing `direction` (lower index on ties) and give
     /// each its marginal gain given the items before it; this vertex minimises `⟨d, x⟩` over `B(F)` (Edmonds
     /// 1970). `O(n log n)` for the sort plus one pass over the function's data (`O(rows·n)`, weighted

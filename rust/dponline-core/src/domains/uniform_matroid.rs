@@ -177,12 +177,13 @@ pub struct UniformMatroid {
     sample: Vec<f64>,
 }
 
-/// What a pickled [`UniformMatroid`] stores: its constructor arguments (validated again on restore).
-#[derive(Serialize, Deserialize)]
-struct UniformMatroidSpec {
-    n: usize,
-    k: usize,
-    base: bool,
+constructor_spec! {
+    /// What a pickled [`UniformMatroid`] stores: its constructor arguments (validated again on restore).
+    UniformMatroidSpec for UniformMatroid |m| {
+        n: usize = m.block.size,
+        k: usize = m.block.k,
+        base: bool = m.block.base,
+    }
 }
 
 impl UniformMatroid {
@@ -233,28 +234,7 @@ impl UniformMatroid {
     }
 }
 
-impl From<UniformMatroid> for UniformMatroidSpec {
-    fn from(m: UniformMatroid) -> Self {
-        UniformMatroidSpec {
-            n: m.block.size,
-            k: m.block.k,
-            base: m.block.base,
-        }
-    }
-}
-
-impl TryFrom<UniformMatroidSpec> for UniformMatroid {
-    type Error = CoreError;
-    fn try_from(s: UniformMatroidSpec) -> Result<Self> {
-        UniformMatroid::new(s.n, s.k, s.base)
-    }
-}
-
 impl LinearMinimizationOracle for UniformMatroid {
-    fn dim(&self) -> usize {
-        self.block.size
-    }
-
     /// Ones at the `k` smallest `direction_i` (independence: only those `< 0`), lowest index on ties.
     /// `O(n)` by selection with preallocated scratch space; no allocation.
     #[inline]
