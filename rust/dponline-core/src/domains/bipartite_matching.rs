@@ -272,10 +272,6 @@ impl LinearMinimizationOracle for BipartiteMatchingPolytope {
         &self.geometry
     }
 
-    /// Identity (full-dimensional).
-    #[inline]
-    fn project_tangent(&mut self, _u: &mut [f64]) {}
-
     /// `x_e ≥ −atol` and `Σ_{e ∋ v} x_e ≤ 1 + atol` at every node (the exact description above).
     fn contains(&self, x: &[f64], atol: f64) -> bool {
         if x.len() != self.edges.len() || x.iter().any(|&v| v < -atol) {
@@ -367,13 +363,8 @@ mod tests {
         testing::certified_ball_is_inside(&mut p, 34);
         testing::projection_is_orthogonal(&mut p, 35);
         let matchings = all_matchings(&p);
-        let diam = matchings
-            .iter()
-            .flat_map(|a| matchings.iter().map(move |b| (a, b)))
-            .map(|(a, b)| a.iter().zip(b).filter(|(x, y)| x != y).count())
-            .max()
-            .unwrap();
-        assert!(p.diameter() >= (diam as f64).sqrt());
+        let diam = testing::diameter_of(&matchings);
+        assert!(p.diameter() >= diam);
         let mut domain = crate::domains::Domain::BipartiteMatching(Box::new(example()));
         testing::frank_wolfe_converges(&mut domain, 36);
     }
@@ -389,13 +380,7 @@ mod tests {
 
     #[test]
     fn serde_round_trip() {
-        let mut p = example();
-        let bytes = crate::state::to_state_bytes(&p).unwrap();
-        let mut back: BipartiteMatchingPolytope = crate::state::from_state_bytes(&bytes).unwrap();
         let d: Vec<f64> = (0..9).map(|i| (i as f64 * 1.3).sin()).collect();
-        let (mut a, mut b) = (vec![0.0; 9], vec![0.0; 9]);
-        p.lmo(&d, &mut a);
-        back.lmo(&d, &mut b);
-        assert_eq!(a, b);
+        testing::state_round_trip(&mut example(), &d);
     }
 }

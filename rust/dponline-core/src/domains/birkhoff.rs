@@ -168,24 +168,11 @@ mod tests {
             testing::certified_ball_is_inside(&mut b, 21);
             testing::projection_is_orthogonal(&mut b, 22);
             // The facet X_00 = 0 is reached at distance r along -P e_00.
-            let r = b.inscribed_radius().unwrap();
-            let mut u = vec![0.0; n * n];
-            u[0] = -1.0;
-            b.project_tangent(&mut u);
-            let norm = u.iter().map(|x| x * x).sum::<f64>().sqrt();
-            assert!((b.interior_point()[0] + r * u[0] / norm).abs() < 1e-12);
+            assert!(testing::towards_facet(&mut b, 0)[0].abs() < 1e-12);
         }
         let vertices = permutation_matrices(4);
-        let diam = vertices
-            .iter()
-            .flat_map(|a| vertices.iter().map(move |b| (a, b)))
-            .map(|(a, b)| a.iter().zip(b).filter(|(x, y)| x != y).count())
-            .max()
-            .unwrap();
-        assert_eq!(
-            BirkhoffPolytope::new(4).unwrap().diameter(),
-            (diam as f64).sqrt()
-        );
+        let diam = testing::diameter_of(&vertices);
+        assert_eq!(BirkhoffPolytope::new(4).unwrap().diameter(), diam);
     }
 
     #[test]
@@ -215,9 +202,8 @@ mod tests {
 
     #[test]
     fn serde_round_trip() {
-        let b = BirkhoffPolytope::new(3).unwrap();
-        let bytes = crate::state::to_state_bytes(&b).unwrap();
-        let back: BirkhoffPolytope = crate::state::from_state_bytes(&bytes).unwrap();
+        let mut b = BirkhoffPolytope::new(3).unwrap();
+        let back = testing::state_round_trip(&mut b, &testing::gaussian(&mut testing::rng(23), 9));
         assert_eq!(back.dim(), 9);
     }
 }

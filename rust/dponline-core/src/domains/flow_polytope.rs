@@ -491,12 +491,7 @@ mod tests {
             testing::certified_ball_is_inside(&mut p, seed);
             testing::projection_is_orthogonal(&mut p, seed + 1);
             let points = integer_flows(&p);
-            let diam = points
-                .iter()
-                .flat_map(|a| points.iter().map(move |b| (a, b)))
-                .map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>())
-                .fold(0.0, f64::max)
-                .sqrt();
+            let diam = testing::diameter_of(&points);
             assert!(p.diameter() >= diam - 1e-12);
         }
         let mut domain = crate::domains::Domain::Flow(Box::new(random_instances().remove(3)));
@@ -621,14 +616,8 @@ mod tests {
     #[test]
     fn serde_round_trip() {
         let mut p = random_instances().remove(0);
-        let bytes = crate::state::to_state_bytes(&p).unwrap();
-        let mut back: FlowPolytope = crate::state::from_state_bytes(&bytes).unwrap();
-        let m = p.dim();
-        let d: Vec<f64> = (0..m).map(|i| (i as f64 * 0.9).sin()).collect();
-        let (mut a, mut b) = (vec![0.0; m], vec![0.0; m]);
-        p.lmo(&d, &mut a);
-        back.lmo(&d, &mut b);
-        assert_eq!(a, b);
+        let d: Vec<f64> = (0..p.dim()).map(|i| (i as f64 * 0.9).sin()).collect();
+        let back = testing::state_round_trip(&mut p, &d);
         assert_eq!(p.interior_point(), back.interior_point());
     }
 }

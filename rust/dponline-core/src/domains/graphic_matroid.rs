@@ -261,13 +261,8 @@ mod tests {
             testing::projection_is_orthogonal(&mut forests, seed);
             for (domain, size) in [(&trees, Some(n - 1)), (&forests, None)] {
                 let brute = vertices(n, &edges, size);
-                let diam = brute
-                    .iter()
-                    .flat_map(|a| brute.iter().map(move |b| (a, b)))
-                    .map(|(a, b)| a.iter().zip(b).filter(|(x, y)| x != y).count())
-                    .max()
-                    .unwrap();
-                assert!((diam as f64).sqrt() <= domain.diameter() + 1e-12);
+                let diam = testing::diameter_of(&brute);
+                assert!(diam <= domain.diameter() + 1e-12);
             }
         }
     }
@@ -316,13 +311,7 @@ mod tests {
     fn serde_round_trip() {
         let (n, edges) = graphs().swap_remove(1);
         let mut g = GraphicMatroid::new(n, edges, true).unwrap();
-        let bytes = crate::state::to_state_bytes(&g).unwrap();
-        let mut back: GraphicMatroid = crate::state::from_state_bytes(&bytes).unwrap();
-        let d = [0.5, -1.0, 0.2, 0.0, 3.0, -2.0, 1.0];
-        let (mut a, mut b) = ([0.0; 7], [0.0; 7]);
-        g.lmo(&d, &mut a);
-        back.lmo(&d, &mut b);
-        assert_eq!(a, b);
+        let back = testing::state_round_trip(&mut g, &[0.5, -1.0, 0.2, 0.0, 3.0, -2.0, 1.0]);
         assert_eq!(back.interior_point(), g.interior_point());
     }
 }

@@ -98,10 +98,6 @@ impl LinearMinimizationOracle for Hyperrectangle {
         &self.geometry
     }
 
-    /// Identity (the box is full-dimensional).
-    #[inline]
-    fn project_tangent(&mut self, _u: &mut [f64]) {}
-
     /// `lower_i − atol ≤ x_i ≤ upper_i + atol` for every `i`.
     fn contains(&self, x: &[f64], atol: f64) -> bool {
         x.len() == self.lower.len()

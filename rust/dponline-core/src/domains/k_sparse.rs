@@ -94,10 +94,6 @@ impl LinearMinimizationOracle for KSparsePolytope {
         &self.geometry
     }
 
-    /// Identity (full-dimensional).
-    #[inline]
-    fn project_tangent(&mut self, _u: &mut [f64]) {}
-
     /// `|x_i| ≤ radius + atol` and `Σ|x_i| ≤ k·radius + atol`.
     fn contains(&self, x: &[f64], atol: f64) -> bool {
         x.len() == self.geometry.center.len()
@@ -157,12 +153,7 @@ mod tests {
             testing::certified_ball_is_inside(&mut p, 7);
             testing::projection_is_orthogonal(&mut p, 8);
             let brute = vertices(n, k, 1.5);
-            let diam = brute
-                .iter()
-                .flat_map(|a| brute.iter().map(move |b| (a, b)))
-                .map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>())
-                .fold(0.0, f64::max)
-                .sqrt();
+            let diam = testing::diameter_of(&brute);
             assert!((p.diameter() - diam).abs() < 1e-12);
             // The radius is tight: the ball touches a facet.
             let r = p.inscribed_radius().unwrap();
@@ -193,9 +184,8 @@ mod tests {
 
     #[test]
     fn serde_round_trip() {
-        let p = KSparsePolytope::new(6, 2, 0.5).unwrap();
-        let bytes = crate::state::to_state_bytes(&p).unwrap();
-        let back: KSparsePolytope = crate::state::from_state_bytes(&bytes).unwrap();
+        let mut p = KSparsePolytope::new(6, 2, 0.5).unwrap();
+        let back = testing::state_round_trip(&mut p, &testing::gaussian(&mut testing::rng(9), 6));
         assert_eq!((back.dim(), back.k, back.radius), (6, 2, 0.5));
     }
 }

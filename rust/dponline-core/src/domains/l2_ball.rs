@@ -65,10 +65,6 @@ impl LinearMinimizationOracle for L2Ball {
         &self.geometry
     }
 
-    /// Identity (the ball is full-dimensional).
-    #[inline]
-    fn project_tangent(&mut self, _u: &mut [f64]) {}
-
     /// `‖x‖₂ ≤ radius + atol`.
     fn contains(&self, x: &[f64], atol: f64) -> bool {
         x.len() == self.geometry.center.len() && super::linalg::norm2(x) <= self.radius + atol

@@ -184,9 +184,18 @@ pub trait LinearMinimizationOracle {
         self.geometry().affine_dim
     }
 
-    /// Project `u` in place onto the linear subspace parallel to `aff(D)` (identity for full-dimensional
-    /// domains). Must not allocate.
-    fn project_tangent(&mut self, u: &mut [f64]);
+    /// Project `u` in place onto the linear subspace parallel to `aff(D)`. Must not allocate.
+    ///
+    /// The default is the identity, right for full-dimensional domains (`affine_dim == dim`, checked in debug
+    /// builds); every domain with a smaller affine hull overrides it.
+    #[inline]
+    fn project_tangent(&mut self, _u: &mut [f64]) {
+        debug_assert_eq!(
+            self.affine_dim(),
+            self.dim(),
+            "a flat domain needs its own projection"
+        );
+    }
 
     /// Whether `x ∈ D` up to absolute tolerance `atol` on each defining constraint.
     fn contains(&self, x: &[f64], atol: f64) -> bool;

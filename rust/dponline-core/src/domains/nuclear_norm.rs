@@ -179,10 +179,6 @@ impl LinearMinimizationOracle for NuclearNormBall {
         &self.geometry
     }
 
-    /// Identity (full-dimensional).
-    #[inline]
-    fn project_tangent(&mut self, _u: &mut [f64]) {}
-
     /// `‖X‖_* ≤ radius + atol`, the singular values by the one-sided Jacobi method (`spectral`):
     /// `O(rows·cols·min(rows, cols))` per sweep.
     fn contains(&self, x: &[f64], atol: f64) -> bool {
@@ -223,11 +219,7 @@ mod tests {
             let mut ball = NuclearNormBall::new(rows, cols, 2.5).unwrap();
             let mut v = vec![0.0; rows * cols];
             for trial in 0..10 {
-                let d = if trial % 3 == 2 {
-                    testing::tied(&mut rng, rows * cols)
-                } else {
-                    testing::gaussian(&mut rng, rows * cols)
-                };
+                let d = testing::mixed_direction(&mut rng, rows * cols, trial, 3);
                 ball.lmo(&d, &mut v);
                 let value: f64 = d.iter().zip(&v).map(|(a, b)| a * b).sum();
                 let want = -2.5 * top_singular_value(&d, rows, cols);
@@ -298,9 +290,8 @@ mod tests {
 
     #[test]
     fn serde_round_trip() {
-        let b = NuclearNormBall::new(3, 5, 0.5).unwrap();
-        let bytes = crate::state::to_state_bytes(&b).unwrap();
-        let back: NuclearNormBall = crate::state::from_state_bytes(&bytes).unwrap();
+        let mut b = NuclearNormBall::new(3, 5, 0.5).unwrap();
+        let back = testing::state_round_trip(&mut b, &testing::gaussian(&mut testing::rng(92), 15));
         assert_eq!((back.shape(), back.radius), ((3, 5), 0.5));
     }
 }

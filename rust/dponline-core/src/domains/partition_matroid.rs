@@ -306,13 +306,7 @@ mod tests {
     fn serde_round_trip() {
         let (blocks, caps) = example();
         let mut m = PartitionMatroid::new(blocks, caps, true).unwrap();
-        let bytes = crate::state::to_state_bytes(&m).unwrap();
-        let mut back: PartitionMatroid = crate::state::from_state_bytes(&bytes).unwrap();
-        let d = [0.3, -1.0, 2.0, 0.1, -0.5, 0.7, 0.0, -0.2];
-        let (mut a, mut b) = ([0.0; 8], [0.0; 8]);
-        m.lmo(&d, &mut a);
-        back.lmo(&d, &mut b);
-        assert_eq!(a, b);
+        let back = testing::state_round_trip(&mut m, &[0.3, -1.0, 2.0, 0.1, -0.5, 0.7, 0.0, -0.2]);
         assert_eq!(back.members, m.members);
     }
 }

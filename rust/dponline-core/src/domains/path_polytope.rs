@@ -460,13 +460,7 @@ mod tests {
 
     #[test]
     fn serde_round_trip() {
-        let mut p = example();
-        let bytes = crate::state::to_state_bytes(&p).unwrap();
-        let mut back: PathPolytope = crate::state::from_state_bytes(&bytes).unwrap();
         let d: Vec<f64> = (0..11).map(|i| (i as f64 * 0.7).sin()).collect();
-        let (mut a, mut b) = (vec![0.0; 11], vec![0.0; 11]);
-        p.lmo(&d, &mut a);
-        back.lmo(&d, &mut b);
-        assert_eq!(a, b);
+        testing::state_round_trip(&mut example(), &d);
     }
 }

@@ -119,17 +119,8 @@ mod tests {
     #[test]
     fn inscribed_ball_touches_a_facet() {
         let mut s = Simplex::new(5).unwrap();
-        let r = s.inscribed_radius().unwrap();
         // The tangent direction towards facet x_0 = 0 is -P e_0; moving r along its unit vector hits x_0 = 0.
-        let mut u = [-1.0, 0.0, 0.0, 0.0, 0.0];
-        s.project_tangent(&mut u);
-        let norm = u.iter().map(|v| v * v).sum::<f64>().sqrt();
-        let x: Vec<f64> = s
-            .interior_point()
-            .iter()
-            .zip(u)
-            .map(|(c, d)| c + r * d / norm)
-            .collect();
+        let x = super::super::testing::towards_facet(&mut s, 0);
         assert!(x[0].abs() < 1e-12);
         assert!(s.contains(&x, 1e-12));
     }

@@ -165,11 +165,7 @@ mod tests {
             let mut s = Spectraplex::new(n).unwrap();
             let mut v = vec![0.0; n * n];
             for trial in 0..10 {
-                let d = if trial % 3 == 2 {
-                    testing::tied(&mut rng, n * n)
-                } else {
-                    testing::gaussian(&mut rng, n * n)
-                };
+                let d = testing::mixed_direction(&mut rng, n * n, trial, 3);
                 s.lmo(&d, &mut v);
                 let value: f64 = d.iter().zip(&v).map(|(a, b)| a * b).sum();
                 let mut sym: Vec<f64> = (0..n * n)
@@ -195,17 +191,7 @@ mod tests {
         }
         // The radius is tight: towards e_1 e_1ᵀ's opposite face.
         let mut s = Spectraplex::new(3).unwrap();
-        let r = s.inscribed_radius().unwrap();
-        let mut u = vec![0.0; 9];
-        u[0] = -1.0;
-        s.project_tangent(&mut u);
-        let norm = u.iter().map(|x| x * x).sum::<f64>().sqrt();
-        let x: Vec<f64> = s
-            .interior_point()
-            .iter()
-            .zip(&u)
-            .map(|(c, u)| c + r * u / norm)
-            .collect();
+        let x = testing::towards_facet(&mut s, 0);
         assert!(x[0].abs() < 1e-12 && s.contains(&x, 1e-12));
         let mut domain =
             crate::domains::Domain::Spectraplex(Box::new(Spectraplex::new(5).unwrap()));

@@ -718,14 +718,7 @@ mod tests {
             SubmodularBasePolytope::concave_of_cardinality(vec![0.0, 1.0, 2.0, 2.0, 2.0, 2.0])
                 .unwrap();
         let mut h = crate::domains::UniformMatroid::new(5, 2, true).unwrap();
-        let mut rng = testing::rng(113);
-        let (mut a, mut b) = (vec![0.0; 5], vec![0.0; 5]);
-        for _ in 0..50 {
-            let d = testing::tied(&mut rng, 5);
-            p.lmo(&d, &mut a);
-            h.lmo(&d, &mut b);
-            assert_eq!(a, b, "same vertex and the same tie-breaking for {d:?}");
-        }
+        testing::same_vertices(&mut p, &mut h, 113, 50);
         assert!((p.inscribed_radius().unwrap() - h.inscribed_radius().unwrap()).abs() < 1e-12);
         assert!((p.diameter() - h.diameter()).abs() < 1e-12);
     }
@@ -743,12 +736,7 @@ mod tests {
                 testing::certified_ball_is_inside(&mut p, seed + 1);
             }
             let vertices = greedy_vertices(&mut p);
-            let diam = vertices
-                .iter()
-                .flat_map(|a| vertices.iter().map(move |b| (a, b)))
-                .map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>())
-                .fold(0.0, f64::max)
-                .sqrt();
+            let diam = testing::diameter_of(&vertices);
             assert!(p.diameter() >= diam - 1e-12);
             // The Shapley value is the average of the greedy vertices.
             let average: Vec<f64> = (0..p.n)
@@ -841,27 +829,14 @@ mod tests {
         assert!(
             (table.inscribed_radius().unwrap() - hyper.inscribed_radius().unwrap()).abs() < 1e-12
         );
-        let mut rng = testing::rng(114);
-        let (mut a, mut b) = (vec![0.0; 3], vec![0.0; 3]);
-        for _ in 0..20 {
-            let d = testing::tied(&mut rng, 3);
-            table.lmo(&d, &mut a);
-            hyper.lmo(&d, &mut b);
-            assert_eq!(a, b);
-        }
+        testing::same_vertices(&mut table, &mut hyper, 114, 20);
     }
 
     #[test]
     fn serde_round_trip() {
-        for p in families() {
-            let bytes = crate::state::to_state_bytes(&p).unwrap();
-            let mut back: SubmodularBasePolytope = crate::state::from_state_bytes(&bytes).unwrap();
-            let mut original = p.clone();
+        for mut p in families() {
             let d: Vec<f64> = (0..p.n).map(|i| (i as f64 * 0.7).cos()).collect();
-            let (mut a, mut b) = (vec![0.0; p.n], vec![0.0; p.n]);
-            original.lmo(&d, &mut a);
-            back.lmo(&d, &mut b);
-            assert_eq!(a, b);
+            testing::state_round_trip(&mut p, &d);
         }
     }
 }

@@ -2,6 +2,8 @@
 //! the tangent projection.
 
 use rand_distr::{Distribution, StandardNormal};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use super::LinearMinimizationOracle;
 use crate::rng::Generator;
@@ -21,8 +23,88 @@ pub(super) fn tied(rng: &mut Generator, n: usize) -> Vec<f64> {
     (0..n).map(|_| (rng.open01() * 5.0).floor() - 2.0).collect()
 }
 
+/// The direction of trial `trial` in a mixed sequence: tie-heavy ([`tied`]) when `trial % period` is
+/// `period − 1`, Gaussian otherwise.
+pub(super) fn mixed_direction(
+    rng: &mut Generator,
+    n: usize,
+    trial: usize,
+    period: usize,
+) -> Vec<f64> {
+    if trial % period == period - 1 {
+        tied(rng, n)
+    } else {
+        gaussian(rng, n)
+    }
+}
+
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The point `center + length·u/‖u‖₂` (`u` non-zero).
+pub(super) fn along(center: &[f64], length: f64, u: &[f64]) -> Vec<f64> {
+    let norm = dot(u, u).sqrt();
+    center
+        .iter()
+        .zip(u)
+        .map(|(c, u)| c + length * u / norm)
+        .collect()
+}
+
+/// The point at the certified radius `r` from the centre along the tangent direction `−P e_i`, towards the
+/// facet `x_i = 0`: a tight certificate puts it on that facet.
+pub(super) fn towards_facet<D: LinearMinimizationOracle>(domain: &mut D, i: usize) -> Vec<f64> {
+    let mut u = vec![0.0; domain.dim()];
+    u[i] = -1.0;
+    domain.project_tangent(&mut u);
+    let r = domain.inscribed_radius().expect("a certified radius");
+    along(domain.interior_point(), r, &u)
+}
+
+/// The Euclidean diameter of a finite point set, by brute force over all pairs.
+pub(super) fn diameter_of(points: &[Vec<f64>]) -> f64 {
+    points
+        .iter()
+        .flat_map(|a| points.iter().map(move |b| (a, b)))
+        .map(|(a, b)| a.iter().zip(b).map(|(x, y)| (x - y).powi(2)).sum::<f64>())
+        .fold(0.0, f64::max)
+        .sqrt()
+}
+
+/// Pickle `domain` in the state format and restore it: the copy's LMO returns the same vertex as the
+/// original's for `direction`. Returns the copy, for checks of the domain's own fields.
+pub(super) fn state_round_trip<D>(domain: &mut D, direction: &[f64]) -> D
+where
+    D: LinearMinimizationOracle + Serialize + DeserializeOwned,
+{
+    let bytes = crate::state::to_state_bytes(domain).unwrap();
+    let mut back: D = crate::state::from_state_bytes(&bytes).unwrap();
+    let n = domain.dim();
+    let (mut a, mut b) = (vec![0.0; n], vec![0.0; n]);
+    domain.lmo(direction, &mut a);
+    back.lmo(direction, &mut b);
+    assert_eq!(a, b, "the restored domain's LMO differs for {direction:?}");
+    back
+}
+
+/// Two descriptions of one polytope return the same vertex, ties broken alike, on `trials` tie-heavy
+/// directions drawn from `seed`.
+pub(super) fn same_vertices<A, B>(a: &mut A, b: &mut B, seed: u64, trials: usize)
+where
+    A: LinearMinimizationOracle,
+    B: LinearMinimizationOracle,
+{
+    let n = a.dim();
+    assert_eq!(n, b.dim());
+    let mut rng = rng(seed);
+    let (mut va, mut vb) = (vec![0.0; n], vec![0.0; n]);
+    for _ in 0..trials {
+        let d = tied(&mut rng, n);
+        a.lmo(&d, &mut va);
+        b.lmo(&d, &mut vb);
+        assert_eq!(va, vb, "same vertex and the same tie-breaking for {d:?}");
+    }
 }
 
 /// The LMO returns one of `vertices` with the minimal inner product, is deterministic, and its output is
@@ -37,11 +119,7 @@ pub(super) fn lmo_matches_brute_force<D: LinearMinimizationOracle>(
     let mut v = vec![0.0; n];
     let mut again = vec![0.0; n];
     for trial in 0..60 {
-        let d = if trial % 2 == 0 {
-            gaussian(&mut rng, n)
-        } else {
-            tied(&mut rng, n)
-        };
+        let d = mixed_direction(&mut rng, n, trial, 2);
         domain.lmo(&d, &mut v);
         let best = vertices
             .iter()
@@ -78,11 +156,10 @@ pub(super) fn certified_ball_is_inside<D: LinearMinimizationOracle>(domain: &mut
     }
     for mut u in directions {
         domain.project_tangent(&mut u);
-        let norm = dot(&u, &u).sqrt();
-        if norm < 1e-12 {
+        if dot(&u, &u).sqrt() < 1e-12 {
             continue;
         }
-        let x: Vec<f64> = c.iter().zip(&u).map(|(c, u)| c + r * u / norm).collect();
+        let x = along(&c, r, &u);
         assert!(domain.contains(&x, 1e-9), "c + r u left the domain: {x:?}");
     }
 }
@@ -155,14 +232,7 @@ pub(super) fn frank_wolfe_converges(domain: &mut super::Domain, seed: u64) {
     let n = domain.dim();
     let diameter = domain.diameter();
     let mut rng = rng(seed);
-    let g = gaussian(&mut rng, n);
-    let norm = dot(&g, &g).sqrt();
-    let v: Vec<f64> = domain
-        .interior_point()
-        .iter()
-        .zip(&g)
-        .map(|(c, g)| c + diameter * g / norm)
-        .collect();
+    let v = along(domain.interior_point(), diameter, &gaussian(&mut rng, n));
     let mut fw = crate::frank_wolfe::project(domain, &v, 0).unwrap();
     let mut smallest = f64::INFINITY;
     for k in 1..=1000u32 {

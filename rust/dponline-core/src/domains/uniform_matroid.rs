@@ -312,16 +312,8 @@ mod tests {
                 testing::certified_ball_is_inside(&mut m, 12);
                 testing::projection_is_orthogonal(&mut m, 13);
                 let brute = vertices(n, k, base);
-                let diam = brute
-                    .iter()
-                    .flat_map(|a| brute.iter().map(move |b| (a, b)))
-                    .map(|(a, b)| a.iter().zip(b).filter(|(x, y)| x != y).count())
-                    .max()
-                    .unwrap();
-                assert!(
-                    (m.diameter() - (diam as f64).sqrt()).abs() < 1e-12,
-                    "{n} {k} {base}"
-                );
+                let diam = testing::diameter_of(&brute);
+                assert!((m.diameter() - diam).abs() < 1e-12, "{n} {k} {base}");
             }
         }
     }
@@ -330,12 +322,7 @@ mod tests {
     fn the_radius_is_tight_for_the_hypersimplex() {
         // Moving r towards the facet x_0 = 0 (k/n < 1/2) reaches it exactly.
         let mut m = UniformMatroid::new(6, 2, true).unwrap();
-        let r = m.inscribed_radius().unwrap();
-        let mut u = [-1.0, 0.0, 0.0, 0.0, 0.0, 0.0];
-        m.project_tangent(&mut u);
-        let norm = u.iter().map(|v| v * v).sum::<f64>().sqrt();
-        let x0 = m.interior_point()[0] + r * u[0] / norm;
-        assert!(x0.abs() < 1e-12);
+        assert!(testing::towards_facet(&mut m, 0)[0].abs() < 1e-12);
     }
 
     #[test]
@@ -354,9 +341,8 @@ mod tests {
 
     #[test]
     fn serde_round_trip() {
-        let m = UniformMatroid::new(6, 2, false).unwrap();
-        let bytes = crate::state::to_state_bytes(&m).unwrap();
-        let back: UniformMatroid = crate::state::from_state_bytes(&bytes).unwrap();
+        let mut m = UniformMatroid::new(6, 2, false).unwrap();
+        let back = testing::state_round_trip(&mut m, &testing::gaussian(&mut testing::rng(14), 6));
         assert_eq!(back.block, m.block);
         assert_eq!(back.scratch.len(), 6);
     }
