@@ -116,7 +116,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::PrefixSumMechanism;
-use super::lattice::{Guarded, Lattice, SamplerKind, node_sampler, push_guarded};
+use super::lattice::{Guarded, Lattice, SamplerKind, node_sampler, push_guarded, push_rows};
 use crate::alloc::{checked_len, zeros};
 use crate::error::{CoreError, Result};
 use crate::noise::grid::Grid;
@@ -1055,66 +1055,17 @@ impl Blt {
 
 impl Guarded for Blt {
     const WHAT: &'static str = "BLT";
-    fn counts(&self) -> (usize, u64, u64) {
-        (self.dim, self.t, self.horizon)
-    }
-    fn running_sums(&self) -> &[f64] {
-        &self.prefix
-    }
-    fn lattice(&mut self) -> Option<&mut Lattice> {
-        self.lattice.as_mut()
-    }
+    shared_methods!(guard);
     fn folds_values(&self) -> bool {
         true
     }
     fn push_checked(&mut self, xs: &[f64], out: &mut [f64]) {
-        for (x, o) in xs
-            .chunks_exact(self.dim)
-            .zip(out.chunks_exact_mut(self.dim))
-        {
-            self.push_unchecked(x, o);
-        }
+        push_rows(self.dim, xs, out, |x, o| self.push_unchecked(x, o));
     }
 }
 
 impl PrefixSumMechanism for Blt {
-    fn dim(&self) -> usize {
-        self.dim
-    }
-    fn horizon(&self) -> u64 {
-        self.horizon
-    }
-    fn t(&self) -> u64 {
-        self.t
-    }
-    /// The law of every draw (on the exact path, its scale rounded up onto the grid).
-    fn noise(&self) -> NoiseDistribution {
-        self.node.distribution()
-    }
-    fn is_secure(&self) -> bool {
-        self.rng.is_secure()
-    }
-    fn initial(&self) -> &[f64] {
-        &self.initial
-    }
-    fn sampler(&self) -> SamplerKind {
-        if self.lattice.is_some() {
-            SamplerKind::Exact
-        } else {
-            SamplerKind::FloatingPoint
-        }
-    }
-    /// The grid of the noise, the rounded inputs and the releases (exact path; the releases are decoded from
-    /// the integer view and rounded onto it: post-processing, module docs).
-    fn grid(&self) -> Option<Grid> {
-        self.lattice.as_ref().map(Lattice::grid)
-    }
-    fn push(&mut self, x: &[f64], out: &mut [f64]) -> Result<()> {
-        push_guarded(self, x, out, true)
-    }
-    fn push_many(&mut self, xs: &[f64], out: &mut [f64]) -> Result<()> {
-        push_guarded(self, xs, out, false)
-    }
+    shared_methods!(mechanism);
     /// `V(t) = Σ_{n<t} r_n²` in closed form (module docs), `O(d² log t)`.
     fn unit_variance(&self, t: u64) -> Result<f64> {
         if t > self.horizon {

@@ -169,6 +169,19 @@ pub(crate) trait Guarded {
     fn push_checked(&mut self, xs: &[f64], out: &mut [f64]);
 }
 
+/// Push the row-major block `xs` (rows of length `dim`) one row at a time through `push_row`, each release
+/// into the matching row of `out`: the block push of a mechanism whose rounds are independent single pushes.
+pub(crate) fn push_rows(
+    dim: usize,
+    xs: &[f64],
+    out: &mut [f64],
+    mut push_row: impl FnMut(&[f64], &mut [f64]),
+) {
+    for (x, o) in xs.chunks_exact(dim).zip(out.chunks_exact_mut(dim)) {
+        push_row(x, o);
+    }
+}
+
 /// Push one row (`one`) or the row-major block `xs` through every check, then through the mechanism (module
 /// docs, "The push guard").
 ///

@@ -25,6 +25,75 @@
 //! of them (as [`crate::domains::Domain`] does for decision sets); [`MechanismSpec`] names one without its
 //! size and noise, and builds it.
 
+/// The methods the tree, k-ary tree and BLT mechanisms answer alike from their common fields (`dim`,
+/// `horizon`, `t`, `node`, `rng`, `initial`, `prefix`, `lattice`), expanded inside an impl block:
+/// - `shared_methods!(guard)` in `impl lattice::Guarded`: the counts, the float path's running sums and the
+///   exact state the push guard checks;
+/// - `shared_methods!(mechanism)` in `impl PrefixSumMechanism`: sizes, noise law, generator, sampler kind,
+///   grid, the release before any data, and both pushes through [`lattice::push_guarded`] (one guard for
+///   shape, finiteness, horizon and range; "The push guard" in the lattice module).
+///
+/// Each mechanism writes its own structure-specific methods (variances, sensitivities, state size) beside it:
+///
+/// ```ignore
+/// impl PrefixSumMechanism for KaryTree {
+///     shared_methods!(mechanism);
+///     fn unit_variance(&self, t: u64) -> Result<f64> { /* the k-ary cover's */ }
+///     // ...
+/// }
+/// ```
+macro_rules! shared_methods {
+    (guard) => {
+        fn counts(&self) -> (usize, u64, u64) {
+            (self.dim, self.t, self.horizon)
+        }
+        fn running_sums(&self) -> &[f64] {
+            &self.prefix
+        }
+        fn lattice(&mut self) -> Option<&mut Lattice> {
+            self.lattice.as_mut()
+        }
+    };
+    (mechanism) => {
+        fn dim(&self) -> usize {
+            self.dim
+        }
+        fn horizon(&self) -> u64 {
+            self.horizon
+        }
+        fn t(&self) -> u64 {
+            self.t
+        }
+        /// The law of every draw (on the exact path, its scale rounded up onto the grid).
+        fn noise(&self) -> NoiseDistribution {
+            self.node.distribution()
+        }
+        fn is_secure(&self) -> bool {
+            self.rng.is_secure()
+        }
+        fn initial(&self) -> &[f64] {
+            &self.initial
+        }
+        fn sampler(&self) -> SamplerKind {
+            if self.lattice.is_some() {
+                SamplerKind::Exact
+            } else {
+                SamplerKind::FloatingPoint
+            }
+        }
+        /// The grid of the noise, the rounded inputs and the releases (exact path).
+        fn grid(&self) -> Option<Grid> {
+            self.lattice.as_ref().map(Lattice::grid)
+        }
+        fn push(&mut self, x: &[f64], out: &mut [f64]) -> Result<()> {
+            push_guarded(self, x, out, true)
+        }
+        fn push_many(&mut self, xs: &[f64], out: &mut [f64]) -> Result<()> {
+            push_guarded(self, xs, out, false)
+        }
+    };
+}
+
 mod blt;
 mod kary;
 mod lattice;
@@ -490,6 +559,45 @@ pub(crate) fn check_room(what: &'static str, t: u64, horizon: u64, rows: u64) ->
 mod tests {
     use super::*;
 
+    /// Each push of a row `(x, len(out))` in `rows` and of a block in `blocks` (into an output as long) is refused,
+    /// and the state bytes stay what they were.
+    fn assert_refused_unchanged(m: &mut Mechanism, rows: &[(&[f64], usize)], blocks: &[&[f64]]) {
+        let before = m.to_bytes().unwrap();
+        for &(x, len) in rows {
+            assert!(
+                m.push(x, &mut vec![0.0; len]).is_err(),
+                "{} {x:?}",
+                m.kind()
+            );
+        }
+        for &xs in blocks {
+            assert!(
+                m.push_many(xs, &mut vec![0.0; xs.len()]).is_err(),
+                "{} {xs:?}",
+                m.kind()
+            );
+        }
+        assert_eq!(m.to_bytes().unwrap(), before, "{}", m.kind());
+    }
+
+    /// A noiseless 2-dimensional mechanism (`label` names it in failures) releases the running sum of the rows
+    /// `(0.1 t, −1/(t + 1))` bit for bit at every push up to its horizon, and refuses the push after it.
+    pub(super) fn assert_noiseless_sums<M: PrefixSumMechanism>(m: &mut M, label: &str) {
+        let mut out = [0.0; 2];
+        let mut sum = [0.0; 2];
+        for t in 0..m.horizon() {
+            let x = [0.1 * t as f64, -1.0 / (t as f64 + 1.0)];
+            m.push(&x, &mut out).unwrap();
+            sum[0] += x[0];
+            sum[1] += x[1];
+            assert_eq!(out, sum, "{label}");
+        }
+        assert!(matches!(
+            m.push(&[0.0, 0.0], &mut out),
+            Err(CoreError::HorizonExhausted { .. })
+        ));
+    }
+
     fn all(dim: usize, horizon: u64, noise: NoiseDistribution) -> Vec<Mechanism> {
         let g = |s: u64| Generator::from_seed([s, 1, 2, 3]);
         vec![
@@ -653,12 +761,10 @@ mod tests {
             let mut out = [0.0; 2];
             m.push(&[1.0, 2.0], &mut out).unwrap();
             let before = m.to_bytes().unwrap();
-            assert!(m.push(&[f64::NAN, 0.0], &mut out).is_err());
-            assert!(m.push(&[1e300, 0.0], &mut out).is_err(), "{}", m.kind());
-            assert!(m.push(&[1.0], &mut out).is_err());
-            assert!(m.push_many(&[1.0, 1.0, 1e300, 0.0], &mut [0.0; 4]).is_err());
-            assert!(m.push_many(&[1.0; 20], &mut [0.0; 20]).is_err());
-            assert_eq!(m.to_bytes().unwrap(), before, "{}", m.kind());
+            let rows: [(&[f64], usize); 3] =
+                [(&[f64::NAN, 0.0], 2), (&[1e300, 0.0], 2), (&[1.0], 2)];
+            let blocks: [&[f64]; 2] = [&[1.0, 1.0, 1e300, 0.0], &[1.0; 20]];
+            assert_refused_unchanged(&mut m, &rows, &blocks);
             let mut b = Mechanism::from_bytes(&before).unwrap();
             assert_eq!(b.sampler(), SamplerKind::Exact);
             let (mut out_b, mut many_a, mut many_b) = ([0.0; 2], [0.0; 4], [0.0; 4]);
@@ -777,19 +883,8 @@ mod tests {
     #[test]
     fn zero_noise_is_the_exact_prefix_sum_for_every_mechanism() {
         for mut m in all(2, 70, NoiseDistribution::Gaussian { sigma: 0.0 }) {
-            let mut out = [0.0; 2];
-            let mut sum = [0.0; 2];
-            for t in 0..70 {
-                let x = [0.1 * t as f64, -1.0 / (t as f64 + 1.0)];
-                m.push(&x, &mut out).unwrap();
-                sum[0] += x[0];
-                sum[1] += x[1];
-                assert_eq!(out, sum, "{}", m.kind());
-            }
-            assert!(matches!(
-                m.push(&[0.0, 0.0], &mut out),
-                Err(CoreError::HorizonExhausted { .. })
-            ));
+            let kind = m.kind();
+            assert_noiseless_sums(&mut m, kind);
         }
     }
 
@@ -806,18 +901,10 @@ mod tests {
     #[test]
     fn failed_pushes_change_nothing() {
         for mut m in all(2, 10, NoiseDistribution::Laplace { scale: 1.0 }) {
-            let mut out = [0.0; 2];
-            m.push(&[1.0, 2.0], &mut out).unwrap();
-            let before = m.to_bytes().unwrap();
-            assert!(m.push(&[f64::NAN, 0.0], &mut out).is_err());
-            assert!(m.push(&[1.0], &mut out).is_err());
-            assert!(m.push(&[1.0, 1.0], &mut [0.0; 3]).is_err());
-            assert!(
-                m.push_many(&[1.0, 1.0, 1.0, f64::INFINITY], &mut [0.0; 4])
-                    .is_err()
-            );
-            assert!(m.push_many(&[1.0; 20], &mut [0.0; 20]).is_err());
-            assert_eq!(m.to_bytes().unwrap(), before, "{}", m.kind());
+            m.push(&[1.0, 2.0], &mut [0.0; 2]).unwrap();
+            let rows: [(&[f64], usize); 3] = [(&[f64::NAN, 0.0], 2), (&[1.0], 2), (&[1.0, 1.0], 3)];
+            let blocks: [&[f64]; 2] = [&[1.0, 1.0, 1.0, f64::INFINITY], &[1.0; 20]];
+            assert_refused_unchanged(&mut m, &rows, &blocks);
         }
     }
 

@@ -608,15 +608,7 @@ impl TreeAggregator {
 
 impl Guarded for TreeAggregator {
     const WHAT: &'static str = "TreeAggregator";
-    fn counts(&self) -> (usize, u64, u64) {
-        (self.dim, self.t, self.horizon)
-    }
-    fn running_sums(&self) -> &[f64] {
-        &self.prefix
-    }
-    fn lattice(&mut self) -> Option<&mut Lattice> {
-        self.lattice.as_mut()
-    }
+    shared_methods!(guard);
     fn folds_values(&self) -> bool {
         false
     }
@@ -627,36 +619,7 @@ impl Guarded for TreeAggregator {
 }
 
 impl super::PrefixSumMechanism for TreeAggregator {
-    fn dim(&self) -> usize {
-        self.dim
-    }
-    fn horizon(&self) -> u64 {
-        self.horizon
-    }
-    fn t(&self) -> u64 {
-        self.t
-    }
-    fn noise(&self) -> NoiseDistribution {
-        self.node.distribution()
-    }
-    fn is_secure(&self) -> bool {
-        self.rng.is_secure()
-    }
-    fn sampler(&self) -> SamplerKind {
-        TreeAggregator::sampler(self)
-    }
-    fn grid(&self) -> Option<Grid> {
-        TreeAggregator::grid(self)
-    }
-    fn initial(&self) -> &[f64] {
-        &self.initial
-    }
-    fn push(&mut self, x: &[f64], out: &mut [f64]) -> Result<()> {
-        TreeAggregator::push(self, x, out)
-    }
-    fn push_many(&mut self, xs: &[f64], out: &mut [f64]) -> Result<()> {
-        TreeAggregator::push_many(self, xs, out)
-    }
+    shared_methods!(mechanism);
     /// The number of draws in the release (every draw enters with coefficient 1).
     fn unit_variance(&self, t: u64) -> Result<f64> {
         if t > self.horizon {
@@ -829,19 +792,7 @@ mod tests {
     #[test]
     fn zero_noise_is_the_exact_prefix_sum() {
         let mut tr = tree(2, 100, NoiseDistribution::Laplace { scale: 0.0 }, true);
-        let mut out = [0.0; 2];
-        let mut sum = [0.0; 2];
-        for t in 0..100 {
-            let x = [0.1 * t as f64, -1.0 / (t as f64 + 1.0)];
-            tr.push(&x, &mut out).unwrap();
-            sum[0] += x[0];
-            sum[1] += x[1];
-            assert_eq!(out, sum);
-        }
-        assert!(matches!(
-            tr.push(&[0.0, 0.0], &mut out),
-            Err(CoreError::HorizonExhausted { .. })
-        ));
+        super::super::tests::assert_noiseless_sums(&mut tr, "padded tree, Laplace");
     }
 
     #[test]
