@@ -116,7 +116,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::PrefixSumMechanism;
-use super::lattice::{Guarded, Lattice, SamplerKind, node_sampler, push_guarded, push_rows};
+use super::lattice::{
+    Guarded, Lattice, SamplerKind, all_finite, node_sampler, push_guarded, push_rows, restored_node,
+};
 use crate::alloc::{checked_len, zeros};
 use crate::error::{CoreError, Result};
 use crate::noise::grid::Grid;
@@ -666,20 +668,12 @@ impl TryFrom<BltState> for Blt {
             && s.noise_sum.len() == s.dim
             && s.buffers.len() == rows
             && s.encoder.len() == if s.lattice.is_some() { rows } else { 0 }
-            && [&s.prefix, &s.noise_sum, &s.buffers]
-                .iter()
-                .all(|v| v.iter().all(|x| x.is_finite()));
+            && all_finite(&[&s.prefix, &s.noise_sum, &s.buffers]);
         if !consistent {
             return Err(bad());
         }
         let mut lattice = s.lattice;
-        let node = match lattice.as_mut() {
-            Some(l) => {
-                l.restore(s.dim, true)?;
-                SumOf::exact(&l.noise())?
-            }
-            None => s.noise.sum_of(1),
-        };
+        let node = restored_node(&mut lattice, s.dim, true, s.noise)?;
         let mut blt = Blt {
             dim: s.dim,
             horizon: s.horizon,

@@ -54,7 +54,9 @@ const MAX_EXACT_COVER: u64 = 1 << 11;
 use serde::{Deserialize, Serialize};
 
 use super::PrefixSumMechanism;
-use super::lattice::{Guarded, Lattice, SamplerKind, node_sampler, push_guarded, push_rows};
+use super::lattice::{
+    Guarded, Lattice, SamplerKind, all_finite, node_sampler, push_guarded, push_rows, restored_node,
+};
 use crate::alloc::{checked_len, zeros};
 use crate::error::{CoreError, Result};
 use crate::noise::grid::Grid;
@@ -194,20 +196,12 @@ impl TryFrom<KaryState> for KaryTree {
             && s.suffix.len() == rows
             && s.siblings.len() == sibling_rows
             && s.sib_data.len() == if values { rows } else { 0 }
-            && [&s.prefix, &s.suffix, &s.siblings]
-                .iter()
-                .all(|v| v.iter().all(|x| x.is_finite()));
+            && all_finite(&[&s.prefix, &s.suffix, &s.siblings]);
         if !consistent {
             return Err(bad());
         }
         let mut lattice = s.lattice;
-        let node = match lattice.as_mut() {
-            Some(l) => {
-                l.restore(s.dim, values)?;
-                SumOf::exact(&l.noise())?
-            }
-            None => s.noise.sum_of(1),
-        };
+        let node = restored_node(&mut lattice, s.dim, values, s.noise)?;
         Ok(KaryTree {
             dim: s.dim,
             horizon: s.horizon,

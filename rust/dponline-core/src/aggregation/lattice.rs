@@ -143,6 +143,31 @@ impl Lattice {
     }
 }
 
+/// The node sampler of a decoded mechanism, [`node_sampler`]'s counterpart on restore: the exact sampler of
+/// `lattice` once [`Lattice::restore`] has checked it against `dim` and `values`, else the floating-point
+/// law `noise`.
+///
+/// Errors: [`CoreError::State`] from [`Lattice::restore`]; those of [`SumOf::exact`].
+pub(crate) fn restored_node(
+    lattice: &mut Option<Lattice>,
+    dim: usize,
+    values: bool,
+    noise: NoiseDistribution,
+) -> Result<SumOf> {
+    match lattice.as_mut() {
+        Some(l) => {
+            l.restore(dim, values)?;
+            SumOf::exact(&l.noise())
+        }
+        None => Ok(noise.sum_of(1)),
+    }
+}
+
+/// Whether every entry of every one of a decoded state's floating-point `buffers` is finite.
+pub(crate) fn all_finite(buffers: &[&[f64]]) -> bool {
+    buffers.iter().all(|v| v.iter().all(|x| x.is_finite()))
+}
+
 fn sampler_failed() -> CoreError {
     CoreError::IterationLimit {
         routine: "exact noise sampler",

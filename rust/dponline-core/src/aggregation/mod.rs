@@ -559,25 +559,50 @@ pub(crate) fn check_room(what: &'static str, t: u64, horizon: u64, rows: u64) ->
 mod tests {
     use super::*;
 
-    /// Each push of a row `(x, len(out))` in `rows` and of a block in `blocks` (into an output as long) is refused,
-    /// and the state bytes stay what they were.
-    fn assert_refused_unchanged(m: &mut Mechanism, rows: &[(&[f64], usize)], blocks: &[&[f64]]) {
-        let before = m.to_bytes().unwrap();
+    /// Each push of a row `(x, len(out))` in `rows` and of a block in `blocks` (into an output as long) is
+    /// refused, and the state bytes (`state`) stay what they were; `label` names the mechanism in failures.
+    pub(super) fn assert_refused_unchanged<M: PrefixSumMechanism>(
+        m: &mut M,
+        state: impl Fn(&M) -> Vec<u8>,
+        label: &str,
+        rows: &[(&[f64], usize)],
+        blocks: &[&[f64]],
+    ) {
+        let before = state(m);
         for &(x, len) in rows {
-            assert!(
-                m.push(x, &mut vec![0.0; len]).is_err(),
-                "{} {x:?}",
-                m.kind()
-            );
+            assert!(m.push(x, &mut vec![0.0; len]).is_err(), "{label} {x:?}");
         }
         for &xs in blocks {
             assert!(
                 m.push_many(xs, &mut vec![0.0; xs.len()]).is_err(),
-                "{} {xs:?}",
-                m.kind()
+                "{label} {xs:?}"
             );
         }
-        assert_eq!(m.to_bytes().unwrap(), before, "{}", m.kind());
+        assert_eq!(state(m), before, "{label}");
+    }
+
+    /// The state bytes of a [`Mechanism`], for the helpers above.
+    fn bytes(m: &Mechanism) -> Vec<u8> {
+        m.to_bytes().unwrap()
+    }
+
+    /// A 3-dimensional mechanism restored (`restore`) after 17 pushes continues with the original's next 20
+    /// releases, bit for bit.
+    pub(super) fn assert_restore_continues<M: PrefixSumMechanism>(
+        a: &mut M,
+        restore: impl Fn(&M) -> M,
+    ) {
+        let mut out_a = [0.0; 3];
+        for _ in 0..17 {
+            a.push(&[1.0, 2.0, 3.0], &mut out_a).unwrap();
+        }
+        let mut b = restore(a);
+        let mut out_b = [0.0; 3];
+        for _ in 0..20 {
+            a.push(&[0.5, 0.0, -1.0], &mut out_a).unwrap();
+            b.push(&[0.5, 0.0, -1.0], &mut out_b).unwrap();
+            assert_eq!(out_a, out_b);
+        }
     }
 
     /// A noiseless 2-dimensional mechanism (`label` names it in failures) releases the running sum of the rows
@@ -764,7 +789,8 @@ mod tests {
             let rows: [(&[f64], usize); 3] =
                 [(&[f64::NAN, 0.0], 2), (&[1e300, 0.0], 2), (&[1.0], 2)];
             let blocks: [&[f64]; 2] = [&[1.0, 1.0, 1e300, 0.0], &[1.0; 20]];
-            assert_refused_unchanged(&mut m, &rows, &blocks);
+            let kind = m.kind();
+            assert_refused_unchanged(&mut m, bytes, kind, &rows, &blocks);
             let mut b = Mechanism::from_bytes(&before).unwrap();
             assert_eq!(b.sampler(), SamplerKind::Exact);
             let (mut out_b, mut many_a, mut many_b) = ([0.0; 2], [0.0; 4], [0.0; 4]);
@@ -904,7 +930,8 @@ mod tests {
             m.push(&[1.0, 2.0], &mut [0.0; 2]).unwrap();
             let rows: [(&[f64], usize); 3] = [(&[f64::NAN, 0.0], 2), (&[1.0], 2), (&[1.0, 1.0], 3)];
             let blocks: [&[f64]; 2] = [&[1.0, 1.0, 1.0, f64::INFINITY], &[1.0; 20]];
-            assert_refused_unchanged(&mut m, &rows, &blocks);
+            let kind = m.kind();
+            assert_refused_unchanged(&mut m, bytes, kind, &rows, &blocks);
         }
     }
 
@@ -935,18 +962,11 @@ mod tests {
     #[test]
     fn restored_state_continues_bit_identically() {
         for mut a in all(3, 50, NoiseDistribution::Laplace { scale: 2.0 }) {
-            let mut out_a = [0.0; 3];
-            for _ in 0..17 {
-                a.push(&[1.0, 2.0, 3.0], &mut out_a).unwrap();
-            }
-            let mut b = Mechanism::from_bytes(&a.to_bytes().unwrap()).unwrap();
-            assert_eq!(a.kind(), b.kind());
-            let mut out_b = [0.0; 3];
-            for _ in 0..20 {
-                a.push(&[0.5, 0.0, -1.0], &mut out_a).unwrap();
-                b.push(&[0.5, 0.0, -1.0], &mut out_b).unwrap();
-                assert_eq!(out_a, out_b);
-            }
+            assert_restore_continues(&mut a, |a| {
+                let b = Mechanism::from_bytes(&bytes(a)).unwrap();
+                assert_eq!(a.kind(), b.kind());
+                b
+            });
         }
     }
 

@@ -68,7 +68,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::lattice::{Guarded, Lattice, SamplerKind, node_sampler, push_guarded};
+use super::lattice::{
+    Guarded, Lattice, SamplerKind, all_finite, node_sampler, push_guarded, restored_node,
+};
 use crate::alloc;
 use crate::error::{CoreError, Result};
 use crate::noise::grid::Grid;
@@ -341,22 +343,14 @@ impl TryFrom<TreeState> for TreeAggregator {
             && s.initial.len() == dim
             && levels.checked_mul(dim) == Some(s.rows.len())
             && s.pad.len() == if s.padded { s.rows.len() } else { 0 }
-            && [&s.prefix, &s.rows, &s.pad, &s.initial]
-                .iter()
-                .all(|v| v.iter().all(|x| x.is_finite()));
+            && all_finite(&[&s.prefix, &s.rows, &s.pad, &s.initial]);
         if !consistent {
             return Err(CoreError::State(
                 "TreeAggregator state is inconsistent".into(),
             ));
         }
         let mut lattice = s.lattice;
-        let node = match lattice.as_mut() {
-            Some(l) => {
-                l.restore(dim, false)?;
-                SumOf::exact(&l.noise())?
-            }
-            None => s.noise.sum_of(1),
-        };
+        let node = restored_node(&mut lattice, dim, false, s.noise)?;
         Ok(TreeAggregator {
             dim,
             horizon: s.horizon,
@@ -818,32 +812,25 @@ mod tests {
     #[test]
     fn failed_push_changes_nothing() {
         let mut tr = tree(2, 10, NoiseDistribution::Gaussian { sigma: 1.0 }, true);
-        let mut out = [0.0; 2];
-        tr.push(&[1.0, 2.0], &mut out).unwrap();
-        let before = tr.to_bytes().unwrap();
-        assert!(tr.push(&[f64::NAN, 0.0], &mut out).is_err());
-        assert!(tr.push(&[1.0], &mut out).is_err());
-        assert!(
-            tr.push_many(&[1.0, 1.0, 1.0, f64::INFINITY], &mut [0.0; 4])
-                .is_err()
+        tr.push(&[1.0, 2.0], &mut [0.0; 2]).unwrap();
+        let rows: [(&[f64], usize); 2] = [(&[f64::NAN, 0.0], 2), (&[1.0], 2)];
+        let blocks: [&[f64]; 1] = [&[1.0, 1.0, 1.0, f64::INFINITY]];
+        let state = |t: &TreeAggregator| t.to_bytes().unwrap();
+        super::super::tests::assert_refused_unchanged(
+            &mut tr,
+            state,
+            "padded tree",
+            &rows,
+            &blocks,
         );
-        assert_eq!(tr.to_bytes().unwrap(), before);
     }
 
     #[test]
     fn restored_state_continues_bit_identically() {
         let mut a = tree(3, 50, NoiseDistribution::Laplace { scale: 2.0 }, true);
-        let mut out_a = [0.0; 3];
-        for _ in 0..17 {
-            a.push(&[1.0, 2.0, 3.0], &mut out_a).unwrap();
-        }
-        let mut b = TreeAggregator::from_bytes(&a.to_bytes().unwrap()).unwrap();
-        let mut out_b = [0.0; 3];
-        for _ in 0..20 {
-            a.push(&[0.5, 0.0, -1.0], &mut out_a).unwrap();
-            b.push(&[0.5, 0.0, -1.0], &mut out_b).unwrap();
-            assert_eq!(out_a, out_b);
-        }
+        super::super::tests::assert_restore_continues(&mut a, |a| {
+            TreeAggregator::from_bytes(&a.to_bytes().unwrap()).unwrap()
+        });
     }
 
     #[test]
