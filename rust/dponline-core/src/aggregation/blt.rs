@@ -858,12 +858,7 @@ impl Blt {
         noise: NoiseDistribution,
         rng: Generator,
     ) -> Result<Self> {
-        if dim == 0 {
-            return Err(CoreError::invalid("dim", ">= 1", dim));
-        }
-        if horizon == 0 {
-            return Err(CoreError::invalid("horizon", ">= 1", horizon));
-        }
+        super::check_sizes(dim, horizon)?;
         check_params(theta, omega)?;
         let theta: Vec<f64> = theta.iter().map(|&v| fixed_point(v)).collect();
         let omega: Vec<f64> = omega.iter().map(|&v| fixed_point(v)).collect();

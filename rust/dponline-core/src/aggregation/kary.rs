@@ -372,12 +372,7 @@ impl KaryTree {
         sampler: SamplerKind,
         rng: Generator,
     ) -> Result<Self> {
-        if dim == 0 {
-            return Err(CoreError::invalid("dim", ">= 1", dim));
-        }
-        if horizon == 0 {
-            return Err(CoreError::invalid("horizon", ">= 1", horizon));
-        }
+        super::check_sizes(dim, horizon)?;
         if k < 2 {
             return Err(CoreError::invalid("k", ">= 2", k));
         }

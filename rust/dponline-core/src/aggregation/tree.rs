@@ -401,12 +401,7 @@ impl TreeAggregator {
         sampler: SamplerKind,
         rng: Generator,
     ) -> Result<Self> {
-        if dim == 0 {
-            return Err(CoreError::invalid("dim", ">= 1", dim));
-        }
-        if horizon == 0 {
-            return Err(CoreError::invalid("horizon", ">= 1", horizon));
-        }
+        super::check_sizes(dim, horizon)?;
         // Every buffer is sized and allocated (fallibly) before any noise is drawn, so an impossible size is
         // a quick `CoreError::Allocation`, not an abort or minutes of sampling into memory that cannot exist.
         let levels = levels_touched(horizon) as usize;
