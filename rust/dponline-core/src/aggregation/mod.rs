@@ -94,35 +94,6 @@ macro_rules! shared_methods {
     };
 }
 
-/// `&self` methods of [`PrefixSumMechanism`] answered by another mechanism, listed by signature: `dispatch`
-/// forwards to the [`Mechanism`] variant held, `inner` to the field `self.inner` (a wrapper such as [`TopUp`]).
-///
-/// ```ignore
-/// impl PrefixSumMechanism for TopUp {
-///     forward! {
-///         inner;
-///         fn dim(&self) -> usize;
-///         fn unit_variance(&self, t: u64) -> Result<f64>;
-///     }
-///     // the methods TopUp answers itself
-/// }
-/// ```
-macro_rules! forward {
-    ($to:ident; $(fn $name:ident(&self $(, $arg:ident: $ty:ty)*) -> $ret:ty;)+) => {
-        $(
-            fn $name(&self $(, $arg: $ty)*) -> $ret {
-                forward!(@call $to, self, $name($($arg),*))
-            }
-        )+
-    };
-    (@call dispatch, $s:ident, $name:ident($($arg:ident),*)) => {
-        dispatch!($s, m => m.$name($($arg),*))
-    };
-    (@call inner, $s:ident, $name:ident($($arg:ident),*)) => {
-        $s.inner.$name($($arg),*)
-    };
-}
-
 mod blt;
 mod kary;
 mod lattice;
@@ -298,23 +269,29 @@ macro_rules! dispatch {
 }
 
 impl PrefixSumMechanism for Mechanism {
-    forward! {
-        dispatch;
-        fn dim(&self) -> usize;
-        fn horizon(&self) -> u64;
-        fn t(&self) -> u64;
-        fn noise(&self) -> NoiseDistribution;
-        fn is_secure(&self) -> bool;
-        fn sampler(&self) -> SamplerKind;
-        fn grid(&self) -> Option<Grid>;
-        fn initial(&self) -> &[f64];
-        fn unit_variance(&self, t: u64) -> Result<f64>;
-        fn variance(&self, t: u64) -> Result<f64>;
-        fn max_unit_variance(&self) -> Result<f64>;
-        fn sensitivity_l1(&self) -> f64;
-        fn sensitivity_l2(&self) -> f64;
-        fn rounding_slack(&self) -> (f64, f64);
-        fn state_nbytes(&self) -> usize;
+    fn dim(&self) -> usize {
+        dispatch!(self, m => m.dim())
+    }
+    fn horizon(&self) -> u64 {
+        dispatch!(self, m => m.horizon())
+    }
+    fn t(&self) -> u64 {
+        dispatch!(self, m => m.t())
+    }
+    fn noise(&self) -> NoiseDistribution {
+        dispatch!(self, m => m.noise())
+    }
+    fn is_secure(&self) -> bool {
+        dispatch!(self, m => m.is_secure())
+    }
+    fn sampler(&self) -> SamplerKind {
+        dispatch!(self, m => m.sampler())
+    }
+    fn grid(&self) -> Option<Grid> {
+        dispatch!(self, m => m.grid())
+    }
+    fn initial(&self) -> &[f64] {
+        dispatch!(self, m => m.initial())
     }
     #[inline]
     fn push(&mut self, x: &[f64], out: &mut [f64]) -> Result<()> {
@@ -322,6 +299,27 @@ impl PrefixSumMechanism for Mechanism {
     }
     fn push_many(&mut self, xs: &[f64], out: &mut [f64]) -> Result<()> {
         dispatch!(self, m => m.push_many(xs, out))
+    }
+    fn unit_variance(&self, t: u64) -> Result<f64> {
+        dispatch!(self, m => m.unit_variance(t))
+    }
+    fn variance(&self, t: u64) -> Result<f64> {
+        dispatch!(self, m => m.variance(t))
+    }
+    fn max_unit_variance(&self) -> Result<f64> {
+        dispatch!(self, m => m.max_unit_variance())
+    }
+    fn sensitivity_l1(&self) -> f64 {
+        dispatch!(self, m => m.sensitivity_l1())
+    }
+    fn sensitivity_l2(&self) -> f64 {
+        dispatch!(self, m => m.sensitivity_l2())
+    }
+    fn rounding_slack(&self) -> (f64, f64) {
+        dispatch!(self, m => m.rounding_slack())
+    }
+    fn state_nbytes(&self) -> usize {
+        dispatch!(self, m => m.state_nbytes())
     }
 }
 

@@ -145,18 +145,26 @@ fn add(
 }
 
 impl PrefixSumMechanism for TopUp {
-    forward! {
-        inner;
-        fn dim(&self) -> usize;
-        fn horizon(&self) -> u64;
-        fn t(&self) -> u64;
-        fn noise(&self) -> NoiseDistribution;
-        fn is_secure(&self) -> bool;
-        fn sampler(&self) -> SamplerKind;
-        fn grid(&self) -> Option<Grid>;
-        fn sensitivity_l1(&self) -> f64;
-        fn sensitivity_l2(&self) -> f64;
-        fn rounding_slack(&self) -> (f64, f64);
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn horizon(&self) -> u64 {
+        self.inner.horizon()
+    }
+    fn t(&self) -> u64 {
+        self.inner.t()
+    }
+    fn noise(&self) -> NoiseDistribution {
+        self.inner.noise()
+    }
+    fn is_secure(&self) -> bool {
+        self.inner.is_secure()
+    }
+    fn sampler(&self) -> SamplerKind {
+        self.inner.sampler()
+    }
+    fn grid(&self) -> Option<Grid> {
+        self.inner.grid()
     }
     fn initial(&self) -> &[f64] {
         &self.initial
@@ -189,6 +197,15 @@ impl PrefixSumMechanism for TopUp {
     }
     fn max_unit_variance(&self) -> Result<f64> {
         Ok(self.target)
+    }
+    fn sensitivity_l1(&self) -> f64 {
+        self.inner.sensitivity_l1()
+    }
+    fn sensitivity_l2(&self) -> f64 {
+        self.inner.sensitivity_l2()
+    }
+    fn rounding_slack(&self) -> (f64, f64) {
+        self.inner.rounding_slack()
     }
     fn state_nbytes(&self) -> usize {
         self.inner.state_nbytes() + self.initial.len() * core::mem::size_of::<f64>()
