@@ -972,63 +972,68 @@ mod tests {
         w.iter().map(|x| x / s).collect()
     }
 
-    #[test]
-    fn full_and_bandit_updates_match_the_closed_form() {
-        let (n, eta) = (101, 0.3); // 4 blocks, the last one partial
-        let mut h = Hedge::new(n, eta).unwrap();
+    /// Play `rounds` rounds on `h` with payoffs from `seed`: every `one_every`-th round (from round 0) a
+    /// bandit update of a uniform arm by an `open01` payoff, the others full updates with payoff `full(i, rng)`
+    /// for arm `i`; after each round, `check(t, h, cumulative payoffs)`.
+    fn play(
+        h: &mut Hedge,
+        seed: crate::rng::Seed,
+        rounds: usize,
+        one_every: usize,
+        full: impl Fn(usize, &mut Generator) -> f64,
+        mut check: impl FnMut(usize, &Hedge, &[f64]),
+    ) {
+        let n = h.len();
         let mut cum = vec![0.0; n];
-        let mut rng = Generator::from_seed([1, 2, 3, 4]);
-        let mut p = vec![0.0; n];
-        for t in 0..500 {
-            if t % 3 == 0 {
+        let mut rng = Generator::from_seed(seed);
+        for t in 0..rounds {
+            if t % one_every == 0 {
                 let i = uniform_below(&mut rng, n);
                 let g = rng.open01();
                 h.update_one(i, g).unwrap();
                 cum[i] += g;
             } else {
-                let g: Vec<f64> = (0..n).map(|_| rng.open01()).collect();
+                let g: Vec<f64> = (0..n).map(|i| full(i, &mut rng)).collect();
                 h.update_full(&g).unwrap();
                 cum.iter_mut().zip(&g).for_each(|(c, x)| *c += x);
             }
+            check(t, h, &cum);
+        }
+    }
+
+    #[test]
+    fn full_and_bandit_updates_match_the_closed_form() {
+        let (n, eta) = (101, 0.3); // 4 blocks, the last one partial
+        let mut h = Hedge::new(n, eta).unwrap();
+        let mut p = vec![0.0; n];
+        let full = |_, rng: &mut Generator| rng.open01();
+        play(&mut h, [1, 2, 3, 4], 500, 3, full, |t, h, cum| {
             h.probabilities(&mut p).unwrap();
             let r = reference(&cum, eta);
             for (a, b) in p.iter().zip(&r) {
                 assert!((a - b).abs() < 1e-12, "round {t}: {a} vs {b}");
             }
             // log-weights + offset = η · cumulative payoff
-            for (l, c) in h.log_weights().iter().zip(&cum) {
+            for (l, c) in h.log_weights().iter().zip(cum) {
                 assert!((l + h.offset() - eta * c).abs() < 1e-9 * (1.0 + eta * c));
             }
-        }
+        });
     }
 
     #[test]
     fn multiplicative_updates_stay_within_1e12_of_the_closed_form() {
         let (n, eta) = (77, 0.04);
         let mut h = Hedge::new(n, eta).unwrap();
-        let mut cum = vec![0.0; n];
-        let mut rng = Generator::from_seed([4, 3, 2, 1]);
         let mut p = vec![0.0; n];
-        for t in 0..5_000 {
-            if t % 7 == 0 {
-                let i = uniform_below(&mut rng, n);
-                let g = rng.open01();
-                h.update_one(i, g).unwrap();
-                cum[i] += g;
-            } else {
-                let g: Vec<f64> = (0..n)
-                    .map(|i| if i == 3 { 1.0 } else { rng.open01() })
-                    .collect();
-                h.update_full(&g).unwrap();
-                cum.iter_mut().zip(&g).for_each(|(c, x)| *c += x);
-            }
+        let full = |i, rng: &mut Generator| if i == 3 { 1.0 } else { rng.open01() };
+        play(&mut h, [4, 3, 2, 1], 5_000, 7, full, |t, h, cum| {
             if t % 97 == 0 || t > 4_900 {
                 h.probabilities(&mut p).unwrap();
-                for (a, b) in p.iter().zip(&reference(&cum, eta)) {
+                for (a, b) in p.iter().zip(&reference(cum, eta)) {
                     assert!((a - b).abs() < 1e-12, "round {t}: {a} vs {b}");
                 }
             }
-        }
+        });
         let bytes = crate::state::to_state_bytes(&h).unwrap();
         let back: Hedge = crate::state::from_state_bytes(&bytes).unwrap();
         assert_eq!(back, h);
