@@ -1009,7 +1009,7 @@ mod tests {
         let full = |_, rng: &mut Generator| rng.open01();
         play(&mut h, [1, 2, 3, 4], 500, 3, full, |t, h, cum| {
             h.probabilities(&mut p).unwrap();
-            let r = reference(&cum, eta);
+            let r = reference(cum, eta);
             for (a, b) in p.iter().zip(&r) {
                 assert!((a - b).abs() < 1e-12, "round {t}: {a} vs {b}");
             }

@@ -1735,45 +1735,24 @@ pub(crate) mod tests {
         let n = 1 << 16;
         let mut out = vec![0i64; n];
         type Fill = Box<dyn Fn(&mut Generator, &mut [i64])>;
+        // A labelled fill by a sampler built fresh from `$make` (a `Result`) on every call.
+        macro_rules! fill {
+            ($label:expr, $make:expr) => {
+                (
+                    $label,
+                    Box::new(|g: &mut Generator, o: &mut [i64]| {
+                        crate::with_generator!(g, r => $make.unwrap().fill(r, o)).unwrap()
+                    }) as Fill,
+                )
+            };
+        }
         let samplers: Vec<(&str, Fill)> = vec![
-            (
-                "DLap(1)",
-                Box::new(|g, o| {
-                    crate::with_generator!(g, r => DiscreteLaplace::integer(1).unwrap().fill(r, o))
-                        .unwrap()
-                }),
-            ),
-            (
-                "DLap(2^30)",
-                Box::new(|g, o| {
-                    crate::with_generator!(g, r => DiscreteLaplace::integer(1 << 30).unwrap().fill(r, o)).unwrap()
-                }),
-            ),
-            (
-                "DLap(2.5)",
-                Box::new(|g, o| {
-                    crate::with_generator!(g, r => DiscreteLaplace::from_scale(2.5).unwrap().fill(r, o)).unwrap()
-                }),
-            ),
-            (
-                "N_Z(1)",
-                Box::new(|g, o| {
-                    crate::with_generator!(g, r => DiscreteGaussian::integer(1).unwrap().fill(r, o))
-                        .unwrap()
-                }),
-            ),
-            (
-                "N_Z(2^30)",
-                Box::new(|g, o| {
-                    crate::with_generator!(g, r => DiscreteGaussian::integer(1 << 30).unwrap().fill(r, o)).unwrap()
-                }),
-            ),
-            (
-                "N_Z(1.7)",
-                Box::new(|g, o| {
-                    crate::with_generator!(g, r => DiscreteGaussian::from_sigma(1.7).unwrap().fill(r, o)).unwrap()
-                }),
-            ),
+            fill!("DLap(1)", DiscreteLaplace::integer(1)),
+            fill!("DLap(2^30)", DiscreteLaplace::integer(1 << 30)),
+            fill!("DLap(2.5)", DiscreteLaplace::from_scale(2.5)),
+            fill!("N_Z(1)", DiscreteGaussian::integer(1)),
+            fill!("N_Z(2^30)", DiscreteGaussian::integer(1 << 30)),
+            fill!("N_Z(1.7)", DiscreteGaussian::from_sigma(1.7)),
         ];
         // Words read per draw: a counting wrapper around the seeded generator.
         struct Counting<'a>(&'a mut Generator, u64);
