@@ -67,8 +67,7 @@ crate::class::py_class! {
             py: Python<'py>,
             direction: &Bound<'py, PyAny>,
         ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-            let d = vector(direction, "direction", self.inner.dim())?;
-            check_finite("direction", slice(&d)).or_raise()?;
+            let d = finite_vector(direction, "direction", self.inner.dim())?;
             let out = PyArray1::<f64>::zeros(py, self.inner.dim(), false);
             {
                 let mut rw = out.readwrite();
@@ -98,8 +97,7 @@ crate::class::py_class! {
             py: Python<'py>,
             u: &Bound<'py, PyAny>,
         ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-            let u = vector(u, "u", self.inner.dim())?;
-            check_finite("u", slice(&u)).or_raise()?;
+            let u = finite_vector(u, "u", self.inner.dim())?;
             // The projection is linear: project u / max|u| and scale back, so huge entries do not overflow the
             // sums inside the projection.
             let peak = slice(&u).iter().fold(0.0f64, |m, v| m.max(v.abs()));
@@ -180,9 +178,42 @@ fn wrap(py: Python<'_>, inner: Domain) -> PyResult<Bound<'_, PyAny>> {
     }
 }
 
+/// A float64 vector of length `len` as [`vector`], refused (``NonFiniteError`` naming `name`) with a NaN or
+/// infinite entry.
+fn finite_vector<'py>(
+    obj: &Bound<'py, PyAny>,
+    name: &'static str,
+    len: usize,
+) -> PyResult<numpy::PyReadonlyArray1<'py, f64>> {
+    let x = vector(obj, name, len)?;
+    check_finite(name, slice(&x)).or_raise()?;
+    Ok(x)
+}
+
 /// The optional ``radius`` of a ball: finite, ``> 0``, default 1.
 fn radius_arg(radius: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
     radius.map_or(Ok(1.0), |r| real_arg(r, "radius", Some(0.0), true))
+}
+
+/// A domain with an optional ``radius`` (as [`radius_arg`], converted after the other arguments `args`):
+/// `make(args, radius)` (e.g. `L1Ball::new`), its error raised as the mapped exception.
+fn with_radius<A, D>(
+    args: A,
+    radius: Option<&Bound<'_, PyAny>>,
+    make: impl FnOnce(A, f64) -> dponline_core::error::Result<D>,
+) -> PyResult<D> {
+    make(args, radius_arg(radius)?).or_raise()
+}
+
+/// The edges of a graph domain with one coordinate per edge, in coordinate order (empty for other domains;
+/// each class's ``edges`` getter only ever passes its own kind).
+fn edges_of(inner: &Domain) -> Vec<(usize, usize)> {
+    match inner {
+        Domain::PathPolytope(p) => p.edges().to_vec(),
+        Domain::BipartiteMatching(p) => p.edges().to_vec(),
+        Domain::Flow(p) => p.edges().to_vec(),
+        _ => Vec::new(),
+    }
 }
 
 /// The base-class initializer of a concrete class.
@@ -330,9 +361,7 @@ py_domain! {
     class PyL1Ball as "L1Ball";
     #[pyo3(signature = (n, radius = None))]
     new(n: &Bound<'_, PyAny>, radius: Option<&Bound<'_, PyAny>>) {
-        let n = len_arg(n, "n", 0)?;
-        let radius = radius_arg(radius)?;
-        Domain::L1Ball(L1Ball::new(n, radius).or_raise()?)
+        Domain::L1Ball(with_radius(len_arg(n, "n", 0)?, radius, L1Ball::new)?)
     }
 }
 
@@ -351,9 +380,7 @@ py_domain! {
     class PyL2Ball as "L2Ball";
     #[pyo3(signature = (n, radius = None))]
     new(n: &Bound<'_, PyAny>, radius: Option<&Bound<'_, PyAny>>) {
-        let n = len_arg(n, "n", 0)?;
-        let radius = radius_arg(radius)?;
-        Domain::L2Ball(L2Ball::new(n, radius).or_raise()?)
+        Domain::L2Ball(with_radius(len_arg(n, "n", 0)?, radius, L2Ball::new)?)
     }
 }
 
@@ -516,10 +543,7 @@ py_domain! {
     /// The directed edges ``(u, v)``, one per coordinate.
     #[getter]
     fn edges(slf: PyRef<'_, Self>) -> Vec<(usize, usize)> {
-        match &slf.as_super().inner {
-            Domain::PathPolytope(p) => p.edges().to_vec(),
-            _ => Vec::new(),
-        }
+        edges_of(&slf.as_super().inner)
     }
 }
 
@@ -545,8 +569,9 @@ py_domain! {
     #[pyo3(signature = (n, k, radius = None))]
     new(n: &Bound<'_, PyAny>, k: &Bound<'_, PyAny>, radius: Option<&Bound<'_, PyAny>>) {
         let (n, k) = (len_arg(n, "n", 0)?, len_arg(k, "k", 0)?);
-        let radius = radius_arg(radius)?;
-        Domain::KSparse(KSparsePolytope::new(n, k, radius).or_raise()?)
+        Domain::KSparse(with_radius((n, k), radius, |(n, k), r| {
+            KSparsePolytope::new(n, k, r)
+        })?)
     }
 }
 
@@ -611,10 +636,7 @@ py_domain! {
     /// The edges ``(left node, right node)``, one per coordinate.
     #[getter]
     fn edges(slf: PyRef<'_, Self>) -> Vec<(usize, usize)> {
-        match &slf.as_super().inner {
-            Domain::BipartiteMatching(p) => p.edges().to_vec(),
-            _ => Vec::new(),
-        }
+        edges_of(&slf.as_super().inner)
     }
 }
 
@@ -670,10 +692,7 @@ py_domain! {
     /// The directed edges ``(u, v)``, one per coordinate.
     #[getter]
     fn edges(slf: PyRef<'_, Self>) -> Vec<(usize, usize)> {
-        match &slf.as_super().inner {
-            Domain::Flow(p) => p.edges().to_vec(),
-            _ => Vec::new(),
-        }
+        edges_of(&slf.as_super().inner)
     }
 
     /// The flow value.
@@ -710,10 +729,8 @@ py_domain! {
     class PyNuclearNormBall as "NuclearNormBall";
     #[pyo3(signature = (rows, cols, radius = None))]
     new(rows: &Bound<'_, PyAny>, cols: &Bound<'_, PyAny>, radius: Option<&Bound<'_, PyAny>>) {
-        let (rows, cols) = (len_arg(rows, "rows", 0)?, len_arg(cols, "cols", 0)?);
-        let radius = radius_arg(radius)?;
-        let ball = NuclearNormBall::new(rows, cols, radius).or_raise()?;
-
+        let shape = (len_arg(rows, "rows", 0)?, len_arg(cols, "cols", 0)?);
+        let ball = with_radius(shape, radius, |(rows, cols), r| NuclearNormBall::new(rows, cols, r))?;
         Domain::NuclearNormBall(Box::new(ball))
     }
 
