@@ -135,6 +135,11 @@ pub fn real(
             err
         }
     })?;
+    let out_of_range = low.is_some_and(|low| x < low || (low_open && x == low));
+    if x.is_finite() && !out_of_range {
+        return Ok(x);
+    }
+    // The error text (one call into Python for `%g`) is built only on the error path.
     let allowed = match low {
         Some(low) => format!(
             "finite and {} {}",
@@ -143,19 +148,12 @@ pub fn real(
         ),
         None => "finite".to_string(),
     };
-    if !x.is_finite() {
-        return Err(non_finite(format!(
-            "{name} must be {allowed}, got {}",
-            float_repr(py, x)?
-        )));
-    }
-    if low.is_some_and(|low| x < low || (low_open && x == low)) {
-        return Err(invalid_input(format!(
-            "{name} must be {allowed}, got {}",
-            float_repr(py, x)?
-        )));
-    }
-    Ok(x)
+    let message = format!("{name} must be {allowed}, got {}", float_repr(py, x)?);
+    Err(if x.is_finite() {
+        invalid_input(message)
+    } else {
+        non_finite(message)
+    })
 }
 
 /// `value` as a `bool` (`bool` or NumPy `bool_` only; `_validate.flag`).
