@@ -114,7 +114,7 @@ CASES: dict[str, Case] = {
 }
 NAMES = list(CASES)
 _NEED_DELTA = (dponline.DPFTPL, dponline.PrivateSubmodular, dponline.PrivateDRSubmodular)  # Gaussian noise only
-BOUNDED = [name for name in NAMES if CASES[name].kind != "local"]  # the learners with a horizon and `params`
+BOUNDED = [name for name in NAMES if CASES[name].kind != "local"]  # the learners with a horizon and a privacy target
 
 
 def make(
@@ -212,10 +212,9 @@ def test_two_threads_on_one_learner_get_state_error(name: str) -> None:
         lambda: learner.run(fam, rounds=1),
         lambda: learner.t,
         lambda: learner._core.clipped,
+        lambda: learner._core.params,
         lambda: pickle.dumps(learner),
     ]
-    if name in BOUNDED:  # the local learners have no schedule
-        calls.append(lambda: learner._core.params)
     try:
         for call in calls:
             with pytest.raises(dponline.StateError, match="another thread"):
@@ -404,11 +403,13 @@ def test_strict_run_beyond_the_bound_in_a_later_native_block_changes_nothing(sec
 
 
 def _params(learner: Any) -> str:
-    return repr(sorted(learner.params.items()))  # repr: NaN-safe and exact for floats
+    """The learner's ``params`` (the local learners': the native ones, ``dim`` and ``g_bound``)."""
+    params = learner.params if hasattr(type(learner), "params") else learner._core.params
+    return repr(sorted(params.items()))  # repr: NaN-safe and exact for floats
 
 
 @pytest.mark.parametrize("epsilon", [None, 1.0])
-@pytest.mark.parametrize("name", BOUNDED)
+@pytest.mark.parametrize("name", NAMES)
 def test_params_are_the_declared_arguments(name: str, epsilon: float | None) -> None:
     fam, learner = family(name), make(name, seed=2, epsilon=epsilon)
     params = _params(learner)

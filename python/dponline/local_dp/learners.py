@@ -10,8 +10,8 @@ import numpy as np
 
 from .. import _core, _validate
 from .._seed import SeedLike
-from ..errors import DPOnlineError, InvalidInputError
-from ..learners._base import Learner, RunResult
+from ..errors import InvalidInputError
+from ..learners._base import Learner, RunResult, clipped_count
 from .potential import _PRIORS, Prior, theorem1_bound
 from .stream import LocalStream
 
@@ -63,12 +63,7 @@ class LocalLearner(Learner):
         """The declared gradient bound."""
         return self._G
 
-    @property
-    def clipped(self) -> int:
-        """Rounds of :meth:`run` whose gradient was clipped to ``G``.
-
-        Not private: an exact count over the raw data (do not publish it beside the actions)."""
-        return int(self._core.clipped)
+    clipped = clipped_count("Rounds of :meth:`run` whose gradient was clipped to ``G``.")
 
     @property
     def saturated(self) -> int:
@@ -115,14 +110,9 @@ class LocalLearner(Learner):
         if not isinstance(stream, LocalStream):
             raise InvalidInputError(f"stream must be a dponline.local_dp.LocalStream, got {type(stream).__name__}")
         # A round that fails mid-run (a loss that overflows at the played action, a quadrature that does not
-        # converge) stops the native loop after the rounds already played: restore the state from before the
-        # call, so a failed run changes nothing (Ctrl-C still keeps the whole blocks played).
-        before = self._core.to_bytes()
-        try:
-            return super().run(stream._core, rounds=rounds, checkpoints=checkpoints, progress=progress)
-        except DPOnlineError:
-            self._core = self._core_type.from_bytes(before)
-            raise
+        # converge) is undone natively with the rounds played before it (the core's `play_may_fail`), so a failed
+        # run changes nothing; Ctrl-C still keeps the whole blocks played.
+        return super().run(stream._core, rounds=rounds, checkpoints=checkpoints, progress=progress)
 
     def _final_point(self) -> np.ndarray:
         return np.array(self._core.current)

@@ -12,9 +12,10 @@ use crate::convert::{RunOutput, run_native};
 /// The `run` binding of a core [`Learner`]: validate (nothing changes on an error), then play `rounds` rounds
 /// in blocks with the GIL released, as [`run_native`] does.
 ///
-/// A strict learner's block fails at feedback beyond the declared bound (the core `run` undoes that block):
-/// the blocks played before it are undone too, so the whole call changes nothing. An interrupt between blocks
-/// keeps them, as documented.
+/// A block that fails after the checks — a strict learner's at feedback beyond the declared bound, a local-DP
+/// learner's at a loss that overflows ([`Learner::play_may_fail`]; the core `run` undoes that block) — undoes the
+/// blocks played before it too, so the whole call changes nothing. An interrupt between blocks keeps them, as
+/// documented.
 pub fn run_learner<'py, L: Learner + Send>(
     py: Python<'py>,
     learner: &mut L,
@@ -27,7 +28,7 @@ pub fn run_learner<'py, L: Learner + Send>(
     let check = learner.check_run(family, rounds);
     let start = learner.t();
     let several = rounds > crate::convert::BLOCK_ROUNDS;
-    let before = match (&check, learner.strict() && several) {
+    let before = match (&check, learner.play_may_fail() && several) {
         (Ok(()), true) => Some(learner.to_bytes().or_raise()?),
         _ => None,
     };

@@ -8,7 +8,7 @@ use dponline_core::local_dp::potential::{
     ln_normaliser_quadrature,
 };
 use dponline_core::local_dp::{
-    AlgorithmSpec, LocalLearner, LocalLoss, LocalRandomizer, LocalStream, Mechanism,
+    AlgorithmSpec, LocalLearner, LocalLoss, LocalParams, LocalRandomizer, LocalStream, Mechanism,
 };
 use dponline_core::noise::release::SamplerKind;
 use dponline_core::special;
@@ -20,6 +20,7 @@ use pyo3::types::PyBytes;
 use crate::class::py_class;
 use crate::convert::{detached, keying, len_arg, matrix_owned, real_arg};
 use crate::errors::{OrRaise, invalid_input};
+use crate::learner::py_learner;
 
 py_class! {
     /// Native local randomiser (documented wrapper: ``dponline.LocalLaplaceRandomizer``).
@@ -392,20 +393,33 @@ crate::class::py_class! {
     }
 }
 
-py_class! {
+fn params_dict<'py>(py: Python<'py>, p: &LocalParams) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    crate::convert::py_dict!(py, p; dim, g_bound)
+}
+
+/// Call `f` with the native stream `obj` is, or raise `InvalidInputError`.
+fn with_local_stream<R>(
+    obj: &Bound<'_, PyAny>,
+    f: impl FnOnce(&LocalStream) -> PyResult<R>,
+) -> PyResult<R> {
+    let stream = obj
+        .cast::<PyLocalStream>()
+        .map_err(|_| invalid_input("stream must be a native dponline LocalStream"))?;
+    f(&stream.get().inner)
+}
+
+py_learner! {
     /// Native d-dimensional local-DP learner (documented wrappers in ``dponline.local_dp``).
-    class PyLocalLearner as "LocalLearner" () { inner: LocalLearner, strict: bool }
+    class PyLocalLearner(LocalLearner) as "LocalLearner";
+    family: with_local_stream;
+    params: params_dict;
     getters {
         /// The current action (after the last ``ask``/``run``), shape ``(dim,)``.
-        current(&this, py) { PyArray1::from_slice(py, this.inner.current()) }
-        /// Rounds completed.
-        t(&this, _py) { this.inner.t() }
-        /// Rounds whose gradient was clipped in ``run``.
-        clipped(&this, _py) { this.inner.clipped() }
+        current(&learner, py) { PyArray1::from_slice(py, learner.current()) }
         /// Predictions saturated at ``±1e100``.
-        saturated(&this, _py) { this.inner.saturated() }
+        saturated(&learner, _py) { learner.saturated() }
         /// Dimension.
-        dim(&this, _py) { this.inner.dim() }
+        dim(&learner, _py) { learner.dim() }
     }
     methods {
         #[new]
@@ -427,16 +441,9 @@ py_class! {
             let g_bound = real_arg(g_bound, "G", Some(0.0), true)?;
             let prior = parse_prior(prior, b)?;
             let (words, secure) = keying(py, seed, secure)?;
+            let spec = AlgorithmSpec::from_name(algorithm, prior, lr, radius).or_raise()?;
             Ok(PyLocalLearner {
-                inner: LocalLearner::new(
-                    dim,
-                    g_bound,
-                    AlgorithmSpec::from_name(algorithm, prior, lr, radius).or_raise()?,
-                    words,
-                    secure,
-                )
-                .or_raise()?,
-                strict,
+                inner: LocalLearner::new(dim, g_bound, spec, words, secure, strict).or_raise()?,
             })
         }
 
@@ -451,34 +458,6 @@ py_class! {
             let mut this = Self::writable(slf)?;
             let dim = this.inner.dim();
             crate::convert::with_vector(gradient, "gradient", dim, |g| this.inner.tell(g).or_raise())
-        }
-
-        /// Play ``rounds`` rounds of ``stream`` natively in blocks (GIL released, Ctrl-C checked between
-        /// blocks); returns ``(total_loss, clipped, cumulative_at_checkpoints)``.
-        #[pyo3(signature = (stream, rounds, checkpoints, progress = None))]
-        fn run<'py>(
-            slf: &Bound<'py, Self>,
-            stream: &Bound<'py, PyLocalStream>,
-            rounds: u64,
-            checkpoints: Vec<u64>,
-            progress: Option<&Bound<'py, PyAny>>,
-        ) -> PyResult<crate::convert::RunOutput<'py>> {
-            let py = slf.py();
-            let mut this = Self::writable(slf)?;
-            let strict = this.strict;
-            let st = &stream.get().inner;
-            let check = this.inner.check_run(st, rounds, strict);
-            let start = this.inner.t();
-            let inner = &mut this.inner;
-            crate::convert::run_native(
-                py,
-                check,
-                start,
-                rounds,
-                &checkpoints,
-                progress,
-                |n, marks, out| inner.run(st, n, marks, out, strict),
-            )
         }
 
         /// Per-learner sums as a dict: ``sum_sq`` (per coordinate for ``coordinatewise``; of ``⟨z, g̃⟩`` for
@@ -514,26 +493,6 @@ py_class! {
                 }
             }
             Ok(d)
-        }
-
-        /// Serialized state (format-versioned).
-        fn to_bytes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyBytes>> {
-            let this = Self::readable(slf)?;
-            let mut bytes = this.inner.to_bytes().or_raise()?;
-            bytes.push(u8::from(this.strict));
-            Ok(PyBytes::new(slf.py(), &bytes))
-        }
-
-        /// Restore from :meth:`to_bytes`.
-        #[staticmethod]
-        fn from_bytes(state: &[u8]) -> PyResult<Self> {
-            let Some((&strict, body)) = state.split_last() else {
-                return Err(CoreError::State("empty state".into())).or_raise();
-            };
-            Ok(PyLocalLearner {
-                inner: LocalLearner::from_bytes(body).or_raise()?,
-                strict: strict == 1,
-            })
         }
     }
 }

@@ -74,6 +74,9 @@ pub struct RunSummary {
 /// ([`Learner::to_bytes`] / [`Learner::from_bytes`] in the [`crate::state`] container, checked by
 /// [`Learner::check_state`]).
 ///
+/// A learner overrides [`Learner::to_bytes`] and [`Learner::from_bytes`] only to keep a layout its states had before
+/// (the local-DP learners': the container followed by their `strict` byte).
+///
 /// Adding a learner: implement this trait, then one `py_learner!` line in the bindings (see CONTRIBUTING.md).
 pub trait Learner: Serialize + DeserializeOwned + Sized {
     /// The learner's name in messages (`"PrivateBandit"`, `"DPFTRL"`, …): also its Python class name.
@@ -100,6 +103,15 @@ pub trait Learner: Serialize + DeserializeOwned + Sized {
     /// back the state from before the call.
     fn strict(&self) -> bool;
 
+    /// Whether [`Learner::play`] can fail after [`Learner::check_run`] accepted the run: then [`Learner::run`]
+    /// (and a caller that splits a run into blocks) keeps the serialized state from before the call to put back.
+    /// By default only a [`Learner::strict`] learner's can (feedback beyond the declared bound); a learner whose
+    /// rounds can fail otherwise (the local-DP learners: a loss that overflows at the played action) returns
+    /// `true`.
+    fn play_may_fail(&self) -> bool {
+        self.strict()
+    }
+
     /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
     ///
     /// Errors: each learner's (a pending `ask`, a family of another shape, rounds beyond a horizon).
@@ -110,7 +122,8 @@ pub trait Learner: Serialize + DeserializeOwned + Sized {
     ///
     /// Errors: with [`Learner::strict`], the error `tell` raises at a round whose feedback is beyond the declared
     /// bound ([`CoreError::strict_bound`]: it names the round, never the value); otherwise not expected after
-    /// [`Learner::check_run`]. The rounds before stay played ([`Learner::run`] restores them).
+    /// [`Learner::check_run`] unless [`Learner::play_may_fail`]. The rounds before stay played ([`Learner::run`]
+    /// restores them).
     fn play(
         &mut self,
         family: Self::Family<'_>,
@@ -132,8 +145,9 @@ pub trait Learner: Serialize + DeserializeOwned + Sized {
     /// Errors (state unchanged): as [`Learner::check_run`]; [`CoreError::Shape`] for mismatched checkpoint
     /// buffers; [`CoreError::InvalidArgument`] for unsorted checkpoints or checkpoints beyond the run; with
     /// [`Learner::strict`], [`CoreError::InvalidArgument`] for a round whose feedback is beyond the declared
-    /// bound, as `tell` raises it (the rounds played before it are undone: a seeded learner replays them
-    /// bit-identically, a secure one re-keys its generator as on restore).
+    /// bound, as `tell` raises it, and any other error of [`Learner::play`] (the rounds played before it are
+    /// undone, [`Learner::play_may_fail`]: a seeded learner replays them bit-identically, a secure one re-keys its
+    /// generator as on restore).
     fn run(
         &mut self,
         family: Self::Family<'_>,
@@ -146,8 +160,8 @@ pub trait Learner: Serialize + DeserializeOwned + Sized {
         let (start, end) = (self.t(), self.t() + rounds);
         crate::losses::check_checkpoints(checkpoints, end)?;
         let clipped_before = self.clipped();
-        // Only a strict learner's kernel fails after `check_run`: keep what to put back.
-        let before = if self.strict() {
+        // Only a kernel that may fail after `check_run` needs what to put back.
+        let before = if self.play_may_fail() {
             Some(self.to_bytes()?)
         } else {
             None

@@ -11,19 +11,19 @@
 //! * [`Algorithm::AdaGrad`] — diagonal AdaGrad (Duchi, Hazan & Singer 2011) on the box `[−D, D]^d`:
 //!   `w_j ← Π_{[−D,D]}(w_j − √2 D g̃_j / sqrt(Σ_{s≤t} g̃_{s,j}²))` (baseline; `D` must be guessed).
 //!
-//! Round `t` of [`LocalLearner::run`] uses row `t` of the stream: predict `p = ⟨w_t, x_t⟩`, suffer
-//! `ℓ(p, y_t)`, form `g_t = ℓ'(p, y_t) x_t`, clip it to the declared bound (coordinate-wise for Algorithm 3
-//! and the baselines with the Laplace mechanism, in ℓ2 for Algorithm 2 and for the ℓ2 mechanism), add the
-//! provider's noise with the row's budgets, and update. `ask`/`tell` is the same loop with the caller
+//! Round `t` of a native run ([`crate::learners::Learner::run`]) uses row `t` of the stream: predict
+//! `p = ⟨w_t, x_t⟩`, suffer `ℓ(p, y_t)`, form `g_t = ℓ'(p, y_t) x_t`, clip it to the declared bound
+//! (coordinate-wise for Algorithm 3 and the baselines with the Laplace mechanism, in ℓ2 for Algorithm 2 and for
+//! the ℓ2 mechanism), add the provider's noise with the row's budgets, and update. `ask`/`tell` is the same loop with the caller
 //! computing and privatising the gradient.
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result, check_dim, check_positive};
-use crate::learners::{Checkpoints, RunSummary, check_len_pair};
+use crate::learners::{Checkpoints, Learner};
 use crate::losses::check_checkpoints;
 use crate::rng::{Generator, Seed};
-use crate::state::{from_state_bytes, to_state_bytes};
+use crate::state::{ensure, from_state_bytes, to_state_bytes};
 
 use super::potential::{Potential1D, Prior};
 use super::randomizer::{Mechanism, add_noise, check_budgets, check_sampler, clip};
@@ -335,11 +335,21 @@ impl AlgorithmSpec {
     }
 }
 
-/// A d-dimensional learner for locally privatised gradients (see the module docs).
+/// The constants a [`LocalLearner`] is built with (the algorithm's own constants — prior, step, box — are in
+/// its [`Algorithm`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LocalParams {
+    /// Dimension `d >= 1`.
+    pub dim: usize,
+    /// The declared bound `G > 0` (`|E g̃_j| <= G`, or `‖E g̃‖₂ <= G` for Algorithm 2).
+    pub g_bound: f64,
+}
+
+/// A d-dimensional learner for locally privatised gradients (see the module docs), on the [`Learner`] protocol:
+/// its native run plays a [`LocalStream`].
 #[derive(Debug, Serialize, Deserialize)]
 pub struct LocalLearner {
-    dim: usize,
-    g_bound: f64,
+    params: LocalParams,
     algorithm: Algorithm,
     w: Vec<f64>,
     /// Coordinates whose prediction must be recomputed (Algorithm 3 only).
@@ -349,6 +359,9 @@ pub struct LocalLearner {
     clipped: u64,
     saturated: u64,
     rng: Generator,
+    /// Stored after the state container, not in it ([`LocalLearner`]'s `to_bytes`).
+    #[serde(skip)]
+    strict: bool,
     #[serde(skip)]
     grad: Vec<f64>,
     #[serde(skip)]
@@ -358,7 +371,8 @@ pub struct LocalLearner {
 impl LocalLearner {
     /// Build a learner of dimension `dim` with declared bound `G` (`|E g̃_j| ≤ G` for Algorithm 3 and the
     /// baselines, `‖E g̃‖₂ ≤ G` for Algorithm 2) running `spec`. The generator (stream 0 of `seed`, or OS-keyed
-    /// when `secure`) draws the providers' noise inside [`LocalLearner::run`].
+    /// when `secure`) draws the providers' noise inside [`Learner::run`]. With `strict`, a run refuses a stream
+    /// whose feature rows let the gradient leave the bound ([`Learner::check_run`]) instead of clipping.
     ///
     /// Errors: [`CoreError::InvalidArgument`] for `dim = 0`, a bad `G`, prior, `lr` or `radius`; allocation
     /// and entropy failures.
@@ -368,6 +382,7 @@ impl LocalLearner {
         spec: AlgorithmSpec,
         seed: Seed,
         secure: bool,
+        strict: bool,
     ) -> Result<Self> {
         check_dim(dim)?;
         check_positive("G", g_bound)?;
@@ -408,8 +423,7 @@ impl LocalLearner {
         let mut dirty = crate::alloc::reserve("dirty flags", dim)?;
         dirty.resize(dim, true);
         Ok(LocalLearner {
-            dim,
-            g_bound,
+            params: LocalParams { dim, g_bound },
             algorithm,
             w: crate::alloc::zeros("action", dim)?,
             dirty,
@@ -418,6 +432,7 @@ impl LocalLearner {
             clipped: 0,
             saturated: 0,
             rng: Generator::for_stream(&seed, 0, secure)?,
+            strict,
             grad: crate::alloc::zeros("gradient buffer", dim)?,
             direction: crate::alloc::zeros("sphere direction", dim)?,
         })
@@ -425,27 +440,17 @@ impl LocalLearner {
 
     /// Dimension.
     pub fn dim(&self) -> usize {
-        self.dim
+        self.params.dim
     }
 
     /// Declared bound `G`.
     pub fn g_bound(&self) -> f64 {
-        self.g_bound
+        self.params.g_bound
     }
 
     /// The algorithm and its state.
     pub fn algorithm(&self) -> &Algorithm {
         &self.algorithm
-    }
-
-    /// Rounds completed.
-    pub fn t(&self) -> u64 {
-        self.t
-    }
-
-    /// Rounds of `run` whose gradient was clipped.
-    pub fn clipped(&self) -> u64 {
-        self.clipped
     }
 
     /// Predictions of Algorithm 1 that saturated at `±ACTION_LIMIT`.
@@ -504,12 +509,8 @@ impl LocalLearner {
     /// Errors: [`CoreError::Protocol`] without a preceding `ask`; [`CoreError::Shape`];
     /// [`CoreError::NonFinite`] for NaN/inf or values whose squares overflow the running sums.
     pub fn check_tell(&self, noisy: &[f64]) -> Result<()> {
-        if !self.pending {
-            return Err(CoreError::Protocol(
-                "tell() must follow ask(): one gradient per asked action".into(),
-            ));
-        }
-        crate::error::check_len("gradient", noisy, self.dim)?;
+        crate::learners::check_asked(self.pending, "gradient per asked action")?;
+        crate::error::check_len("gradient", noisy, self.params.dim)?;
         crate::error::check_finite("gradient", noisy)?;
         let sq = crate::vecops::dot(noisy, noisy);
         let overflow = !sq.is_finite()
@@ -597,45 +598,89 @@ impl LocalLearner {
         self.t += 1;
     }
 
+    /// The native rounds `t .. end` of `stream` (checked by [`Learner::check_run`]): each round computes the
+    /// provider's subgradient, clips it to `G`, privatises it with the row's budgets (noise from this learner's
+    /// generator) and updates. Returns the loss summed since the start of the call, recorded at each mark.
+    ///
+    /// Errors: a quadrature failure of the improper prior, or a round whose loss or subgradient overflows at the
+    /// played action ([`CoreError::NonFinite`]); the rounds before stay played ([`Learner::run`] puts them back,
+    /// [`Learner::play_may_fail`]).
+    fn play_rounds(
+        &mut self,
+        stream: &LocalStream,
+        end: u64,
+        marks: &mut Checkpoints<'_>,
+        grad: &mut [f64],
+        direction: &mut [f64],
+    ) -> Result<f64> {
+        let l2 = self.clips_l2(stream.mechanism());
+        let mechanism = stream.mechanism();
+        let mut total = 0.0;
+        while self.t < end {
+            let t = self.t as usize;
+            self.ask()?;
+            let value = stream.subgradient(t, &self.w, grad);
+            // Huge labels or features at a large action overflow the loss or its gradient: an error (the run puts
+            // back the state from before the call) rather than inf/NaN in the totals.
+            if !(total + value).is_finite() {
+                return Err(CoreError::NonFinite {
+                    name: "the loss at the played action (overflow), round",
+                    index: t,
+                    value: total + value,
+                });
+            }
+            crate::error::check_finite("the provider's subgradient (overflow)", grad)?;
+            total += value;
+            if clip(grad, self.params.g_bound, l2) {
+                self.clipped += 1;
+            }
+            add_noise(
+                &mut self.rng,
+                mechanism,
+                stream.sampler(),
+                self.params.g_bound,
+                stream.budgets(t),
+                grad,
+                direction,
+            )?;
+            self.check_tell(grad)?;
+            self.update(grad);
+            marks.record(self.t, total);
+        }
+        Ok(total)
+    }
+}
+
+impl Learner for LocalLearner {
+    const NAME: &'static str = "LocalLearner";
+    type Family<'a> = &'a LocalStream;
+
+    crate::learners::learner_accessors!(LocalParams);
+
     /// Check that `rounds` rounds of `stream` can be played from the current round, without changing anything.
     ///
     /// Errors: [`CoreError::Protocol`] if an action is pending; [`CoreError::Shape`] for another dimension;
     /// [`CoreError::HorizonExhausted`] beyond the stream; [`CoreError::InvalidArgument`] for budgets whose
     /// noise scale `2G/τ` exceeds `1e250`, or (with `strict`) a feature row that lets the gradient leave the
     /// bound for a loss with `|ℓ'| ≤ 1`.
-    pub fn check_run(&self, stream: &LocalStream, rounds: u64, strict: bool) -> Result<()> {
-        if self.pending {
-            return Err(CoreError::Protocol(
-                "run() cannot start while an asked action awaits tell()".into(),
-            ));
-        }
-        if stream.dim() != self.dim {
-            return Err(CoreError::Shape {
-                name: "stream",
-                expected: format!("dimension {}", self.dim),
-                got: format!("dimension {}", stream.dim()),
-            });
-        }
+    fn check_run(&self, stream: &LocalStream, rounds: u64) -> Result<()> {
+        crate::learners::check_idle(self.pending, "action")?;
+        crate::learners::check_dim("stream", "dimension", self.params.dim, stream.dim())?;
         let limit = stream.rows() as u64;
-        let end = self.t.checked_add(rounds).filter(|&e| e <= limit);
-        let Some(end) = end else {
-            return Err(CoreError::HorizonExhausted {
-                what: "LocalStream",
-                horizon: limit,
-            });
-        };
-        let per = stream.mechanism().budgets_per_round(self.dim);
+        crate::learners::check_room("LocalStream", self.t, rounds, limit)?;
+        let end = self.t + rounds;
+        let per = stream.mechanism().budgets_per_round(self.params.dim);
         let (lo, hi) = (self.t as usize * per, end as usize * per);
         check_budgets(
             "budgets",
             &stream.budgets[lo..hi],
-            self.g_bound,
+            self.params.g_bound,
             stream.sampler(),
         )?;
-        if strict {
+        if self.strict {
             let l2 = self.clips_l2(stream.mechanism());
             for t in self.t as usize..end as usize {
-                if super::randomizer::exceeds(stream.features(t), self.g_bound, l2) {
+                if super::randomizer::exceeds(stream.features(t), self.params.g_bound, l2) {
                     return Err(CoreError::InvalidArgument {
                         name: "features",
                         allowed: "within the declared bound G (strict=True)",
@@ -647,92 +692,70 @@ impl LocalLearner {
         Ok(())
     }
 
-    /// Play `rounds` rounds of `stream` natively: each round computes the provider's subgradient, clips it to
-    /// `G`, privatises it with the row's budgets (noise from this learner's generator) and updates. Records
-    /// the cumulative loss (since the start of this call) at each absolute round in `checkpoints`.
-    ///
-    /// Errors (state unchanged): as [`LocalLearner::check_run`]; [`CoreError::Shape`] for mismatched
-    /// checkpoint buffers; [`CoreError::InvalidArgument`] for bad checkpoints. A quadrature failure of the
-    /// improper prior, or a round whose loss or subgradient overflows at the played action
-    /// ([`CoreError::NonFinite`]), stops the run after the rounds already played (the learner stays
-    /// consistent; the Python wrapper restores the state from before the call).
-    pub fn run(
-        &mut self,
-        stream: &LocalStream,
-        rounds: u64,
-        checkpoints: &[u64],
-        cumulative: &mut [f64],
-        strict: bool,
-    ) -> Result<RunSummary> {
-        self.check_run(stream, rounds, strict)?;
-        check_len_pair(checkpoints, cumulative)?;
-        let (start, end) = (self.t, self.t + rounds);
-        check_checkpoints(checkpoints, end)?;
-        let l2 = self.clips_l2(stream.mechanism());
-        let mechanism = stream.mechanism();
-        let clipped_before = self.clipped;
-        let mut total = 0.0;
-        let mut marks = Checkpoints::new(checkpoints, cumulative, start);
+    /// A round fails after [`Learner::check_run`] when its loss or subgradient overflows at the played action, or
+    /// the improper prior's quadrature does not converge: always keep the state to put back.
+    fn play_may_fail(&self) -> bool {
+        true
+    }
+
+    fn play(&mut self, stream: &LocalStream, end: u64, marks: &mut Checkpoints<'_>) -> Result<f64> {
         let mut grad = core::mem::take(&mut self.grad);
         let mut direction = core::mem::take(&mut self.direction);
-        let result = (|| -> Result<()> {
-            while self.t < end {
-                let t = self.t as usize;
-                self.ask()?;
-                let value = stream.subgradient(t, &self.w, &mut grad);
-                // Huge labels or features at a large action overflow the loss or its gradient: an error (the
-                // Python wrapper restores the state from before the call) rather than inf/NaN in the totals.
-                if !(total + value).is_finite() {
-                    return Err(CoreError::NonFinite {
-                        name: "the loss at the played action (overflow), round",
-                        index: t,
-                        value: total + value,
-                    });
-                }
-                crate::error::check_finite("the provider's subgradient (overflow)", &grad)?;
-                total += value;
-                if clip(&mut grad, self.g_bound, l2) {
-                    self.clipped += 1;
-                }
-                add_noise(
-                    &mut self.rng,
-                    mechanism,
-                    stream.sampler(),
-                    self.g_bound,
-                    stream.budgets(t),
-                    &mut grad,
-                    &mut direction,
-                )?;
-                self.check_tell(&grad)?;
-                self.update(&grad);
-                marks.record(self.t, total);
-            }
-            Ok(())
-        })();
+        let total = self.play_rounds(stream, end, marks, &mut grad, &mut direction);
         self.grad = grad;
         self.direction = direction;
-        result?;
-        Ok(RunSummary {
-            rounds,
-            total_loss: total,
-            clipped: self.clipped - clipped_before,
-        })
+        total
     }
 
-    /// Serialize (format-versioned; a secure generator is never serialised).
+    /// The invariants of a decoded learner: every per-coordinate vector has the dimension's length, `G` is a
+    /// positive finite bound, no more rounds clipped than played; the scratch buffers are rebuilt.
     ///
-    /// Errors: [`CoreError::State`].
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        to_state_bytes(self)
+    /// Errors: [`CoreError::State`]; [`CoreError::Allocation`].
+    fn check_state(&mut self) -> Result<()> {
+        let dim = self.params.dim;
+        let per_coordinate = match &self.algorithm {
+            Algorithm::Coordinatewise { coords } => coords.len() == dim,
+            Algorithm::Unconstrained { z, .. } => z.len() == dim,
+            Algorithm::Ogd { .. } => true,
+            Algorithm::AdaGrad { sq, .. } => sq.len() == dim,
+        };
+        ensure(
+            dim >= 1
+                && self.params.g_bound > 0.0
+                && self.params.g_bound.is_finite()
+                && self.w.len() == dim
+                && self.dirty.len() == dim
+                && per_coordinate
+                && self.clipped <= self.t,
+            Self::NAME,
+            "dimensions, bound and counters",
+        )?;
+        self.grad = crate::alloc::zeros("gradient buffer", dim)?;
+        self.direction = crate::alloc::zeros("sphere direction", dim)?;
+        Ok(())
     }
 
-    /// Restore from [`LocalLearner::to_bytes`]; continues bit-identically.
+    /// The state container of [`crate::state`] followed by one byte, the `strict` flag (`0` or `1`): the layout
+    /// this learner's states had before it joined the trait, kept so that its states stay readable.
     ///
-    /// Errors: [`CoreError::State`].
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let mut learner: LocalLearner = from_state_bytes(bytes)?;
-        learner.grad = crate::alloc::zeros("gradient buffer", learner.dim)?;
-        learner.direction = crate::alloc::zeros("sphere direction", learner.dim)?;
+    /// Errors: [`CoreError::State`] (not expected).
+    fn to_bytes(&self) -> Result<Vec<u8>> {
+        let mut bytes = to_state_bytes(self)?;
+        bytes.push(u8::from(self.strict));
+        Ok(bytes)
+    }
+
+    /// Restore from [`Learner::to_bytes`] (its container and `strict` byte); continues bit-identically.
+    ///
+    /// Errors: [`CoreError::State`]; [`CoreError::Allocation`].
+    fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let Some((&strict, body)) = bytes.split_last() else {
+            return Err(CoreError::State("empty state".into()));
+        };
+        ensure(strict <= 1, Self::NAME, "the strict flag is 0 or 1")?;
+        let mut learner: Self = from_state_bytes(body)?;
+        learner.strict = strict == 1;
+        learner.check_state()?;
         Ok(learner)
     }
 }
@@ -767,7 +790,7 @@ mod tests {
             let mk = || {
                 let spec =
                     AlgorithmSpec::from_name(alg, Prior::Conjugate { b: 1.0 }, 0.1, 5.0).unwrap();
-                LocalLearner::new(4, 4.0, spec, [1, 2, 3, 4], false).unwrap()
+                LocalLearner::new(4, 4.0, spec, [1, 2, 3, 4], false, false).unwrap()
             };
             let (mut a, mut b) = (mk(), mk());
             let mut total = 0.0;
@@ -778,7 +801,7 @@ mod tests {
                 a.tell(&g).unwrap();
             }
             let mut cum = [0.0];
-            let summary = b.run(&s, 300, &[300], &mut cum, false).unwrap();
+            let summary = b.run(&s, 300, &[300], &mut cum).unwrap();
             assert_eq!(summary.total_loss, total, "{alg}");
             assert_eq!(a.to_bytes().unwrap(), b.to_bytes().unwrap(), "{alg}");
         }
@@ -788,10 +811,10 @@ mod tests {
     fn bad_runs_and_feedback_leave_state_unchanged() {
         let s = stream(50, 3, 1.0);
         let spec = AlgorithmSpec::Coordinatewise(Prior::Uniform);
-        let mut l = LocalLearner::new(3, 1.0, spec, [0; 4], false).unwrap();
+        let mut l = LocalLearner::new(3, 1.0, spec, [0; 4], false, false).unwrap();
         let before = l.to_bytes().unwrap();
-        assert!(l.run(&s, 51, &[], &mut [], false).is_err());
-        assert!(l.run(&stream(5, 2, 1.0), 1, &[], &mut [], false).is_err());
+        assert!(l.run(&s, 51, &[], &mut []).is_err());
+        assert!(l.run(&stream(5, 2, 1.0), 1, &[], &mut []).is_err());
         assert!(l.tell(&[0.0; 3]).is_err());
         l.ask().unwrap();
         let asked = l.to_bytes().unwrap();
@@ -800,6 +823,16 @@ mod tests {
         assert_eq!(l.to_bytes().unwrap(), asked);
         assert_ne!(before, asked);
         assert!(AlgorithmSpec::from_name("sgd", Prior::Uniform, 0.0, 0.0).is_err());
-        assert!(LocalLearner::new(3, 1.0, AlgorithmSpec::Ogd { lr: -1.0 }, [0; 4], false).is_err());
+        assert!(
+            LocalLearner::new(
+                3,
+                1.0,
+                AlgorithmSpec::Ogd { lr: -1.0 },
+                [0; 4],
+                false,
+                false
+            )
+            .is_err()
+        );
     }
 }

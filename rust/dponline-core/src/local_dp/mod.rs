@@ -13,6 +13,6 @@ pub mod learners;
 pub mod potential;
 pub mod randomizer;
 
-pub use learners::{Algorithm, AlgorithmSpec, LocalLearner, LocalLoss, LocalStream};
+pub use learners::{Algorithm, AlgorithmSpec, LocalLearner, LocalLoss, LocalParams, LocalStream};
 pub use potential::{Potential1D, Prediction, Prior};
 pub use randomizer::{LocalRandomizer, Mechanism};
