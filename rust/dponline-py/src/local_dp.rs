@@ -397,21 +397,23 @@ fn params_dict<'py>(py: Python<'py>, p: &LocalParams) -> PyResult<Bound<'py, pyo
     crate::convert::py_dict!(py, p; dim, g_bound)
 }
 
-/// Call `f` with the native stream `obj` is, or raise `InvalidInputError`.
+/// Call `f` with the native stream `obj` is, or raise `InvalidInputError` saying that the stream must be `what`
+/// (as [`crate::losses::with_loss_family`] does for loss families).
 fn with_local_stream<R>(
     obj: &Bound<'_, PyAny>,
+    what: &str,
     f: impl FnOnce(&LocalStream) -> PyResult<R>,
 ) -> PyResult<R> {
     let stream = obj
         .cast::<PyLocalStream>()
-        .map_err(|_| invalid_input("stream must be a native dponline LocalStream"))?;
+        .map_err(|_| invalid_input(format!("stream must be {what}")))?;
     f(&stream.get().inner)
 }
 
 py_learner! {
     /// Native d-dimensional local-DP learner (documented wrappers in ``dponline.local_dp``).
     class PyLocalLearner(LocalLearner) as "LocalLearner";
-    family: with_local_stream;
+    family: with_local_stream, "a native dponline LocalStream";
     params: params_dict;
     getters {
         /// The current action (after the last ``ask``/``run``), shape ``(dim,)``.

@@ -1091,6 +1091,7 @@ impl Learner for DpFtrl {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::learners::testing::{assert_same_at_every_level, on_padded_tree};
 
     #[test]
     fn the_default_step_size_is_noise_aware_and_minimises_the_perturbation_bound() {
@@ -1143,17 +1144,11 @@ mod tests {
     fn learner(domain: Domain, reg: Regularizer, scale: f64, seed: u64) -> DpFtrl {
         let params =
             DpFtrlParams::new(&domain, 300, 2.0, LossNorm::L1, reg, None, None, 4).unwrap();
-        DpFtrl::new(
-            domain,
-            params,
-            MechanismSpec::Tree { padded: true },
+        let (noise, sampler) = (
             NoiseDistribution::Laplace { scale },
             SamplerKind::FloatingPoint,
-            [seed, 1, 2, 3],
-            false,
-            false,
-        )
-        .unwrap()
+        );
+        on_padded_tree(DpFtrl::new, domain, params, noise, sampler, [seed, 1, 2, 3])
     }
 
     #[test]
@@ -1210,9 +1205,7 @@ mod tests {
             }
             bits
         };
-        let base = at(Level::Baseline);
-        assert_eq!(base, at(Level::Avx2));
-        assert_eq!(base, at(Level::Avx512));
+        assert_same_at_every_level(at);
     }
 
     #[test]

@@ -8,6 +8,8 @@ pub mod private_dr_submodular;
 pub mod private_exp3;
 pub mod private_scrible;
 pub mod private_submodular;
+#[cfg(test)]
+pub(crate) mod testing;
 
 pub use dp_ftrl::{DpFtrl, DpFtrlParams, LossNorm, Regularizer};
 pub use noisy_oco::{
@@ -279,6 +281,40 @@ pub fn check_strict_loss(
         return Err(CoreError::strict_bound("loss", allowed, round));
     }
     Ok(())
+}
+
+/// With `strict`, refuse a loss outside `[−loss_bound, loss_bound]` at round `round` (1-based): the check of
+/// [`check_strict_loss`] for the learners whose losses are declared bounded in absolute value (PrivateBandit,
+/// PrivateSCRiBLe).
+///
+/// Errors: [`CoreError::InvalidArgument`] ([`CoreError::strict_bound`]).
+#[inline(always)]
+pub fn check_strict_symmetric(strict: bool, loss: f64, loss_bound: f64, round: u64) -> Result<()> {
+    check_strict_loss(
+        strict,
+        loss,
+        -loss_bound..=loss_bound,
+        "within [-loss_bound, loss_bound] (strict=True)",
+        round,
+    )
+}
+
+/// The loop of a [`Learner::play`]: while `learner` is before round `end`, play one round with `round` (which
+/// advances the learner's round and returns that round's loss), add the loss to the running total and record the
+/// total at the marks of the round that ended. Returns the total; stops at the first error of `round`.
+#[inline(always)]
+pub fn play_each<L: Learner>(
+    learner: &mut L,
+    end: u64,
+    marks: &mut Checkpoints<'_>,
+    mut round: impl FnMut(&mut L) -> Result<f64>,
+) -> Result<f64> {
+    let mut total = 0.0;
+    while learner.t() < end {
+        total += round(learner)?;
+        marks.record(learner.t(), total);
+    }
+    Ok(total)
 }
 
 /// Round `t`'s full-information feedback at the played point `x` (DP-FTRL, NoisyOCO): writes the vector fed to

@@ -624,15 +624,12 @@ impl Learner for NoisyOco {
         end: u64,
         marks: &mut Checkpoints<'_>,
     ) -> Result<f64> {
-        let mut total = 0.0;
-        while self.t < end {
-            total +=
-                super::full_information_feedback(family, self.t, self.map.x(), &mut self.gradient);
-            self.check_strict(&self.gradient)?;
-            self.absorb()?;
-            marks.record(self.t, total);
-        }
-        Ok(total)
+        super::play_each(self, end, marks, |l| {
+            let loss = super::full_information_feedback(family, l.t, l.map.x(), &mut l.gradient);
+            l.check_strict(&l.gradient)?;
+            l.absorb()?;
+            Ok(loss)
+        })
     }
 
     /// Besides the format ([`crate::state`]), the restored learner must be one that [`NoisyOco::new`] could have
@@ -708,21 +705,20 @@ impl Learner for NoisyOco {
 mod tests {
     use super::*;
     use crate::domains::{L2Ball, Simplex, UniformMatroid};
+    use crate::learners::testing::{assert_run_equals_ask_tell, on_padded_tree};
     use crate::losses::{LossKind, RowOrder};
 
     fn learner(domain: Domain, horizon: u64, scale: f64, calls: u32, seed: u64) -> NoisyOco {
         let params = NoisyOcoParams::new(&domain, horizon, 2.0, None, calls).unwrap();
-        NoisyOco::new(
+        let noise = NoiseDistribution::Gaussian { sigma: scale };
+        on_padded_tree(
+            NoisyOco::new,
             domain,
             params,
-            MechanismSpec::Tree { padded: true },
-            NoiseDistribution::Gaussian { sigma: scale },
+            noise,
             SamplerKind::Exact,
             [seed, 1, 2, 3],
-            false,
-            false,
         )
-        .unwrap()
     }
 
     fn simplex(n: usize) -> Domain {
@@ -770,18 +766,13 @@ mod tests {
                 .unwrap();
             let mut a = learner(d.clone(), 300, 0.7, 3, 9);
             let mut b = learner(d.clone(), 300, 0.7, 3, 9);
-            let mut total = 0.0;
-            for t in 0..300 {
+            assert_run_equals_ask_tell(d.kind(), &mut a, &mut b, &fam, 300, |a, t| {
                 let x = a.ask().unwrap().to_vec();
                 assert!(d.contains(&x, 1e-9), "{} t={t} {x:?}", d.kind());
-                total += fam.value(t, &x);
                 a.tell(fam.row(fam.row_index(t))).unwrap();
-            }
+                fam.value(t, &x)
+            });
             assert!(a.ask().is_err());
-            let mut cum = [0.0; 2];
-            let s = b.run(&fam, 300, &[150, 300], &mut cum).unwrap();
-            assert_eq!(s.total_loss, total);
-            assert_eq!(cum[1], total);
             assert_eq!(a.noisy_cumulative_gradient(), b.noisy_cumulative_gradient());
         }
     }

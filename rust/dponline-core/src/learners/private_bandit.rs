@@ -591,28 +591,15 @@ impl PrivateBandit {
     /// `|loss| > B`.
     pub fn tell(&mut self, loss: f64) -> Result<()> {
         super::check_asked(self.oco.pending(), "loss per asked point")?;
-        if !loss.is_finite() {
-            return Err(CoreError::NonFinite {
-                name: "loss",
-                index: 0,
-                value: loss,
-            });
-        }
+        crate::error::check_finite("loss", &[loss])?;
         self.check_strict(loss)?;
         self.step(loss)
     }
 
-    /// With `strict`, refuse a loss outside `[−B, B]` ([`super::check_strict_loss`]).
+    /// With `strict`, refuse a loss outside `[−B, B]` ([`super::check_strict_symmetric`]).
     #[inline]
     fn check_strict(&self, loss: f64) -> Result<()> {
-        let b = self.params.loss_bound;
-        super::check_strict_loss(
-            self.strict,
-            loss,
-            -b..=b,
-            "within [-loss_bound, loss_bound] (strict=True)",
-            self.t + 1,
-        )
+        super::check_strict_symmetric(self.strict, loss, self.params.loss_bound, self.t + 1)
     }
 
     #[inline]
@@ -654,15 +641,12 @@ impl Learner for PrivateBandit {
         end: u64,
         marks: &mut Checkpoints<'_>,
     ) -> Result<f64> {
-        let mut total = 0.0;
-        while self.t < end {
-            let loss = family.value(self.t, self.oco.ask());
-            self.check_strict(loss)?;
-            total += loss;
-            self.step(loss)?;
-            marks.record(self.t, total);
-        }
-        Ok(total)
+        super::play_each(self, end, marks, |l| {
+            let loss = family.value(l.t, l.oco.ask());
+            l.check_strict(loss)?;
+            l.step(loss)?;
+            Ok(loss)
+        })
     }
 
     /// Besides the format ([`crate::state`]), the restored learner must be one that [`PrivateBandit::new`]
@@ -754,23 +738,23 @@ impl Learner for PrivateBandit {
 mod tests {
     use super::*;
     use crate::domains::Simplex;
+    use crate::learners::testing::{assert_run_equals_ask_tell, on_padded_tree};
     use crate::losses::{LossKind, RowOrder};
 
     fn learner(horizon: u64, sigma: f64, seed: u64) -> PrivateBandit {
         let domain = Domain::Simplex(Simplex::new(4).unwrap());
         let params =
             PrivateBanditParams::new(&domain, horizon, 1.0, None, None, Feasibility::Fkm).unwrap();
-        PrivateBandit::new(
+        let noise = NoiseDistribution::Gaussian { sigma };
+        let sampler = SamplerKind::FloatingPoint;
+        on_padded_tree(
+            PrivateBandit::new,
             domain,
             params,
-            MechanismSpec::Tree { padded: true },
-            NoiseDistribution::Gaussian { sigma },
-            SamplerKind::FloatingPoint,
+            noise,
+            sampler,
             [seed, 0, 0, 0],
-            false,
-            false,
         )
-        .unwrap()
     }
 
     /// `2¹¹⁰ x` as an integer; `x` must lie on the grid `2⁻¹¹⁰` with `|x| < 2¹⁶` (checked).
@@ -933,18 +917,13 @@ mod tests {
         let mut a = learner(2_000, 5.0, 9);
         let mut b = learner(2_000, 5.0, 9);
         let simplex = Simplex::new(4).unwrap();
-        let mut total = 0.0;
-        for t in 0..2_000 {
+        assert_run_equals_ask_tell("portfolio", &mut a, &mut b, &fam, 2_000, |a, t| {
             let y = a.ask().unwrap().to_vec();
             assert!(simplex.contains(&y, 1e-12), "t={t} y={y:?}");
             let f = fam.value(t, &y);
-            total += f;
             a.tell(f).unwrap();
-        }
-        let mut cum = [0.0; 2];
-        let summary = b.run(&fam, 2_000, &[1_000, 2_000], &mut cum).unwrap();
-        assert_eq!(summary.total_loss, total);
-        assert_eq!(cum[1], total);
+            f
+        });
         assert_eq!(a.anchor(), b.anchor());
     }
 

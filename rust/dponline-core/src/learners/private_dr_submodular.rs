@@ -779,14 +779,11 @@ impl Learner for PrivateDrSubmodular {
         end: u64,
         marks: &mut Checkpoints<'_>,
     ) -> Result<f64> {
-        let mut total = 0.0;
-        while self.t < end {
-            self.decide();
-            let payoff = self.step(family.row_at(self.t), false)?;
-            total -= payoff;
-            marks.record(self.t, total);
-        }
-        Ok(total)
+        // The loss is the negated payoff (`total + (−payoff)` is `total − payoff` exactly).
+        super::play_each(self, end, marks, |l| {
+            l.decide();
+            Ok(-l.step(family.row_at(l.t), false)?)
+        })
     }
 
     /// The invariants of a decoded learner (see [`super::Learner::check_state`]).
@@ -833,6 +830,7 @@ impl Learner for PrivateDrSubmodular {
 mod tests {
     use super::*;
     use crate::domains::{PartitionMatroid, UniformMatroid};
+    use crate::learners::testing::on_padded_tree;
 
     fn partition() -> Domain {
         Domain::PartitionMatroid(
@@ -865,17 +863,15 @@ mod tests {
             4,
         )
         .unwrap();
-        PrivateDrSubmodular::new(
+        let sampler = SamplerKind::FloatingPoint;
+        on_padded_tree(
+            PrivateDrSubmodular::new,
             domain,
             p,
-            MechanismSpec::Tree { padded: true },
             noise,
-            SamplerKind::FloatingPoint,
+            sampler,
             [seed, 1, 2, 3],
-            false,
-            false,
         )
-        .unwrap()
     }
 
     #[test]

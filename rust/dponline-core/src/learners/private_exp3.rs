@@ -822,12 +822,7 @@ impl PrivateExp3 {
     #[inline(always)]
     fn draw(&mut self) -> Result<usize> {
         if self.block.next >= BLOCK || self.block.epoch != self.noise_rng.epoch() {
-            self.block.refill(
-                &mut self.rng,
-                &mut self.noise_rng,
-                &self.noise,
-                self.exact.as_ref(),
-            )?;
+            self.refill_block()?;
         }
         let k = self.params.arms;
         let gamma = self.params.gamma;
@@ -858,13 +853,7 @@ impl PrivateExp3 {
                 "tell() must follow ask(): one loss per asked arm".into(),
             ));
         };
-        if !loss.is_finite() {
-            return Err(CoreError::NonFinite {
-                name: "loss",
-                index: 0,
-                value: loss,
-            });
-        }
+        crate::error::check_finite("loss", &[loss])?;
         self.check_strict(loss)?;
         crate::simd::dispatch(
             #[inline(always)]
@@ -932,6 +921,12 @@ impl PrivateExp3 {
     #[cold]
     #[inline(never)]
     fn refresh_after_fork(&mut self) -> Result<()> {
+        self.refill_block()
+    }
+
+    /// Draw the next block from the learner's generators and noise ([`DrawBlock::refill`]).
+    #[inline]
+    fn refill_block(&mut self) -> Result<()> {
         self.block.refill(
             &mut self.rng,
             &mut self.noise_rng,
@@ -1055,12 +1050,7 @@ impl Learner for PrivateExp3 {
         if secure {
             // Fresh secret randomness from the freshly OS-keyed generators: nothing secret was restored.
             self.block = DrawBlock::empty(true);
-            self.block.refill(
-                &mut self.rng,
-                &mut self.noise_rng,
-                &self.noise,
-                self.exact.as_ref(),
-            )?;
+            self.refill_block()?;
         }
         self.tree = SumTree::new(k)?;
         let m = self.reference;
@@ -1076,6 +1066,7 @@ impl Learner for PrivateExp3 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::learners::testing::assert_same_at_every_level;
 
     #[test]
     fn parameters_follow_the_tuning() {
@@ -1239,7 +1230,7 @@ mod tests {
 
     #[test]
     fn dispatched_kernels_agree_bitwise_at_every_level() {
-        use crate::simd::{Level, run_at};
+        use crate::simd::run_at;
         // The tree kernels (`rebuild`, `set`, `find`): K = 5000 (four levels), weights over many magnitudes
         // and some zeros, a sequence of updates and descents; every sum and every found leaf compared bitwise.
         let tree_at = |level| {
@@ -1273,9 +1264,7 @@ mod tests {
                 },
             )
         };
-        let base = tree_at(Level::Baseline);
-        assert_eq!(base, tree_at(Level::Avx2));
-        assert_eq!(base, tree_at(Level::Avx512));
+        assert_same_at_every_level(tree_at);
         // The whole native loop (`play`: draw, update, `exp_clamped`): arms' losses and final state bitwise.
         let means: Vec<f64> = (0..300).map(|i| f64::from(i % 17) / 17.0).collect();
         let env = BernoulliArms::new(means, 50_000, 3).unwrap();
@@ -1294,9 +1283,7 @@ mod tests {
             out.push(l.rebuilds());
             out
         };
-        let base = run_level(Level::Baseline);
-        assert_eq!(base, run_level(Level::Avx2));
-        assert_eq!(base, run_level(Level::Avx512));
+        assert_same_at_every_level(run_level);
     }
 
     #[test]

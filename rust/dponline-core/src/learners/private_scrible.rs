@@ -680,16 +680,9 @@ impl PrivateScrible {
         self.update(loss)
     }
 
-    /// With `strict`, refuse a loss outside `[−B, B]` ([`super::check_strict_loss`]).
+    /// With `strict`, refuse a loss outside `[−B, B]` ([`super::check_strict_symmetric`]).
     fn check_strict(&self, loss: f64) -> Result<()> {
-        let b = self.params.loss_bound;
-        super::check_strict_loss(
-            self.strict,
-            loss,
-            -b..=b,
-            "within [-loss_bound, loss_bound] (strict=True)",
-            self.t + 1,
-        )
+        super::check_strict_symmetric(self.strict, loss, self.params.loss_bound, self.t + 1)
     }
 
     /// Release the noisy feedback, update `L̂` and the FTRL point. Floating point before the release (issue
@@ -772,16 +765,13 @@ impl Learner for PrivateScrible {
         end: u64,
         marks: &mut Checkpoints<'_>,
     ) -> Result<f64> {
-        let mut total = 0.0;
-        while self.t < end {
-            self.explore()?;
-            let loss = family.value(self.t, &self.played);
-            self.check_strict(loss)?;
-            self.update(loss)?;
-            total += loss;
-            marks.record(self.t, total);
-        }
-        Ok(total)
+        super::play_each(self, end, marks, |l| {
+            l.explore()?;
+            let loss = family.value(l.t, &l.played);
+            l.check_strict(loss)?;
+            l.update(loss)?;
+            Ok(loss)
+        })
     }
 
     /// The invariants of a decoded learner (see [`super::Learner::check_state`]).

@@ -653,13 +653,7 @@ impl PrivateSubmodular {
                 got: format!("{} values", gains.len()),
             });
         }
-        if !payoff.is_finite() {
-            return Err(CoreError::NonFinite {
-                name: "payoff",
-                index: 0,
-                value: payoff,
-            });
-        }
+        crate::error::check_finite("payoff", &[payoff])?;
         let outside = check_row(gains, self.strict, self.t + 1)?;
         let payoff_outside = !(0.0..=1.0).contains(&payoff);
         if payoff_outside && self.strict {
@@ -712,13 +706,7 @@ impl PrivateSubmodular {
                 "a full-information learner is told the row of f_t, not a payoff".into(),
             ));
         }
-        if !payoff.is_finite() {
-            return Err(CoreError::NonFinite {
-                name: "payoff",
-                index: 0,
-                value: payoff,
-            });
-        }
+        crate::error::check_finite("payoff", &[payoff])?;
         let inside = (0.0..=1.0).contains(&payoff);
         if !inside && self.strict {
             return Err(CoreError::strict_bound(

@@ -763,6 +763,7 @@ impl Learner for LocalLearner {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::learners::testing::assert_run_equals_ask_tell;
 
     fn stream(rows: usize, dim: usize, tau: f64) -> LocalStream {
         let features: Vec<f64> = (0..rows * dim)
@@ -793,16 +794,13 @@ mod tests {
                 LocalLearner::new(4, 4.0, spec, [1, 2, 3, 4], false, false).unwrap()
             };
             let (mut a, mut b) = (mk(), mk());
-            let mut total = 0.0;
             let mut g = vec![0.0; 4];
-            for t in 0..300 {
+            assert_run_equals_ask_tell(alg, &mut a, &mut b, &s, 300, |a, t| {
                 let w = a.ask().unwrap().to_vec();
-                total += s.subgradient(t, &w, &mut g);
+                let loss = s.subgradient(t as usize, &w, &mut g);
                 a.tell(&g).unwrap();
-            }
-            let mut cum = [0.0];
-            let summary = b.run(&s, 300, &[300], &mut cum).unwrap();
-            assert_eq!(summary.total_loss, total, "{alg}");
+                loss
+            });
             assert_eq!(a.to_bytes().unwrap(), b.to_bytes().unwrap(), "{alg}");
         }
     }
