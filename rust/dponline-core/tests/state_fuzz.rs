@@ -15,14 +15,14 @@ use dponline_core::learners::dp_ftrl::{DpFtrlParams, LossNorm, Regularizer};
 use dponline_core::learners::private_bandit::Feasibility;
 use dponline_core::learners::private_dr_submodular::Argmin;
 use dponline_core::learners::{
-    DpFtrl, DrSubmodularParams, Exp3Params, Exploration, Feedback, Learner, NoisyOco,
-    NoisyOcoParams, PrivateBandit, PrivateBanditParams, PrivateDrSubmodular, PrivateExp3,
+    DpFtrl, DrSubmodularParams, Exp3Params, Exploration, Feedback, Learner, MechanismSetup,
+    NoisyOco, NoisyOcoParams, PrivateBandit, PrivateBanditParams, PrivateDrSubmodular, PrivateExp3,
     PrivateScrible, PrivateSubmodular, SubmodularParams,
 };
 use dponline_core::local_dp::{LocalRandomizer, Mechanism as LocalMechanism};
 use dponline_core::noise::NoiseDistribution;
 use dponline_core::noise::release::scalar_laplace;
-use dponline_core::rng::Generator;
+use dponline_core::rng::{Generator, Seed};
 use dponline_core::state::{mutations, seal};
 use dponline_core::submodular::SubmodularKind;
 use proptest::prelude::*;
@@ -69,6 +69,11 @@ fn fuzz_learner<L: Learner>(learner: &L) {
     });
 }
 
+/// The seeded, non-strict setup on the padded tree with exact noise (every learner fuzzed here on a mechanism).
+fn exact_tree(noise: NoiseDistribution, seed: Seed) -> MechanismSetup {
+    MechanismSetup::padded_tree(noise, SamplerKind::Exact, seed)
+}
+
 fn simplex(n: usize) -> Domain {
     Domain::Simplex(Simplex::new(n).unwrap())
 }
@@ -106,17 +111,9 @@ fn mechanisms() {
 fn private_bandit() {
     let domain = simplex(4);
     let params = PrivateBanditParams::new(&domain, 50, 1.0, None, None, Feasibility::Fkm).unwrap();
-    let mut l = PrivateBandit::new(
-        domain,
-        params,
-        MechanismSpec::Tree { padded: true },
-        NoiseDistribution::gaussian(3.0).unwrap(),
-        SamplerKind::Exact,
-        [5, 0, 0, 0],
-        false,
-        false,
-    )
-    .unwrap();
+    let mut l = exact_tree(NoiseDistribution::gaussian(3.0).unwrap(), [5, 0, 0, 0])
+        .build(PrivateBandit::new, domain, params)
+        .unwrap();
     for _ in 0..9 {
         l.ask().unwrap();
         l.tell(0.5).unwrap();
@@ -138,17 +135,9 @@ fn dp_ftrl() {
         1,
     )
     .unwrap();
-    let mut l = DpFtrl::new(
-        domain,
-        params,
-        MechanismSpec::Tree { padded: true },
-        NoiseDistribution::laplace(2.0).unwrap(),
-        SamplerKind::Exact,
-        [6, 0, 0, 0],
-        false,
-        false,
-    )
-    .unwrap();
+    let mut l = exact_tree(NoiseDistribution::laplace(2.0).unwrap(), [6, 0, 0, 0])
+        .build(DpFtrl::new, domain, params)
+        .unwrap();
     for _ in 0..7 {
         l.ask().unwrap();
         l.tell(&[0.1, 0.2, 0.3]).unwrap();
@@ -160,17 +149,9 @@ fn dp_ftrl() {
 fn noisy_oco() {
     let domain = Domain::UniformMatroid(UniformMatroid::new(4, 2, true).unwrap());
     let params = NoisyOcoParams::new(&domain, 30, 1.0, None, 2).unwrap();
-    let mut l = NoisyOco::new(
-        domain,
-        params,
-        MechanismSpec::Tree { padded: true },
-        NoiseDistribution::gaussian(2.0).unwrap(),
-        SamplerKind::Exact,
-        [12, 0, 0, 0],
-        false,
-        false,
-    )
-    .unwrap();
+    let mut l = exact_tree(NoiseDistribution::gaussian(2.0).unwrap(), [12, 0, 0, 0])
+        .build(NoisyOco::new, domain, params)
+        .unwrap();
     for _ in 0..7 {
         l.ask().unwrap();
         l.tell(&[0.1, -0.2, 0.3, 0.0]).unwrap();
@@ -245,17 +226,9 @@ fn private_dr_submodular() {
         1,
     )
     .unwrap();
-    let l = PrivateDrSubmodular::new(
-        domain,
-        params,
-        MechanismSpec::Tree { padded: true },
-        noise,
-        SamplerKind::Exact,
-        [10, 0, 0, 0],
-        false,
-        false,
-    )
-    .unwrap();
+    let l = exact_tree(noise, [10, 0, 0, 0])
+        .build(PrivateDrSubmodular::new, domain, params)
+        .unwrap();
     fuzz_learner(&l);
 }
 

@@ -4,7 +4,7 @@
 //! `tell`, other methods). PyO3 classes cannot be generic, hence a macro rather than a generic class.
 //! The class frame and its borrow convention are [`crate::class::py_class!`]'s.
 
-use dponline_core::learners::Learner;
+use dponline_core::learners::{Learner, MechanismConstructor, MechanismSetup};
 use pyo3::prelude::*;
 
 use crate::convert::{RunOutput, run_native};
@@ -52,19 +52,6 @@ pub fn run_learner<'py, L: Learner + Send>(
     }
     output
 }
-
-/// The core constructor of a learner on a prefix-sum mechanism: `(domain, params, mechanism, noise, sampler,
-/// seed, secure, strict)`.
-pub type CoreConstructor<P, L> = fn(
-    dponline_core::domains::Domain,
-    P,
-    dponline_core::aggregation::MechanismSpec,
-    dponline_core::noise::NoiseDistribution,
-    dponline_core::aggregation::SamplerKind,
-    dponline_core::rng::Seed,
-    bool,
-    bool,
-) -> dponline_core::Result<L>;
 
 /// What the constructor of every learner on a prefix-sum mechanism (PrivateBandit, DPFTRL, NoisyOCO,
 /// PrivateDRSubmodular) converts the same way, in the order of the core constructors' arguments.
@@ -116,22 +103,25 @@ impl MechanismArgs {
     }
 
     /// Build the learner with the core constructor `new` (every such learner's takes these arguments, its
-    /// `params` and `strict`, in this order).
+    /// `params` and `strict`: [`MechanismSetup`]).
     ///
     /// Raises what the core constructor raises.
-    pub fn build<P, L>(self, params: P, strict: bool, new: CoreConstructor<P, L>) -> PyResult<L> {
+    pub fn build<P, L>(
+        self,
+        params: P,
+        strict: bool,
+        new: MechanismConstructor<P, L>,
+    ) -> PyResult<L> {
         use crate::errors::OrRaise;
-        new(
-            self.domain,
-            params,
-            self.mechanism,
-            self.noise,
-            self.sampler,
-            self.seed,
-            self.secure,
+        let setup = MechanismSetup {
+            mechanism: self.mechanism,
+            noise: self.noise,
+            sampler: self.sampler,
+            seed: self.seed,
+            secure: self.secure,
             strict,
-        )
-        .or_raise()
+        };
+        setup.build(new, self.domain, params).or_raise()
     }
 }
 

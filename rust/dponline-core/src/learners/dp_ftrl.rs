@@ -1091,7 +1091,7 @@ impl Learner for DpFtrl {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::learners::testing::{assert_same_at_every_level, on_padded_tree};
+    use crate::learners::testing::assert_same_at_every_level;
 
     #[test]
     fn the_default_step_size_is_noise_aware_and_minimises_the_perturbation_bound() {
@@ -1148,7 +1148,9 @@ mod tests {
             NoiseDistribution::Laplace { scale },
             SamplerKind::FloatingPoint,
         );
-        on_padded_tree(DpFtrl::new, domain, params, noise, sampler, [seed, 1, 2, 3])
+        crate::learners::MechanismSetup::padded_tree(noise, sampler, [seed, 1, 2, 3])
+            .build(DpFtrl::new, domain, params)
+            .unwrap()
     }
 
     #[test]

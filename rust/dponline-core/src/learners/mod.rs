@@ -205,6 +205,77 @@ pub trait Learner: Serialize + DeserializeOwned + Sized {
     }
 }
 
+/// The core constructor of a learner on a prefix-sum mechanism (DP-FTRL, NoisyOCO, PrivateBandit,
+/// PrivateDRSubmodular): `(domain, params, mechanism, noise, sampler, seed, secure, strict)`.
+pub type MechanismConstructor<P, L> = fn(
+    crate::domains::Domain,
+    P,
+    crate::aggregation::MechanismSpec,
+    crate::noise::NoiseDistribution,
+    crate::aggregation::SamplerKind,
+    crate::rng::Seed,
+    bool,
+    bool,
+) -> Result<L>;
+
+/// What every learner on a prefix-sum mechanism is built with beside its domain and typed params, in the order
+/// of their constructors ([`MechanismConstructor`]): the mechanism releasing the prefix sums, its per-draw noise
+/// and sampler, the seed, whether the generator is the OS-keyed one, and `strict`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MechanismSetup {
+    /// The mechanism releasing the prefix sums.
+    pub mechanism: crate::aggregation::MechanismSpec,
+    /// Its per-draw noise.
+    pub noise: crate::noise::NoiseDistribution,
+    /// How the noise is drawn.
+    pub sampler: crate::aggregation::SamplerKind,
+    /// Seed material (stream 0 of the learner's generator).
+    pub seed: crate::rng::Seed,
+    /// Whether the generator is the OS-keyed one (the seed is then not used).
+    pub secure: bool,
+    /// Whether feedback beyond the declared bound is an error ([`Learner::strict`]).
+    pub strict: bool,
+}
+
+impl MechanismSetup {
+    /// A reproducible (seeded), non-strict setup on the padded binary tree (the papers' mechanism).
+    pub fn padded_tree(
+        noise: crate::noise::NoiseDistribution,
+        sampler: crate::aggregation::SamplerKind,
+        seed: crate::rng::Seed,
+    ) -> Self {
+        Self {
+            mechanism: crate::aggregation::MechanismSpec::Tree { padded: true },
+            noise,
+            sampler,
+            seed,
+            secure: false,
+            strict: false,
+        }
+    }
+
+    /// Build a learner on `domain` with `params` by its core constructor `new`.
+    ///
+    /// Errors: those of `new`.
+    pub fn build<P, L>(
+        self,
+        new: MechanismConstructor<P, L>,
+        domain: crate::domains::Domain,
+        params: P,
+    ) -> Result<L> {
+        new(
+            domain,
+            params,
+            self.mechanism,
+            self.noise,
+            self.sampler,
+            self.seed,
+            self.secure,
+            self.strict,
+        )
+    }
+}
+
 /// Unit roundoff of `f64` (round to nearest), `u = 2⁻⁵³`.
 pub const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
 

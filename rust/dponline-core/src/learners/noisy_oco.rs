@@ -705,20 +705,15 @@ impl Learner for NoisyOco {
 mod tests {
     use super::*;
     use crate::domains::{L2Ball, Simplex, UniformMatroid};
-    use crate::learners::testing::{assert_run_equals_ask_tell, on_padded_tree};
+    use crate::learners::testing::assert_run_equals_ask_tell;
     use crate::losses::{LossKind, RowOrder};
 
     fn learner(domain: Domain, horizon: u64, scale: f64, calls: u32, seed: u64) -> NoisyOco {
         let params = NoisyOcoParams::new(&domain, horizon, 2.0, None, calls).unwrap();
         let noise = NoiseDistribution::Gaussian { sigma: scale };
-        on_padded_tree(
-            NoisyOco::new,
-            domain,
-            params,
-            noise,
-            SamplerKind::Exact,
-            [seed, 1, 2, 3],
-        )
+        crate::learners::MechanismSetup::padded_tree(noise, SamplerKind::Exact, [seed, 1, 2, 3])
+            .build(NoisyOco::new, domain, params)
+            .unwrap()
     }
 
     fn simplex(n: usize) -> Domain {

@@ -738,7 +738,7 @@ impl Learner for PrivateBandit {
 mod tests {
     use super::*;
     use crate::domains::Simplex;
-    use crate::learners::testing::{assert_run_equals_ask_tell, on_padded_tree};
+    use crate::learners::testing::assert_run_equals_ask_tell;
     use crate::losses::{LossKind, RowOrder};
 
     fn learner(horizon: u64, sigma: f64, seed: u64) -> PrivateBandit {
@@ -747,14 +747,9 @@ mod tests {
             PrivateBanditParams::new(&domain, horizon, 1.0, None, None, Feasibility::Fkm).unwrap();
         let noise = NoiseDistribution::Gaussian { sigma };
         let sampler = SamplerKind::FloatingPoint;
-        on_padded_tree(
-            PrivateBandit::new,
-            domain,
-            params,
-            noise,
-            sampler,
-            [seed, 0, 0, 0],
-        )
+        crate::learners::MechanismSetup::padded_tree(noise, sampler, [seed, 0, 0, 0])
+            .build(PrivateBandit::new, domain, params)
+            .unwrap()
     }
 
     /// `2¹¹⁰ x` as an integer; `x` must lie on the grid `2⁻¹¹⁰` with `|x| < 2¹⁶` (checked).

@@ -830,7 +830,6 @@ impl Learner for PrivateDrSubmodular {
 mod tests {
     use super::*;
     use crate::domains::{PartitionMatroid, UniformMatroid};
-    use crate::learners::testing::on_padded_tree;
 
     fn partition() -> Domain {
         Domain::PartitionMatroid(
@@ -864,14 +863,9 @@ mod tests {
         )
         .unwrap();
         let sampler = SamplerKind::FloatingPoint;
-        on_padded_tree(
-            PrivateDrSubmodular::new,
-            domain,
-            p,
-            noise,
-            sampler,
-            [seed, 1, 2, 3],
-        )
+        crate::learners::MechanismSetup::padded_tree(noise, sampler, [seed, 1, 2, 3])
+            .build(PrivateDrSubmodular::new, domain, p)
+            .unwrap()
     }
 
     #[test]

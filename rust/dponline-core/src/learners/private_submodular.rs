@@ -923,48 +923,21 @@ mod tests {
         assert!((p.gamma - gamma).abs() < 1e-12 * gamma && gamma < 1.0);
         let eta = 2.0 / (3.0 * (32.0 * 2.0 * gamma * t * (3.0f64 / 1e-6).ln()).sqrt());
         assert!((p.eta - eta).abs() < 1e-12 * eta);
-        assert!(
-            SubmodularParams::new(
+        // Refused: k > n, k = 0, and a Gaussian target (epsilon) with delta = 0.
+        for (k, epsilon) in [(6, None), (0, None), (1, Some(1.0))] {
+            let refused = SubmodularParams::new(
                 5,
-                6,
+                k,
                 10,
-                None,
+                epsilon,
                 0.0,
                 Feedback::Full,
                 Exploration::Online,
                 None,
                 SamplerKind::FloatingPoint,
-            )
-            .is_err()
-        );
-        assert!(
-            SubmodularParams::new(
-                5,
-                0,
-                10,
-                None,
-                0.0,
-                Feedback::Full,
-                Exploration::Online,
-                None,
-                SamplerKind::FloatingPoint,
-            )
-            .is_err()
-        );
-        assert!(
-            SubmodularParams::new(
-                5,
-                1,
-                10,
-                Some(1.0),
-                0.0,
-                Feedback::Full,
-                Exploration::Online,
-                None,
-                SamplerKind::FloatingPoint,
-            )
-            .is_err()
-        );
+            );
+            assert!(refused.is_err(), "k={k} epsilon={epsilon:?}");
+        }
     }
 
     #[test]

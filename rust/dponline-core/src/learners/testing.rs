@@ -1,45 +1,10 @@
-//! Routines shared by the learners' unit tests (compiled for tests only): building a learner on the padded tree,
-//! the property "a native run plays what `ask`/`tell` plays", and "every dispatch level computes the same bits".
-//! Each learner's test module calls them with its own constructor, family and feedback.
+//! Routines shared by the learners' unit tests (compiled for tests only): the property "a native run plays what
+//! `ask`/`tell` plays", and "every dispatch level computes the same bits". Each learner's test module calls them
+//! with its own learners, family and feedback.
 
-use crate::aggregation::{MechanismSpec, SamplerKind};
-use crate::domains::Domain;
-use crate::error::Result;
-use crate::noise::NoiseDistribution;
-use crate::rng::Seed;
 use crate::simd::Level;
 
 use super::Learner;
-
-/// A core constructor of a learner on a prefix-sum mechanism (DP-FTRL, NoisyOCO, PrivateBandit,
-/// PrivateDRSubmodular): `(domain, params, mechanism, noise, sampler, seed, secure, strict)`.
-pub(crate) type OnMechanism<P, L> =
-    fn(Domain, P, MechanismSpec, NoiseDistribution, SamplerKind, Seed, bool, bool) -> Result<L>;
-
-/// The seeded (`secure = false`), non-strict learner `new` builds on the padded binary tree with `noise` drawn by
-/// `sampler`.
-///
-/// Panics if the constructor refuses the arguments.
-pub(crate) fn on_padded_tree<P, L>(
-    new: OnMechanism<P, L>,
-    domain: Domain,
-    params: P,
-    noise: NoiseDistribution,
-    sampler: SamplerKind,
-    seed: Seed,
-) -> L {
-    new(
-        domain,
-        params,
-        MechanismSpec::Tree { padded: true },
-        noise,
-        sampler,
-        seed,
-        false,
-        false,
-    )
-    .unwrap()
-}
 
 /// Play rounds `0 .. rounds` by `ask`/`tell` on `told` — `round(told, t)` plays round `t` and returns its loss —
 /// and the same rounds as one native run of `ran` (a twin of `told`: the same arguments and seed) with checkpoints
