@@ -397,23 +397,19 @@ fn params_dict<'py>(py: Python<'py>, p: &LocalParams) -> PyResult<Bound<'py, pyo
     crate::convert::py_dict!(py, p; dim, g_bound)
 }
 
-/// Call `f` with the native stream `obj` is, or raise `InvalidInputError` saying that the stream must be `what`
-/// (as [`crate::losses::with_loss_family`] does for loss families).
+/// Call `f` with the native stream `obj` is (a `TypeError` for another object, as PyO3 raises for a typed
+/// argument).
 fn with_local_stream<R>(
     obj: &Bound<'_, PyAny>,
-    what: &str,
     f: impl FnOnce(&LocalStream) -> PyResult<R>,
 ) -> PyResult<R> {
-    let stream = obj
-        .cast::<PyLocalStream>()
-        .map_err(|_| invalid_input(format!("stream must be {what}")))?;
-    f(&stream.get().inner)
+    f(&obj.cast::<PyLocalStream>()?.get().inner)
 }
 
 py_learner! {
     /// Native d-dimensional local-DP learner (documented wrappers in ``dponline.local_dp``).
     class PyLocalLearner(LocalLearner) as "LocalLearner";
-    family: with_local_stream, "a native dponline LocalStream";
+    family: with_local_stream;
     params: params_dict;
     getters {
         /// The current action (after the last ``ask``/``run``), shape ``(dim,)``.

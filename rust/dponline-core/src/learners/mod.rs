@@ -139,6 +139,14 @@ pub trait Learner: Serialize + DeserializeOwned + Sized {
     /// Errors: [`CoreError::State`].
     fn check_state(&mut self) -> Result<()>;
 
+    /// Check that `rounds` more rounds fit after the current round within `limit` (the learner's horizon, or the
+    /// smaller of it and a family's): [`check_room`] under the learner's [`Learner::NAME`].
+    ///
+    /// Errors: [`CoreError::HorizonExhausted`].
+    fn check_rounds_fit(&self, rounds: u64, limit: u64) -> Result<()> {
+        check_room(Self::NAME, self.t(), rounds, limit)
+    }
+
     /// Play `rounds` rounds of `family` natively (rounds `t .. t + rounds`), recording the cumulative loss of
     /// the played points (since the start of this call) after each absolute round in `checkpoints` into
     /// `cumulative`. Same seed ⇒ the same actions as the equivalent `ask`/`tell` loop, however the rounds are
@@ -542,6 +550,22 @@ pub fn check_full_information_run(
     }
     check_room(what, t, rounds, horizon.min(family.horizon()))?;
     check_family_fits(family, t, rounds, domain_extent(domain))
+}
+
+/// The checks of [`Learner::check_run`] that follow the pending check for the learners on a submodular family
+/// (PrivateSubmodular, PrivateDRSubmodular): a family on the learner's ground set of `n` items, and `rounds` within
+/// the smaller of the learner's `horizon` and the family's.
+///
+/// Errors: [`CoreError::Shape`] for another ground set; [`CoreError::HorizonExhausted`].
+pub fn check_ground_set_run<L: Learner>(
+    learner: &L,
+    n: usize,
+    horizon: u64,
+    family: &crate::submodular::SubmodularFamily,
+    rounds: u64,
+) -> Result<()> {
+    check_dim("family", "ground set size", n, family.ground_set_size())?;
+    learner.check_rounds_fit(rounds, horizon.min(family.horizon()))
 }
 
 /// Check that `rounds` more rounds fit after round `t` within `limit` (the smaller of the learner's and the

@@ -520,7 +520,7 @@ impl NoisyOco {
     ///
     /// Errors: [`CoreError::HorizonExhausted`] after `T` rounds.
     pub fn ask(&mut self) -> Result<&[f64]> {
-        super::check_room("NoisyOCO", self.t, 1, self.params.horizon)?;
+        self.check_rounds_fit(1, self.params.horizon)?;
         self.pending = true;
         Ok(self.map.x())
     }

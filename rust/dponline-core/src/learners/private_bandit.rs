@@ -580,7 +580,7 @@ impl PrivateBandit {
     ///
     /// Errors: [`CoreError::HorizonExhausted`] after `T` rounds.
     pub fn ask(&mut self) -> Result<&[f64]> {
-        super::check_room("PrivateBandit", self.t, 1, self.params.horizon)?;
+        self.check_rounds_fit(1, self.params.horizon)?;
         Ok(self.oco.ask())
     }
 
@@ -631,8 +631,7 @@ impl Learner for PrivateBandit {
     fn check_run(&self, family: &LossFamily, rounds: u64) -> Result<()> {
         super::check_idle(self.oco.pending(), "point")?;
         super::check_dim("losses", "dimension", self.params.dim, family.dim())?;
-        let limit = self.params.horizon.min(family.horizon());
-        super::check_room("PrivateBandit", self.t, rounds, limit)
+        self.check_rounds_fit(rounds, self.params.horizon.min(family.horizon()))
     }
 
     fn play(

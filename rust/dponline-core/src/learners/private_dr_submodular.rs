@@ -510,7 +510,7 @@ impl PrivateDrSubmodular {
     ///
     /// Errors: [`CoreError::HorizonExhausted`] after `T` rounds.
     pub fn ask(&mut self) -> Result<&[usize]> {
-        super::check_room("PrivateDRSubmodular", self.t, 1, self.params.horizon)?;
+        self.check_rounds_fit(1, self.params.horizon)?;
         if !self.pending {
             self.decide();
         }
@@ -763,14 +763,7 @@ impl Learner for PrivateDrSubmodular {
                 family.kind_name(),
             ));
         }
-        super::check_dim(
-            "family",
-            "ground set size",
-            self.params.n,
-            family.ground_set_size(),
-        )?;
-        let limit = self.params.horizon.min(family.horizon());
-        super::check_room("PrivateDRSubmodular", self.t, rounds, limit)
+        super::check_ground_set_run(self, self.params.n, self.params.horizon, family, rounds)
     }
 
     fn play(

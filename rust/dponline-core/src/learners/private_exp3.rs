@@ -809,7 +809,7 @@ impl PrivateExp3 {
         if let Some((arm, _)) = self.pending {
             return Ok(arm);
         }
-        super::check_room("PrivateEXP3", self.t, 1, self.params.horizon)?;
+        self.check_rounds_fit(1, self.params.horizon)?;
         crate::simd::dispatch(
             #[inline(always)]
             || self.draw(),
@@ -1004,8 +1004,7 @@ impl Learner for PrivateExp3 {
                 got: format!("{} arms", env.arms()),
             });
         }
-        let limit = self.params.horizon.min(env.horizon());
-        super::check_room("PrivateEXP3", self.t, rounds, limit)?;
+        self.check_rounds_fit(rounds, self.params.horizon.min(env.horizon()))?;
         match env {
             ArmLosses::Table(f) => super::check_table_fits(f, self.t, rounds),
             ArmLosses::Bernoulli(_) => Ok(()),

@@ -588,7 +588,7 @@ impl PrivateScrible {
         if self.pending {
             return Ok(&self.played);
         }
-        super::check_room("PrivateSCRiBLe", self.t, 1, self.params.horizon)?;
+        self.check_rounds_fit(1, self.params.horizon)?;
         self.explore()?;
         Ok(&self.played)
     }
@@ -754,8 +754,7 @@ impl Learner for PrivateScrible {
             ));
         }
         super::check_dim("losses", "dimension", self.params.dim, family.dim())?;
-        let limit = self.params.horizon.min(family.horizon());
-        super::check_room("PrivateSCRiBLe", self.t, rounds, limit)?;
+        self.check_rounds_fit(rounds, self.params.horizon.min(family.horizon()))?;
         super::check_family_fits(family, self.t, rounds, super::domain_extent(&self.domain))
     }
 

@@ -764,20 +764,8 @@ impl Learner for PrivateSubmodular {
     /// Errors: [`CoreError::Protocol`] if a set is pending; [`CoreError::Shape`] for a family over another
     /// ground set; [`CoreError::HorizonExhausted`] beyond the learner's or the family's horizon.
     fn check_run(&self, family: &SubmodularFamily, rounds: u64) -> Result<()> {
-        if self.pending != Pending::None {
-            return Err(CoreError::Protocol(
-                "run() cannot start while an asked set awaits tell()".into(),
-            ));
-        }
-        if family.ground_set_size() != self.params.n {
-            return Err(CoreError::Shape {
-                name: "family",
-                expected: format!("ground set size {}", self.params.n),
-                got: format!("ground set size {}", family.ground_set_size()),
-            });
-        }
-        let limit = self.params.horizon.min(family.horizon());
-        super::check_room("PrivateSubmodular", self.t, rounds, limit)
+        super::check_idle(self.pending != Pending::None, "set")?;
+        super::check_ground_set_run(self, self.params.n, self.params.horizon, family, rounds)
     }
 
     fn play(
