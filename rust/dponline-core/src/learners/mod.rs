@@ -284,6 +284,12 @@ impl MechanismSetup {
     }
 }
 
+/// The placeholder of a feedback release's noise while a learner is decoded (PrivateEXP3, PrivateSCRiBLe: the
+/// `serde` default of their skipped noise field, rebuilt from the params by `check_state`): one `Laplace(0)` draw.
+pub(crate) fn unset_feedback_noise() -> crate::noise::SumOf {
+    crate::noise::NoiseDistribution::Laplace { scale: 0.0 }.sum_of(1)
+}
+
 /// Unit roundoff of `f64` (round to nearest), `u = 2⁻⁵³`.
 pub const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
 

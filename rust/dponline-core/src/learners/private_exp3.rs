@@ -631,10 +631,6 @@ fn check_exact(exact: Option<&ExactNoise>, params: &Exp3Params) -> Result<()> {
     Ok(())
 }
 
-fn laplace_noise() -> SumOf {
-    NoiseDistribution::Laplace { scale: 0.0 }.sum_of(1)
-}
-
 /// [`Generator::open01`] on the concrete generator (the same bits: 53 random bits, never 0 or 1).
 #[inline(always)]
 fn open01<R: rand_core::Rng + ?Sized>(g: &mut R) -> f64 {
@@ -699,7 +695,7 @@ pub struct PrivateExp3 {
     rng: Generator,
     /// Draws the Laplace noise of the releases (stream 1).
     noise_rng: Generator,
-    #[serde(skip, default = "laplace_noise")]
+    #[serde(skip, default = "super::unset_feedback_noise")]
     noise: SumOf,
     /// The exact discrete Laplace noise on its grid (module docs, "Exact noise"); `None`: floating-point
     /// `Laplace(λ)` (or no noise for `λ = 0`).

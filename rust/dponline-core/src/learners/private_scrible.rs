@@ -366,10 +366,6 @@ fn check_exact(exact: Option<&ExactNoise>, noise_scale: f64, loss_bound: f64) ->
     Ok(())
 }
 
-fn scalar_noise() -> SumOf {
-    NoiseDistribution::Laplace { scale: 0.0 }.sum_of(1)
-}
-
 /// The PrivateSCRiBLe learner (see the module docs).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct PrivateScrible {
@@ -388,7 +384,7 @@ pub struct PrivateScrible {
     scratch: SimplexScratch,
     rng: Generator,
     noise_rng: Generator,
-    #[serde(skip, default = "scalar_noise")]
+    #[serde(skip, default = "super::unset_feedback_noise")]
     noise: SumOf,
     /// Exact discrete Laplace noise on its grid (module docs); `None`: floating-point `Laplace(λ)`.
     exact: Option<ExactNoise>,

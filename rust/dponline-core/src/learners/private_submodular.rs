@@ -675,9 +675,10 @@ impl PrivateSubmodular {
         Ok(payoff.clamp(0.0, 1.0))
     }
 
-    /// Algorithm 2, lines 6-8 for a valid row: one gains pass and one Hedge pass per expert.
-    fn full_step(&mut self, kind: SubmodularKind, row: &[f64]) -> f64 {
-        let payoff = value(kind, row, &self.played);
+    /// Algorithm 2, lines 7-8 for a valid row of a family of `kind`: expert `i` is fed the gains of the row given
+    /// the picks before it ([`expert_step`]: one gains pass and one Hedge pass per expert).
+    #[inline]
+    fn experts_step(&mut self, kind: SubmodularKind, row: &[f64]) {
         for i in 0..self.params.k {
             expert_step(
                 &mut self.experts,
@@ -688,6 +689,12 @@ impl PrivateSubmodular {
                 &mut self.prefix,
             );
         }
+    }
+
+    /// Algorithm 2, lines 6-8 for a valid row: one gains pass and one Hedge pass per expert.
+    fn full_step(&mut self, kind: SubmodularKind, row: &[f64]) -> f64 {
+        let payoff = value(kind, row, &self.played);
+        self.experts_step(kind, row);
         self.pending = Pending::None;
         self.t += 1;
         payoff
@@ -783,19 +790,7 @@ impl Learner for PrivateSubmodular {
             match self.params.feedback {
                 Feedback::Full => {
                     match family.kind() {
-                        Some(kind) => {
-                            let row = family.row_at(t);
-                            for i in 0..self.params.k {
-                                expert_step(
-                                    &mut self.experts,
-                                    i,
-                                    kind,
-                                    row,
-                                    &self.picks[..i],
-                                    &mut self.prefix,
-                                );
-                            }
-                        }
+                        Some(kind) => self.experts_step(kind, family.row_at(t)),
                         None => {
                             for i in 0..self.params.k {
                                 family.gains_with(
