@@ -74,6 +74,14 @@ fn exact_tree(noise: NoiseDistribution, seed: Seed) -> MechanismSetup {
     MechanismSetup::padded_tree(noise, SamplerKind::Exact, seed)
 }
 
+/// [`fuzz_learner`] on `learner` after `rounds` rounds of `round` (one `ask` and its `tell`).
+fn fuzz_after<L: Learner>(mut learner: L, rounds: usize, mut round: impl FnMut(&mut L)) {
+    for _ in 0..rounds {
+        round(&mut learner);
+    }
+    fuzz_learner(&learner);
+}
+
 fn simplex(n: usize) -> Domain {
     Domain::Simplex(Simplex::new(n).unwrap())
 }
@@ -111,14 +119,13 @@ fn mechanisms() {
 fn private_bandit() {
     let domain = simplex(4);
     let params = PrivateBanditParams::new(&domain, 50, 1.0, None, None, Feasibility::Fkm).unwrap();
-    let mut l = exact_tree(NoiseDistribution::gaussian(3.0).unwrap(), [5, 0, 0, 0])
+    let l = exact_tree(NoiseDistribution::gaussian(3.0).unwrap(), [5, 0, 0, 0])
         .build(PrivateBandit::new, domain, params)
         .unwrap();
-    for _ in 0..9 {
+    fuzz_after(l, 9, |l| {
         l.ask().unwrap();
         l.tell(0.5).unwrap();
-    }
-    fuzz_learner(&l);
+    });
 }
 
 #[test]
@@ -135,28 +142,26 @@ fn dp_ftrl() {
         1,
     )
     .unwrap();
-    let mut l = exact_tree(NoiseDistribution::laplace(2.0).unwrap(), [6, 0, 0, 0])
+    let l = exact_tree(NoiseDistribution::laplace(2.0).unwrap(), [6, 0, 0, 0])
         .build(DpFtrl::new, domain, params)
         .unwrap();
-    for _ in 0..7 {
+    fuzz_after(l, 7, |l| {
         l.ask().unwrap();
         l.tell(&[0.1, 0.2, 0.3]).unwrap();
-    }
-    fuzz_learner(&l);
+    });
 }
 
 #[test]
 fn noisy_oco() {
     let domain = Domain::UniformMatroid(UniformMatroid::new(4, 2, true).unwrap());
     let params = NoisyOcoParams::new(&domain, 30, 1.0, None, 2).unwrap();
-    let mut l = exact_tree(NoiseDistribution::gaussian(2.0).unwrap(), [12, 0, 0, 0])
+    let l = exact_tree(NoiseDistribution::gaussian(2.0).unwrap(), [12, 0, 0, 0])
         .build(NoisyOco::new, domain, params)
         .unwrap();
-    for _ in 0..7 {
+    fuzz_after(l, 7, |l| {
         l.ask().unwrap();
         l.tell(&[0.1, -0.2, 0.3, 0.0]).unwrap();
-    }
-    fuzz_learner(&l);
+    });
 }
 
 #[test]
@@ -164,25 +169,22 @@ fn private_exp3() {
     // The exact feedback noise (the default): its grid and integer block are part of the state.
     let (scale, exact) = scalar_laplace(1.0, Some(0.5), SamplerKind::Exact).unwrap();
     let params = Exp3Params::new(4, 40, 1.0, scale).unwrap();
-    let mut l = PrivateExp3::new(params, exact, [7, 0, 0, 0], false, false).unwrap();
-    for _ in 0..5 {
+    let l = PrivateExp3::new(params, exact, [7, 0, 0, 0], false, false).unwrap();
+    fuzz_after(l, 5, |l| {
         l.ask().unwrap();
         l.tell(0.5).unwrap();
-    }
-    fuzz_learner(&l);
+    });
 }
 
 #[test]
 fn private_scrible() {
     let domain = Domain::L2Ball(L2Ball::new(3, 1.0).unwrap());
     let (scale, exact) = scalar_laplace(2.0, Some(1.0), SamplerKind::Exact).unwrap();
-    let mut l =
-        PrivateScrible::new(domain, 40, 1.0, scale, exact, [8, 0, 0, 0], false, false).unwrap();
-    for _ in 0..5 {
+    let l = PrivateScrible::new(domain, 40, 1.0, scale, exact, [8, 0, 0, 0], false, false).unwrap();
+    fuzz_after(l, 5, |l| {
         l.ask().unwrap();
         l.tell(0.5).unwrap();
-    }
-    fuzz_learner(&l);
+    });
 }
 
 #[test]
@@ -200,13 +202,12 @@ fn private_submodular() {
             sampler,
         )
         .unwrap();
-        let mut l = PrivateSubmodular::new(params, [9, 0, 0, 0], false, false).unwrap();
-        for _ in 0..3 {
+        let l = PrivateSubmodular::new(params, [9, 0, 0, 0], false, false).unwrap();
+        fuzz_after(l, 3, |l| {
             l.ask().unwrap();
             l.tell_row(SubmodularKind::ProbabilisticCoverage, &[0.3; 6])
                 .unwrap();
-        }
-        fuzz_learner(&l);
+        });
     }
 }
 
