@@ -161,21 +161,25 @@ def test_top_up_releases_are_identically_distributed():
 @pytest.mark.parametrize("cls", [dponline.DPFTRL, dponline.DPFTPL])
 @pytest.mark.parametrize("mechanism", ["honaker", "blt"])
 def test_refusals_name_the_valid_choices(cls, mechanism):
-    """Without the top-up, Honaker / BLT releases have no proved bound: the error names the padded tree and the
-    top-up combination; top_up=True where it cannot hold is refused at construction, naming the valid one."""
+    """Without the top-up, DPFTPL on Honaker / BLT releases has no proved bound (its argmin is not Lipschitz): the
+    error names the padded tree and the top-up combination; DPFTRL has the Lipschitz bound there. top_up=True
+    where it cannot hold is refused at construction, naming the valid one."""
     kw = dict(horizon=64, epsilon=1.0, delta=1e-6, loss_bound=1.0, seed=0)
     domain = Simplex(3) if cls is dponline.DPFTRL else UniformMatroid(3, 1)
     raw = cls(domain, mechanism=mechanism, sampler="floating-point", calibration="analytic", **kw)
-    with pytest.raises(dponline.DPOnlineError) as info:
-        raw.regret_bound()
-    for choice in (
-        "mechanism='tree'",
-        f"mechanism={mechanism!r}",
-        "delta > 0",
-        "sampler='floating-point'",
-        "top_up=True",
-    ):
-        assert choice in str(info.value)
+    if cls is dponline.DPFTRL:
+        assert float(raw.regret_bound()) == raw.regret_bound_terms()["lipschitz"]
+    else:
+        with pytest.raises(dponline.DPOnlineError) as info:
+            raw.regret_bound()
+        for choice in (
+            "mechanism='tree'",
+            f"mechanism={mechanism!r}",
+            "delta > 0",
+            "sampler='floating-point'",
+            "top_up=True",
+        ):
+            assert choice in str(info.value)
     valid = "top_up=True needs delta > 0 .*sampler='floating-point' and mechanism='honaker' or 'blt'"
     with pytest.raises(dponline.InvalidInputError, match=valid):
         cls(domain, mechanism=mechanism, top_up=True, **kw)  # the exact sampler (default)
@@ -200,6 +204,50 @@ def test_dp_ftrl(stream, domain, delta):
     p = learner.params
     width = 2.0 if p["regularizer"] == "entropy" else domain.diameter
     _check(learner.regret_bound(samples=2_000), mean, T * p["dual_bound"] * width)
+
+
+@pytest.mark.parametrize("stream", ["drift", "alternating"])
+@pytest.mark.parametrize("domain", [Simplex(4), L2Ball(4, 1.0), Box([-1.0] * 4, [1.0] * 4)])
+@pytest.mark.parametrize("mechanism", ["tree", "honaker", "blt"])
+@pytest.mark.parametrize("delta,sampler", [(0.0, "exact"), (1e-6, "exact"), (1e-6, "floating-point")])
+def test_dp_ftrl_lipschitz_bound_every_mechanism(stream, domain, mechanism, delta, sampler):
+    """The Lipschitz FTRL bound holds for every mechanism and sampler, the raw (not topped-up) Honaker and BLT
+    releases included, whose noise has another law at every t: measured regret <= the Lipschitz term alone, and
+    regret_bound() is the smallest valid bound. For Honaker / BLT the default step size minimises it."""
+    fam = Linear(_streams(4)[stream], horizon=T, resample="bootstrap", seed=2)
+    extra = {"calibration": "analytic"} if sampler == "floating-point" and mechanism != "tree" else {}
+    kw = dict(horizon=T, epsilon=1.0, delta=delta, loss_bound=2.0, mechanism=mechanism, sampler=sampler, **extra)
+    mean, learner = _mean_regret(
+        lambda seed: dponline.DPFTRL(domain, seed=seed, **kw), fam, best_fixed(fam, domain=domain).total_loss
+    )
+    p = learner.params
+    terms = learner.regret_bound_terms(samples=2_000)
+    width = 2.0 if p["regularizer"] == "entropy" else domain.diameter
+    assert math.isfinite(terms["lipschitz"]) and mean <= terms["lipschitz"]
+    bound = learner.regret_bound(samples=2_000)
+    _check(bound, mean, T * p["dual_bound"] * width)
+    assert float(bound) <= terms["lipschitz"]
+    if mechanism != "tree":
+        assert float(bound) == terms["lipschitz"] and math.isinf(terms["perturbation"])
+        # η minimises D_R/η + η(T G² + G S): the bound is 2·sqrt(D_R (T G² + G S)).
+        G, S = p["dual_bound"], p["deviation_sum"]
+        assert terms["lipschitz"] == pytest.approx(2 * math.sqrt(p["regularizer_range"] * (T * G * G + G * S)))
+
+
+@pytest.mark.parametrize("stream", ["drift", "alternating"])
+def test_dp_ftrl_lipschitz_bound_at_a_large_step_size(stream):
+    """At an explicit step size 100× the default, where the noise term dominates, the Lipschitz bound still holds
+    for the raw BLT releases on both samplers (and stays below the trivial bound there)."""
+    domain = Simplex(4)
+    fam = Linear(_streams(4)[stream], horizon=T, resample="bootstrap", seed=2)
+    best = best_fixed(fam, domain=domain).total_loss
+    for sampler in ("exact", "floating-point"):
+        extra = {"calibration": "analytic"} if sampler == "floating-point" else {}
+        kw = dict(horizon=T, epsilon=1.0, delta=1e-6, loss_bound=2.0, mechanism="blt", sampler=sampler, **extra)
+        eta = 100 * dponline.DPFTRL(domain, seed=0, **kw).params["eta"]
+        mean, learner = _mean_regret(lambda seed: dponline.DPFTRL(domain, seed=seed, learning_rate=eta, **kw), fam, best)
+        assert learner.params["eta"] == eta
+        assert mean <= learner.regret_bound_terms()["lipschitz"]
 
 
 @pytest.mark.parametrize("stream", ["drift", "alternating"])

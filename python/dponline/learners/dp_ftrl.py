@@ -295,7 +295,8 @@ class DPFTRL(DomainLearner):
         * ``ftrl``: ``D_R/η + η T G_*²`` (Shalev-Shwartz 2012, Theorem 2.11: the non-private FTRL bound, ``G_*``
           the dual bound);
         * ``noise``: ``E_Z[max_x⟨Z, x⟩ − min_x⟨Z, x⟩]`` for ``Z`` the sum of ``release_draws`` i.i.d. node noises
-          (Agarwal-Singh 2017, Theorem 3.1's additive privacy term). Closed forms: Gaussian on the ball
+          (Agarwal-Singh 2017, Theorem 3.1's additive privacy term; ``∞`` for releases that are not identically
+          distributed: ``"honaker"`` / ``"blt"`` without ``top_up``). Closed forms: Gaussian on the ball
           (``2r·s·√2·Γ((n+1)/2)/Γ(n/2)``, ``s² = draws·σ²``), Gaussian or Laplace on a box
           (``Σ w_i·E|Z_i|``; for a sum of ``r`` Laplace(λ) ``E|Z_i| = 2λΓ(r+½)/(√π Γ(r))``), Gaussian on the
           simplex (the expected range of ``n`` normals, one-dimensional quadrature). Otherwise Monte Carlo with
@@ -307,28 +308,40 @@ class DPFTRL(DomainLearner):
           η·c·v`` (entropy; ``∞`` when ``η`` exceeds the cumulant bound's range) or ``D_R/η + η(T G_*² + n·v)``
           (``½‖x‖²``): Agarwal-Singh's one-shot-perturbation argument, then the Hedge potential (entropy) or FTRL
           with the perturbation as a round-0 loss (Shalev-Shwartz 2012, Theorem 2.11); the proof is in the core's
-          ``DpFtrlParams::perturbation_bound``. :meth:`regret_bound` takes the smaller of the two.
+          ``DpFtrlParams::perturbation_bound``. Identically distributed releases only (``∞`` otherwise);
+        * ``lipschitz``: a third bound, for **every** mechanism and sampler, ``D_R/η + η T G_*² + η·G_*·S`` with
+          ``S ≥ Σ_{t<T} E dev(Z_t)`` (``deviation_sum``) computed exactly from the mechanism's per-release unit
+          variances ``v_t``, its noise scale and grid: ``x ↦ softmax(−ηx)`` moves by at most ``η·(max z − min z)/2``
+          in L1 when ``x`` moves by ``z``, ``x ↦ Π(−ηx)`` by ``η‖z‖₂`` in L2, so each round costs at most
+          ``η·G_*`` times the release's deviation beyond non-private FTRL; holds for adaptive losses too. The
+          Lemma, its proof and the per-release bounds (sub-Gaussian maximum for the discrete/continuous Gaussian,
+          fourth moment for the Laplace laws, Jensen in L2, the exact path's rounding) are in the core's
+          ``DpFtrlParams::lipschitz_bound`` and ``deviation_sum``.
+
+        :meth:`regret_bound` takes the smallest.
 
         Raises:
             InvalidInputError: bad ``samples`` / ``seed``; the bound overflows float64 (the declared constants are
                 too large for it).
-            DPOnlineError: the learner releases its prefix sums with ``"honaker"`` or ``"blt"`` without
-                ``top_up=True`` (Theorem 3.1 assumes identically distributed noise in every release); the message
-                names the combinations that have a bound.
         """
-        _require_identical_releases(self._core, "Theorem 3.1")
         samples = _validate.integer("samples", samples, low=100)
         seed = _validate.integer("seed", seed, low=0)
         p = self.params
         T, n = p["horizon"], p["dim"]
-        noise_mean, stderr, method = self._noise_term(p, samples, seed)
+        identical = self._core.mechanism == "tree" or self._core.top_up_variance is not None
+        if identical:
+            noise_mean, stderr, method = self._noise_term(p, samples, seed)
+        else:
+            noise_mean, stderr, method = math.inf, 0.0, "none (releases not identically distributed: Theorem 3.1 n/a)"
         fw = 0.0
         if p["method"] == "frank-wolfe":
             fw = T * p["dual_bound"] * 2.0 * self._domain.diameter / math.sqrt(p["lmo_calls"] + 2)
-        if not all(math.isfinite(v) for v in (noise_mean, stderr, fw, p["ftrl_bound"] + noise_mean + 4 * stderr + fw)):
+        lipschitz = p.get("lipschitz_bound", math.inf)
+        best = min(p["ftrl_bound"] + noise_mean + 4 * stderr, p.get("perturbation_bound", math.inf), lipschitz)
+        if not all(math.isfinite(v) for v in (stderr, fw, best + fw)):
             raise InvalidInputError(
-                f"regret_bound: the bound overflows float64 (noise term {noise_mean:g}, Frank-Wolfe term {fw:g}); "
-                "rescale the domain or the losses"
+                f"regret_bound: the bound overflows float64 (noise term {noise_mean:g}, Frank-Wolfe term {fw:g}, "
+                f"Lipschitz bound {lipschitz:g}); rescale the domain or the losses"
             )
         return {
             "ftrl": p["ftrl_bound"],
@@ -337,17 +350,23 @@ class DPFTRL(DomainLearner):
             "noise_method": method,
             "frank_wolfe": fw,
             "perturbation": p.get("perturbation_bound", math.inf),
+            "lipschitz": lipschitz,
+            "deviation_sum": p.get("deviation_sum", math.inf),
             "source": "Agarwal-Singh 2017 Theorem 3.1 (FTRL regret + E[max<Z,x> - min<Z,x>]); "
             + ("" if p.get("top_up_variance") is None else _TOP_UP_SOURCE + "; ")
             + "FTRL term: Shalev-Shwartz 2012 Theorem 2.11; perturbation: the one-shot perturbation inside the "
-            "FTRL analysis (Hedge potential / round-0 loss)",
+            "FTRL analysis (Hedge potential / round-0 loss); lipschitz: the Lipschitz FTRL Lemma "
+            "(DpFtrlParams::lipschitz_bound, any mechanism)",
             "dim": n,
         }
 
     def regret_bound(self, *, samples: int = 20_000, seed: int = 0) -> RegretBound:
-        """Expected-regret bound against an oblivious adversary with linear losses bounded by ``G``:
-        ``min(ftrl + noise, perturbation) + frank_wolfe`` of :meth:`regret_bound_terms`, with the Monte Carlo noise
-        term (when used) raised by 4 standard errors. Agarwal-Singh 2017 Theorem 3.1 and the perturbation bound.
+        """Expected-regret bound with linear losses bounded by ``G``: ``min(ftrl + noise, perturbation,
+        lipschitz) + frank_wolfe`` of :meth:`regret_bound_terms`, with the Monte Carlo noise term (when used)
+        raised by 4 standard errors. The first two (Agarwal-Singh 2017 Theorem 3.1 and the perturbation bound)
+        hold against an oblivious adversary for identically distributed releases (the padded tree, a top-up);
+        the Lipschitz bound holds for every mechanism (``"tree"``, ``"honaker"``, ``"blt"``, both samplers) and
+        any adversary.
 
         Returned beside the trivial bound (``RegretBound.trivial``): ``T·G_*·W`` with ``W`` the domain's width in
         the norm dual to ``G_*`` (2, the L1 diameter of the simplex, for the entropy; the L2 diameter otherwise),
@@ -361,7 +380,7 @@ class DPFTRL(DomainLearner):
         p = self.params
         width = 2.0 if p["regularizer"] == "entropy" else float(self._domain.diameter)
         return RegretBound(
-            min(theorem, terms["perturbation"]) + terms["frank_wolfe"],
+            min(theorem, terms["perturbation"], terms["lipschitz"]) + terms["frank_wolfe"],
             trivial=p["horizon"] * p["dual_bound"] * width,
             source=terms["source"] + "; trivial: T*G_**width",
         )

@@ -16,6 +16,8 @@ use crate::params::py_mechanism_learner;
 fn params_dict<'py>(py: Python<'py>, p: &DpFtrlParams) -> PyResult<Bound<'py, PyDict>> {
     let eta_rule = if p.regularizer == Regularizer::None {
         "none (FTPL plays the LMO of the release)"
+    } else if p.eta_default && !p.release_noise.declared && p.release_noise.deviation_sum > 0.0 {
+        "sqrt(D_R / (T G^2 + G S)), noise-aware (Lipschitz bound)"
     } else if p.eta_default && p.release_noise.variance > 0.0 {
         match p.regularizer {
             Regularizer::NegativeEntropy => "sqrt(D_R / (T G^2 + c v)), noise-aware",
@@ -29,9 +31,13 @@ fn params_dict<'py>(py: Python<'py>, p: &DpFtrlParams) -> PyResult<Bound<'py, Py
     // `perturbation_bound` is present only where it holds (a declared padded-tree noise, and η within the
     // cumulant bound's range).
     let perturbation = Some(p.perturbation_bound()).filter(|b| b.is_finite());
+    // `lipschitz_bound` (any mechanism) and its sum `S`, present once computed (a regulariser).
+    let lipschitz = Some(p.lipschitz_bound()).filter(|b| b.is_finite());
+    let deviation = Some(p.release_noise.deviation_sum).filter(|s| s.is_finite());
     py_dict!(py, p; horizon, dim, regularizer = p.regularizer.name(), loss_bound, norm = p.norm.name(),
         regularizer_range, dual_bound, dual_clip, eta, eta_rule = eta_rule, lmo_calls, ftrl_bound = p.ftrl_bound(),
-        perturbation_bound ?= perturbation, release_variance = p.release_noise.variance, loss_shift)
+        perturbation_bound ?= perturbation, lipschitz_bound ?= lipschitz, deviation_sum ?= deviation,
+        release_variance = p.release_noise.variance, loss_shift)
 }
 
 py_mechanism_learner! {

@@ -511,9 +511,43 @@ impl DpFtrlParams {
         self.ftrl_bound() + self.perturbation_term(self.eta)
     }
 
-    /// Make the default step size noise-aware: `η = sqrt(D_R / (T G_*² + c·v))` for the entropy (capped at the
-    /// cumulant bound's range) and `η = sqrt(D_R / (T G_*² + n·v))` for `½‖x‖²`, the minimisers of
-    /// [`DpFtrlParams::perturbation_bound`]. With no noise (`v = 0`) this is the non-private
+    /// Expected regret bound of FTRL on the released prefix sums for **any** prefix-sum mechanism (the padded
+    /// tree, the Honaker tree, BLT, on either sampler; the releases' noise may have a different law at every
+    /// `t` and any correlation): `D_R/η + η T G_*² + η·G_*·S`, with `S` =
+    /// [`ReleaseNoise::deviation_sum`] `≥ Σ_{t=0}^{T−1} E dev(Z_t)`, `Z_t = L̃_t − L_t` the total error of
+    /// release `t` (noise and rounding), `dev(z) = (max_i z_i − min_i z_i)/2` for the entropy and `‖z‖₂` for
+    /// `½‖x‖²`. `∞` before the noise is known and without a regulariser (FTPL's argmin is not Lipschitz).
+    ///
+    /// **Lemma (Lipschitz FTRL).** Let `x_t = F(L̃_{t−1})` with `F(y) = argmin_{x∈X} η⟨x, y⟩ + R(x)`, and let
+    /// `x*_t = F(L_{t−1})` be non-private FTRL on the same (clipped, centred) loss vectors `ℓ_t`, `‖ℓ_t‖_* ≤ G_*`.
+    /// Then for every loss sequence, oblivious or adaptive, `E[Regret] ≤ D_R/η + η T G_*² + η G_* Σ_t E dev(Z_{t−1})`.
+    ///
+    /// *Proof.* `Regret = Σ_t⟨ℓ_t, x*_t − u⟩ + Σ_t⟨ℓ_t, x_t − x*_t⟩`. The first sum is non-private FTRL's
+    /// regret on the sequence actually played, at most `D_R/η + η T G_*²` on every path (Shalev-Shwartz 2012,
+    /// Theorem 2.11; it holds for any sequence, so also for one that depends on the noise). For the second:
+    /// *entropy:* `F(y) = softmax(−ηy)` has Jacobian `−η(diag(p) − ppᵀ)`, and `‖(diag(p) − ppᵀ)h‖₁ = E_p|h_I −
+    /// E_p h_I| ≤ sqrt(Var_p h_I) ≤ (max h − min h)/2` (Cauchy-Schwarz, Popoviciu's inequality), so
+    /// `‖F(y + z) − F(y)‖₁ ≤ η·(max z − min z)/2 = η·dev(z)` (integrate along the segment), and `⟨ℓ_t, x_t − x*_t⟩
+    /// ≤ ‖ℓ_t‖_∞ ‖x_t − x*_t‖₁ ≤ η G_* dev(Z_{t−1})`. *`½‖x‖²`:* `F(y) = Π_X(−ηy)`, the Euclidean projection, is
+    /// 1-Lipschitz in L2, so `⟨ℓ_t, x_t − x*_t⟩ ≤ ‖ℓ_t‖₂ η ‖Z_{t−1}‖₂`. Take expectations. ∎
+    ///
+    /// The per-release bounds behind `S` are in [`deviation_sum`]. Unlike
+    /// [`DpFtrlParams::perturbation_bound`] the noise enters at every round (linear in `T`), so for the padded
+    /// tree, whose releases are identically distributed, the perturbation bound is usually far smaller; for
+    /// the Honaker tree and BLT (without a top-up) this is the bound that is proved.
+    pub fn lipschitz_bound(&self) -> f64 {
+        let s = self.release_noise.deviation_sum;
+        if self.regularizer == Regularizer::None || !s.is_finite() {
+            return f64::INFINITY;
+        }
+        self.ftrl_bound() + self.eta * self.dual_bound * s
+    }
+
+    /// Make the default step size noise-aware. For identically distributed releases (the padded tree, a
+    /// top-up): `η = sqrt(D_R / (T G_*² + c·v))` for the entropy (capped at the cumulant bound's range) and
+    /// `η = sqrt(D_R / (T G_*² + n·v))` for `½‖x‖²`, the minimisers of [`DpFtrlParams::perturbation_bound`].
+    /// For other releases (Honaker, BLT), whose only proved bound is [`DpFtrlParams::lipschitz_bound`]:
+    /// `η = sqrt(D_R / (T G_*² + G_*·S))`, its minimiser. With no noise (`v = S = 0`) both are the non-private
     /// `sqrt(D_R / (T G_*²))`; with heavy noise `η` shrinks so the learner stays near the regulariser's minimiser
     /// (the uniform weights, the centre) instead of following the noise. An explicit `learning_rate` is kept.
     pub fn tune_for_noise(&mut self, noise: ReleaseNoise) {
@@ -523,6 +557,17 @@ impl DpFtrlParams {
         }
         let tf = self.horizon as f64;
         let g = self.dual_bound;
+        if !noise.declared {
+            // D_R / (T G² + G S) = (D_R/G²) / (T + S/G): G² alone overflows for G > 1.3e154.
+            let eta = (self.regularizer_range.max(f64::MIN_POSITIVE)
+                / (tf + noise.deviation_sum / g))
+                .sqrt()
+                / g;
+            if eta.is_finite() && eta > 0.0 {
+                self.eta = eta;
+            }
+            return;
+        }
         let extra = match self.regularizer {
             Regularizer::NegativeEntropy => noise.cumulant_factor * noise.variance,
             _ => self.dim as f64 * noise.variance,
@@ -539,28 +584,163 @@ impl DpFtrlParams {
     }
 }
 
-/// The release noise `mechanism` gives the step size: every release of the padded tree sums the same number of
-/// draws, which the bound needs; a [`TopUp`] release is `N(0, σ² v_max)` in every coordinate, which the bound
-/// needs too; another mechanism is tuned to the variance
-/// of its last release, and no bound is claimed for it.
+/// The release noise `mechanism` gives the step size and the bounds: every release of the padded tree sums the
+/// same number of draws, and a [`TopUp`] release is `N(0, σ² v_max)` in every coordinate, which
+/// [`DpFtrlParams::perturbation_bound`] needs (`declared`); for every mechanism, [`deviation_sum`] for
+/// [`DpFtrlParams::lipschitz_bound`].
 ///
 /// Errors: as [`PrefixSumMechanism::variance`].
-fn release_noise(mechanism: &Mechanism, padded: bool, horizon: u64) -> Result<ReleaseNoise> {
+fn release_noise(
+    mechanism: &Mechanism,
+    padded: bool,
+    params: &DpFtrlParams,
+) -> Result<ReleaseNoise> {
     let noise = mechanism.noise();
-    if padded {
-        return Ok(ReleaseNoise::of_draws(noise, padded_draws(horizon)));
-    }
-    if let Mechanism::TopUp(top) = mechanism {
+    let horizon = params.horizon;
+    let mut out = if padded {
+        ReleaseNoise::of_draws(noise, padded_draws(horizon))
+    } else if let Mechanism::TopUp(top) = mechanism {
         let mut same = ReleaseNoise::of_draws(noise, 1);
         same.variance = top.max_unit_variance()? * noise.variance();
-        return Ok(same);
+        same
+    } else {
+        let mut other = ReleaseNoise::of_draws(noise, 1);
+        other.variance = mechanism.variance(horizon)?;
+        other.declared = false;
+        other.cap = f64::INFINITY;
+        other.cumulant_factor = 1.0;
+        other
+    };
+    out.deviation_sum = deviation_sum(mechanism, params.regularizer, params.dim, horizon)?;
+    Ok(out)
+}
+
+/// Number of releases evaluated one by one when summing `√v_t`: above it, BLT (whose `v_t` is nondecreasing)
+/// is bounded over this many blocks, the trees exactly up to [`SD_SUM_EXACT_TREE`] releases.
+const SD_SUM_BLOCKS: u64 = 4096;
+
+/// Largest horizon for which a tree's `Σ_t √v_t` is summed release by release (`O(T log T)`); above it, each
+/// release is bounded by the largest, `T·√v_max`.
+const SD_SUM_EXACT_TREE: u64 = 1 << 22;
+
+/// Upper bounds of `(Σ_{t<T} √v_t, Σ_{t<T} √(t·v_t))` for the mechanism's unit variances `v_t`
+/// ([`PrefixSumMechanism::unit_variance`], from the declared horizon only). Exact (up to float rounding) for
+/// the padded tree and a top-up (constant `v_t`), for BLT with `T <= 4096` and the other trees with `T <= 2²²`;
+/// otherwise BLT's nondecreasing `v_t` is bounded by its value at the end of each of 4096 blocks, and a tree's
+/// by `v_max`.
+///
+/// Errors: those of `unit_variance`.
+fn sd_sums(mechanism: &Mechanism, horizon: u64) -> Result<(f64, f64)> {
+    let constant = match mechanism {
+        Mechanism::Tree(t) if t.padded() => Some(mechanism.unit_variance(0)?),
+        Mechanism::TopUp(top) => Some(top.max_unit_variance()?),
+        _ => None,
+    };
+    let tf = horizon as f64;
+    // Σ_{t<T} √t ≤ (2/3) T^{3/2}.
+    if let Some(v) = constant {
+        return Ok((tf * v.sqrt(), v.sqrt() * 2.0 / 3.0 * tf * tf.sqrt()));
     }
-    let mut other = ReleaseNoise::of_draws(noise, 1);
-    other.variance = mechanism.variance(horizon)?;
-    other.declared = false;
-    other.cap = f64::INFINITY;
-    other.cumulant_factor = 1.0;
-    Ok(other)
+    let monotone = matches!(mechanism, Mechanism::Blt(_));
+    if monotone && horizon > SD_SUM_BLOCKS {
+        let (mut a, mut b, mut start) = (0.0, 0.0, 0u64);
+        for k in 1..=SD_SUM_BLOCKS {
+            // Block [start, end): every t in it has v_t <= v_{end−1} and t <= end − 1.
+            let end = ((u128::from(horizon) * u128::from(k)) / u128::from(SD_SUM_BLOCKS)) as u64;
+            if end > start {
+                let last = end - 1;
+                let v = mechanism.unit_variance(last)?;
+                let len = (end - start) as f64;
+                a += len * v.sqrt();
+                b += len * (last as f64 * v).sqrt();
+                start = end;
+            }
+        }
+        return Ok((a, b));
+    }
+    if !monotone && horizon > SD_SUM_EXACT_TREE {
+        let v = mechanism.max_unit_variance()?;
+        return Ok((tf * v.sqrt(), v.sqrt() * 2.0 / 3.0 * tf * tf.sqrt()));
+    }
+    let (mut a, mut b) = (0.0, 0.0);
+    for t in 0..horizon {
+        let v = mechanism.unit_variance(t)?;
+        a += v.sqrt();
+        b += (t as f64 * v).sqrt();
+    }
+    Ok((a, b))
+}
+
+/// `S ≥ Σ_{t=0}^{T−1} E dev(Z_t)`, the sum behind [`DpFtrlParams::lipschitz_bound`] (`dev` as there: half the
+/// range of the coordinates for the entropy, the L2 norm for `½‖x‖²`), computed from the declared arguments
+/// only (the mechanism's structure `v_t`, its noise scale, its grid). 0 without noise; `∞` without a regulariser.
+///
+/// Release `t`'s error is `Z_t = N_t + O_t`: the noise `N_t`, per coordinate `Σ_j b_{tj} z_j` with the decoder
+/// row `b_t` (`Σ_j b_{tj}² = v_t`) and i.i.d. draws `z_j` (independent across coordinates), and on the exact path
+/// a deterministic rounding offset `O_t`. Per release:
+///
+/// * **Gaussian, entropy:** `E dev(N_t) = E max_i N_{t,i}` (symmetric) `≤ σ√v_t·√(2 ln n)`: each `N_{t,i}` is
+///   `σ²v_t`-sub-Gaussian — a Gaussian draw exactly, a discrete Gaussian `N_ℤ(0, σ²)` because it is
+///   `σ²`-sub-Gaussian (Canonne-Kamath-Steinke 2020: `E e^{λX} ≤ e^{λ²σ²/2}` for every real `λ`, their sub-Gaussianity result; also why its variance is at most `σ²`), and
+///   sub-Gaussian proxies of independent summands add — and the maximum of `n` such variables (any
+///   dependence) has mean at most `σ√v_t √(2 ln n)` (`E max ≤ (ln n + λ²s²/2)/λ` by Jensen, at `λ = √(2 ln n)/s`).
+/// * **Laplace, entropy:** `E dev(N_t) ≤ E max_i |N_{t,i}| ≤ (Σ_i E N_{t,i}⁴)^{1/4} ≤ (n·m₄)^{1/4}·√v_t`
+///   (Jensen; `max ≤ sum`): `E N⁴ = 3 Var(N)² + κ₄(N)`, `κ₄(N) = κ₄(z)·Σ_j b_j⁴ ≤ κ₄(z)·v_t²` since `κ₄(z) ≥ 0`
+///   (cumulants of independent summands add), so `E N⁴ ≤ (3Var(z)² + κ₄(z))·v_t² = m₄·v_t²`, `m₄ = E z⁴`:
+///   `24b⁴` for Laplace(`b`); for the discrete Laplace of scale `t` grid units (a difference of two i.i.d.
+///   geometric variables of ratio `q = e^{−1/t}`), `E z⁴ = 24w² + 2w` units⁴ with `w = q/(1 − q)² =
+///   1/(4 sinh²(1/(2t))) ≤ t²`, so `m₄ ≤ 24b⁴ + 2b²γ²` (`b = tγ`). No decoder entry bound is needed.
+/// * **`½‖x‖²` (either noise):** `E‖N_t‖₂ ≤ sqrt(E‖N_t‖₂²) = sqrt(n·Var(z)·v_t)` (Jensen), with `Var(z) ≤ σ²`
+///   (a `σ²`-sub-Gaussian variable) or `≤ 2b²` (`2w ≤ 2t²` units² for the discrete Laplace).
+/// * **Rounding (exact path, grid `γ`):** the release sums the rounded rows `γ·round(x_s/γ)`, each within `γ/2`
+///   of `x_s` per coordinate, so the prefix sum is off by at most `γt/2`; BLT adds its encoder rounding,
+///   `γ·(B̂e)_t` with `|e_s| ≤ η_enc` ([`crate::aggregation::Blt::encoder_rounding`], its module Lemma), at most
+///   `γ η_enc Σ_{n<t}|r_n| ≤ γ η_enc √(t v_t)` (Cauchy-Schwarz), and its final rounding to the grid, `γ/2`. With
+///   `|O_{t,i}| ≤ o_t`: `dev(N + O) ≤ dev(N) + o_t` (entropy), `‖N + O‖₂ ≤ ‖N‖₂ + √n·o_t`. (The floating-point
+///   evaluation of the sums is left out, as in the non-private FTRL bound.)
+///
+/// `n = 1`: the entropy's action is the single point, `dev = 0`.
+///
+/// Errors: those of [`PrefixSumMechanism::unit_variance`].
+pub fn deviation_sum(
+    mechanism: &Mechanism,
+    regularizer: Regularizer,
+    dim: usize,
+    horizon: u64,
+) -> Result<f64> {
+    let noise = mechanism.noise();
+    let scale = noise.scale();
+    if regularizer == Regularizer::None {
+        return Ok(f64::INFINITY);
+    }
+    if scale == 0.0 || (regularizer == Regularizer::NegativeEntropy && dim < 2) {
+        return Ok(0.0);
+    }
+    let n = dim as f64;
+    let gamma = mechanism.grid().map_or(0.0, |g| g.gamma());
+    let entropy = regularizer == Regularizer::NegativeEntropy;
+    let per_sd = match (noise, entropy) {
+        (NoiseDistribution::Gaussian { .. }, true) => scale * (2.0 * n.ln()).sqrt(),
+        (NoiseDistribution::Laplace { .. }, true) => {
+            let m4 = 24.0 * scale.powi(4) + 2.0 * scale * scale * gamma * gamma;
+            (n * m4).sqrt().sqrt()
+        }
+        (NoiseDistribution::Gaussian { .. }, false) => scale * n.sqrt(),
+        (NoiseDistribution::Laplace { .. }, false) => scale * (2.0 * n).sqrt(),
+    };
+    let (sd_sum, weighted) = sd_sums(mechanism, horizon)?;
+    let mut offsets = 0.0;
+    if gamma > 0.0 {
+        let tf = horizon as f64;
+        offsets = gamma * tf * (tf - 1.0) / 4.0; // Σ_{t<T} γt/2
+        if let Mechanism::Blt(blt) = mechanism {
+            offsets += gamma * (tf / 2.0 + blt.encoder_rounding() * weighted);
+        }
+        if !entropy {
+            offsets *= n.sqrt();
+        }
+    }
+    Ok(per_sd * sd_sum + offsets)
 }
 
 /// The per-coordinate noise of every release, for the noise-aware step size: its variance `v` and a cumulant
@@ -580,6 +760,8 @@ pub struct ReleaseNoise {
     pub cumulant_factor: f64,
     /// The largest `|λ|` for which the cumulant bound holds.
     pub cap: f64,
+    /// `S ≥ Σ_{t<T} E dev(Z_t)` of [`DpFtrlParams::lipschitz_bound`] ([`deviation_sum`]; `∞` until computed).
+    pub deviation_sum: f64,
 }
 
 impl ReleaseNoise {
@@ -589,6 +771,7 @@ impl ReleaseNoise {
         variance: 0.0,
         cumulant_factor: 0.5,
         cap: f64::INFINITY,
+        deviation_sum: f64::INFINITY,
     };
 
     /// The noise of a release that sums `draws` i.i.d. draws of `node` (the padded tree: every release).
@@ -600,12 +783,14 @@ impl ReleaseNoise {
                 variance,
                 cumulant_factor: 1.0,
                 cap: 1.0 / (core::f64::consts::SQRT_2 * scale),
+                deviation_sum: f64::INFINITY,
             },
             _ => ReleaseNoise {
                 declared: true,
                 variance,
                 cumulant_factor: 0.5,
                 cap: f64::INFINITY,
+                deviation_sum: f64::INFINITY,
             },
         }
     }
@@ -673,7 +858,10 @@ impl DpFtrl {
         )?;
         // The step size is tuned to the release noise (it only shrinks, so the finiteness check above holds).
         let mut params = params;
-        params.tune_for_noise(release_noise(&tree, padded, params.horizon)?);
+        {
+            let noise = release_noise(&tree, padded, &params)?;
+            params.tune_for_noise(noise);
+        }
         let release = tree.initial().to_vec();
         let step = match (params.regularizer, &domain) {
             (Regularizer::None, _) => Step::Lmo,
@@ -755,7 +943,8 @@ impl DpFtrl {
             tree,
             Generator::for_stream(&seed, 3, secure)?,
         )?));
-        params.tune_for_noise(release_noise(&tree, false, params.horizon)?);
+        let noise = release_noise(&tree, false, &params)?;
+        params.tune_for_noise(noise);
         let mut learner = DpFtrl {
             params,
             domain,
@@ -1059,7 +1248,8 @@ impl Learner for DpFtrl {
         .and_then(|q| q.with_loss_shift(&self.domain, p.loss_shift))
         .and_then(|mut q| {
             let padded = matches!(&self.tree, Mechanism::Tree(t) if t.padded());
-            q.tune_for_noise(release_noise(&self.tree, padded, q.horizon)?);
+            let noise = release_noise(&self.tree, padded, &q)?;
+            q.tune_for_noise(noise);
             Ok(q)
         });
         crate::state::ensure(
