@@ -38,7 +38,7 @@ def ceil_log2(T: int) -> int:
     ],
 )
 def test_laplace_scale_is_lemma_3_3(T, G, eps, expected):
-    learner = floating(DPFTRL)(Simplex(4), horizon=T, epsilon=eps, loss_bound=G, seed=0)
+    learner = floating(DPFTRL)(Simplex(4), horizon=T, mechanism="tree", epsilon=eps, loss_bound=G, seed=0)
     assert learner.params["noise"] == "laplace"
     assert learner.params["norm"] == "l1"
     assert learner.params["noise_scale"] == pytest.approx(expected, rel=1e-15)
@@ -49,13 +49,13 @@ def test_laplace_scale_is_lemma_3_3(T, G, eps, expected):
 
 def test_gaussian_sigma_follows_the_tree_calibrations():
     T, G, eps, delta = 1000, 1.0, 1.0, 1e-5
-    paper = floating(DPFTRL)(L2Ball(3, 1.0), horizon=T, epsilon=eps, delta=delta, loss_bound=G, seed=0)
+    paper = floating(DPFTRL)(L2Ball(3, 1.0), horizon=T, mechanism="tree", epsilon=eps, delta=delta, loss_bound=G, seed=0)
     # Hand-computed: max(2G·B·ln(B/δ)/ε, analytic) with B = 10 levels; the first term dominates here.
     assert paper.params["noise_scale"] == pytest.approx(2 * 10 * math.log(10 / 1e-5), rel=1e-12)
     assert paper.params["norm"] == "l2"
     for cal in ("analytic", "zcdp"):
         other = floating(DPFTRL)(
-            L2Ball(3, 1.0), horizon=T, epsilon=eps, delta=delta, loss_bound=G, calibration=cal, seed=0
+            L2Ball(3, 1.0), horizon=T, mechanism="tree", epsilon=eps, delta=delta, loss_bound=G, calibration=cal, seed=0
         )
         assert other.params["noise_scale"] == privacy.tree_gaussian_sigma(eps, delta, 2 * G, T, cal)
         assert other.params["noise_scale"] < paper.params["noise_scale"]
@@ -63,14 +63,14 @@ def test_gaussian_sigma_follows_the_tree_calibrations():
     sigma = privacy.tree_gaussian_sigma(eps, delta, 2 * G, T, "analytic")
     assert privacy.gaussian_delta(eps, sigma, 2 * G * math.sqrt(10)) == pytest.approx(delta, rel=1e-6)
     with pytest.raises(dponline.InvalidInputError, match="zcdp"):
-        floating(DPFTRL)(Simplex(3), horizon=10, epsilon=1.0, loss_bound=1.0, calibration="zcdp")
+        floating(DPFTRL)(Simplex(3), horizon=10, mechanism="tree", epsilon=1.0, loss_bound=1.0, calibration="zcdp")
 
 
 @pytest.mark.parametrize("noise,delta,var", [("laplace", 0.0, 2.0), ("gaussian", 1e-6, 1.0)])
 def test_every_release_carries_the_padded_number_of_draws(noise, delta, var):
     """On all-zero losses L̃_t is pure noise: its per-coordinate variance is ⌈log₂T⌉ · Var(one draw) at every t."""
     T, n = 23, 20_000
-    learner = DPFTRL(L2Ball(n, 1.0), horizon=T, epsilon=1.0, delta=delta, loss_bound=1.0, seed=7)
+    learner = DPFTRL(L2Ball(n, 1.0), horizon=T, mechanism="tree", epsilon=1.0, delta=delta, loss_bound=1.0, seed=7)
     scale = learner.params["noise_scale"]
     draws = ceil_log2(T)
     assert learner.params["release_draws"] == draws
@@ -236,7 +236,7 @@ def test_regret_slope_on_a_long_adversarial_stream():
         family = Linear(rows, horizon=T, resample="cycle")
         vals = []
         for seed in range(4):
-            learner = DPFTRL(Simplex(2), horizon=T, epsilon=20.0, loss_bound=2.0, seed=seed)
+            learner = DPFTRL(Simplex(2), horizon=T, mechanism="tree", epsilon=20.0, loss_bound=2.0, seed=seed)
             vals.append(learner.run(family, checkpoints=1).total_loss - T / 2)
         regrets.append(np.mean(vals))
     slope = np.polyfit(np.log(horizons), np.log(regrets), 1)[0]
@@ -535,7 +535,7 @@ def test_declared_dual_bound_gives_corollary_3_2_step_and_clips_coordinates():
     assert DPFTRL(Simplex(n), horizon=T, epsilon=None, loss_bound=float(n), dual_bound=1.0).params[
         "eta"
     ] == pytest.approx(math.sqrt(math.log(n) / T), rel=1e-15)
-    learner = DPFTRL(Simplex(n), horizon=T, epsilon=1.0, loss_bound=float(n), dual_bound=1.0, seed=0)
+    learner = DPFTRL(Simplex(n), horizon=T, mechanism="tree", epsilon=1.0, loss_bound=float(n), dual_bound=1.0, seed=0)
     p = learner.params
     b = p["noise_scale"]
     assert p["release_variance"] == pytest.approx(p["release_draws"] * 2 * b * b, rel=1e-12)
@@ -543,13 +543,13 @@ def test_declared_dual_bound_gives_corollary_3_2_step_and_clips_coordinates():
     assert p["eta"] == pytest.approx(noise_aware, rel=1e-12) and p["eta"] < math.sqrt(math.log(n) / T)
     assert "noise-aware" in p["eta_rule"]
     paper_eta = math.sqrt(math.log(n) / T)
-    paper = DPFTRL(Simplex(n), horizon=T, epsilon=1.0, loss_bound=float(n), dual_bound=1.0, learning_rate=paper_eta)
+    paper = DPFTRL(Simplex(n), horizon=T, mechanism="tree", epsilon=1.0, loss_bound=float(n), dual_bound=1.0, learning_rate=paper_eta)
     assert paper.params["eta_rule"] == "learning_rate"
     terms = learner.regret_bound_terms()
     assert 0 < terms["perturbation"] < terms["ftrl"] + terms["noise"]  # the tighter of the two valid bounds
     assert (
         learner.params["noise_scale"]
-        == DPFTRL(Simplex(n), horizon=T, epsilon=1.0, loss_bound=float(n)).params["noise_scale"]
+        == DPFTRL(Simplex(n), horizon=T, mechanism="tree", epsilon=1.0, loss_bound=float(n)).params["noise_scale"]
     )  # privacy calibration untouched
     best = L.sum(axis=0).min()
     regret = learner.run(Linear(L)).total_loss - best
@@ -599,7 +599,7 @@ def _released_differences(epsilon: float, first_row: np.ndarray, trials: int, se
     from dponline import _core
 
     domain = Simplex(2)
-    ref = DPFTRL(domain, horizon=3, epsilon=epsilon, loss_bound=1.0, seed=np.random.default_rng(seed))
+    ref = DPFTRL(domain, horizon=3, mechanism="tree", epsilon=epsilon, loss_bound=1.0, seed=np.random.default_rng(seed))
     p = ref.params
     assert p["noise"] == "laplace" and p["release_draws"] == 2 and p["method"] == "softmax"
     args = dict(
@@ -738,7 +738,7 @@ def test_noise_aware_step_size_bound_holds_and_never_loses_to_the_start(case, ep
     domain = Simplex(n) if where == "simplex" else L2Ball(n)
     bound_g = 1.0 if where == "simplex" else float(np.sqrt(n))
     learners = [
-        DPFTRL(domain, horizon=T, epsilon=epsilon, loss_bound=float(n), dual_bound=bound_g, seed=s, **kwargs)
+        DPFTRL(domain, horizon=T, mechanism="tree", epsilon=epsilon, loss_bound=float(n), dual_bound=bound_g, seed=s, **kwargs)
         for s in range(seeds)
     ]
     best = (
@@ -752,6 +752,7 @@ def test_noise_aware_step_size_bound_holds_and_never_loses_to_the_start(case, ep
     blind = DPFTRL(
         domain,
         horizon=T,
+        mechanism="tree",
         epsilon=epsilon,
         loss_bound=float(n),
         dual_bound=bound_g,
@@ -760,3 +761,25 @@ def test_noise_aware_step_size_bound_holds_and_never_loses_to_the_start(case, ep
     )
     assert p["eta"] < blind.params["eta"]
     assert learners[0].regret_bound_terms()["perturbation"] < blind.regret_bound_terms()["perturbation"]
+
+
+@pytest.mark.parametrize("delta,expected", [(1e-6, "blt"), (0.0, "honaker")])
+def test_default_mechanism_has_the_lowest_noise_among_those_with_a_proved_bound(delta, expected):
+    """mechanism=None: BLT for Gaussian noise, Honaker for Laplace — the smallest release deviation sum S (what the
+    Lipschitz bound, proved for every mechanism, charges) at equal (ε, δ), both samplers; a finite regret_bound().
+    Without noise, and under the paper's calibration (its constants are the padded tree's), the padded tree."""
+    kw = dict(horizon=4096, epsilon=1.0, delta=delta, loss_bound=4.0, dual_bound=1.0, seed=0)
+    for sampler in ("exact", "floating-point"):
+        extra = {} if sampler == "exact" else {"calibration": "analytic"}
+        default = DPFTRL(Simplex(4), sampler=sampler, **kw, **extra)
+        assert default._core.mechanism == expected
+        assert math.isfinite(default.regret_bound())
+        assert default.params["eta_rule"].endswith("(Lipschitz bound)")
+        sums = {
+            m: DPFTRL(Simplex(4), mechanism=m, sampler=sampler, **kw, **extra).params["deviation_sum"]
+            for m in ("tree", "honaker", "blt")
+        }
+        assert default.params["deviation_sum"] == min(sums.values()) == sums[expected]
+    assert DPFTRL(Simplex(4), **{**kw, "epsilon": None})._core.mechanism == "tree"
+    paper = DPFTRL(Simplex(4), calibration="paper", **kw)
+    assert paper._core.mechanism == "tree"

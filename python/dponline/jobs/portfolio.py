@@ -9,9 +9,11 @@ the same ``(ε, δ)`` and on common random numbers (run ``k`` of every learner s
 * DP-FTRL on the linearised log-loss with the entropy regulariser (Agarwal-Singh, full information) and its
   non-private version.
 
-The private learners release their noisy prefix sums through ``--mechanism`` (default the papers' padded tree;
-``honaker`` or ``blt`` add less noise; with ``--top-up`` DP-FTRL's releases are raised to identically distributed
-Gaussian noise, which its regret bound needs).
+The private learners release their noisy prefix sums through ``--mechanism`` (default: each learner's own —
+for DP-FTRL the lowest-noise mechanism with a proved regret bound, BLT for Gaussian noise and Honaker for Laplace,
+its step size tuned to that bound; for PrivateBandit the papers' padded tree). ``tree``, ``honaker`` or ``blt``
+set both; with ``--top-up`` DP-FTRL's releases are raised to identically distributed Gaussian noise (Agarwal-Singh's
+Theorem 3.1 then holds too).
 
 Comparators in hindsight: the best constant-rebalanced portfolio (BCRP), the uniform one (UCRP) and the best
 single stock. The table reports log-wealth (a gain: higher is better) and regrets (+ = worse) in nats with
@@ -91,9 +93,10 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--mechanism",
         choices=MECHANISMS,
-        default="tree",
-        help="prefix-sum mechanism of the private learners (default 'tree', the papers' padded tree; 'honaker' and "
-        "'blt' add less noise, and DP-FTRL's regret bound then needs --top-up)",
+        default=None,
+        help="prefix-sum mechanism of the private learners (default: each learner's own — DP-FTRL: 'blt' for "
+        "Gaussian, 'honaker' for Laplace noise, the lowest-noise ones with a proved regret bound; PrivateBandit: "
+        "'tree', the papers' padded tree)",
     )
     p.add_argument(
         "--top-up",
@@ -146,7 +149,7 @@ def _full_information_learners(
         "regularizer": "entropy",
         "calibration": args.calibration,
     }
-    private = {**fixed, "mechanism": args.mechanism}
+    private = {**fixed, "mechanism": args.mechanism}  # None: DPFTRL's default
     if args.top_up:
         if args.mechanism == "tree" or args.delta == 0:
             raise InvalidInputError(
@@ -189,7 +192,7 @@ def build_experiment(args: argparse.Namespace) -> Experiment:
         "calibration": args.calibration,
     }
     specs = [
-        LearnerSpec("PrivateBandit", PrivateBandit, {**bandit, "mechanism": args.mechanism}),
+        LearnerSpec("PrivateBandit", PrivateBandit, {**bandit, "mechanism": args.mechanism or "tree"}),
         LearnerSpec("bandit, non-private", PrivateBandit, {**bandit, "epsilon": None}),
         *_full_information_learners(domain, horizon, stream, args),
     ]

@@ -33,6 +33,25 @@ from ._tree_noise import (
 __all__ = ["DPFTPL", "DPFTRL", "dp_ftrl_noise", "noise_width"]
 
 
+def default_mechanism(
+    mechanism: Mechanism | None, epsilon: float | None, delta: Any, calibration: Calibration | None
+) -> Mechanism:
+    """DPFTRL's ``mechanism=None``: the prefix-sum mechanism with the lowest noise among those for which a regret
+    bound is proved (every one, by the Lipschitz bound): ``"blt"`` for Gaussian noise (``δ > 0``) and
+    ``"honaker"`` for Laplace noise (``δ = 0``; BLT's L1 column norm makes its Laplace noise larger than the
+    trees'). ``"tree"`` without noise (``epsilon=None``: the mechanism adds nothing, and non-private FTRL stays on
+    the plain running sum) and under ``calibration="paper"`` (the paper's constants are for its padded tree)."""
+    if mechanism is not None:
+        return mechanism
+    if epsilon is None or calibration == "paper":
+        return "tree"
+    try:
+        positive = float(delta) > 0.0
+    except (TypeError, ValueError):  # refused by the validation that follows, naming delta
+        positive = False
+    return "blt" if positive else "honaker"
+
+
 class DPFTRL(DomainLearner):
     """Differentially private follow-the-regularised-leader with full information (experts, OLO, OCO).
 
@@ -195,11 +214,12 @@ class DPFTRL(DomainLearner):
         seed: SeedLike = None,
         secure: bool = False,
         lmo_calls: int = 4,
-        mechanism: Mechanism = "tree",
+        mechanism: Mechanism | None = None,
         loss_shift: float = 0.0,
         sampler: Sampler | None = None,
         top_up: bool = False,
     ) -> None:
+        mechanism = default_mechanism(mechanism, epsilon, delta, calibration)
         args = MechanismArgs.validated(epsilon, delta, calibration, mechanism, sampler, strict, secure, seed)
         epsilon, delta, calibration, mechanism, sampler = args.target()
         top_up = _check_top_up(top_up, mechanism, epsilon, delta, sampler)
