@@ -49,7 +49,9 @@ def test_laplace_scale_is_lemma_3_3(T, G, eps, expected):
 
 def test_gaussian_sigma_follows_the_tree_calibrations():
     T, G, eps, delta = 1000, 1.0, 1.0, 1e-5
-    paper = floating(DPFTRL)(L2Ball(3, 1.0), horizon=T, mechanism="tree", epsilon=eps, delta=delta, loss_bound=G, seed=0)
+    paper = floating(DPFTRL)(
+        L2Ball(3, 1.0), horizon=T, mechanism="tree", epsilon=eps, delta=delta, loss_bound=G, seed=0
+    )
     # Hand-computed: max(2G·B·ln(B/δ)/ε, analytic) with B = 10 levels; the first term dominates here.
     assert paper.params["noise_scale"] == pytest.approx(2 * 10 * math.log(10 / 1e-5), rel=1e-12)
     assert paper.params["norm"] == "l2"
@@ -543,7 +545,15 @@ def test_declared_dual_bound_gives_corollary_3_2_step_and_clips_coordinates():
     assert p["eta"] == pytest.approx(noise_aware, rel=1e-12) and p["eta"] < math.sqrt(math.log(n) / T)
     assert "noise-aware" in p["eta_rule"]
     paper_eta = math.sqrt(math.log(n) / T)
-    paper = DPFTRL(Simplex(n), horizon=T, mechanism="tree", epsilon=1.0, loss_bound=float(n), dual_bound=1.0, learning_rate=paper_eta)
+    paper = DPFTRL(
+        Simplex(n),
+        horizon=T,
+        mechanism="tree",
+        epsilon=1.0,
+        loss_bound=float(n),
+        dual_bound=1.0,
+        learning_rate=paper_eta,
+    )
     assert paper.params["eta_rule"] == "learning_rate"
     terms = learner.regret_bound_terms()
     assert 0 < terms["perturbation"] < terms["ftrl"] + terms["noise"]  # the tighter of the two valid bounds
@@ -738,7 +748,16 @@ def test_noise_aware_step_size_bound_holds_and_never_loses_to_the_start(case, ep
     domain = Simplex(n) if where == "simplex" else L2Ball(n)
     bound_g = 1.0 if where == "simplex" else float(np.sqrt(n))
     learners = [
-        DPFTRL(domain, horizon=T, mechanism="tree", epsilon=epsilon, loss_bound=float(n), dual_bound=bound_g, seed=s, **kwargs)
+        DPFTRL(
+            domain,
+            horizon=T,
+            mechanism="tree",
+            epsilon=epsilon,
+            loss_bound=float(n),
+            dual_bound=bound_g,
+            seed=s,
+            **kwargs,
+        )
         for s in range(seeds)
     ]
     best = (

@@ -244,8 +244,9 @@ def test_dp_ftrl_lipschitz_bound_at_a_large_step_size(stream):
     for sampler in ("exact", "floating-point"):
         extra = {"calibration": "analytic"} if sampler == "floating-point" else {}
         kw = dict(horizon=T, epsilon=1.0, delta=1e-6, loss_bound=2.0, mechanism="blt", sampler=sampler, **extra)
-        eta = 100 * dponline.DPFTRL(domain, seed=0, **kw).params["eta"]
-        mean, learner = _mean_regret(lambda seed: dponline.DPFTRL(domain, seed=seed, learning_rate=eta, **kw), fam, best)
+        fast = dict(kw, learning_rate=100 * dponline.DPFTRL(domain, seed=0, **kw).params["eta"])
+        mean, learner = _mean_regret(lambda seed, fast=fast: dponline.DPFTRL(domain, seed=seed, **fast), fam, best)
+        eta = fast["learning_rate"]
         assert learner.params["eta"] == eta
         assert mean <= learner.regret_bound_terms()["lipschitz"]
 

@@ -33,7 +33,7 @@ from ._tree_noise import (
 __all__ = ["DPFTPL", "DPFTRL", "dp_ftrl_noise", "noise_width"]
 
 
-def default_mechanism(
+def _default_mechanism(
     mechanism: Mechanism | None, epsilon: float | None, delta: Any, calibration: Calibration | None
 ) -> Mechanism:
     """DPFTRL's ``mechanism=None``: the prefix-sum mechanism with the lowest noise among those for which a regret
@@ -70,7 +70,9 @@ class DPFTRL(DomainLearner):
       Frank-Wolfe with exact line search, ``lmo_calls`` LMO calls per round warm-started from the previous
       action.
 
-    Step size: ``learning_rate`` or, by default, the noise-aware ``η = sqrt(D_R / (T G² + c·v))`` for the
+    Step size: ``learning_rate`` or, by default, for ``"honaker"``/``"blt"`` (the default mechanisms) the
+    minimiser of the Lipschitz bound (see Mechanisms), and for the padded tree the noise-aware
+    ``η = sqrt(D_R / (T G² + c·v))`` for the
     entropy (at most ``1/(√2 b)`` for Laplace(b) node noise) and ``η = sqrt(D_R / (T G² + n·v))`` for ``½‖x‖²``,
     where ``v`` is the per-coordinate variance of one release's noise and ``c`` is ½ (Gaussian) or 1 (Laplace):
     the minimisers of the perturbed-FTRL bound (:meth:`regret_bound_terms`, ``perturbation``). While the noise
@@ -110,18 +112,31 @@ class DPFTRL(DomainLearner):
     is "identically (though not necessarily independently) distributed". The padded tree's releases share nodes
     (data and padding alike), which that argument allows (oblivious losses).
 
-    Mechanisms: ``mechanism="tree"`` (default) is the paper's padded tree; the calibration lemmas and
-    :meth:`regret_bound` are for it. ``"honaker"`` and ``"blt"`` (:mod:`dponline.aggregation`) release the
-    same prefix sums with correlated noise whose per-release variance is lower and varies with ``t`` (BLT at
-    ``T = 5651``: ≥ 11× below the padded tree at every release, at equal ``(ε, δ)``). They are calibrated
-    exactly from the encoder's column norms — by default on the exact path (discrete noise; for BLT the integer
-    encoder of :class:`dponline.aggregation.BLT`, whose rounding slack enters the sensitivity), with
-    ``sampler="floating-point"`` by ``calibration="analytic"`` only
+    Mechanisms: ``mechanism=None`` (default) chooses the lowest-noise mechanism for which a regret bound is
+    proved: ``"blt"`` for Gaussian noise (``δ > 0``), ``"honaker"`` for Laplace
+    (``δ = 0``), the padded ``"tree"`` without noise or under ``calibration="paper"``. ``"tree"`` is the
+    paper's padded tree; the calibration lemmas are for it. ``"honaker"`` and ``"blt"``
+    (:mod:`dponline.aggregation`) release the same prefix sums with correlated noise whose per-release variance
+    is lower and varies with ``t`` (BLT at ``T = 5651``: ≥ 11× below the padded tree at every release, at equal
+    ``(ε, δ)``). They are calibrated exactly from the encoder's column norms — by default on the exact path
+    (discrete noise; for BLT the integer encoder of :class:`dponline.aggregation.BLT`, whose rounding slack
+    enters the sensitivity), with ``sampler="floating-point"`` by ``calibration="analytic"`` only
     (:func:`dponline.learners._base.mechanism_noise`) — so the privacy statement above holds unchanged (the
     adaptive-input argument is the same: one round's input moves one column of a fixed linear encoder).
-    Agarwal-Singh's Theorem 3.1 does not cover their raw releases — its proof treats the identically distributed
-    noise of every release as one fixed perturbation, and these releases differ in variance — so
-    :meth:`regret_bound` raises for them unless ``top_up=True``:
+
+    **Regret bounds.** Agarwal-Singh's Theorem 3.1 and the perturbation bound treat the identically
+    distributed noise of every release as one fixed perturbation, so they cover the padded tree (and a top-up,
+    below) only. For every mechanism, sampler and noise the **Lipschitz bound** holds
+    (:meth:`regret_bound_terms`, ``lipschitz``; the Lemma and its proof are in the core's
+    ``DpFtrlParams::lipschitz_bound``): ``x ↦ softmax(−ηx)`` moves by at most ``η·(max z − min z)/2`` in L1 when
+    ``x`` moves by ``z`` (``x ↦ Π(−ηx)`` by ``η‖z‖₂`` in L2), so ``E[regret] ≤ D_R/η + η T G_*² + η·G_*·S``
+    with ``S ≥ Σ_{t<T} E dev(Z_t)`` computed from the mechanism's exact per-release unit variances ``v_t`` (a
+    sub-Gaussian maximum for the discrete/continuous Gaussian, a fourth moment for the Laplace laws, plus the
+    exact path's rounding; ``params["deviation_sum"]``). Against any adversary, oblivious or adaptive. The
+    noise enters at every round, so this bound is linear in ``T`` and larger than the tree's perturbation
+    bound; the default step size of ``"honaker"``/``"blt"`` minimises it, ``η = sqrt(D_R/(T G_*² + G_* S))``
+    (``eta_rule`` says so), which keeps the learner close to the uniform weights / the centre while the noise
+    dominates. :meth:`regret_bound` returns the smallest bound that holds.
 
     **Top-up (``top_up=True``; Gaussian noise, ``sampler="floating-point"``, ``"honaker"`` or ``"blt"``).** The
     release after push ``t`` gets fresh independent ``N(0, σ²(v_max − v_t))`` noise per coordinate, where ``v_t``
@@ -138,11 +153,7 @@ class DPFTRL(DomainLearner):
     which for BLT is its last release's (BLT is still below the padded tree's ``draws·σ²`` at equal
     ``(ε, δ)``; measured in the README). Not available on the exact path (discrete Gaussians of different
     variances do not add up to one law) nor with Laplace noise (a Laplace combination with other weights is not
-    one law either): there :meth:`regret_bound` raises, naming this option. Without the top-up, what holds for
-    oblivious losses is only the elementary Lipschitz argument: ``x ↦ Π(−ηx)`` is ``η``-Lipschitz in L2 and
-    ``x ↦ softmax(−ηx)`` is ``2η``-Lipschitz from L∞ to L1, so ``E[regret] ≤ (non-private FTRL regret) +
-    η·G·Σ_t E‖Z_{t−1}‖₂`` (``2η·G_*·Σ_t E‖Z_{t−1}‖_∞`` for the entropy), linear in ``T``; dponline does not
-    report it.
+    one law either): there only the Lipschitz bound above holds.
 
     Measured (``tests/test_mechanisms.py::test_blt_lowers_dp_ftrl_regret_on_nyse``, experts on the NYSE daily
     ranks, ε = 2, δ = 1e-6, both ``"analytic"``, 500 seeds each): mean regret 60.9 with the padded tree, 52.1
@@ -171,7 +182,9 @@ class DPFTRL(DomainLearner):
         lmo_calls: Frank-Wolfe LMO calls per round on domains without an exact projection (default 4, at most
             10⁴: a round is one uninterruptible native step, and the error bound ``2D/√(k+2)`` is below 2% of
             ``D`` there).
-        mechanism: ``"tree"`` (default, the paper's padded tree), ``"honaker"`` or ``"blt"`` (see Mechanisms).
+        mechanism: ``None`` (default: ``"blt"`` for ``δ > 0``, ``"honaker"`` for ``δ = 0``, ``"tree"`` without
+            noise or with ``calibration="paper"``), ``"tree"`` (the paper's padded tree), ``"honaker"`` or
+            ``"blt"`` (see Mechanisms).
         top_up: top every release up to identically distributed Gaussian noise (see Mechanisms; needs ``δ > 0``,
             ``sampler="floating-point"`` and ``mechanism="honaker"`` or ``"blt"``). Default ``False``.
         loss_shift: a constant ``c`` declared before the data (Simplex only; default 0): every loss vector is fed
@@ -219,7 +232,7 @@ class DPFTRL(DomainLearner):
         sampler: Sampler | None = None,
         top_up: bool = False,
     ) -> None:
-        mechanism = default_mechanism(mechanism, epsilon, delta, calibration)
+        mechanism = _default_mechanism(mechanism, epsilon, delta, calibration)
         args = MechanismArgs.validated(epsilon, delta, calibration, mechanism, sampler, strict, secure, seed)
         epsilon, delta, calibration, mechanism, sampler = args.target()
         top_up = _check_top_up(top_up, mechanism, epsilon, delta, sampler)
