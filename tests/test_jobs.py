@@ -486,8 +486,8 @@ def test_sweep_validates_its_stream_file_like_the_python_api(tmp_path, values, m
 
 def test_portfolio_mechanism_and_top_up(tmp_path, capsys):
     """``--mechanism blt --top-up`` runs DP-FTRL on BLT with its releases topped up (floating-point Gaussian
-    noise, whose caveat the privacy lines print) and PrivateBandit on BLT; ``--top-up`` on the tree is a usage
-    error before anything runs."""
+    noise, whose caveat the privacy lines print) and PrivateBandit on BLT; ``--top-up`` with ``--mechanism tree`` is
+    a usage error before anything runs."""
     assert main([*PORTFOLIO, "--seed", "1", "--mechanism", "blt", "--top-up", "--out", str(tmp_path / "a")]) == 0
     out = capsys.readouterr().out
     assert "exact calibration of the blt mechanism" in out
@@ -495,7 +495,7 @@ def test_portfolio_mechanism_and_top_up(tmp_path, capsys):
     runs = pd.read_csv(tmp_path / "a" / "runs_index.csv")
     assert len(runs) == 8
     with pytest.raises(SystemExit) as stop:  # a usage error of the flags (argparse's exit)
-        main([*PORTFOLIO, "--top-up", "--out", str(tmp_path / "b")])
+        main([*PORTFOLIO, "--mechanism", "tree", "--top-up", "--out", str(tmp_path / "b")])
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[0].startswith("usage:") and "--top-up needs --mechanism honaker or blt" in err[-1]
