@@ -623,7 +623,8 @@ def _nyse_rank_losses() -> np.ndarray:
 
 @pytest.mark.slow
 def test_blt_lowers_dp_ftrl_regret_on_nyse():
-    """DP-FTRL experts (entropy, one step size for both: Corollary 3.2's η = sqrt(ln n / T)) on NYSE(O) (T = 5651 days, n = 36 stocks), ε = 2,
+    """DP-FTRL experts (entropy, one step size for both: Corollary 3.2's η = sqrt(ln n / T)) on NYSE(O)
+    (T = 5651 days, n = 36 stocks), ε = 2,
     δ = 1e-6, loss vectors clipped to ‖ℓ‖₂ <= 6, both mechanisms calibrated exactly (``"analytic"``: the padded
     tree by its column norm sqrt(13), BLT by its own): BLT's mean regret is lower than the padded tree's,
     one-sided Welch t-test at α = 1e-6 over 500 seeds per mechanism.
