@@ -19,7 +19,9 @@ use dponline_core::learners::{
     NoisyOco, NoisyOcoParams, PrivateBandit, PrivateBanditParams, PrivateDrSubmodular, PrivateExp3,
     PrivateScrible, PrivateSubmodular, SubmodularParams,
 };
-use dponline_core::local_dp::{LocalRandomizer, Mechanism as LocalMechanism};
+use dponline_core::local_dp::{
+    AlgorithmSpec, LocalLearner, LocalRandomizer, Mechanism as LocalMechanism, Prior,
+};
 use dponline_core::noise::NoiseDistribution;
 use dponline_core::noise::release::scalar_laplace;
 use dponline_core::rng::{Generator, Seed};
@@ -248,6 +250,20 @@ fn local_randomizer() {
     fuzz(&r.to_bytes().unwrap(), LocalRandomizer::from_bytes, |r| {
         r.to_bytes().unwrap()
     });
+}
+
+#[test]
+fn local_learner() {
+    // The strict flag lives inside the checksummed container: flipping it is a detected mutation.
+    for (spec, strict) in [
+        (
+            AlgorithmSpec::Coordinatewise(Prior::Conjugate { b: 1.0 }),
+            true,
+        ),
+        (AlgorithmSpec::AdaGrad { radius: 2.0 }, false),
+    ] {
+        fuzz_learner(&LocalLearner::new(3, 1.0, spec, [13, 0, 0, 0], false, strict).unwrap());
+    }
 }
 
 #[test]

@@ -76,9 +76,6 @@ pub struct RunSummary {
 /// ([`Learner::to_bytes`] / [`Learner::from_bytes`] in the [`crate::state`] container, checked by
 /// [`Learner::check_state`]).
 ///
-/// A learner overrides [`Learner::to_bytes`] and [`Learner::from_bytes`] only to keep a layout its states had before
-/// (the local-DP learners': the container followed by their `strict` byte).
-///
 /// Adding a learner: implement this trait, then one `py_learner!` line in the bindings (see CONTRIBUTING.md).
 pub trait Learner: Serialize + DeserializeOwned + Sized {
     /// The learner's name in messages (`"PrivateBandit"`, `"DPFTRL"`, …): also its Python class name.

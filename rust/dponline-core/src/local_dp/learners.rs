@@ -23,7 +23,7 @@ use crate::error::{CoreError, Result, check_dim, check_positive};
 use crate::learners::{Checkpoints, Learner};
 use crate::losses::check_checkpoints;
 use crate::rng::{Generator, Seed};
-use crate::state::{ensure, from_state_bytes, to_state_bytes};
+use crate::state::ensure;
 
 use super::potential::{Potential1D, Prior};
 use super::randomizer::{Mechanism, add_noise, check_budgets, check_sampler, clip};
@@ -359,8 +359,6 @@ pub struct LocalLearner {
     clipped: u64,
     saturated: u64,
     rng: Generator,
-    /// Stored after the state container, not in it ([`LocalLearner`]'s `to_bytes`).
-    #[serde(skip)]
     strict: bool,
     #[serde(skip)]
     grad: Vec<f64>,
@@ -733,30 +731,6 @@ impl Learner for LocalLearner {
         self.grad = crate::alloc::zeros("gradient buffer", dim)?;
         self.direction = crate::alloc::zeros("sphere direction", dim)?;
         Ok(())
-    }
-
-    /// The state container of [`crate::state`] followed by one byte, the `strict` flag (`0` or `1`): the layout
-    /// this learner's states had before it joined the trait, kept so that its states stay readable.
-    ///
-    /// Errors: [`CoreError::State`] (not expected).
-    fn to_bytes(&self) -> Result<Vec<u8>> {
-        let mut bytes = to_state_bytes(self)?;
-        bytes.push(u8::from(self.strict));
-        Ok(bytes)
-    }
-
-    /// Restore from [`Learner::to_bytes`] (its container and `strict` byte); continues bit-identically.
-    ///
-    /// Errors: [`CoreError::State`]; [`CoreError::Allocation`].
-    fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let Some((&strict, body)) = bytes.split_last() else {
-            return Err(CoreError::State("empty state".into()));
-        };
-        ensure(strict <= 1, Self::NAME, "the strict flag is 0 or 1")?;
-        let mut learner: Self = from_state_bytes(body)?;
-        learner.strict = strict == 1;
-        learner.check_state()?;
-        Ok(learner)
     }
 }
 
