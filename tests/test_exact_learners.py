@@ -429,3 +429,58 @@ def test_audit_of_exact_submodular_default_passes_and_the_lattice_finds_nothing(
         assert result.passed, result
     leaky = audit(build(200.0), play, a, b, trials=2_000, statistic=FirstAction(1), delta=1e-5, claimed=1.0, seed=12)
     assert not leaky.passed, leaky
+
+
+# Bandit PrivateSubmodular above its exploration cap: |U| = 2, k = 1, T = BANDIT_T. gamma = min(1, ((16|U|
+# ln|U|)^2 / T)^(1/3)) is 1 up to T ~ 492 (every round then explores a uniform item and the played sets do not
+# depend on the data, so an audit there is blind); at T = 2000, gamma ~ 0.63 and 37% of the rounds replay the
+# expert's last draw, which depends on the data.
+BANDIT_T, BANDIT_TAIL = 2000, 100
+
+
+def _bandit_tail_count(learner, first_row):
+    """Play the stream whose round 1 is ``first_row`` and every other round 0 (natively up to the last
+    ``BANDIT_TAIL`` rounds, then ask/tell) and return how often item 0 was played in those last rounds."""
+    from dponline.submodular import ProbabilisticCoverage
+
+    rows = np.zeros((BANDIT_T, 2))
+    rows[0] = first_row
+    learner.run(ProbabilisticCoverage(rows), rounds=BANDIT_T - BANDIT_TAIL)
+    count = 0
+    for _ in range(BANDIT_TAIL):
+        count += int(learner.ask()[0] == 0)
+        learner.tell(0.0)
+    return count
+
+
+@pytest.mark.slow
+def test_audit_of_bandit_submodular_above_the_exploration_cap_passes_and_is_not_blind():
+    """The bandit learner with its default exact sampler at ``(ε, δ) = (1, 1e-5)``, neighbouring streams that differ
+    in round 1 (``f_1`` covers item 0 with probability 1, or item 1) and are 0 elsewhere. Round 1 explores
+    (probability γ ≈ 0.63) a uniform item and feeds its payoff to the expert; every later payoff is 0, so the
+    expert's utilities keep round 1's difference and every exploit round replays a draw from them. The statistic is
+    the count of item 0 among the last 100 played sets, thresholded at a level chosen on half of the 2,000 trials
+    per input (about 2 ms per trial: 1,900 native rounds, then 100 ask/tell rounds). An ``ε = 10⁴`` learner
+    (``η ≈ 10``: after ``u = (1, 0)`` a draw is item 1 with probability ``e^{−10}``) is refuted by the same audit
+    against the claim ``ε = 1`` (``ε̂ = 2.07``: count <= 35 in 25% of its stream-b trials, 0.4% under a), so the
+    audit is not blind; the ``ε = 1`` learner (``η ≈ 10⁻³``) passes with ``ε̂ = 0``. Seeded learners (the trials'
+    seeds), so the outcome is fixed."""
+    import warnings
+
+    def build(epsilon):
+        def factory(seed):
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # gamma < 1 at this horizon: no ExplorationCappedWarning
+                return PrivateSubmodular(
+                    2, 1, horizon=BANDIT_T, epsilon=epsilon, delta=1e-5, feedback="bandit", seed=seed
+                )
+
+        return factory
+
+    assert build(1.0)(0).params["gamma"] < 0.7 and build(1.0)(0).sampler == "exact"
+    a, b = [1.0, 0.0], [0.0, 1.0]
+    kwargs = {"trials": 2_000, "statistic": Threshold(), "delta": 1e-5, "claimed": 1.0}
+    result = audit(build(1.0), _bandit_tail_count, a, b, seed=21, **kwargs)
+    assert result.passed, result
+    leaky = audit(build(1e4), _bandit_tail_count, a, b, seed=22, **kwargs)
+    assert not leaky.passed, leaky
