@@ -19,8 +19,12 @@ exact ones, side by side in one run (issue 21's speed targets).
 ``python -m pytest benches/test_bench_exact_noise.py --benchmark-enable --benchmark-group-by=group`` prints them.
 Measured (one run, this shared 2-core machine, dev-release build; throughput vs numpy = numpy's median / ours):
 ``discrete_laplace(1)`` 0.48x secure, 0.75x seeded; ``(2**30)`` 0.30x / 0.46x (target 0.25x).
-``discrete_gaussian(1)`` 0.16x secure, 0.24x seeded; ``(2**30)`` 0.12x / 0.18x; ``(1.7)`` 0.087x / 0.13x (target
-0.10x: met at integer σ; the non-integer secure path misses it by 13%). Against OpenDP 0.16 (secure, scale 1):
+``discrete_gaussian(1)`` 0.16x secure, 0.24x seeded; ``(2**30)`` 0.12x / 0.18x; ``(1.7)`` 0.092x / 0.13x (0.084x /
+0.12x before the 64-bit division fast path, same outputs; target 0.10x: met at integer σ; the non-integer secure
+path misses it by 8%). Profile of ``discrete_gaussian(1.7)`` (secure, perf): the ``DLap(2)`` proposals 39%, ChaCha20
+18%, the ``N_Z(0, 4)`` acceptance 12%, the thinning 15%: the nested rejection (``N_Z(0, 4)`` from ``DLap(2)``, then
+thinned; 0.63 accepted per ``DLap`` proposal against 0.73 for CKS Algorithm 3 with ``t = 2`` directly) and the
+words are the cost; removing it would change the seeded outputs. Against OpenDP 0.16 (secure, scale 1):
 627x faster (Laplace), 733x (Gaussian). Per call: 2.1 µs for one secure draw (6.6 µs before the shared
 generator), 2.5 µs seeded, 2.4-2.8 µs for 10 draws; numpy's ``laplace(size=10)`` 0.95 µs.
 """

@@ -310,11 +310,20 @@ pub fn bernoulli_exp_neg<R: Rng + ?Sized>(
     if den == 0 {
         return Err(CoreError::invalid("den", ">= 1", den));
     }
-    let d = u128::from(den);
-    if !bernoulli_exp_neg_integer(bits, num / d)? {
+    // ⌊γ⌋ and the remainder without a 128-bit division when they fit (the usual case: `γ < 1` near the mode of
+    // a Gaussian proposal, a 64-bit numerator otherwise); the same values, so the same bits are read.
+    let (whole, rest) = if num < u128::from(den) {
+        (0, num as u64)
+    } else if let Ok(n) = u64::try_from(num) {
+        (u128::from(n / den), n % den)
+    } else {
+        let d = u128::from(den);
+        (num / d, (num % d) as u64)
+    };
+    if !bernoulli_exp_neg_integer(bits, whole)? {
         return Ok(false);
     }
-    Ok(bernoulli_exp_neg_fraction(bits, (num % d) as u64, den))
+    Ok(bernoulli_exp_neg_fraction(bits, rest, den))
 }
 
 /// `V >= 0` with `P(V >= v) = e^{−v}`, from one word in all but `2⁻⁶²` of the cases (module docs, Algorithm 2).
@@ -617,7 +626,7 @@ enum GaussianKind {
 /// 1/(2σ'²) = (σ'²·den − num)/(2·num·σ'²)` (module docs, "Non-integer σ").
 #[derive(Debug, Clone, PartialEq)]
 struct ThinnedGaussian {
-    proposal: DiscreteGaussian,
+    proposal: IntegerGaussian,
     kappa_num: BigUint,
     kappa_den: BigUint,
     /// `κ ∈ [k_lo, k_lo + 1]·2^{−shift}`, `k_lo < 2⁶⁴`; the interval shortcut needs `shift >= 32`.
@@ -855,7 +864,7 @@ impl ThinnedGaussian {
         .to_u64()
         .unwrap_or(u64::MAX);
         Ok(ThinnedGaussian {
-            proposal: DiscreteGaussian::integer(up)?,
+            proposal: IntegerGaussian::new(up)?,
             sigma_sq: ratio_to_f64(&num, &den),
             kappa_num,
             kappa_den,
@@ -879,6 +888,7 @@ impl ThinnedGaussian {
     }
 
     /// `γ·2³² ∈ [lo, hi]` for `γ = y2·κ`, from `k_lo` (`None` when `shift < 32` or on overflow: then exactly).
+    #[inline(always)]
     fn scaled_gamma(&self, y2: u128) -> Option<(u128, u128)> {
         let r = u32::try_from(self.shift - 32).ok()?;
         let (h, l) = mul_wide(y2, self.k_lo);
@@ -959,6 +969,7 @@ impl ThinnedGaussian {
 }
 
 /// `a·b` as `(h, l)` with `a·b = h·2⁶⁴ + l` (no overflow: `h < 2¹²⁸`).
+#[inline(always)]
 fn mul_wide(a: u128, b: u64) -> (u128, u64) {
     let p0 = u128::from(a as u64) * u128::from(b);
     let p1 = (a >> 64) * u128::from(b);
@@ -966,6 +977,7 @@ fn mul_wide(a: u128, b: u64) -> (u128, u64) {
 }
 
 /// `⌊(h·2⁶⁴ + l)/2^r⌋` (or the ceiling), `None` if it does not fit in `u128`.
+#[inline(always)]
 fn shr_wide(h: u128, l: u64, r: u32, ceil: bool) -> Option<u128> {
     let (q, lost) = if r >= 64 {
         let s = r - 64;
