@@ -460,11 +460,11 @@ def test_audit_of_bandit_submodular_above_the_exploration_cap_passes_and_is_not_
     (probability γ ≈ 0.63) a uniform item and feeds its payoff to the expert; every later payoff is 0, so the
     expert's utilities keep round 1's difference and every exploit round replays a draw from them. The statistic is
     the count of item 0 among the last 100 played sets, thresholded at a level chosen on half of the 2,000 trials
-    per input (about 2 ms per trial: 1,900 native rounds, then 100 ask/tell rounds). An ``ε = 10⁴`` learner
-    (``η ≈ 10``: after ``u = (1, 0)`` a draw is item 1 with probability ``e^{−10}``) is refuted by the same audit
-    against the claim ``ε = 1`` (``ε̂ = 2.07``: count <= 35 in 25% of its stream-b trials, 0.4% under a), so the
-    audit is not blind; the ``ε = 1`` learner (``η ≈ 10⁻³``) passes with ``ε̂ = 0``. Seeded learners (the trials'
-    seeds), so the outcome is fixed."""
+    per input (under 1 ms per trial: 1,900 native rounds, then 100 ask/tell rounds; about 5 s in all). An
+    ``ε = 10⁴`` learner (``η ≈ 10``: after ``u = (1, 0)`` a draw is item 1 with probability ``e^{−10}``) is
+    refuted by the same audit against the claim ``ε = 1`` (``ε̂ = 2.07``: count <= 35 in 25% of its stream-b
+    trials, 0.4% under a), so the audit is not blind; the ``ε = 1`` learner (``η ≈ 10⁻³``) passes with ``ε̂ = 0``.
+    Seeded learners (the trials' seeds), so the outcome is fixed."""
     import warnings
 
     def build(epsilon):
