@@ -121,9 +121,12 @@ fn mechanisms() {
 fn private_bandit() {
     let domain = simplex(4);
     let params = PrivateBanditParams::new(&domain, 50, 1.0, None, None, Feasibility::Fkm).unwrap();
-    let l = exact_tree(NoiseDistribution::gaussian(3.0).unwrap(), [5, 0, 0, 0])
-        .build(PrivateBandit::new, domain, params)
-        .unwrap();
+    let l = PrivateBandit::new(
+        domain,
+        params,
+        exact_tree(NoiseDistribution::gaussian(3.0).unwrap(), [5, 0, 0, 0]),
+    )
+    .unwrap();
     fuzz_after(l, 9, |l| {
         l.ask().unwrap();
         l.tell(0.5).unwrap();
@@ -144,9 +147,12 @@ fn dp_ftrl() {
         1,
     )
     .unwrap();
-    let l = exact_tree(NoiseDistribution::laplace(2.0).unwrap(), [6, 0, 0, 0])
-        .build(DpFtrl::new, domain, params)
-        .unwrap();
+    let l = DpFtrl::new(
+        domain,
+        params,
+        exact_tree(NoiseDistribution::laplace(2.0).unwrap(), [6, 0, 0, 0]),
+    )
+    .unwrap();
     fuzz_after(l, 7, |l| {
         l.ask().unwrap();
         l.tell(&[0.1, 0.2, 0.3]).unwrap();
@@ -157,9 +163,12 @@ fn dp_ftrl() {
 fn noisy_oco() {
     let domain = Domain::UniformMatroid(UniformMatroid::new(4, 2, true).unwrap());
     let params = NoisyOcoParams::new(&domain, 30, 1.0, None, 2).unwrap();
-    let l = exact_tree(NoiseDistribution::gaussian(2.0).unwrap(), [12, 0, 0, 0])
-        .build(NoisyOco::new, domain, params)
-        .unwrap();
+    let l = NoisyOco::new(
+        domain,
+        params,
+        exact_tree(NoiseDistribution::gaussian(2.0).unwrap(), [12, 0, 0, 0]),
+    )
+    .unwrap();
     fuzz_after(l, 7, |l| {
         l.ask().unwrap();
         l.tell(&[0.1, -0.2, 0.3, 0.0]).unwrap();
@@ -229,9 +238,7 @@ fn private_dr_submodular() {
         1,
     )
     .unwrap();
-    let l = exact_tree(noise, [10, 0, 0, 0])
-        .build(PrivateDrSubmodular::new, domain, params)
-        .unwrap();
+    let l = PrivateDrSubmodular::new(domain, params, exact_tree(noise, [10, 0, 0, 0])).unwrap();
     fuzz_learner(&l);
 }
 

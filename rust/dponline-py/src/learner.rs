@@ -121,7 +121,7 @@ impl MechanismArgs {
             secure: self.secure,
             strict,
         };
-        setup.build(new, self.domain, params).or_raise()
+        new(self.domain, params, setup).or_raise()
     }
 }
 

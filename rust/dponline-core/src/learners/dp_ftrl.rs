@@ -36,13 +36,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::aggregation::{
-    Mechanism, MechanismSpec, PrefixSumMechanism, SamplerKind, TopUp, padded_draws,
-};
+use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, TopUp, padded_draws};
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_finite, check_positive};
 use crate::frank_wolfe::FrankWolfe;
-use crate::learners::{Checkpoints, Learner};
+use crate::learners::{Checkpoints, Learner, MechanismSetup};
 use crate::losses::LossFamily;
 use crate::noise::NoiseDistribution;
 use crate::rng::{Generator, Seed};
@@ -834,28 +832,12 @@ impl DpFtrl {
     ///
     /// Errors: [`CoreError::Shape`] if `params` were made for another dimension; [`CoreError::InvalidArgument`]
     /// for a noise scale so large that sums could overflow; those of the mechanism; entropy failures.
-    #[allow(clippy::too_many_arguments)] // mirrors the Python signature one-to-one
-    pub fn new(
-        domain: Domain,
-        params: DpFtrlParams,
-        mechanism: MechanismSpec,
-        noise: NoiseDistribution,
-        sampler: SamplerKind,
-        seed: Seed,
-        secure: bool,
-        strict: bool,
-    ) -> Result<Self> {
+    pub fn new(domain: Domain, params: DpFtrlParams, setup: MechanismSetup) -> Result<Self> {
         let n = domain.dim();
         super::check_params_dim(n, params.dim)?;
-        super::check_noise_scale(noise.scale(), params.eta)?;
-        let padded = matches!(mechanism, MechanismSpec::Tree { padded: true });
-        let tree = mechanism.build(
-            n,
-            params.horizon,
-            noise,
-            sampler,
-            Generator::for_stream(&seed, 1, secure)?,
-        )?;
+        super::check_noise_scale(setup.noise.scale(), params.eta)?;
+        let padded = matches!(setup.mechanism, MechanismSpec::Tree { padded: true });
+        let tree = setup.build_mechanism(n, params.horizon, 1)?;
         // The step size is tuned to the release noise (it only shrinks, so the finiteness check above holds).
         let mut params = params;
         {
@@ -894,7 +876,7 @@ impl DpFtrl {
             release,
             t: 0,
             pending: false,
-            strict,
+            strict: setup.strict,
             clipped: 0,
         };
         learner.update_action();
@@ -1281,6 +1263,7 @@ impl Learner for DpFtrl {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aggregation::SamplerKind;
     use crate::learners::testing::assert_same_at_every_level;
 
     #[test]
@@ -1338,9 +1321,12 @@ mod tests {
             NoiseDistribution::Laplace { scale },
             SamplerKind::FloatingPoint,
         );
-        crate::learners::MechanismSetup::padded_tree(noise, sampler, [seed, 1, 2, 3])
-            .build(DpFtrl::new, domain, params)
-            .unwrap()
+        DpFtrl::new(
+            domain,
+            params,
+            crate::learners::MechanismSetup::padded_tree(noise, sampler, [seed, 1, 2, 3]),
+        )
+        .unwrap()
     }
 
     #[test]
@@ -1465,12 +1451,14 @@ mod tests {
         let mut l = DpFtrl::new(
             d,
             p,
-            MechanismSpec::Tree { padded: true },
-            NoiseDistribution::Laplace { scale: 0.0 },
-            SamplerKind::FloatingPoint,
-            [0; 4],
-            false,
-            false,
+            MechanismSetup {
+                mechanism: MechanismSpec::Tree { padded: true },
+                noise: NoiseDistribution::Laplace { scale: 0.0 },
+                sampler: SamplerKind::FloatingPoint,
+                seed: [0; 4],
+                secure: false,
+                strict: false,
+            },
         )
         .unwrap();
         l.ask().unwrap();
@@ -1530,12 +1518,14 @@ mod tests {
         DpFtrl::new(
             domain,
             params,
-            spec,
-            noise,
-            sampler,
-            [9, 1, 2, 3],
-            false,
-            false,
+            MechanismSetup {
+                mechanism: spec,
+                noise,
+                sampler,
+                seed: [9, 1, 2, 3],
+                secure: false,
+                strict: false,
+            },
         )?
         .with_top_up([9, 1, 2, 3], false)
     }
@@ -1602,12 +1592,14 @@ mod tests {
         let mut l = DpFtrl::new(
             domain,
             params,
-            MechanismSpec::Honaker,
-            gauss,
-            fp,
-            [0; 4],
-            false,
-            false,
+            MechanismSetup {
+                mechanism: MechanismSpec::Honaker,
+                noise: gauss,
+                sampler: fp,
+                seed: [0; 4],
+                secure: false,
+                strict: false,
+            },
         )
         .unwrap();
         l.ask().unwrap();

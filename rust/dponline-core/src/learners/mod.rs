@@ -211,21 +211,12 @@ pub trait Learner: Serialize + DeserializeOwned + Sized {
 }
 
 /// The core constructor of a learner on a prefix-sum mechanism (DP-FTRL, NoisyOCO, PrivateBandit,
-/// PrivateDRSubmodular): `(domain, params, mechanism, noise, sampler, seed, secure, strict)`.
-pub type MechanismConstructor<P, L> = fn(
-    crate::domains::Domain,
-    P,
-    crate::aggregation::MechanismSpec,
-    crate::noise::NoiseDistribution,
-    crate::aggregation::SamplerKind,
-    crate::rng::Seed,
-    bool,
-    bool,
-) -> Result<L>;
+/// PrivateDRSubmodular): `new(domain, params, setup)`.
+pub type MechanismConstructor<P, L> = fn(crate::domains::Domain, P, MechanismSetup) -> Result<L>;
 
-/// What every learner on a prefix-sum mechanism is built with beside its domain and typed params, in the order
-/// of their constructors ([`MechanismConstructor`]): the mechanism releasing the prefix sums, its per-draw noise
-/// and sampler, the seed, whether the generator is the OS-keyed one, and `strict`.
+/// What every learner on a prefix-sum mechanism is built with beside its domain and typed params (the last
+/// argument of its constructor, [`MechanismConstructor`]): the mechanism releasing the prefix sums, its
+/// per-draw noise and sampler, the seed, whether the generator is the OS-keyed one, and `strict`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MechanismSetup {
     /// The mechanism releasing the prefix sums.
@@ -259,24 +250,29 @@ impl MechanismSetup {
         }
     }
 
-    /// Build a learner on `domain` with `params` by its core constructor `new`.
+    /// The learner's generator on stream `stream` of the seed, or a fresh OS-keyed one when `secure`.
     ///
-    /// Errors: those of `new`.
-    pub fn build<P, L>(
-        self,
-        new: MechanismConstructor<P, L>,
-        domain: crate::domains::Domain,
-        params: P,
-    ) -> Result<L> {
-        new(
-            domain,
-            params,
-            self.mechanism,
+    /// Errors: [`crate::error::CoreError::Entropy`] if the OS entropy source fails.
+    pub fn generator(&self, stream: u64) -> Result<crate::rng::Generator> {
+        crate::rng::Generator::for_stream(&self.seed, stream, self.secure)
+    }
+
+    /// The mechanism for `dim`-dimensional rows over `horizon` pushes, drawing its noise from
+    /// [`MechanismSetup::generator`]`(stream)`.
+    ///
+    /// Errors: those of [`crate::aggregation::MechanismSpec::build`]; entropy failures.
+    pub fn build_mechanism(
+        &self,
+        dim: usize,
+        horizon: u64,
+        stream: u64,
+    ) -> Result<crate::aggregation::Mechanism> {
+        self.mechanism.build(
+            dim,
+            horizon,
             self.noise,
             self.sampler,
-            self.seed,
-            self.secure,
-            self.strict,
+            self.generator(stream)?,
         )
     }
 }

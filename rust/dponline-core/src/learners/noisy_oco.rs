@@ -17,14 +17,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, SamplerKind};
+use crate::aggregation::{Mechanism, PrefixSumMechanism};
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_finite, check_positive};
 use crate::frank_wolfe::FrankWolfe;
-use crate::learners::{Checkpoints, Learner, LossNorm};
+use crate::learners::{Checkpoints, Learner, LossNorm, MechanismSetup};
 use crate::losses::LossFamily;
 use crate::noise::NoiseDistribution;
-use crate::rng::{Generator, Seed};
 
 /// `NoisyGrad`: builds an unbiased gradient estimate at the current iterate from per-step feedback.
 pub trait NoisyGradient {
@@ -390,27 +389,11 @@ impl NoisyOco {
     /// Errors: [`CoreError::Shape`] if `params` were made for another dimension; [`CoreError::InvalidArgument`]
     /// for a noise scale so large that `η` times the released sums could overflow; those of the mechanism;
     /// entropy failures.
-    #[allow(clippy::too_many_arguments)] // mirrors the Python signature one-to-one
-    pub fn new(
-        domain: Domain,
-        params: NoisyOcoParams,
-        mechanism: MechanismSpec,
-        noise: NoiseDistribution,
-        sampler: SamplerKind,
-        seed: Seed,
-        secure: bool,
-        strict: bool,
-    ) -> Result<Self> {
+    pub fn new(domain: Domain, params: NoisyOcoParams, setup: MechanismSetup) -> Result<Self> {
         let n = domain.dim();
         super::check_params_dim(n, params.dim)?;
-        super::check_noise_scale(noise.scale(), params.eta)?;
-        let tree = mechanism.build(
-            n,
-            params.horizon,
-            noise,
-            sampler,
-            Generator::for_stream(&seed, 1, secure)?,
-        )?;
+        super::check_noise_scale(setup.noise.scale(), params.eta)?;
+        let tree = setup.build_mechanism(n, params.horizon, 1)?;
         // Line 1. The step size only shrinks when tuned, so the finiteness check above still holds.
         let mut params = params;
         params.tune_for_noise(tuning_noise_norm(&tree, params.horizon)?);
@@ -432,7 +415,7 @@ impl NoisyOco {
             release,
             t: 0,
             pending: false,
-            strict,
+            strict: setup.strict,
             clipped: 0,
         };
         learner.noisy_map();
@@ -704,16 +687,25 @@ impl Learner for NoisyOco {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aggregation::SamplerKind;
     use crate::domains::{L2Ball, Simplex, UniformMatroid};
     use crate::learners::testing::assert_run_equals_ask_tell;
     use crate::losses::{LossKind, RowOrder};
+    use crate::rng::Generator;
 
     fn learner(domain: Domain, horizon: u64, scale: f64, calls: u32, seed: u64) -> NoisyOco {
         let params = NoisyOcoParams::new(&domain, horizon, 2.0, None, calls).unwrap();
         let noise = NoiseDistribution::Gaussian { sigma: scale };
-        crate::learners::MechanismSetup::padded_tree(noise, SamplerKind::Exact, [seed, 1, 2, 3])
-            .build(NoisyOco::new, domain, params)
-            .unwrap()
+        NoisyOco::new(
+            domain,
+            params,
+            crate::learners::MechanismSetup::padded_tree(
+                noise,
+                SamplerKind::Exact,
+                [seed, 1, 2, 3],
+            ),
+        )
+        .unwrap()
     }
 
     fn simplex(n: usize) -> Domain {

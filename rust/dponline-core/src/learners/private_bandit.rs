@@ -25,14 +25,14 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, SamplerKind};
+use crate::aggregation::{Mechanism, PrefixSumMechanism};
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_positive};
 use crate::frank_wolfe::FrankWolfe;
-use crate::learners::{Checkpoints, Learner, UNIT_ROUNDOFF, gamma};
+use crate::learners::{Checkpoints, Learner, MechanismSetup, UNIT_ROUNDOFF, gamma};
 use crate::losses::LossFamily;
 use crate::noise::NoiseDistribution;
-use crate::rng::{Generator, Seed};
+use crate::rng::Generator;
 use crate::sphere::gaussian_in;
 
 /// How the learner keeps every queried point `x̃ + ζu` inside the domain (Ene-Nguyen-Vladu, Appendix D).
@@ -507,23 +507,13 @@ impl PrivateBandit {
     ///
     /// Errors: [`CoreError::Shape`] if `params` were made for another domain; those of the mechanism's
     /// constructor; entropy failures.
-    #[allow(clippy::too_many_arguments)] // mirrors the Python signature one-to-one
-    pub fn new(
-        domain: Domain,
-        params: PrivateBanditParams,
-        mechanism: MechanismSpec,
-        noise: NoiseDistribution,
-        sampler: SamplerKind,
-        seed: Seed,
-        secure: bool,
-        strict: bool,
-    ) -> Result<Self> {
+    pub fn new(domain: Domain, params: PrivateBanditParams, setup: MechanismSetup) -> Result<Self> {
         let n = domain.dim();
-        if !(noise.scale() * 1e6).is_finite() {
+        if !(setup.noise.scale() * 1e6).is_finite() {
             return Err(CoreError::invalid(
                 "scale",
                 "small enough that sums of tree noise stay finite (< 1e300)",
-                noise.scale(),
+                setup.noise.scale(),
             ));
         }
         if params.dim != n || params.affine_dim != domain.affine_dim() {
@@ -533,26 +523,16 @@ impl PrivateBandit {
                 got: format!("dimension {}", params.dim),
             });
         }
-        let tree = mechanism.build(
-            n,
-            params.t_round,
-            noise,
-            sampler,
-            Generator::for_stream(&seed, 1, secure)?,
-        )?;
+        let tree = setup.build_mechanism(n, params.t_round, 1)?;
         let center = domain.interior_point().to_vec();
         let map = PrivateFrankWolfeMap::new(tree, &center, params.eta)?;
-        let gradient = SmoothedBatchGradient::new(
-            &params,
-            center.clone(),
-            Generator::for_stream(&seed, 2, secure)?,
-        );
+        let gradient = SmoothedBatchGradient::new(&params, center.clone(), setup.generator(2)?);
         let oco = NoisyOcoTemplate::new(domain, gradient, map, center);
         Ok(PrivateBandit {
             params,
             oco,
             t: 0,
-            strict,
+            strict: setup.strict,
         })
     }
 
@@ -736,6 +716,7 @@ impl Learner for PrivateBandit {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aggregation::SamplerKind;
     use crate::domains::Simplex;
     use crate::learners::testing::assert_run_equals_ask_tell;
     use crate::losses::{LossKind, RowOrder};
@@ -746,9 +727,12 @@ mod tests {
             PrivateBanditParams::new(&domain, horizon, 1.0, None, None, Feasibility::Fkm).unwrap();
         let noise = NoiseDistribution::Gaussian { sigma };
         let sampler = SamplerKind::FloatingPoint;
-        crate::learners::MechanismSetup::padded_tree(noise, sampler, [seed, 0, 0, 0])
-            .build(PrivateBandit::new, domain, params)
-            .unwrap()
+        PrivateBandit::new(
+            domain,
+            params,
+            crate::learners::MechanismSetup::padded_tree(noise, sampler, [seed, 0, 0, 0]),
+        )
+        .unwrap()
     }
 
     /// `2¹¹⁰ x` as an integer; `x` must lie on the grid `2⁻¹¹⁰` with `|x| < 2¹⁶` (checked).

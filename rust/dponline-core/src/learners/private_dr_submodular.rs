@@ -43,13 +43,13 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, SamplerKind, padded_draws};
+use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, padded_draws};
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_positive};
 use crate::frank_wolfe::FrankWolfe;
-use crate::learners::{Checkpoints, Learner, LossNorm};
+use crate::learners::{Checkpoints, Learner, LossNorm, MechanismSetup};
 use crate::noise::NoiseDistribution;
-use crate::rng::{Generator, Seed};
+use crate::rng::Generator;
 use crate::submodular::{SubmodularFamily, SubmodularKind};
 
 /// Largest number of PFTAL copies accepted.
@@ -343,17 +343,7 @@ impl PrivateDrSubmodular {
     ///
     /// Errors: [`CoreError::Shape`] for `params` of another dimension; those of [`DrSubmodularParams::new`]'s
     /// domain check and of the mechanism; [`CoreError::Allocation`]; entropy failures.
-    #[allow(clippy::too_many_arguments)] // mirrors the Python signature one-to-one
-    pub fn new(
-        domain: Domain,
-        params: DrSubmodularParams,
-        mechanism: MechanismSpec,
-        noise: NoiseDistribution,
-        sampler: SamplerKind,
-        seed: Seed,
-        secure: bool,
-        strict: bool,
-    ) -> Result<Self> {
+    pub fn new(domain: Domain, params: DrSubmodularParams, setup: MechanismSetup) -> Result<Self> {
         let n = domain.dim();
         super::check_params_dim(n, params.n)?;
         let (members, start, caps) = matroid_blocks(&domain)?;
@@ -363,7 +353,7 @@ impl PrivateDrSubmodular {
         // (1 + padded)·levels noise rows for the tree, at least a prefix and an initial release otherwise — so
         // that sizes beyond the machine are refused up front (MemoryError) instead of being allocated copy by
         // copy until the process runs out of memory.
-        let per_item = 1 + match mechanism {
+        let per_item = 1 + match setup.mechanism {
             MechanismSpec::Tree { padded } => {
                 crate::aggregation::levels_touched(params.horizon) as usize
                     * (1 + usize::from(padded))
@@ -381,13 +371,7 @@ impl PrivateDrSubmodular {
         let mut solvers = crate::alloc::reserve("PFTAL copies", if frank_wolfe { k } else { 0 })?;
         let zero = crate::alloc::zeros("iterate", n)?;
         for c in 0..k {
-            trees.push(mechanism.build(
-                n,
-                params.horizon,
-                noise,
-                sampler,
-                Generator::for_stream(&seed, 2 + c as u64, secure)?,
-            )?);
+            trees.push(setup.build_mechanism(n, params.horizon, 2 + c as u64)?);
             if frank_wolfe {
                 solvers.push(FrankWolfe::new(&zero, &zero, false)?);
             }
@@ -408,10 +392,10 @@ impl PrivateDrSubmodular {
             caps,
             trees,
             solvers,
-            rng: Generator::for_stream(&seed, 1, secure)?,
+            rng: setup.generator(1)?,
             t: 0,
             pending: false,
-            strict,
+            strict: setup.strict,
             clipped: 0,
             last_gap: 0.0,
         };
@@ -822,6 +806,7 @@ impl Learner for PrivateDrSubmodular {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::aggregation::SamplerKind;
     use crate::domains::{PartitionMatroid, UniformMatroid};
 
     fn partition() -> Domain {
@@ -856,9 +841,12 @@ mod tests {
         )
         .unwrap();
         let sampler = SamplerKind::FloatingPoint;
-        crate::learners::MechanismSetup::padded_tree(noise, sampler, [seed, 1, 2, 3])
-            .build(PrivateDrSubmodular::new, domain, p)
-            .unwrap()
+        PrivateDrSubmodular::new(
+            domain,
+            p,
+            crate::learners::MechanismSetup::padded_tree(noise, sampler, [seed, 1, 2, 3]),
+        )
+        .unwrap()
     }
 
     #[test]
