@@ -56,9 +56,11 @@ class DPFTRL(DomainLearner):
     """Differentially private follow-the-regularised-leader with full information (experts, OLO, OCO).
 
     Source: Agarwal & Singh, "The Price of Differential Privacy for Online Learning" (ICML 2017), Algorithm 1:
-    ``x_t = argmin_{x∈X} η⟨x, L̃_{t−1}⟩ + R(x)``, where ``L̃_t`` is the padded tree-based aggregation of the loss
-    vectors (their Algorithm 2: every release carries exactly ``max(1, ⌈log₂T⌉)`` noise draws per coordinate,
-    ``L̃_0`` included).
+    ``x_t = argmin_{x∈X} η⟨x, L̃_{t−1}⟩ + R(x)``, where ``L̃_t`` is a private prefix sum of the loss vectors. The
+    paper releases it with its padded tree (their Algorithm 2: every release carries exactly ``max(1, ⌈log₂T⌉)``
+    noise draws per coordinate, ``L̃_0`` included; ``mechanism="tree"``); by default dponline uses the
+    lowest-noise mechanism with a proved regret bound — exact BLT for Gaussian noise, the Honaker tree for
+    Laplace noise (see Mechanisms).
 
     The argmin (``method``):
 
