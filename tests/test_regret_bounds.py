@@ -162,13 +162,15 @@ def test_top_up_releases_are_identically_distributed():
 @pytest.mark.parametrize("mechanism", ["honaker", "blt"])
 def test_refusals_name_the_valid_choices(cls, mechanism):
     """Without the top-up, DPFTPL on Honaker / BLT releases has no proved bound (its argmin is not Lipschitz): the
-    error names the padded tree and the top-up combination; DPFTRL has the Lipschitz bound there. top_up=True
-    where it cannot hold is refused at construction, naming the valid one."""
+    error names the padded tree and the top-up combination; DPFTRL has the Lipschitz bound there (and the
+    perturbation bound on Gaussian BLT, whose releases are nested). top_up=True where it cannot hold is refused at
+    construction, naming the valid one."""
     kw = dict(horizon=64, epsilon=1.0, delta=1e-6, loss_bound=1.0, seed=0)
     domain = Simplex(3) if cls is dponline.DPFTRL else UniformMatroid(3, 1)
     raw = cls(domain, mechanism=mechanism, sampler="floating-point", calibration="analytic", **kw)
     if cls is dponline.DPFTRL:
-        assert float(raw.regret_bound()) == raw.regret_bound_terms()["lipschitz"]
+        terms = raw.regret_bound_terms()
+        assert float(raw.regret_bound()) == terms["lipschitz" if mechanism == "honaker" else "perturbation"]
     else:
         with pytest.raises(dponline.DPOnlineError) as info:
             raw.regret_bound()
@@ -227,11 +229,49 @@ def test_dp_ftrl_lipschitz_bound_every_mechanism(stream, domain, mechanism, delt
     bound = learner.regret_bound(samples=2_000)
     _check(bound, mean, T * p["dual_bound"] * width)
     assert float(bound) <= terms["lipschitz"]
-    if mechanism != "tree":
+    G, D = p["dual_bound"], p["regularizer_range"]
+    if mechanism == "honaker" or (mechanism == "blt" and delta == 0.0):  # not nested: the Lipschitz bound
         assert float(bound) == terms["lipschitz"] and math.isinf(terms["perturbation"])
         # η minimises D_R/η + η(T G² + G S): the bound is 2·sqrt(D_R (T G² + G S)).
-        G, S = p["dual_bound"], p["deviation_sum"]
-        assert terms["lipschitz"] == pytest.approx(2 * math.sqrt(p["regularizer_range"] * (T * G * G + G * S)))
+        assert terms["lipschitz"] == pytest.approx(2 * math.sqrt(D * (T * G * G + G * p["deviation_sum"])))
+    elif mechanism == "blt":  # Gaussian BLT releases are nested: the perturbation bound holds and sets η
+        assert mean <= terms["perturbation"] < terms["lipschitz"] and float(bound) == terms["perturbation"]
+        c = 0.5 if p["regularizer"] == "entropy" else p["dim"]
+        extra = c * p["release_variance"] + G * p["offset_sum"]
+        assert (p["offset_sum"] > 0) == (sampler == "exact")
+        # η minimises D_R/η + η(T G² + c v + G O): the bound is 2·sqrt(D_R (T G² + c v + G O)).
+        assert terms["perturbation"] == pytest.approx(2 * math.sqrt(D * (T * G * G + extra)))
+        assert p["eta_rule"].endswith("(perturbation bound)")
+
+
+@pytest.mark.parametrize("sampler", ["exact", "floating-point"])
+def test_gaussian_blt_releases_are_nested(sampler):
+    """BLT's decoder is Toeplitz, so with Gaussian noise release t's noise is, in law, release t−1's plus an
+    independent r_t·z: nested releases, whose perturbation bound charges the last release's variance σ²·v_T once
+    (v_t nondecreasing). On the float path that is exactly the variance a top-up raises every release to, so the
+    raw and the topped-up learner get the same step size and the same perturbation bound; Laplace BLT is not
+    covered (only the Lipschitz bound)."""
+    from dponline.aggregation import BLT
+
+    horizon, n = 4096, 5
+    kw = dict(horizon=horizon, epsilon=1.0, delta=1e-6, loss_bound=2.0, mechanism="blt", sampler=sampler, seed=0)
+    if sampler == "floating-point":
+        kw["calibration"] = "analytic"
+    raw = dponline.DPFTRL(Simplex(n), **kw)
+    p = raw.params
+    blt = BLT(1, horizon, scale=1.0, buffers=6, objective="max", seed=0)  # the learners' BLT (MechanismSpec)
+    units = [blt.unit_variance(t) for t in (0, 1, 2, 10, 100, 1000, horizon)]
+    assert units == sorted(units) and units[0] == 0.0
+    assert p["release_variance"] == pytest.approx(p["noise_scale"] ** 2 * units[-1], rel=1e-12)
+    assert math.isfinite(p["perturbation_bound"]) and p["perturbation_bound"] < p["lipschitz_bound"]
+    if sampler == "floating-point":
+        topped = dponline.DPFTRL(Simplex(n), top_up=True, **kw)
+        assert topped.params["top_up_variance"] == pytest.approx(units[-1], rel=1e-12)
+        for key in ("eta", "release_variance", "perturbation_bound"):
+            assert topped.params[key] == pytest.approx(p[key], rel=1e-12), key
+        assert p["offset_sum"] == 0.0
+    laplace = dponline.DPFTRL(Simplex(n), **{**kw, "delta": 0.0})
+    assert "perturbation_bound" not in laplace.params and laplace.params["eta_rule"].endswith("(Lipschitz bound)")
 
 
 @pytest.mark.parametrize("stream", ["drift", "alternating"])

@@ -143,7 +143,10 @@ def _exact_tree_noise(
                 "the padded tree; leave calibration unset (the exact discrete calibration)"
             )
         paper = dp_ftrl_noise(epsilon, delta, loss_bound, horizon, "paper")[1]
-    source = _SOURCE_LAPLACE if noise_name == "laplace" else _SOURCE_GAUSSIAN
+    if mechanism == "tree":
+        source = _SOURCE_LAPLACE if noise_name == "laplace" else _SOURCE_GAUSSIAN
+    else:  # the tree lemmas do not apply: a linear encoder, one round's input moves one column by at most 2G
+        source = "the encoder's largest column norm times the sensitivity 2G of one round's clipped loss"
     scale, guarantee = exact_learner_noise(
         mechanism,
         noise_name,

@@ -72,12 +72,14 @@ class DPFTRL(DomainLearner):
       Frank-Wolfe with exact line search, ``lmo_calls`` LMO calls per round warm-started from the previous
       action.
 
-    Step size: ``learning_rate`` or, by default, for ``"honaker"``/``"blt"`` (the default mechanisms) the
-    minimiser of the Lipschitz bound (see Mechanisms), and for the padded tree the noise-aware
-    ``η = sqrt(D_R / (T G² + c·v))`` for the
-    entropy (at most ``1/(√2 b)`` for Laplace(b) node noise) and ``η = sqrt(D_R / (T G² + n·v))`` for ``½‖x‖²``,
-    where ``v`` is the per-coordinate variance of one release's noise and ``c`` is ½ (Gaussian) or 1 (Laplace):
-    the minimisers of the perturbed-FTRL bound (:meth:`regret_bound_terms`, ``perturbation``). While the noise
+    Step size: ``learning_rate`` or, by default, for nested releases (the padded tree, a top-up, and BLT with
+    Gaussian noise — the default for ``δ > 0``; see Regret bounds) the noise-aware
+    ``η = sqrt(D_R / (T G² + c·v + G·O))`` for the
+    entropy (at most ``1/(√2 b)`` for Laplace(b) node noise) and ``η = sqrt(D_R / (T G² + n·v + G·O))`` for
+    ``½‖x‖²``, where ``v`` is the per-coordinate variance of the last release's noise, ``c`` is ½ (Gaussian) or
+    1 (Laplace) and ``O`` the exact path's rounding (``params["offset_sum"]``, 0 on the float path): the
+    minimisers of the perturbation bound (:meth:`regret_bound_terms`, ``perturbation``); for the Honaker tree
+    (the default for ``δ = 0``) and BLT with Laplace noise, the minimiser of the Lipschitz bound. While the noise
     dominates, ``η`` shrinks and the learner stays near the uniform weights / the centre instead of following
     the noise; without noise it is ``sqrt(D_R / (T G²))``, the minimiser of the FTRL bound ``D_R/η + η T G²``
     (Shalev-Shwartz 2012, Theorem 2.11) — the tuning of Agarwal-Singh Corollary 3.2 for
@@ -109,10 +111,10 @@ class DPFTRL(DomainLearner):
     only while its seed is secret (``privacy.randomness == "seed"``). ``epsilon=None`` is non-private FTRL on
     the same code path (no noise).
 
-    The regret bound needs only that the noise of every release has one and the same marginal (the sum of
-    ``release_draws`` draws): the proof of Theorem 3.1 compares with a one-shot perturbation and allows noise that
-    is "identically (though not necessarily independently) distributed". The padded tree's releases share nodes
-    (data and padding alike), which that argument allows (oblivious losses).
+    Agarwal-Singh's regret bound needs only that the noise of every release has one and the same marginal (the
+    sum of ``release_draws`` draws): the proof of Theorem 3.1 compares with a one-shot perturbation and allows
+    noise that is "identically (though not necessarily independently) distributed". The padded tree's releases
+    share nodes (data and padding alike), which that argument allows (oblivious losses).
 
     Mechanisms: ``mechanism=None`` (default) chooses the lowest-noise mechanism for which a regret bound is
     proved: ``"blt"`` for Gaussian noise (``δ > 0``), ``"honaker"`` for Laplace
@@ -126,19 +128,29 @@ class DPFTRL(DomainLearner):
     (:func:`dponline.learners._base.mechanism_noise`) — so the privacy statement above holds unchanged (the
     adaptive-input argument is the same: one round's input moves one column of a fixed linear encoder).
 
-    **Regret bounds.** Agarwal-Singh's Theorem 3.1 and the perturbation bound treat the identically
-    distributed noise of every release as one fixed perturbation, so they cover the padded tree (and a top-up,
-    below) only. For every mechanism, sampler and noise the **Lipschitz bound** holds
+    **Regret bounds.** Agarwal-Singh's Theorem 3.1 treats the identically distributed noise of every release as
+    one fixed perturbation, so it covers the padded tree (and a top-up, below) only. The **perturbation bound**
+    ``D_R/η + η T G² + η·c·v + η·G·O`` (entropy; ``η·n·v`` for ``½‖x‖²``) needs less: *nested* releases, whose
+    noise laws grow by independent centred increments — ``N_t = N_{t−1} + W_t`` in law, ``Σ_t Var(W_t) ≤ v``.
+    Identically distributed releases are nested, and so is **BLT with Gaussian noise** on either sampler: its
+    decoder is Toeplitz, so release ``t``'s noise is release ``t−1``'s plus an independent ``r_t·z`` (``v`` is
+    the last release's variance; ``v_t`` is nondecreasing). The proof (a potential argument, Abernethy, Lee,
+    Sinha & Tewari 2014, with the FTRL action the gradient of the smoothed potential; the discrete Gaussian is
+    ``σ²``-sub-Gaussian, Canonne-Kamath-Steinke 2020) is in the core's ``DpFtrlParams::perturbation_bound``;
+    like Theorem 3.1 it holds against an oblivious adversary (losses fixed in advance; the linearised
+    portfolio gradients depend on the actions, so there it guides the step size and the Lipschitz bound is the
+    one that holds on every path). For every mechanism, sampler and noise the **Lipschitz bound** holds
     (:meth:`regret_bound_terms`, ``lipschitz``; the Lemma and its proof are in the core's
     ``DpFtrlParams::lipschitz_bound``): ``x ↦ softmax(−ηx)`` moves by at most ``η·(max z − min z)/2`` in L1 when
     ``x`` moves by ``z`` (``x ↦ Π(−ηx)`` by ``η‖z‖₂`` in L2), so ``E[regret] ≤ D_R/η + η T G_*² + η·G_*·S``
     with ``S ≥ Σ_{t<T} E dev(Z_t)`` computed from the mechanism's exact per-release unit variances ``v_t`` (a
     sub-Gaussian maximum for the discrete/continuous Gaussian, a fourth moment for the Laplace laws, plus the
     exact path's rounding; ``params["deviation_sum"]``). Against any adversary, oblivious or adaptive. The
-    noise enters at every round, so this bound is linear in ``T`` and larger than the tree's perturbation
-    bound; the default step size of ``"honaker"``/``"blt"`` minimises it, ``η = sqrt(D_R/(T G_*² + G_* S))``
-    (``eta_rule`` says so), which keeps the learner close to the uniform weights / the centre while the noise
-    dominates. :meth:`regret_bound` returns the smallest bound that holds.
+    noise enters at every round, so this bound is linear in ``T`` and far larger than the perturbation bound;
+    the default step size of the Honaker tree (and BLT with Laplace noise) minimises it, ``η = sqrt(D_R/(T G_*²
+    + G_* S))`` (``eta_rule`` names the bound it minimises), which keeps the learner close to the uniform
+    weights / the centre while the noise dominates. :meth:`regret_bound` returns the smallest bound that
+    holds.
 
     **Top-up (``top_up=True``; Gaussian noise, ``sampler="floating-point"``, ``"honaker"`` or ``"blt"``).** The
     release after push ``t`` gets fresh independent ``N(0, σ²(v_max − v_t))`` noise per coordinate, where ``v_t``
@@ -153,9 +165,11 @@ class DPFTRL(DomainLearner):
     correlations across releases never enter), so both hold with ``Z ~ N(0, σ² v_max I)``, and the default
     step size is tuned to that variance. The top-up costs noise: every release carries the largest variance,
     which for BLT is its last release's (BLT is still below the padded tree's ``draws·σ²`` at equal
-    ``(ε, δ)``; measured in the README). Not available on the exact path (discrete Gaussians of different
-    variances do not add up to one law) nor with Laplace noise (a Laplace combination with other weights is not
-    one law either): there only the Lipschitz bound above holds.
+    ``(ε, δ)``; measured in the README). For BLT it adds only Theorem 3.1's form: BLT's releases are nested
+    already, with the same ``v``, so its perturbation bound and default step size are those of the top-up
+    without the extra noise. Not available on the exact path (discrete Gaussians of different variances do
+    not add up to one law) nor with Laplace noise (a Laplace combination with other weights is not one law
+    either).
 
     Measured (``tests/test_mechanisms.py::test_blt_lowers_dp_ftrl_regret_on_nyse``, experts on the NYSE daily
     ranks, ε = 2, δ = 1e-6, both ``"analytic"``, 500 seeds each): mean regret 60.9 with the padded tree, 52.1
@@ -310,8 +324,9 @@ class DPFTRL(DomainLearner):
     def params(self) -> dict[str, Any]:
         """``eta`` (and ``eta_rule``), ``regularizer``, ``regularizer_range`` (``D_R``), ``loss_bound``, ``norm``,
         ``ftrl_bound``, ``lmo_calls``, the noise (``noise``, ``noise_scale``), ``release_draws``, ``method``,
-        ``release_variance`` (the per-coordinate variance of one release's noise the step size is tuned to) and
-        ``top_up_variance`` (``v_max``, present only with ``top_up=True``)."""
+        ``release_variance`` (the per-coordinate variance of the last release's noise, which the step size is
+        tuned to), ``offset_sum`` (``O``, the exact path's rounding the bounds charge) and ``top_up_variance``
+        (``v_max``, present only with ``top_up=True``)."""
         out = self._native_params("release_draws", "method")
         if self._core.top_up_variance is not None:
             out["top_up_variance"] = self._core.top_up_variance
@@ -340,10 +355,13 @@ class DPFTRL(DomainLearner):
           ``2D/√(k+2)`` of the exact argmin: Frank-Wolfe from any feasible start, Ene-Nguyen-Vladu Lemma C.4) —
           a worst-case term, linear in ``T``;
         * ``perturbation``: a second valid bound with the noise inside the FTRL analysis, ``D_R/η + η T G_*² +
-          η·c·v`` (entropy; ``∞`` when ``η`` exceeds the cumulant bound's range) or ``D_R/η + η(T G_*² + n·v)``
-          (``½‖x‖²``): Agarwal-Singh's one-shot-perturbation argument, then the Hedge potential (entropy) or FTRL
-          with the perturbation as a round-0 loss (Shalev-Shwartz 2012, Theorem 2.11); the proof is in the core's
-          ``DpFtrlParams::perturbation_bound``. Identically distributed releases only (``∞`` otherwise);
+          η·c·v + η·G_*·O`` (entropy; ``∞`` when ``η`` exceeds the cumulant bound's range) or ``D_R/η + η(T G_*²
+          + n·v + G_*·O)`` (``½‖x‖²``), ``v`` the last release's per-coordinate noise variance
+          (``params["release_variance"]``) and ``O`` the exact path's rounding (``params["offset_sum"]``): the
+          smoothed-potential argument (Abernethy, Lee, Sinha & Tewari 2014) for nested releases — every
+          release's noise law is the previous one's plus an independent centred increment; the proof is in the
+          core's ``DpFtrlParams::perturbation_bound``. The padded tree, a top-up and BLT with Gaussian noise
+          (``∞`` for the others); against an oblivious adversary;
         * ``lipschitz``: a third bound, for **every** mechanism and sampler, ``D_R/η + η T G_*² + η·G_*·S`` with
           ``S ≥ Σ_{t<T} E dev(Z_t)`` (``deviation_sum``) computed exactly from the mechanism's per-release unit
           variances ``v_t``, its noise scale and grid: ``x ↦ softmax(−ηx)`` moves by at most ``η·(max z − min z)/2``
@@ -389,19 +407,20 @@ class DPFTRL(DomainLearner):
             "deviation_sum": p.get("deviation_sum", math.inf),
             "source": "Agarwal-Singh 2017 Theorem 3.1 (FTRL regret + E[max<Z,x> - min<Z,x>]); "
             + ("" if p.get("top_up_variance") is None else _TOP_UP_SOURCE + "; ")
-            + "FTRL term: Shalev-Shwartz 2012 Theorem 2.11; perturbation: the one-shot perturbation inside the "
-            "FTRL analysis (Hedge potential / round-0 loss); lipschitz: the Lipschitz FTRL Lemma "
-            "(DpFtrlParams::lipschitz_bound, any mechanism)",
+            + "FTRL term: Shalev-Shwartz 2012 Theorem 2.11; perturbation: the smoothed FTRL potential with a "
+            "nested perturbation (Abernethy-Lee-Sinha-Tewari 2014; DpFtrlParams::perturbation_bound, nested "
+            "releases, oblivious adversary); lipschitz: the Lipschitz FTRL Lemma "
+            "(DpFtrlParams::lipschitz_bound, any mechanism and adversary)",
             "dim": n,
         }
 
     def regret_bound(self, *, samples: int = 20_000, seed: int = 0) -> RegretBound:
         """Expected-regret bound with linear losses bounded by ``G``: ``min(ftrl + noise, perturbation,
         lipschitz) + frank_wolfe`` of :meth:`regret_bound_terms`, with the Monte Carlo noise term (when used)
-        raised by 4 standard errors. The first two (Agarwal-Singh 2017 Theorem 3.1 and the perturbation bound)
-        hold against an oblivious adversary for identically distributed releases (the padded tree, a top-up);
-        the Lipschitz bound holds for every mechanism (``"tree"``, ``"honaker"``, ``"blt"``, both samplers) and
-        any adversary.
+        raised by 4 standard errors. The first two hold against an oblivious adversary: Agarwal-Singh 2017
+        Theorem 3.1 for identically distributed releases (the padded tree, a top-up), the perturbation bound for
+        nested ones (those and BLT with Gaussian noise); the Lipschitz bound holds for every mechanism
+        (``"tree"``, ``"honaker"``, ``"blt"``, both samplers) and any adversary.
 
         Returned beside the trivial bound (``RegretBound.trivial``): ``T·G_*·W`` with ``W`` the domain's width in
         the norm dual to ``G_*`` (2, the L1 diameter of the simplex, for the entropy; the L2 diameter otherwise),

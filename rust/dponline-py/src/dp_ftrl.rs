@@ -16,20 +16,22 @@ use crate::params::py_mechanism_learner;
 fn params_dict<'py>(py: Python<'py>, p: &DpFtrlParams) -> PyResult<Bound<'py, PyDict>> {
     let eta_rule = if p.regularizer == Regularizer::None {
         "none (FTPL plays the LMO of the release)"
-    } else if p.eta_default && !p.release_noise.declared && p.release_noise.deviation_sum > 0.0 {
+    } else if p.eta_default && !p.release_noise.nested && p.release_noise.deviation_sum > 0.0 {
         "sqrt(D_R / (T G^2 + G S)), noise-aware (Lipschitz bound)"
     } else if p.eta_default && p.release_noise.variance > 0.0 {
         match p.regularizer {
-            Regularizer::NegativeEntropy => "sqrt(D_R / (T G^2 + c v)), noise-aware",
-            _ => "sqrt(D_R / (T G^2 + n v)), noise-aware",
+            Regularizer::NegativeEntropy => {
+                "sqrt(D_R / (T G^2 + c v + G O)), noise-aware (perturbation bound)"
+            }
+            _ => "sqrt(D_R / (T G^2 + n v + G O)), noise-aware (perturbation bound)",
         }
     } else if p.eta_default {
         "sqrt(D_R / (T G^2))"
     } else {
         "learning_rate"
     };
-    // `perturbation_bound` is present only where it holds (a declared padded-tree noise, and η within the
-    // cumulant bound's range).
+    // `perturbation_bound` is present only where it holds (nested releases, and η within the cumulant bound's
+    // range).
     let perturbation = Some(p.perturbation_bound()).filter(|b| b.is_finite());
     // `lipschitz_bound` (any mechanism) and its sum `S`, present once computed (a regulariser).
     let lipschitz = Some(p.lipschitz_bound()).filter(|b| b.is_finite());
@@ -37,7 +39,7 @@ fn params_dict<'py>(py: Python<'py>, p: &DpFtrlParams) -> PyResult<Bound<'py, Py
     py_dict!(py, p; horizon, dim, regularizer = p.regularizer.name(), loss_bound, norm = p.norm.name(),
         regularizer_range, dual_bound, dual_clip, eta, eta_rule = eta_rule, lmo_calls, ftrl_bound = p.ftrl_bound(),
         perturbation_bound ?= perturbation, lipschitz_bound ?= lipschitz, deviation_sum ?= deviation,
-        release_variance = p.release_noise.variance, loss_shift)
+        offset_sum = p.release_noise.offset_sum, release_variance = p.release_noise.variance, loss_shift)
 }
 
 py_mechanism_learner! {

@@ -488,25 +488,48 @@ impl DpFtrlParams {
     }
 
     /// Expected regret bound of FTRL on the released prefix sums against an oblivious adversary, with the noise
-    /// inside the FTRL analysis: `D_R/η + η T G_*² + perturbation`, where the perturbation term is
-    /// `η·c·v` (entropy) or `η·n·v` (`½‖x‖²`), `v` the per-coordinate variance of one release's noise.
+    /// inside the FTRL analysis: `D_R/η + η T G_*² + perturbation + η·G_*·O`, where the perturbation term is
+    /// `η·c·v` (entropy) or `η·n·v` (`½‖x‖²`), `v` the per-coordinate variance of the noise of the last
+    /// release, and `O` = [`ReleaseNoise::offset_sum`], the exact path's rounding (0 on the float path).
     ///
-    /// Proof. Agarwal-Singh 2017 (proof of Theorem 3.1): against an oblivious adversary the expected loss of
-    /// round `t` depends only on the marginal of the noise `Z` of `L̃_{t−1}`, which is the same in every release
-    /// of the padded tree, so the expected regret equals that of FTRL with one perturbation `Z` drawn at the
-    /// start. *Entropy:* the Hedge potential `W_t = Σ_i exp(−η(Z_i + L_{t,i}))` gives
-    /// `Σ_t⟨x_t, ℓ_t⟩ − L_{T,i*} ≤ Z_{i*} + ln W_0/η + ηTG_*²/2` (Hoeffding's lemma on losses in `[−G_*, G_*]`);
-    /// `E Z_{i*} = 0` and `E ln W_0 ≤ ln n + ln E e^{−ηZ_1} ≤ ln n + c·η²·v` (Jensen; the cumulant bound of
-    /// [`ReleaseNoise`]), so the expected regret is at most `ln n/η + η(TG_*²/2 + c·v)`, below the stated
-    /// bound. *`½‖x‖²`:* `Z` is a round-0 loss of FTRL with a 1-strongly-convex regulariser; Shalev-Shwartz
-    /// 2012 Theorem 2.11 over rounds `0..T` bounds `Σ_{t=0}^T ⟨z_t, x_t − u⟩` by `D_R/η + η Σ‖z_t‖₂²`, and
-    /// the round-0 term `⟨Z, x_0 − u⟩` has mean 0, so the expected regret is at most `D_R/η + η(TG_*² + n·v)`.
-    /// `∞` when no noise was declared or (entropy) `η` is above the cumulant bound's range.
+    /// **Needs nested releases** ([`ReleaseNoise::nested`]): in law, the noise of release `t` is
+    /// `N_t = N_{t−1} + W_t` (`N_{−1} = 0`) with `W_t` independent of `N_{t−1}`, centred, its coordinates obeying
+    /// the cumulant bound `ln E e^{λW} ≤ c·λ²·Var(W)` of [`ReleaseNoise`] for `|λ| ≤ cap`, and `Σ_t Var(W_t) ≤ v`.
+    /// *Identically distributed* releases are nested (`W_0 = N_0`, then `W_t = 0`): the padded tree and a
+    /// [`TopUp`]. So is **BLT with Gaussian noise**: its decoder is lower-triangular Toeplitz, `N_t = Σ_{s≤t}
+    /// r_{t−s} z_s` with i.i.d. draws `z_s` (module docs of [`crate::aggregation::Blt`]), so in law `N_t =
+    /// N_{t−1} + r_t z` with a fresh draw `z`, `Σ_{n≤t} r_n² = v_{t+1}`, and a Gaussian draw — continuous, or
+    /// the discrete Gaussian, which is `σ²`-sub-Gaussian (Canonne-Kamath-Steinke 2020) — gives `c = ½` for every
+    /// `λ`. The Honaker tree is not nested (its `v_t` is not monotone in `t`).
+    ///
+    /// *Proof* (entropy; the potential argument of Abernethy, Lee, Sinha & Tewari 2014, with a nested
+    /// perturbation). Let `φ(y) = −(1/η) ln Σ_i e^{−η y_i}`: concave, `∇φ(y) = softmax(−ηy)` is the FTRL action,
+    /// and `φ(y) ≤ min_i y_i`. Let `Φ_t(L) = E φ(L + N_{t−1})`. Leave the rounding out first. Against an oblivious
+    /// adversary `ℓ_t` and `L_{t−1}` are fixed, so `E⟨ℓ_t, x_t⟩ = ⟨ℓ_t, ∇Φ_t(L_{t−1})⟩`: it depends on the law of
+    /// `N_{t−1}` only, never on the correlations between releases. Hoeffding's lemma (`φ(y + ℓ) − φ(y) =
+    /// −(1/η) ln E_{i∼softmax(−ηy)} e^{−ηℓ_i} ≥ ⟨∇φ(y), ℓ⟩ − ηG_*²/2`, then the expectation over the noise) gives
+    /// `⟨ℓ_t, ∇Φ_t(L_{t−1})⟩ ≤ Φ_t(L_t) − Φ_t(L_{t−1}) + ηG_*²/2`, and summing,
+    /// `E Σ_t⟨ℓ_t, x_t⟩ ≤ Φ_T(L_T) − Φ_1(0) + Σ_{t<T} [Φ_t(L_t) − Φ_{t+1}(L_t)] + ηTG_*²/2`.
+    /// Jensen (`E N = 0`): `Φ_T(L_T) ≤ φ(L_T) ≤ L_{T,i*}`, and `−Φ_1(0) ≤ (1/η) ln Σ_i E e^{−ηW_{0,i}} ≤ ln n/η +
+    /// c·η·Var(W_0)`. Each middle term is `E[(1/η) ln Σ_i p_i(y) e^{−ηW_{t,i}}]` with `y = L_t + N_{t−1}`
+    /// independent of `W_t`, so by Jensen at most `(1/η) ln Σ_i p_i(y) E e^{−ηW_{t,i}} ≤ c·η·Var(W_t)`. Hence
+    /// `E[Regret] ≤ ln n/η + ηTG_*²/2 + c·η·v`. *`½‖x‖²`:* the same with `φ(y) = min_{x∈X} ⟨y, x⟩ + R(x)/η`, whose
+    /// gradient `Π_X(−ηy)` is `η`-Lipschitz, so `φ(y + w) ≥ φ(y) + ⟨∇φ(y), w⟩ − η‖w‖₂²/2`: `E[Regret] ≤ D_R/η +
+    /// ηTG_*²/2 + η·n·v/2`. *Rounding:* the action played, `F(L_{t−1} + N_{t−1} + O_{t−1})`, is within `η·o_{t−1}`
+    /// in L1 (entropy) or `η√n·o_{t−1}` in L2 of `F(L_{t−1} + N_{t−1})` on every path (the Lipschitz argument of
+    /// [`DpFtrlParams::lipschitz_bound`]), which adds at most `η·G_*·O`. ∎ For identically distributed releases
+    /// this is Agarwal-Singh 2017's one-shot-perturbation argument (proof of Theorem 3.1: noise identically,
+    /// not necessarily independently, distributed).
+    ///
+    /// `∞` for releases that are not nested, and (entropy) when `η` is above the cumulant bound's range.
     pub fn perturbation_bound(&self) -> f64 {
-        if !self.release_noise.declared {
+        let noise = &self.release_noise;
+        if !noise.nested {
             return f64::INFINITY;
         }
-        self.ftrl_bound() + self.perturbation_term(self.eta)
+        self.ftrl_bound()
+            + self.perturbation_term(self.eta)
+            + self.eta * self.dual_bound * noise.offset_sum
     }
 
     /// Expected regret bound of FTRL on the released prefix sums for **any** prefix-sum mechanism (the padded
@@ -530,9 +553,9 @@ impl DpFtrlParams {
     /// 1-Lipschitz in L2, so `⟨ℓ_t, x_t − x*_t⟩ ≤ ‖ℓ_t‖₂ η ‖Z_{t−1}‖₂`. Take expectations. ∎
     ///
     /// The per-release bounds behind `S` are in [`deviation_sum`]. Unlike
-    /// [`DpFtrlParams::perturbation_bound`] the noise enters at every round (linear in `T`), so for the padded
-    /// tree, whose releases are identically distributed, the perturbation bound is usually far smaller; for
-    /// the Honaker tree and BLT (without a top-up) this is the bound that is proved.
+    /// [`DpFtrlParams::perturbation_bound`] the noise enters at every round (linear in `T`), so for nested
+    /// releases (the padded tree, a top-up, BLT with Gaussian noise) the perturbation bound is usually far
+    /// smaller; for the others (the Honaker tree, BLT with Laplace noise) this is the bound that is proved.
     pub fn lipschitz_bound(&self) -> f64 {
         let s = self.release_noise.deviation_sum;
         if self.regularizer == Regularizer::None || !s.is_finite() {
@@ -541,51 +564,50 @@ impl DpFtrlParams {
         self.ftrl_bound() + self.eta * self.dual_bound * s
     }
 
-    /// Make the default step size noise-aware. For identically distributed releases (the padded tree, a
-    /// top-up): `η = sqrt(D_R / (T G_*² + c·v))` for the entropy (capped at the cumulant bound's range) and
-    /// `η = sqrt(D_R / (T G_*² + n·v))` for `½‖x‖²`, the minimisers of [`DpFtrlParams::perturbation_bound`].
-    /// For other releases (Honaker, BLT), whose only proved bound is [`DpFtrlParams::lipschitz_bound`]:
-    /// `η = sqrt(D_R / (T G_*² + G_*·S))`, its minimiser. With no noise (`v = S = 0`) both are the non-private
-    /// `sqrt(D_R / (T G_*²))`; with heavy noise `η` shrinks so the learner stays near the regulariser's minimiser
-    /// (the uniform weights, the centre) instead of following the noise. An explicit `learning_rate` is kept.
+    /// Make the default step size noise-aware. For nested releases (the padded tree, a top-up, BLT with
+    /// Gaussian noise; [`ReleaseNoise::nested`]): `η = sqrt(D_R / (T G_*² + c·v + G_*·O))` for the entropy
+    /// (capped at the cumulant bound's range) and `η = sqrt(D_R / (T G_*² + n·v + G_*·O))` for `½‖x‖²`, the
+    /// minimisers of [`DpFtrlParams::perturbation_bound`]. For other releases (the Honaker tree, BLT with
+    /// Laplace noise), whose proved bound is [`DpFtrlParams::lipschitz_bound`]: `η = sqrt(D_R / (T G_*² +
+    /// G_*·S))`, its minimiser. With no noise (`v = S = O = 0`) both are the non-private `sqrt(D_R / (T G_*²))`;
+    /// with heavy noise `η` shrinks so the learner stays near the regulariser's minimiser (the uniform weights,
+    /// the centre) instead of following the noise. An explicit `learning_rate` is kept.
     pub fn tune_for_noise(&mut self, noise: ReleaseNoise) {
         self.release_noise = noise;
         if !self.eta_default || self.regularizer == Regularizer::None {
             return;
         }
-        let tf = self.horizon as f64;
         let g = self.dual_bound;
-        if !noise.declared {
-            // D_R / (T G² + G S) = (D_R/G²) / (T + S/G): G² alone overflows for G > 1.3e154.
-            let eta = (self.regularizer_range.max(f64::MIN_POSITIVE)
-                / (tf + noise.deviation_sum / g))
-                .sqrt()
-                / g;
-            if eta.is_finite() && eta > 0.0 {
-                self.eta = eta;
-            }
-            return;
-        }
-        let extra = match self.regularizer {
-            Regularizer::NegativeEntropy => noise.cumulant_factor * noise.variance,
-            _ => self.dim as f64 * noise.variance,
+        // Every bound here is `D_R/η + η·(T G² + extra)`: minimised at `η = sqrt(D_R / (T G² + extra))`,
+        // computed as `sqrt((D_R/G²) / (T + extra/G²)) `: G² alone overflows for G > 1.3e154.
+        let (extra_per_g, cap) = if noise.nested {
+            let variance_term = match self.regularizer {
+                Regularizer::NegativeEntropy => noise.cumulant_factor * noise.variance,
+                _ => self.dim as f64 * noise.variance,
+            };
+            let cap = match self.regularizer {
+                Regularizer::NegativeEntropy => noise.cap,
+                _ => f64::INFINITY,
+            };
+            (variance_term / g / g + noise.offset_sum / g, cap)
+        } else {
+            (noise.deviation_sum / g, f64::INFINITY)
         };
-        // D_R / (T G² + extra), computed as (D_R/G²) / (T + extra/G²): G² alone overflows for G > 1.3e154.
-        let per_g = extra / g / g;
-        let mut eta = (self.regularizer_range.max(f64::MIN_POSITIVE) / (tf + per_g)).sqrt() / g;
-        if self.regularizer == Regularizer::NegativeEntropy {
-            eta = eta.min(noise.cap);
-        }
+        let tf = self.horizon as f64;
+        let eta = ((self.regularizer_range.max(f64::MIN_POSITIVE) / (tf + extra_per_g)).sqrt() / g)
+            .min(cap);
         if eta.is_finite() && eta > 0.0 {
             self.eta = eta;
         }
     }
 }
 
-/// The release noise `mechanism` gives the step size and the bounds: every release of the padded tree sums the
-/// same number of draws, and a [`TopUp`] release is `N(0, σ² v_max)` in every coordinate, which
-/// [`DpFtrlParams::perturbation_bound`] needs (`declared`); for every mechanism, [`deviation_sum`] for
-/// [`DpFtrlParams::lipschitz_bound`].
+/// The release noise `mechanism` gives the step size and the bounds. [`DpFtrlParams::perturbation_bound`] needs
+/// nested releases ([`ReleaseNoise::nested`]): every release of the padded tree sums the same number of draws,
+/// a [`TopUp`] release is `N(0, σ² v_max)` in every coordinate, and BLT with Gaussian noise adds an
+/// independent `r_t z` to the previous release's law, so its variance `v` is that of the last release,
+/// `σ²·v_T` (its `v_t` is nondecreasing). For every mechanism, [`deviation_sum`] for
+/// [`DpFtrlParams::lipschitz_bound`], and the rounding offsets both bounds charge.
 ///
 /// Errors: as [`PrefixSumMechanism::variance`].
 fn release_noise(
@@ -601,15 +623,21 @@ fn release_noise(
         let mut same = ReleaseNoise::of_draws(noise, 1);
         same.variance = top.max_unit_variance()? * noise.variance();
         same
+    } else if let (Mechanism::Blt(_), NoiseDistribution::Gaussian { .. }) = (mechanism, noise) {
+        // v_t = Σ_{n<t} r_n² is nondecreasing, so the last release's variance bounds Σ_t Var(W_t).
+        let mut nested = ReleaseNoise::of_draws(noise, 1);
+        nested.variance = mechanism.variance(horizon)?;
+        nested
     } else {
         let mut other = ReleaseNoise::of_draws(noise, 1);
         other.variance = mechanism.variance(horizon)?;
-        other.declared = false;
+        other.nested = false;
         other.cap = f64::INFINITY;
         other.cumulant_factor = 1.0;
         other
     };
-    out.deviation_sum = deviation_sum(mechanism, params.regularizer, params.dim, horizon)?;
+    (out.deviation_sum, out.offset_sum) =
+        deviation_sum(mechanism, params.regularizer, params.dim, horizon)?;
     Ok(out)
 }
 
@@ -699,20 +727,24 @@ fn sd_sums(mechanism: &Mechanism, horizon: u64) -> Result<(f64, f64)> {
 ///
 /// `n = 1`: the entropy's action is the single point, `dev = 0`.
 ///
+/// Returns `(S, O)`: `S` (rounding included) and its rounding part `O ≥ Σ_t dev(O_t)`
+/// ([`rounding_offsets`], which [`DpFtrlParams::perturbation_bound`] charges too). `(∞, 0)` without a
+/// regulariser.
+///
 /// Errors: those of [`PrefixSumMechanism::unit_variance`].
 pub fn deviation_sum(
     mechanism: &Mechanism,
     regularizer: Regularizer,
     dim: usize,
     horizon: u64,
-) -> Result<f64> {
+) -> Result<(f64, f64)> {
     let noise = mechanism.noise();
     let scale = noise.scale();
     if regularizer == Regularizer::None {
-        return Ok(f64::INFINITY);
+        return Ok((f64::INFINITY, 0.0));
     }
     if scale == 0.0 || (regularizer == Regularizer::NegativeEntropy && dim < 2) {
-        return Ok(0.0);
+        return Ok((0.0, 0.0));
     }
     let n = dim as f64;
     let gamma = mechanism.grid().map_or(0.0, |g| g.gamma());
@@ -727,31 +759,52 @@ pub fn deviation_sum(
         (NoiseDistribution::Laplace { .. }, false) => scale * (2.0 * n).sqrt(),
     };
     let (sd_sum, weighted) = sd_sums(mechanism, horizon)?;
-    let mut offsets = 0.0;
-    if gamma > 0.0 {
-        let tf = horizon as f64;
-        offsets = gamma * tf * (tf - 1.0) / 4.0; // Σ_{t<T} γt/2
-        if let Mechanism::Blt(blt) = mechanism {
-            offsets += gamma * (tf / 2.0 + blt.encoder_rounding() * weighted);
-        }
-        if !entropy {
-            offsets *= n.sqrt();
-        }
-    }
-    Ok(per_sd * sd_sum + offsets)
+    let offsets = rounding_offsets(mechanism, entropy, dim, horizon, weighted);
+    Ok((per_sd * sd_sum + offsets, offsets))
 }
 
-/// The per-coordinate noise of every release, for the noise-aware step size: its variance `v` and a cumulant
-/// bound `ln E e^{λZ} ≤ c·λ²·v` valid for `|λ| ≤ cap`.
+/// `O ≥ Σ_{t=0}^{T−1} dev(O_t)`: the exact path's deterministic rounding offsets `O_t` of the releases, in the
+/// `dev` of [`deviation_sum`] (half the range for the entropy, the L2 norm for `½‖x‖²`), from the declared
+/// arguments only (`weighted ≥ Σ_{t<T} √(t v_t)`, from [`sd_sums`]); 0 on the float path. With `|O_{t,i}| ≤
+/// o_t` (the per-release bounds in [`deviation_sum`]: the rows' rounding `γt/2`; for BLT also its encoder
+/// rounding `γ η_enc √(t v_t)` and its final rounding `γ/2`), `dev(O_t) ≤ o_t` (entropy), `‖O_t‖₂ ≤ √n·o_t`.
+fn rounding_offsets(
+    mechanism: &Mechanism,
+    entropy: bool,
+    dim: usize,
+    horizon: u64,
+    weighted: f64,
+) -> f64 {
+    let gamma = mechanism.grid().map_or(0.0, |g| g.gamma());
+    if gamma == 0.0 {
+        return 0.0;
+    }
+    let tf = horizon as f64;
+    let mut offsets = gamma * tf * (tf - 1.0) / 4.0; // Σ_{t<T} γt/2
+    if let Mechanism::Blt(blt) = mechanism {
+        offsets += gamma * (tf / 2.0 + blt.encoder_rounding() * weighted);
+    }
+    if !entropy {
+        offsets *= (dim as f64).sqrt();
+    }
+    offsets
+}
+
+/// The per-coordinate noise of the releases, for the noise-aware step size: the variance `v` of the last
+/// release and a cumulant bound `ln E e^{λW} ≤ c·λ²·Var(W)` valid for `|λ| ≤ cap`, for a release's noise
+/// `W` (identically distributed releases) or each increment `W_t = r_t z` of nested ones (BLT; `|r_t| ≤ 1`
+/// is not needed for the Gaussian, whose bound holds for every `λ`).
 ///
-/// * Gaussian node noise (any number of draws): `c = ½`, `cap = ∞` (exact: `ln E e^{λZ} = λ²v/2`); the
-///   discrete Gaussian is sub-Gaussian with its `σ²` (Canonne-Kamath-Steinke 2020), so the same holds there.
+/// * Gaussian node noise (any number of draws, any real weights): `c = ½`, `cap = ∞` (exact: `ln E e^{λZ} =
+///   λ²v/2`); the discrete Gaussian is sub-Gaussian with its `σ²` (Canonne-Kamath-Steinke 2020), so the same
+///   holds there.
 /// * Laplace(`b`) node noise, `k` draws: `c = 1`, `cap = 1/(√2·b)`: per draw `−ln(1 − λ²b²) ≤ λ²b²/(1 − λ²b²)
 ///   ≤ 2λ²b² = λ²·Var` for `λb ≤ 1/√2`, and the cumulants of independent draws add.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct ReleaseNoise {
-    /// Whether the noise was declared (false: [`DpFtrlParams::perturbation_bound`] is not available).
-    pub declared: bool,
+    /// Whether the releases are nested (the hypothesis of [`DpFtrlParams::perturbation_bound`]; false: that
+    /// bound is not available): identically distributed (the padded tree, a top-up) or BLT with Gaussian noise.
+    pub nested: bool,
     /// Per-coordinate variance `v` of one release's noise.
     pub variance: f64,
     /// The constant `c` of the cumulant bound.
@@ -760,16 +813,19 @@ pub struct ReleaseNoise {
     pub cap: f64,
     /// `S ≥ Σ_{t<T} E dev(Z_t)` of [`DpFtrlParams::lipschitz_bound`] ([`deviation_sum`]; `∞` until computed).
     pub deviation_sum: f64,
+    /// `O`, the exact path's rounding part of `S` ([`rounding_offsets`]; 0 on the float path and until computed).
+    pub offset_sum: f64,
 }
 
 impl ReleaseNoise {
     /// No noise declared yet.
     pub const NONE: ReleaseNoise = ReleaseNoise {
-        declared: false,
+        nested: false,
         variance: 0.0,
         cumulant_factor: 0.5,
         cap: f64::INFINITY,
         deviation_sum: f64::INFINITY,
+        offset_sum: 0.0,
     };
 
     /// The noise of a release that sums `draws` i.i.d. draws of `node` (the padded tree: every release).
@@ -777,18 +833,20 @@ impl ReleaseNoise {
         let variance = f64::from(draws) * node.variance();
         match node {
             NoiseDistribution::Laplace { scale } if scale > 0.0 => ReleaseNoise {
-                declared: true,
+                nested: true,
                 variance,
                 cumulant_factor: 1.0,
                 cap: 1.0 / (core::f64::consts::SQRT_2 * scale),
                 deviation_sum: f64::INFINITY,
+                offset_sum: 0.0,
             },
             _ => ReleaseNoise {
-                declared: true,
+                nested: true,
                 variance,
                 cumulant_factor: 0.5,
                 cap: f64::INFINITY,
                 deviation_sum: f64::INFINITY,
+                offset_sum: 0.0,
             },
         }
     }
