@@ -751,19 +751,9 @@ def test_noise_aware_step_size_bound_holds_and_never_loses_to_the_start(case, ep
     L = np.clip(L, -1, 1)
     domain = Simplex(n) if where == "simplex" else L2Ball(n)
     bound_g = 1.0 if where == "simplex" else float(np.sqrt(n))
-    learners = [
-        DPFTRL(
-            domain,
-            horizon=T,
-            mechanism="tree",
-            epsilon=epsilon,
-            loss_bound=float(n),
-            dual_bound=bound_g,
-            seed=s,
-            **kwargs,
-        )
-        for s in range(seeds)
-    ]
+    # The noise-blind learner below differs from these only in its learning rate.
+    common = dict(horizon=T, mechanism="tree", epsilon=epsilon, loss_bound=float(n), dual_bound=bound_g, **kwargs)
+    learners = [DPFTRL(domain, seed=s, **common) for s in range(seeds)]
     best = (
         L.sum(axis=0).min()
         if where == "simplex"
@@ -772,16 +762,7 @@ def test_noise_aware_step_size_bound_holds_and_never_loses_to_the_start(case, ep
     totals = np.array([lr.run(Linear(L)).total_loss for lr in learners])
     assert totals.mean() - best <= learners[0].regret_bound()
     p = learners[0].params
-    blind = DPFTRL(
-        domain,
-        horizon=T,
-        mechanism="tree",
-        epsilon=epsilon,
-        loss_bound=float(n),
-        dual_bound=bound_g,
-        learning_rate=math.sqrt(p["regularizer_range"] / T) / p["dual_bound"],
-        **kwargs,
-    )
+    blind = DPFTRL(domain, learning_rate=math.sqrt(p["regularizer_range"] / T) / p["dual_bound"], **common)
     assert p["eta"] < blind.params["eta"]
     assert learners[0].regret_bound_terms()["perturbation"] < blind.regret_bound_terms()["perturbation"]
 
