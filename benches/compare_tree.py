@@ -27,6 +27,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -51,75 +52,61 @@ def _rows(dim: int, count: int, seed: int = 0) -> np.ndarray:
 Runner = Callable[[int, int, str], float]
 
 
-def run_push_many(dim: int, steps: int, noise: str) -> float:
-    block = max(1, min(steps, (1 << 16) // dim if dim < (1 << 16) else 1))
-    X = _rows(dim, block)
-    tree = dponline.TreeAggregator(dim, HORIZON, scale=SCALE, noise=noise, padded=True, seed=0)
-    full, rest = divmod(steps, block)
+def _time_blocks(release: Callable[[np.ndarray], object], X: np.ndarray, steps: int) -> float:
+    """Seconds for ``steps`` rows released in blocks (the timed loop of the block runners): ``release(X)`` as
+    often as whole blocks fit in ``steps``, then once on the first ``steps mod len(X)`` rows."""
+    full, rest = divmod(steps, len(X))
     tail = X[:rest]
     began = time.perf_counter()
     for _ in range(full):
-        tree.push_many(X)
+        release(X)
     if rest:
-        tree.push_many(tail)
+        release(tail)
     return time.perf_counter() - began
+
+
+def _time_per_step(step: Callable[[Any], object], pool: list[Any], steps: int) -> float:
+    """Seconds for ``steps`` calls of ``step``, one input row each, cycling through ``pool`` (``POOL`` rows): the
+    timed loop of the per-step runners."""
+    began = time.perf_counter()
+    for i in range(steps):
+        step(pool[i & (POOL - 1)])
+    return time.perf_counter() - began
+
+
+def run_push_many(dim: int, steps: int, noise: str) -> float:
+    block = max(1, min(steps, (1 << 16) // dim if dim < (1 << 16) else 1))
+    tree = dponline.TreeAggregator(dim, HORIZON, scale=SCALE, noise=noise, padded=True, seed=0)
+    return _time_blocks(tree.push_many, _rows(dim, block), steps)
 
 
 def run_push(dim: int, steps: int, noise: str) -> float:
-    pool = list(_rows(dim, POOL))
     tree = dponline.TreeAggregator(dim, HORIZON, scale=SCALE, noise=noise, padded=True, seed=0)
-    push = tree.push
-    began = time.perf_counter()
-    for i in range(steps):
-        push(pool[i & (POOL - 1)])
-    return time.perf_counter() - began
+    return _time_per_step(tree.push, list(_rows(dim, POOL)), steps)
 
 
 def run_numpy_step(dim: int, steps: int, noise: str) -> float:
-    pool = list(_rows(dim, POOL))
     tree = NumpyTree(dim, HORIZON, SCALE, noise, np.random.default_rng(0))
-    push = tree.push
-    began = time.perf_counter()
-    for i in range(steps):
-        push(pool[i & (POOL - 1)])
-    return time.perf_counter() - began
+    return _time_per_step(tree.push, list(_rows(dim, POOL)), steps)
 
 
 def run_py_scalar(dim: int, steps: int, noise: str) -> float:
     assert dim == 1
-    pool = [float(r[0]) for r in _rows(1, POOL)]
     tree = PyScalarTree(HORIZON, SCALE, noise, seed=0)
-    push = tree.push
-    began = time.perf_counter()
-    for i in range(steps):
-        push(pool[i & (POOL - 1)])
-    return time.perf_counter() - began
+    return _time_per_step(tree.push, [float(r[0]) for r in _rows(1, POOL)], steps)
 
 
 def run_numpy_offline(dim: int, steps: int, noise: str) -> float:
     block = max(1, min(steps, (1 << 19) // dim))
-    X = _rows(dim, block)
     rng = np.random.default_rng(0)
-    full, rest = divmod(steps, block)
-    tail = X[:rest]
-    began = time.perf_counter()
-    for _ in range(full):
-        numpy_offline_release(X, HORIZON, SCALE, noise, rng)
-    if rest:
-        numpy_offline_release(tail, HORIZON, SCALE, noise, rng)
-    return time.perf_counter() - began
+    return _time_blocks(lambda X: numpy_offline_release(X, HORIZON, SCALE, noise, rng), _rows(dim, block), steps)
 
 
 def run_dpcrpy(dim: int, steps: int, noise: str) -> float:
     np.random.seed(0)  # noqa: NPY002 - dpcrpy draws from numpy's global legacy generator
     rows = _rows(dim, POOL)
     pool = [float(r[0]) for r in rows] if dim == 1 else list(rows)
-    mech = dpcrpy_binmech(dim, HORIZON, SCALE, noise)
-    release = mech.dpRelease
-    began = time.perf_counter()
-    for i in range(steps):
-        release(pool[i & (POOL - 1)])
-    return time.perf_counter() - began
+    return _time_per_step(dpcrpy_binmech(dim, HORIZON, SCALE, noise).dpRelease, pool, steps)
 
 
 def run_raw_draws(dim: int, steps: int, noise: str) -> float:
