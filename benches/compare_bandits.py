@@ -20,16 +20,20 @@ For K in {10, 10³, 10⁴} arms, all learners play the same Bernoulli environmen
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-import dponline
-from dponline import _core
-from dponline.losses import BernoulliArms
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_cli import print_row, quick_parser  # noqa: E402
+
+import dponline  # noqa: E402
+from dponline import _core  # noqa: E402
+from dponline.losses import BernoulliArms  # noqa: E402
 
 
 def best_rate(fn, steps: int, repeats: int) -> float:
@@ -119,8 +123,7 @@ def measure(K: int, native_steps: int, repeats: int, quick: bool, river_bandit) 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
+    parser = quick_parser(__doc__)
     args = parser.parse_args()
     repeats = 2 if args.quick else 3
     native_steps = 200_000 if args.quick else 2_000_000
@@ -132,7 +135,7 @@ def main() -> None:
     for K in (10, 1_000, 10_000):
         row = measure(K, native_steps, repeats, args.quick, river_bandit)
         rows.append(row)
-        print(json.dumps({k: (round(v, 3) if isinstance(v, float) else v) for k, v in row.items()}), flush=True)
+        print_row(row)
     print()
     print(
         "| K | native run ε=1 | native run ε=None | ask/tell | numpy EXP3 | river Exp3 | raw draws | vs numpy "

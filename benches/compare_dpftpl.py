@@ -27,8 +27,6 @@ is reachable only where the LMO costs more than a few draws per coordinate.
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import sys
 import time
@@ -38,6 +36,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_cli import print_row, quick_parser  # noqa: E402
 from instances import random_dag, random_graph  # noqa: E402
 
 import dponline  # noqa: E402
@@ -95,15 +94,14 @@ def measure(name: str, domain, rounds: int, repeats: int) -> dict[str, object]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
+    parser = quick_parser(__doc__)
     args = parser.parse_args()
     rounds = 100 if args.quick else 500
     repeats = 2 if args.quick else 5
     table = []
     for name, domain in domains():
         table.append(measure(name, domain, rounds, repeats))
-        print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in table[-1].items()}), flush=True)
+        print_row(table[-1])
     print()
     print("| domain (dimension) | `DPFTPL.run` per round | one LMO call | tree push alone | round / LMO |")
     print("|---|---:|---:|---:|---:|")

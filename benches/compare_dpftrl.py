@@ -27,8 +27,6 @@ The numpy learner draws its padding as ``r`` fresh draws per coordinate (``Numpy
 
 from __future__ import annotations
 
-import argparse
-import json
 import math
 import sys
 import time
@@ -39,6 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from baselines import NumpyTree  # noqa: E402
+from bench_cli import print_row, quick_parser  # noqa: E402
 
 import dponline  # noqa: E402
 from dponline.domains import Simplex  # noqa: E402
@@ -70,8 +69,7 @@ def numpy_dp_ftrl(rows: np.ndarray, steps: int, horizon: int, eta: float, scale:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
+    parser = quick_parser(__doc__)
     parser.add_argument("--experts", type=int, default=10_000)
     args = parser.parse_args()
     n = args.experts
@@ -85,7 +83,7 @@ def main() -> None:
     table = []
     for delta in (0.0, 1e-6):
         table.append(measure(n, rows, family, horizon, delta, native_steps, numpy_steps, repeats))
-        print(json.dumps({k: round(v, 9) if isinstance(v, float) else v for k, v in table[-1].items()}))
+        print_row(table[-1], digits=9)
     print()
     print(f"| per round, N = {n:,} experts | Laplace (δ = 0) µs | Gaussian (δ = 1e-6) µs |")
     print("|---|---:|---:|")

@@ -21,14 +21,25 @@ Every figure is the best of interleaved repeats on shared, noisy cores: only the
 
 from __future__ import annotations
 
-import argparse
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 from scipy import special
 
-from dponline import LocalLaplaceRandomizer, _core, noise
-from dponline.local_dp import AdaGrad, CoordinatewiseLearner, LocalStream, OnlineGradientDescent, UnconstrainedLearner
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_cli import quick_parser  # noqa: E402
+
+from dponline import LocalLaplaceRandomizer, _core, noise  # noqa: E402
+from dponline.local_dp import (  # noqa: E402
+    AdaGrad,
+    CoordinatewiseLearner,
+    LocalStream,
+    OnlineGradientDescent,
+    UnconstrainedLearner,
+)
 
 
 def _stream(T: int, d: int, seed: int = 0) -> LocalStream:
@@ -117,8 +128,7 @@ def best(f, repeats: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true")
+    parser = quick_parser(__doc__)
     args = parser.parse_args()
     repeats = 2 if args.quick else 3
     print("per-round cost (microseconds) and ratios; logistic stream, Laplace budgets tau = 1")

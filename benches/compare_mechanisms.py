@@ -19,16 +19,20 @@
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
-import dponline
-from dponline.aggregation import BLT, HonakerTree, KaryTree, TreeAggregator
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_cli import quick_parser  # noqa: E402
+
+import dponline  # noqa: E402
+from dponline.aggregation import BLT, HonakerTree, KaryTree, TreeAggregator  # noqa: E402
 
 HORIZON = 1 << 24
 DIMS = (1, 100, 10_000)
@@ -227,8 +231,7 @@ def plot(series: dict[str, list[tuple[int, float]]], path: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="short budgets and horizons (< 30 s)")
+    parser = quick_parser(__doc__, "short budgets and horizons (< 30 s)")
     parser.add_argument("--plot", help="write the RMSE-vs-T plot to this file")
     args = parser.parse_args(argv)
     budget, repeats = (0.02, 2) if args.quick else (0.2, 3)

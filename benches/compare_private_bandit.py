@@ -32,6 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from baselines import NumpyTree  # noqa: E402
+from bench_cli import quick_parser  # noqa: E402
 
 import dponline  # noqa: E402
 from dponline.datasets import load_nyse  # noqa: E402
@@ -188,8 +189,7 @@ def long_run(horizon: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="2·10^4 rounds and T = 10^6 (< 30 s)")
+    parser = quick_parser(__doc__, "2·10^4 rounds and T = 10^6 (< 30 s)")
     parser.add_argument("--rounds", type=int, help="rounds of the side-by-side comparison (default 2·10^5)")
     parser.add_argument("--long-horizon", type=int, help="T of the long native run (default 10^7)")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)

@@ -21,7 +21,6 @@ anything. Step counts adapt to a time budget per measurement.
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 import time
@@ -34,6 +33,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from baselines import NumpyTree, PyScalarTree, dpcrpy_binmech, numpy_offline_release  # noqa: E402
+from bench_cli import quick_parser  # noqa: E402
 
 import dponline  # noqa: E402
 
@@ -199,8 +199,7 @@ def table(rates: dict[tuple[str, int], float], noise: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="short budget (< 30 s)")
+    parser = quick_parser(__doc__, "short budget (< 30 s)")
     parser.add_argument("--noise", choices=("gaussian", "laplace"), default="gaussian")
     args = parser.parse_args(argv)
     budget, repeats = (0.05, 2) if args.quick else (0.5, 5)
