@@ -1234,24 +1234,7 @@ impl Learner for DpFtrl {
 
     super::learner_accessors!(DpFtrlParams);
 
-    /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
-    ///
-    /// Errors: [`CoreError::Protocol`] if a point is pending; [`CoreError::Shape`] for a family of another
-    /// dimension; [`CoreError::InvalidArgument`] for a portfolio family on a domain other than the simplex, or
-    /// losses whose sum (or gradient) may overflow ([`super::check_family_fits`]); [`CoreError::HorizonExhausted`]
-    /// if `rounds` exceeds the remaining horizon.
-    fn check_run(&self, family: &LossFamily, rounds: u64) -> Result<()> {
-        super::check_full_information_run(
-            "DPFTRL",
-            self.pending,
-            self.t,
-            self.params.dim,
-            self.params.horizon,
-            &self.domain,
-            family,
-            rounds,
-        )
-    }
+    super::full_information_check_run!();
 
     fn play(
         &mut self,

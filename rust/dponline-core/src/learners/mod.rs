@@ -59,6 +59,35 @@ macro_rules! learner_accessors {
 }
 pub(crate) use learner_accessors;
 
+/// The [`Learner::check_run`] of the full-information learners on a domain (DP-FTRL, NoisyOCO), whose fields
+/// `pending`, `t`, `params.dim`, `params.horizon` and `domain` it passes to [`check_full_information_run`]. Used
+/// inside an `impl Learner for …` block, e.g. `super::full_information_check_run!();`.
+macro_rules! full_information_check_run {
+    () => {
+        /// Check that `rounds` rounds of `family` can be played from the current round, without changing
+        /// anything.
+        ///
+        /// Errors: those of [`crate::learners::check_full_information_run`].
+        fn check_run(
+            &self,
+            family: &$crate::losses::LossFamily,
+            rounds: u64,
+        ) -> $crate::error::Result<()> {
+            $crate::learners::check_full_information_run(
+                Self::NAME,
+                self.pending,
+                self.t,
+                self.params.dim,
+                self.params.horizon,
+                &self.domain,
+                family,
+                rounds,
+            )
+        }
+    };
+}
+pub(crate) use full_information_check_run;
+
 /// Totals of a native run (one call of a learner's `run`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunSummary {
