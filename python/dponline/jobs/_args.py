@@ -29,6 +29,7 @@ __all__ = [
     "add_seed_flags",
     "add_execution_flags",
     "preset_experiment",
+    "with_non_private_twin",
     "randomness_text",
     "built",
     "run_sweep",
@@ -146,6 +147,16 @@ def preset_experiment(args: argparse.Namespace, stream: Any, specs: list[Learner
         seed_fn=lambda i, j, k: np.random.SeedSequence(root, spawn_key=(k,)),
         **options,
     )
+
+
+def with_non_private_twin(
+    label: str, twin: str, learner: Callable[..., Any], fixed: dict[str, Any], **private: Any
+) -> list[LearnerSpec]:
+    """A preset's private learner and its non-private twin: ``learner`` on ``fixed`` plus ``private`` (options
+    only the private run takes, e.g. ``mechanism``) under ``label``, then ``learner`` on ``fixed`` with
+    ``epsilon=None`` under ``twin``. On common random numbers (:func:`preset_experiment`) their difference is
+    what privacy costs."""
+    return [LearnerSpec(label, learner, {**fixed, **private}), LearnerSpec(twin, learner, {**fixed, "epsilon": None})]
 
 
 def randomness_text(seed: int | None) -> str:

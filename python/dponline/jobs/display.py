@@ -35,7 +35,7 @@ from .. import privacy
 from ..datasets import open_bandit_item_blocks, open_bandit_round_probabilities
 from ..domains import PartitionMatroid
 from ..errors import ExplorationCappedWarning, InvalidInputError
-from ..experiments import Experiment, LearnerSpec, Reference, format_summary
+from ..experiments import Experiment, Reference, format_summary
 from ..experiments.verdict import format_number, vacuous
 from ..learners import PrivateDRSubmodular, PrivateSubmodular
 from ..regret import APPROXIMATION, greedy_in_hindsight, matroid_greedy_in_hindsight
@@ -133,18 +133,17 @@ def build_experiment(args: argparse.Namespace) -> Experiment:
     if args.domain == "k-sets":
         fixed = {"ground_set_size": ITEMS, "k": args.k, "horizon": args.horizon, "delta": args.delta}
         specs = [
-            LearnerSpec("FI-DP (full information)", submodular_learner, {**fixed, "feedback": "full"}),
-            LearnerSpec("FI, non-private", submodular_learner, {**fixed, "feedback": "full", "epsilon": None}),
-            LearnerSpec("BanditDP (bandit feedback)", submodular_learner, {**fixed, "feedback": "bandit"}),
-            LearnerSpec("bandit, non-private", submodular_learner, {**fixed, "feedback": "bandit", "epsilon": None}),
+            *_args.with_non_private_twin(
+                "FI-DP (full information)", "FI, non-private", submodular_learner, {**fixed, "feedback": "full"}
+            ),
+            *_args.with_non_private_twin(
+                "BanditDP (bandit feedback)", "bandit, non-private", submodular_learner, {**fixed, "feedback": "bandit"}
+            ),
         ]
     else:
         domain = PartitionMatroid(blocks, [DR_CAPACITY] * len(blocks), base=False)
         fixed = {"domain": domain, "horizon": args.horizon, "delta": args.delta}
-        specs = [
-            LearnerSpec("DR-submodular", PrivateDRSubmodular, fixed),
-            LearnerSpec("DR-submodular, non-private", PrivateDRSubmodular, {**fixed, "epsilon": None}),
-        ]
+        specs = _args.with_non_private_twin("DR-submodular", "DR-submodular, non-private", PrivateDRSubmodular, fixed)
     return _args.preset_experiment(
         args,
         stream,

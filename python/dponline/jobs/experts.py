@@ -30,7 +30,7 @@ import numpy as np
 from .. import datasets, losses
 from .._options import CALIBRATIONS
 from ..domains import Simplex
-from ..experiments import Experiment, LearnerSpec, format_summary
+from ..experiments import Experiment, format_summary
 from ..experiments.verdict import vacuous
 from ..learners import DPFTPL, DPFTRL, PrivateEXP3
 from . import _args
@@ -111,16 +111,10 @@ def experts_experiment(args: argparse.Namespace) -> Experiment:
         "dual_bound": 1.0,
         "calibration": args.calibration,
     }
-    specs = [
-        LearnerSpec("DP-FTRL", DPFTRL, fixed),
-        LearnerSpec("FTRL, non-private", DPFTRL, {**fixed, "epsilon": None}),
-    ]
+    specs = _args.with_non_private_twin("DP-FTRL", "FTRL, non-private", DPFTRL, fixed)
     if args.delta > 0:
         ftpl = {"domain": fixed["domain"], "horizon": T, "delta": args.delta, "loss_bound": math.sqrt(n)}
-        specs += [
-            LearnerSpec("DP-FTPL", DPFTPL, ftpl),
-            LearnerSpec("FTPL, non-private", DPFTPL, {**ftpl, "epsilon": None}),
-        ]
+        specs += _args.with_non_private_twin("DP-FTPL", "FTPL, non-private", DPFTPL, ftpl)
     return _args.preset_experiment(
         args,
         stream,
@@ -141,10 +135,7 @@ def bandit_experiment(args: argparse.Namespace) -> Experiment:
     horizon = args.horizon or 10**6
     stream = losses.Linear(matrix, horizon=horizon, resample="bootstrap", seed=args.stream_seed)
     fixed = {"arms": clicks.size, "horizon": horizon, "loss_bound": 1.0}
-    specs = [
-        LearnerSpec("PrivateEXP3", PrivateEXP3, fixed),
-        LearnerSpec("EXP3, non-private", PrivateEXP3, {**fixed, "epsilon": None}),
-    ]
+    specs = _args.with_non_private_twin("PrivateEXP3", "EXP3, non-private", PrivateEXP3, fixed)
     return _args.preset_experiment(
         args,
         stream,

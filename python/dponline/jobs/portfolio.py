@@ -149,7 +149,7 @@ def _full_information_learners(
         "regularizer": "entropy",
         "calibration": args.calibration,
     }
-    private = {**fixed, "mechanism": args.mechanism}  # None: DPFTRL's default
+    private: dict[str, Any] = {"mechanism": args.mechanism}  # None: DPFTRL's default
     if args.top_up:
         if args.mechanism == "tree" or args.delta == 0:
             raise InvalidInputError(
@@ -157,10 +157,7 @@ def _full_information_learners(
                 "releases are identically distributed already)"
             )
         private.update(top_up=True, sampler="floating-point")
-    return [
-        LearnerSpec("DP-FTRL (full information)", DPFTRL, private),
-        LearnerSpec("FTRL, non-private", DPFTRL, {**fixed, "epsilon": None}),
-    ]
+    return _args.with_non_private_twin("DP-FTRL (full information)", "FTRL, non-private", DPFTRL, fixed, **private)
 
 
 def build_experiment(args: argparse.Namespace) -> Experiment:
@@ -192,8 +189,9 @@ def build_experiment(args: argparse.Namespace) -> Experiment:
         "calibration": args.calibration,
     }
     specs = [
-        LearnerSpec("PrivateBandit", PrivateBandit, {**bandit, "mechanism": args.mechanism or "tree"}),
-        LearnerSpec("bandit, non-private", PrivateBandit, {**bandit, "epsilon": None}),
+        *_args.with_non_private_twin(
+            "PrivateBandit", "bandit, non-private", PrivateBandit, bandit, mechanism=args.mechanism or "tree"
+        ),
         *_full_information_learners(domain, horizon, stream, args),
     ]
     ucrp = np.full(stream.dim, 1.0 / stream.dim)
