@@ -109,18 +109,50 @@ def linear_privacy(
     sc = _positive("scale", scale)
     sens = _positive("sensitivity", sensitivity)
     norm = _positive("column_norm", column_norm)
-    notes = f"{noise} scale={sc:g}, encoder column norm={norm:g}"
+    return _release_guarantee(
+        noise,
+        sc,
+        sens * norm,
+        delta,
+        sources=(_LINEAR_LAPLACE_SOURCE, _LINEAR_GAUSSIAN_SOURCE),
+        notes=f"{noise} scale={sc:g}, encoder column norm={norm:g}",
+        noise_multiplier=True,
+    )
+
+
+def _release_guarantee(
+    noise: str,
+    scale: float,
+    release_sensitivity: float,
+    delta: float,
+    *,
+    sources: tuple[str, str],
+    notes: str,
+    pure_why: str = "",
+    noise_multiplier: bool,
+) -> PrivacyGuarantee:
+    """The one home of the guarantee of i.i.d. per-draw noise ``scale`` on a linear encoding whose release
+    sensitivity (row sensitivity × the encoder's largest column norm in the noise's norm) is
+    ``release_sensitivity``; shared by :func:`linear_privacy` and :func:`dponline.privacy.tree_privacy`, which
+    validate their arguments first.
+
+    * Laplace: ``ε = release_sensitivity / scale``, δ = 0 (a nonzero δ is refused; ``pure_why`` says why).
+    * Gaussian: ``ε = gaussian_epsilon_analytic(δ, scale, release_sensitivity)`` (Balle-Wang 2018 Theorem 8),
+      with ``scale / release_sensitivity`` as the noise multiplier when ``noise_multiplier``.
+
+    ``sources`` are the (Laplace, Gaussian) proof sources. Raises ``InvalidInputError`` for a δ that does not
+    fit the noise."""
     if noise == "laplace":
         if _delta_half_open(delta) != 0.0:
-            raise InvalidInputError(f"delta must be 0 for Laplace noise, got {delta!r}")
-        return PrivacyGuarantee(epsilon=sens * norm / sc, delta=0.0, source=_LINEAR_LAPLACE_SOURCE, notes=notes)
+            raise InvalidInputError(f"delta must be 0 for Laplace noise{pure_why}, got {delta!r}")
+        return PrivacyGuarantee(epsilon=release_sensitivity / scale, delta=0.0, source=sources[0], notes=notes)
     d = _delta_open(delta)
     return PrivacyGuarantee(
-        epsilon=gaussian_epsilon_analytic(d, sc, sens * norm),
+        epsilon=gaussian_epsilon_analytic(d, scale, release_sensitivity),
         delta=d,
-        source=_LINEAR_GAUSSIAN_SOURCE,
+        source=sources[1],
         notes=notes,
-        noise_multiplier=sc / (sens * norm),
+        noise_multiplier=scale / release_sensitivity if noise_multiplier else None,
     )
 
 

@@ -7,9 +7,10 @@ import math
 from .. import _validate
 from .._options import CALIBRATIONS, NOISES, Calibration, Noise
 from ..errors import InvalidInputError
-from ._numerics import _count, _delta_half_open, _delta_open, _numeric, _positive
-from .gaussian import gaussian_epsilon_analytic, gaussian_sigma_analytic
+from ._numerics import _count, _delta_open, _numeric, _positive
+from .gaussian import gaussian_sigma_analytic
 from .guarantee import PrivacyGuarantee
+from .linear import _release_guarantee
 from .zcdp import zcdp_gaussian_sigma
 
 __all__ = ["levels_touched", "tree_laplace_scale", "tree_gaussian_sigma", "tree_privacy"]
@@ -147,15 +148,17 @@ def tree_privacy(
     sens = _positive("sensitivity", sensitivity)
     rounds = _count("horizon", horizon)
     levels = levels_touched(rounds)
-    notes = f"horizon={rounds}, levels_touched={levels}, {noise} scale={sc:g}"
-    if noise == "laplace":
-        if _delta_half_open(delta) != 0.0:
-            raise InvalidInputError(f"delta must be 0 for Laplace noise (the tree is pure ε-DP), got {delta!r}")
-        return PrivacyGuarantee(epsilon=sens * levels / sc, delta=0.0, source=_TREE_SOURCE, notes=notes)
-    d = _delta_open(delta)
-    return PrivacyGuarantee(
-        epsilon=gaussian_epsilon_analytic(d, sc, sens * math.sqrt(levels)),
-        delta=d,
-        source="Balle-Wang 2018 Theorem 8 on the released tree nodes (L2 sensitivity × sqrt(levels_touched))",
-        notes=notes,
+    # The tree's encoder has largest column norms B (L1) and sqrt(B) (L2), B = levels_touched(T).
+    return _release_guarantee(
+        noise,
+        sc,
+        sens * (levels if noise == "laplace" else math.sqrt(levels)),
+        delta,
+        sources=(
+            _TREE_SOURCE,
+            "Balle-Wang 2018 Theorem 8 on the released tree nodes (L2 sensitivity × sqrt(levels_touched))",
+        ),
+        notes=f"horizon={rounds}, levels_touched={levels}, {noise} scale={sc:g}",
+        pure_why=" (the tree is pure ε-DP)",
+        noise_multiplier=False,
     )
