@@ -119,6 +119,54 @@ def dp_ftrl_noise(
     return "gaussian", sigma, guarantee
 
 
+def exact_noise_over_paper(
+    mechanism: Mechanism,
+    calibration: Calibration | None,
+    epsilon: float,
+    delta: float,
+    sensitivity: float,
+    horizon: int,
+    dim: int,
+    *,
+    source: str,
+    randomness: str,
+    at_least: float = 0.0,
+) -> tuple[str, float, PrivacyGuarantee]:
+    """The exact path of a learner whose one prefix-sum input a round moves by at most ``sensitivity`` (L1 for
+    Laplace noise, taken when ``delta == 0``; L2 for Gaussian) over ``horizon`` releases:
+    :func:`~dponline.learners._base.exact_learner_noise`, never below ``at_least`` nor, under
+    ``calibration="paper"``, below the padded tree's paper scale (:func:`dponline.privacy.tree_laplace_scale` /
+    :func:`dponline.privacy.tree_gaussian_sigma` with ``"paper"``). The one home of that floor for DP-FTRL,
+    DP-FTPL and NoisyOCO; the callers refuse ``"paper"`` with a mechanism other than the tree before calling.
+
+    Returns:
+        ``(noise, scale, guarantee)``: ``"laplace"`` or ``"gaussian"``, then as
+        :func:`~dponline.learners._base.exact_learner_noise`.
+    """
+    noise_name = "laplace" if delta == 0 else "gaussian"
+    if calibration == "paper":
+        paper = (
+            privacy.tree_laplace_scale(epsilon, sensitivity, horizon)
+            if noise_name == "laplace"
+            else privacy.tree_gaussian_sigma(epsilon, delta, sensitivity, horizon, "paper")
+        )
+        at_least = max(paper, at_least)
+    scale, guarantee = exact_learner_noise(
+        mechanism,
+        noise_name,
+        calibration,
+        epsilon=epsilon,
+        delta=delta,
+        sensitivity=sensitivity,
+        releases=horizon,
+        dim=dim,
+        at_least=at_least,
+        source=source,
+        randomness=randomness,
+    )
+    return noise_name, scale, guarantee
+
+
 def _exact_tree_noise(
     mechanism: Mechanism,
     calibration: Calibration | None,
@@ -134,33 +182,27 @@ def _exact_tree_noise(
     """DP-FTRL's / DP-FTPL's noise on the exact path (``sampler="exact"``): one round's clipped loss moves one input
     by at most ``2G``; :func:`~dponline.learners._base.exact_learner_noise` with the mechanism's column norms, never
     below the paper's scale under ``calibration="paper"`` (tree only) nor below ``at_least``."""
-    noise_name = "laplace" if delta == 0 else "gaussian"
-    paper = 0.0
-    if calibration == "paper":
-        if mechanism != "tree":
-            raise InvalidInputError(
-                f"calibration='paper' is not available with mechanism={mechanism!r}: the paper's lemmas cover only "
-                "the padded tree; leave calibration unset (the exact discrete calibration)"
-            )
-        paper = dp_ftrl_noise(epsilon, delta, loss_bound, horizon, "paper")[1]
+    if calibration == "paper" and mechanism != "tree":
+        raise InvalidInputError(
+            f"calibration='paper' is not available with mechanism={mechanism!r}: the paper's lemmas cover only "
+            "the padded tree; leave calibration unset (the exact discrete calibration)"
+        )
     if mechanism == "tree":
-        source = _SOURCE_LAPLACE if noise_name == "laplace" else _SOURCE_GAUSSIAN
+        source = _SOURCE_LAPLACE if delta == 0 else _SOURCE_GAUSSIAN
     else:  # the tree lemmas do not apply: a linear encoder, one round's input moves one column by at most 2G
         source = "the encoder's largest column norm times the sensitivity 2G of one round's clipped loss"
-    scale, guarantee = exact_learner_noise(
+    return exact_noise_over_paper(
         mechanism,
-        noise_name,
         calibration,
-        epsilon=epsilon,
-        delta=delta,
-        sensitivity=2.0 * loss_bound,
-        releases=horizon,
-        dim=dim,
-        at_least=max(paper, at_least),
+        epsilon,
+        delta,
+        2.0 * loss_bound,
+        horizon,
+        dim,
         source=source,
         randomness=randomness_of(seed, secure),
+        at_least=at_least,
     )
-    return noise_name, scale, guarantee
 
 
 def _learner_noise(

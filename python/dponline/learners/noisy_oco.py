@@ -16,7 +16,8 @@ from ..domains import require_native
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ..regret import RegretBound
-from ._base import DomainLearner, MechanismArgs, clipped_count, exact_learner_noise, mechanism_noise
+from ._base import DomainLearner, MechanismArgs, clipped_count, mechanism_noise
+from ._tree_noise import exact_noise_over_paper
 
 __all__ = ["NoisyOCO", "noisy_oco_noise"]
 
@@ -79,27 +80,10 @@ def noisy_oco_noise(
         )
     if noise_name == "laplace" and calibration == "zcdp":
         raise InvalidInputError("calibration='zcdp' needs Gaussian noise (delta > 0)")
-    paper = 0.0
-    if calibration == "paper":
-        if noise_name == "laplace":
-            paper = privacy.tree_laplace_scale(epsilon, sensitivity, horizon)
-        else:
-            paper = privacy.tree_gaussian_sigma(epsilon, delta, sensitivity, horizon, "paper")
     if sampler == "exact":
-        scale, guarantee = exact_learner_noise(
-            mechanism,
-            noise_name,
-            calibration,
-            epsilon=epsilon,
-            delta=delta,
-            sensitivity=sensitivity,
-            releases=horizon,
-            dim=dim,
-            at_least=paper,
-            source=_SOURCE,
-            randomness=randomness,
+        return exact_noise_over_paper(
+            mechanism, calibration, epsilon, delta, sensitivity, horizon, dim, source=_SOURCE, randomness=randomness
         )
-        return noise_name, scale, guarantee
     if mechanism != "tree":
         scale, guarantee = mechanism_noise(
             mechanism,
