@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 from . import _core, _state, _validate, privacy
 from ._options import (
@@ -33,13 +34,51 @@ from ._seed import SeedLike
 from ._state import recording_calibration
 from .errors import InvalidInputError, StateError
 from .privacy import PrivacyGuarantee
-from .privacy.discrete import exact_noise
+from .privacy.discrete import ExactCalibration, exact_noise
 
 __all__ = ["TreeAggregator", "HonakerTree", "KaryTree", "BLT", "exact_noise"]
+
+_C = TypeVar("_C", Calibration, LinearCalibration)
 
 _TREE_SOURCE = (
     "binary mechanism (Ene-Nguyen-Vladu 2021 Theorem 2.3; Agarwal-Singh 2017 Lemma 3.3), floor(log2 T)+1 nodes per row"
 )
+
+
+def _calibration_options(
+    calibration: _C | None, calibrations: Sequence[_C], sampler: Sampler, delta: float, noise: Noise | None
+) -> tuple[_C | None, Sampler, float, Noise]:
+    """The validated options of a ``calibrated`` constructor: ``calibration`` (``None`` kept: the tightest proved
+    one) among ``calibrations``, ``sampler``, ``delta`` in ``[0, 1)``, and ``noise``, by default Laplace when
+    ``delta == 0`` else Gaussian. Raises ``InvalidInputError`` naming the bad argument."""
+    if calibration is not None:
+        calibration = _validate.option("calibration", calibration, calibrations)
+    sampler = _validate.option("sampler", sampler, SAMPLERS)
+    delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
+    if noise is None:
+        noise = "laplace" if delta == 0 else "gaussian"
+    return calibration, sampler, delta, _validate.option("noise", noise, NOISES)
+
+
+def _exact_guarantee(
+    fit: ExactCalibration, source: str, calibration: str | None, seed: SeedLike, secure: bool
+) -> PrivacyGuarantee:
+    """The guarantee of a mechanism calibrated on the exact path (``fit`` from :func:`exact_noise`), per pushed row."""
+    return fit.guarantee(
+        f"{source}, calibration={calibration or 'exact'!r}",
+        unit="one pushed row",
+        randomness=privacy.randomness_of(seed, secure),
+    )
+
+
+def _float_guarantee(guarantee: PrivacyGuarantee, seed: SeedLike, secure: bool) -> PrivacyGuarantee:
+    """A floating-point calibration's ``guarantee`` stated per pushed row, with the run's randomness."""
+    return dataclasses.replace(
+        guarantee,
+        unit="one pushed row",
+        randomness=privacy.randomness_of(seed, secure),
+        sampler="floating-point",
+    )
 
 
 class TreeAggregator(_state.MechanismState, _core.TreeAggregator):
@@ -162,13 +201,7 @@ class TreeAggregator(_state.MechanismState, _core.TreeAggregator):
             InvalidInputError: ε ≤ 0, δ ∉ [0, 1), δ = 0 with Gaussian noise, a non-positive sensitivity, or an
                 unknown ``noise``/``calibration``.
         """
-        if calibration is not None:
-            calibration = _validate.option("calibration", calibration, CALIBRATIONS)
-        sampler = _validate.option("sampler", sampler, SAMPLERS)
-        delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
-        if noise is None:
-            noise = "laplace" if delta == 0 else "gaussian"
-        noise = _validate.option("noise", noise, NOISES)
+        calibration, sampler, delta, noise = _calibration_options(calibration, CALIBRATIONS, sampler, delta, noise)
         if sampler == "exact":
             levels = privacy.levels_touched(horizon)
             paper = 0.0
@@ -190,11 +223,7 @@ class TreeAggregator(_state.MechanismState, _core.TreeAggregator):
                 at_least=paper,
             )
             tree = cls(dim, horizon, scale=fit.scale, noise=noise, padded=padded, seed=seed, secure=secure)
-            tree._privacy = fit.guarantee(
-                f"{_TREE_SOURCE}, calibration={calibration or 'exact'!r}",
-                unit="one pushed row",
-                randomness=privacy.randomness_of(seed, secure),
-            )
+            tree._privacy = _exact_guarantee(fit, _TREE_SOURCE, calibration, seed, secure)
             return tree
         if calibration is None:
             calibration = "paper"
@@ -214,16 +243,10 @@ class TreeAggregator(_state.MechanismState, _core.TreeAggregator):
             )
         else:
             raise InvalidInputError(f"noise must be 'laplace' or 'gaussian', got {noise!r}")
-        guarantee = dataclasses.replace(
-            guarantee,
-            unit="one pushed row",
-            randomness=privacy.randomness_of(seed, secure),
-            sampler="floating-point",
-        )
         tree = cls(
             dim, horizon, scale=scale, noise=noise, padded=padded, seed=seed, secure=secure, sampler="floating-point"
         )
-        tree._privacy = guarantee
+        tree._privacy = _float_guarantee(guarantee, seed, secure)
         return tree
 
     @property
@@ -269,13 +292,9 @@ class _LinearMechanism(_state.MechanismState, _core.Mechanism):
         options: dict[str, Any],
         sampler: Sampler,
     ) -> Any:
-        if calibration is not None:
-            calibration = _validate.option("calibration", calibration, LINEAR_CALIBRATIONS)
-        sampler = _validate.option("sampler", sampler, SAMPLERS)
-        delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
-        if noise is None:
-            noise = "laplace" if delta == 0 else "gaussian"
-        noise = _validate.option("noise", noise, NOISES)
+        calibration, sampler, delta, noise = _calibration_options(
+            calibration, LINEAR_CALIBRATIONS, sampler, delta, noise
+        )
         # The encoder's column norms depend only on the structure, not on dim, noise or seed.
         probe = cls._build(1, horizon, 0.0, "gaussian", 0, False, options)
         options = cls._same_structure(probe, options)
@@ -292,11 +311,7 @@ class _LinearMechanism(_state.MechanismState, _core.Mechanism):
                 rounding_slack=probe.rounding_slack,
             )
             mechanism = cls._build(dim, horizon, fit.scale, noise, seed, secure, options, "exact")
-            mechanism._privacy = fit.guarantee(
-                f"{cls._SOURCE}, calibration={calibration or 'exact'!r}",
-                unit="one pushed row",
-                randomness=privacy.randomness_of(seed, secure),
-            )
+            mechanism._privacy = _exact_guarantee(fit, cls._SOURCE, calibration, seed, secure)
             return mechanism
         scale, guarantee = privacy.linear.linear_float_noise(
             noise,
@@ -307,14 +322,8 @@ class _LinearMechanism(_state.MechanismState, _core.Mechanism):
             column_l1=probe.sensitivity_l1,
             column_l2=probe.sensitivity_l2,
         )
-        guarantee = dataclasses.replace(
-            guarantee,
-            unit="one pushed row",
-            randomness=privacy.randomness_of(seed, secure),
-            sampler="floating-point",
-        )
         mechanism = cls._build(dim, horizon, scale, noise, seed, secure, options)
-        mechanism._privacy = guarantee
+        mechanism._privacy = _float_guarantee(guarantee, seed, secure)
         return mechanism
 
     @classmethod
