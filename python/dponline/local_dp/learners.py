@@ -29,25 +29,15 @@ class LocalLearner(Learner):
     _core_type = _core.LocalLearner
 
     def _setup(
-        self,
-        dim: int,
-        G: float,
-        algorithm: str,
-        *,
-        prior: str = "conjugate",
-        b: float = 1.0,
-        lr: float = 1.0,
-        radius: float = 1.0,
-        strict: bool = False,
-        seed: SeedLike = None,
-        secure: bool = False,
+        self, dim: int, G: float, algorithm: str, *, strict: bool, seed: SeedLike, secure: bool, **options: Any
     ) -> None:
+        """Validate the shared arguments and build the core learner; ``options`` (``prior``, ``b``, ``lr``,
+        ``radius``: what the subclass takes) go to :class:`dponline._core.LocalLearner` as given, so the
+        defaults of the ones a subclass does not take stay the core's."""
         dim = _validate.integer("dim", dim, low=1)
         G = _validate.real("G", G, low=0.0, low_open=True)
         strict, secure = _validate.flag("strict", strict), _validate.flag("secure", secure)
-        self._core = _core.LocalLearner(
-            dim, G, algorithm, prior=prior, b=b, lr=lr, radius=radius, strict=strict, seed=seed, secure=secure
-        )
+        self._core = _core.LocalLearner(dim, G, algorithm, strict=strict, seed=seed, secure=secure, **options)
         self._privacy = None
         self._horizon = 2**63 - 1
         self._G = G
