@@ -122,12 +122,7 @@ def load_nyse() -> NYSEData:
     (``data.relatives.copy()``) to modify it.
     """
     prices, tickers = _read_prices()
-    owner = _relatives_from_prices(prices)
-    owner.flags.writeable = False
-    # Hand out a view of a read-only base so callers cannot flip the writeable flag back on.
-    relatives = owner.view()
-    relatives.flags.writeable = False
-    return NYSEData(relatives=relatives, tickers=tickers, description=_DESCRIPTION)
+    return NYSEData(relatives=read_only(_relatives_from_prices(prices)), tickers=tickers, description=_DESCRIPTION)
 
 
 @functools.lru_cache(maxsize=1)
