@@ -119,31 +119,51 @@ def dp_ftrl_noise(
     return "gaussian", sigma, guarantee
 
 
-def exact_noise_over_paper(
+def path_noise(
     mechanism: Mechanism,
     calibration: Calibration | None,
     epsilon: float,
     delta: float,
-    sensitivity: float,
+    sensitivity_l1: float,
+    sensitivity_l2: float,
     horizon: int,
     dim: int,
     *,
+    exact: bool,
     source: str,
     randomness: str,
     at_least: float = 0.0,
 ) -> tuple[str, float, PrivacyGuarantee]:
-    """The exact path of a learner whose one prefix-sum input a round moves by at most ``sensitivity`` (L1 for
-    Laplace noise, taken when ``delta == 0``; L2 for Gaussian) over ``horizon`` releases:
-    :func:`~dponline.learners._base.exact_learner_noise`, never below ``at_least`` nor, under
-    ``calibration="paper"``, below the padded tree's paper scale (:func:`dponline.privacy.tree_laplace_scale` /
-    :func:`dponline.privacy.tree_gaussian_sigma` with ``"paper"``). The one home of that floor for DP-FTRL,
-    DP-FTPL and NoisyOCO; the callers refuse ``"paper"`` with a mechanism other than the tree before calling.
+    """The calibration DP-FTRL, DP-FTPL and NoisyOCO share, for a learner whose one prefix-sum input a round moves
+    by at most ``sensitivity_l1`` / ``sensitivity_l2`` over ``horizon`` releases; Laplace noise when
+    ``delta == 0``, else Gaussian.
+
+    * ``exact=True`` (``sampler="exact"``, any mechanism): :func:`~dponline.learners._base.exact_learner_noise`,
+      never below ``at_least`` nor, under ``calibration="paper"``, below the padded tree's paper scale
+      (:func:`dponline.privacy.tree_laplace_scale` / :func:`dponline.privacy.tree_gaussian_sigma` with
+      ``"paper"``); the callers refuse ``"paper"`` with a mechanism other than the tree before calling.
+    * ``exact=False`` (floating-point path, a non-tree ``mechanism``):
+      :func:`~dponline.learners._base.mechanism_noise`, ``calibration="analytic"`` by default (``source`` and
+      ``at_least`` unused).
 
     Returns:
-        ``(noise, scale, guarantee)``: ``"laplace"`` or ``"gaussian"``, then as
-        :func:`~dponline.learners._base.exact_learner_noise`.
+        ``(noise, scale, guarantee)``: ``"laplace"`` or ``"gaussian"``, the per-draw scale, the guarantee.
     """
     noise_name = "laplace" if delta == 0 else "gaussian"
+    if not exact:
+        scale, guarantee = mechanism_noise(
+            mechanism,
+            epsilon,
+            delta,
+            noise_name,
+            calibration or "analytic",
+            sensitivity_l1=sensitivity_l1,
+            sensitivity_l2=sensitivity_l2,
+            releases=horizon,
+            randomness=randomness,
+        )
+        return noise_name, scale, guarantee
+    sensitivity = sensitivity_l1 if noise_name == "laplace" else sensitivity_l2
     if calibration == "paper":
         paper = (
             privacy.tree_laplace_scale(epsilon, sensitivity, horizon)
@@ -191,14 +211,16 @@ def _exact_tree_noise(
         source = _SOURCE_LAPLACE if delta == 0 else _SOURCE_GAUSSIAN
     else:  # the tree lemmas do not apply: a linear encoder, one round's input moves one column by at most 2G
         source = "the encoder's largest column norm times the sensitivity 2G of one round's clipped loss"
-    return exact_noise_over_paper(
+    return path_noise(
         mechanism,
         calibration,
         epsilon,
         delta,
         2.0 * loss_bound,
+        2.0 * loss_bound,
         horizon,
         dim,
+        exact=True,
         source=source,
         randomness=randomness_of(seed, secure),
         at_least=at_least,
@@ -220,19 +242,19 @@ def _learner_noise(
     if mechanism == "tree":
         return dp_ftrl_noise(epsilon, delta, loss_bound, horizon, calibration or "paper", randomness=randomness)
     # Replacing one round's clipped loss vector moves one input by at most 2G (L1 / L2 per noise).
-    noise_name = "laplace" if delta == 0 else "gaussian"
-    scale, guarantee = mechanism_noise(
+    return path_noise(
         mechanism,
+        calibration,
         epsilon,
         delta,
-        noise_name,
-        calibration or "analytic",
-        sensitivity_l1=2 * loss_bound,
-        sensitivity_l2=2 * loss_bound,
-        releases=horizon,
+        2 * loss_bound,
+        2 * loss_bound,
+        horizon,
+        dim,
+        exact=False,
+        source="",
         randomness=randomness,
     )
-    return noise_name, scale, guarantee
 
 
 def noise_width(

@@ -16,8 +16,8 @@ from ..domains import require_native
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ..regret import RegretBound
-from ._base import DomainLearner, MechanismArgs, clipped_count, mechanism_noise
-from ._tree_noise import exact_noise_over_paper
+from ._base import DomainLearner, MechanismArgs, clipped_count
+from ._tree_noise import path_noise
 
 __all__ = ["NoisyOCO", "noisy_oco_noise"]
 
@@ -80,23 +80,23 @@ def noisy_oco_noise(
         )
     if noise_name == "laplace" and calibration == "zcdp":
         raise InvalidInputError("calibration='zcdp' needs Gaussian noise (delta > 0)")
-    if sampler == "exact":
-        return exact_noise_over_paper(
-            mechanism, calibration, epsilon, delta, sensitivity, horizon, dim, source=_SOURCE, randomness=randomness
-        )
-    if mechanism != "tree":
-        scale, guarantee = mechanism_noise(
+    if sampler == "exact" or mechanism != "tree":
+        l1, l2 = float(params["sensitivity_l1"]), float(params["sensitivity_l2"])
+        exact = sampler == "exact"
+        noise_name, scale, guarantee = path_noise(
             mechanism,
+            calibration,
             epsilon,
             delta,
-            noise_name,
-            calibration or "analytic",
-            sensitivity_l1=float(params["sensitivity_l1"]),
-            sensitivity_l2=float(params["sensitivity_l2"]),
-            releases=horizon,
+            l1,
+            l2,
+            horizon,
+            dim,
+            exact=exact,
+            source=_SOURCE,
             randomness=randomness,
         )
-        return noise_name, scale, dataclasses.replace(guarantee, sampler="floating-point")
+        return noise_name, scale, guarantee if exact else dataclasses.replace(guarantee, sampler="floating-point")
     levels = privacy.levels_touched(horizon)
     if noise_name == "laplace":
         scale = privacy.tree_laplace_scale(epsilon, sensitivity, horizon)
