@@ -14,17 +14,13 @@ column norm), and each release ``t`` has an exact per-coordinate noise variance 
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any
 
-from . import _core, _state, _validate, privacy
+from . import _calibrate, _core, _state, _validate, privacy
 from ._options import (
     CALIBRATIONS,
     LINEAR_CALIBRATIONS,
-    NOISES,
-    SAMPLERS,
     Calibration,
     LinearCalibration,
     Noise,
@@ -34,51 +30,13 @@ from ._seed import SeedLike
 from ._state import recording_calibration
 from .errors import InvalidInputError, StateError
 from .privacy import PrivacyGuarantee
-from .privacy.discrete import ExactCalibration, exact_noise
+from .privacy.discrete import exact_noise
 
 __all__ = ["TreeAggregator", "HonakerTree", "KaryTree", "BLT", "exact_noise"]
-
-_C = TypeVar("_C", Calibration, LinearCalibration)
 
 _TREE_SOURCE = (
     "binary mechanism (Ene-Nguyen-Vladu 2021 Theorem 2.3; Agarwal-Singh 2017 Lemma 3.3), floor(log2 T)+1 nodes per row"
 )
-
-
-def _calibration_options(
-    calibration: _C | None, calibrations: Sequence[_C], sampler: Sampler, delta: float, noise: Noise | None
-) -> tuple[_C | None, Sampler, float, Noise]:
-    """The validated options of a ``calibrated`` constructor: ``calibration`` (``None`` kept: the tightest proved
-    one) among ``calibrations``, ``sampler``, ``delta`` in ``[0, 1)``, and ``noise``, by default Laplace when
-    ``delta == 0`` else Gaussian. Raises ``InvalidInputError`` naming the bad argument."""
-    if calibration is not None:
-        calibration = _validate.option("calibration", calibration, calibrations)
-    sampler = _validate.option("sampler", sampler, SAMPLERS)
-    delta = _validate.real("delta", delta, low=0.0, high=1.0, high_open=True)
-    if noise is None:
-        noise = "laplace" if delta == 0 else "gaussian"
-    return calibration, sampler, delta, _validate.option("noise", noise, NOISES)
-
-
-def _exact_guarantee(
-    fit: ExactCalibration, source: str, calibration: str | None, seed: SeedLike, secure: bool
-) -> PrivacyGuarantee:
-    """The guarantee of a mechanism calibrated on the exact path (``fit`` from :func:`exact_noise`), per pushed row."""
-    return fit.guarantee(
-        f"{source}, calibration={calibration or 'exact'!r}",
-        unit="one pushed row",
-        randomness=privacy.randomness_of(seed, secure),
-    )
-
-
-def _float_guarantee(guarantee: PrivacyGuarantee, seed: SeedLike, secure: bool) -> PrivacyGuarantee:
-    """A floating-point calibration's ``guarantee`` stated per pushed row, with the run's randomness."""
-    return dataclasses.replace(
-        guarantee,
-        unit="one pushed row",
-        randomness=privacy.randomness_of(seed, secure),
-        sampler="floating-point",
-    )
 
 
 class TreeAggregator(_state.MechanismState, _core.TreeAggregator):
@@ -201,7 +159,9 @@ class TreeAggregator(_state.MechanismState, _core.TreeAggregator):
             InvalidInputError: ε ≤ 0, δ ∉ [0, 1), δ = 0 with Gaussian noise, a non-positive sensitivity, or an
                 unknown ``noise``/``calibration``.
         """
-        calibration, sampler, delta, noise = _calibration_options(calibration, CALIBRATIONS, sampler, delta, noise)
+        calibration, sampler, delta, noise = _calibrate.calibration_options(
+            calibration, CALIBRATIONS, sampler, delta, noise
+        )
         if sampler == "exact":
             levels = privacy.levels_touched(horizon)
             paper = 0.0
@@ -223,7 +183,7 @@ class TreeAggregator(_state.MechanismState, _core.TreeAggregator):
                 at_least=paper,
             )
             tree = cls(dim, horizon, scale=fit.scale, noise=noise, padded=padded, seed=seed, secure=secure)
-            tree._privacy = _exact_guarantee(fit, _TREE_SOURCE, calibration, seed, secure)
+            tree._privacy = _calibrate.exact_guarantee(fit, _TREE_SOURCE, calibration, seed, secure)
             return tree
         if calibration is None:
             calibration = "paper"
@@ -246,7 +206,7 @@ class TreeAggregator(_state.MechanismState, _core.TreeAggregator):
         tree = cls(
             dim, horizon, scale=scale, noise=noise, padded=padded, seed=seed, secure=secure, sampler="floating-point"
         )
-        tree._privacy = _float_guarantee(guarantee, seed, secure)
+        tree._privacy = _calibrate.float_guarantee(guarantee, seed, secure)
         return tree
 
     @property
@@ -292,7 +252,7 @@ class _LinearMechanism(_state.MechanismState, _core.Mechanism):
         options: dict[str, Any],
         sampler: Sampler,
     ) -> Any:
-        calibration, sampler, delta, noise = _calibration_options(
+        calibration, sampler, delta, noise = _calibrate.calibration_options(
             calibration, LINEAR_CALIBRATIONS, sampler, delta, noise
         )
         # The encoder's column norms depend only on the structure, not on dim, noise or seed.
@@ -311,7 +271,7 @@ class _LinearMechanism(_state.MechanismState, _core.Mechanism):
                 rounding_slack=probe.rounding_slack,
             )
             mechanism = cls._build(dim, horizon, fit.scale, noise, seed, secure, options, "exact")
-            mechanism._privacy = _exact_guarantee(fit, cls._SOURCE, calibration, seed, secure)
+            mechanism._privacy = _calibrate.exact_guarantee(fit, cls._SOURCE, calibration, seed, secure)
             return mechanism
         scale, guarantee = privacy.linear.linear_float_noise(
             noise,
@@ -323,7 +283,7 @@ class _LinearMechanism(_state.MechanismState, _core.Mechanism):
             column_l2=probe.sensitivity_l2,
         )
         mechanism = cls._build(dim, horizon, scale, noise, seed, secure, options)
-        mechanism._privacy = _float_guarantee(guarantee, seed, secure)
+        mechanism._privacy = _calibrate.float_guarantee(guarantee, seed, secure)
         return mechanism
 
     @classmethod
