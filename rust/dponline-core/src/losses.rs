@@ -39,6 +39,65 @@ pub enum LossKind {
     PortfolioLogLoss,
 }
 
+/// The methods a family over a [`RowStream`] (its field `stream`) forwards to the stream: `reordered`, `rows`,
+/// `horizon`, `order`, `row_index` and `row_counts`, the same for [`LossFamily`] and
+/// [`crate::submodular::SubmodularFamily`]. Used inside the family's `impl` block:
+///
+/// ```ignore
+/// impl LossFamily {
+///     crate::losses::row_stream_methods!();
+/// }
+/// ```
+macro_rules! row_stream_methods {
+    () => {
+        /// The same rows played for `horizon` rounds in `order`.
+        ///
+        /// Errors: [`crate::error::CoreError::InvalidArgument`] for `horizon == 0`, or `Sequential` with
+        /// `horizon > rows`.
+        pub fn reordered(
+            mut self,
+            horizon: u64,
+            order: $crate::losses::RowOrder,
+        ) -> $crate::error::Result<Self> {
+            self.stream.reorder(horizon, order)?;
+            Ok(self)
+        }
+
+        /// Number of distinct rows.
+        pub fn rows(&self) -> usize {
+            self.stream.rows()
+        }
+
+        /// Number of rounds.
+        pub fn horizon(&self) -> u64 {
+            self.stream.horizon()
+        }
+
+        /// The row order.
+        pub fn order(&self) -> $crate::losses::RowOrder {
+            self.stream.order()
+        }
+
+        /// Row used at round `t` (0-based; see [`crate::losses::row_index`]).
+        #[inline]
+        pub fn row_index(&self, t: u64) -> usize {
+            self.stream.row_index(t)
+        }
+
+        /// How many times each row is used over the horizon (length `rows`; see [`crate::losses::row_counts`]).
+        ///
+        /// Errors: [`crate::error::CoreError::Allocation`]; [`crate::error::CoreError::Interrupted`] if `poll`
+        /// says stop.
+        pub fn row_counts(
+            &self,
+            poll: $crate::interrupt::Poll<'_>,
+        ) -> $crate::error::Result<Vec<u64>> {
+            self.stream.row_counts(poll)
+        }
+    };
+}
+pub(crate) use row_stream_methods;
+
 /// A loss stream: `horizon` rounds drawn from `rows` rows of dimension `dim`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LossFamily {
@@ -69,6 +128,28 @@ impl RowStream {
             horizon: rows as u64,
             order: RowOrder::Sequential,
         }
+    }
+
+    /// The checks of a family's row-major matrix `data` before [`RowStream::sequential`]: non-empty, its length
+    /// a multiple of `width > 0`, every entry finite. `name` is the argument the errors name, `expected` the
+    /// shape asked for and `width_desc` the width as the message states it (`"dim 3"`, `"3 items"`).
+    ///
+    /// Errors: [`CoreError::Shape`]; [`CoreError::NonFinite`].
+    pub(crate) fn check_matrix(
+        name: &'static str,
+        expected: &'static str,
+        width_desc: core::fmt::Arguments<'_>,
+        data: &[f64],
+        width: usize,
+    ) -> Result<()> {
+        if width == 0 || data.is_empty() || data.len() % width != 0 {
+            return Err(CoreError::Shape {
+                name,
+                expected: expected.into(),
+                got: format!("{} values for {width_desc}", data.len()),
+            });
+        }
+        check_finite(name, data)
     }
 
     /// Play the same rows for `horizon` rounds in `order` (unchanged on error).
@@ -137,6 +218,35 @@ impl RowStream {
     /// Errors: [`CoreError::Allocation`]; [`CoreError::Interrupted`] if `poll` says stop.
     pub fn row_counts(&self, poll: Poll<'_>) -> Result<Vec<u64>> {
         row_counts(self.order, self.rows, self.horizon, poll)
+    }
+
+    /// The running total after each round in `checkpoints` (sorted, each `<= horizon`) of a family's losses
+    /// at a fixed decision (the `cumulative_at` of [`LossFamily`] and [`crate::submodular::SubmodularFamily`]):
+    /// `add(rounds, &mut total)` adds the losses of a block of rounds `s .. e` to the total, the blocks taken in
+    /// order, of at most [`crate::interrupt::POLL_ROUNDS`] rounds and cut at the checkpoints; `poll` is asked
+    /// before each block.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for unsorted or out-of-range checkpoints;
+    /// [`CoreError::Allocation`]; [`CoreError::Interrupted`] if `poll` says stop.
+    pub(crate) fn cumulative_at(
+        &self,
+        checkpoints: &[u64],
+        poll: Poll<'_>,
+        mut add: impl FnMut(core::ops::Range<u64>, &mut f64),
+    ) -> Result<Vec<f64>> {
+        check_checkpoints(checkpoints, self.horizon)?;
+        let mut out = crate::alloc::reserve("cumulative values", checkpoints.len())?;
+        let (mut t, mut total) = (0u64, 0.0);
+        for &c in checkpoints {
+            while t < c {
+                crate::interrupt::ask(poll)?;
+                let end = c.min(t.saturating_add(crate::interrupt::POLL_ROUNDS));
+                add(t..end, &mut total);
+                t = end;
+            }
+            out.push(total);
+        }
+        Ok(out)
     }
 }
 
@@ -217,14 +327,13 @@ impl LossFamily {
     /// Errors: [`CoreError::Shape`] for an empty or ragged matrix; [`CoreError::NonFinite`];
     /// [`CoreError::InvalidArgument`] for a non-positive price relative.
     pub fn new(kind: LossKind, data: Vec<f64>, dim: usize) -> Result<Self> {
-        if dim == 0 || data.is_empty() || data.len() % dim != 0 {
-            return Err(CoreError::Shape {
-                name: "losses",
-                expected: "a non-empty 2-D array (rounds, dim)".into(),
-                got: format!("{} values for dim {dim}", data.len()),
-            });
-        }
-        check_finite("losses", &data)?;
+        RowStream::check_matrix(
+            "losses",
+            "a non-empty 2-D array (rounds, dim)",
+            format_args!("dim {dim}"),
+            &data,
+            dim,
+        )?;
         if kind == LossKind::PortfolioLogLoss {
             if let Some(v) = data.iter().find(|&&v| v <= 0.0) {
                 return Err(CoreError::invalid(
@@ -240,13 +349,7 @@ impl LossFamily {
         })
     }
 
-    /// The same rows played for `horizon` rounds in `order`.
-    ///
-    /// Errors: [`CoreError::InvalidArgument`] for `horizon == 0`, or `Sequential` with `horizon > rows`.
-    pub fn reordered(mut self, horizon: u64, order: RowOrder) -> Result<Self> {
-        self.stream.reorder(horizon, order)?;
-        Ok(self)
-    }
+    row_stream_methods!();
 
     /// The loss kind.
     pub fn kind(&self) -> LossKind {
@@ -258,31 +361,10 @@ impl LossFamily {
         self.stream.width()
     }
 
-    /// Number of distinct rows.
-    pub fn rows(&self) -> usize {
-        self.stream.rows()
-    }
-
-    /// Number of rounds.
-    pub fn horizon(&self) -> u64 {
-        self.stream.horizon()
-    }
-
-    /// The row order.
-    pub fn order(&self) -> RowOrder {
-        self.stream.order()
-    }
-
     /// Row `i`.
     #[inline]
     pub fn row(&self, i: usize) -> &[f64] {
         self.stream.row(i)
-    }
-
-    /// Row used at round `t` (0-based).
-    #[inline]
-    pub fn row_index(&self, t: u64) -> usize {
-        self.stream.row_index(t)
     }
 
     /// `f_t(x)` for the row of round `t`.
@@ -300,13 +382,6 @@ impl LossFamily {
         }
     }
 
-    /// How many times each row is used over the horizon (length `rows`; see [`row_counts`]).
-    ///
-    /// Errors: [`CoreError::Allocation`]; [`CoreError::Interrupted`] if `poll` says stop.
-    pub fn row_counts(&self, poll: Poll<'_>) -> Result<Vec<u64>> {
-        self.stream.row_counts(poll)
-    }
-
     /// Cumulative loss of the fixed point `x` after each round in `checkpoints` (sorted, each `<= horizon`):
     /// `Σ_{s < t} f_s(x)`, summed in blocks of [`crate::interrupt::POLL_ROUNDS`] rounds (cut at the
     /// checkpoints), asking `poll` before each block.
@@ -320,19 +395,10 @@ impl LossFamily {
         poll: Poll<'_>,
     ) -> Result<Vec<f64>> {
         crate::error::check_len("x", x, self.dim())?;
-        check_checkpoints(checkpoints, self.horizon())?;
-        let mut out = crate::alloc::reserve("cumulative values", checkpoints.len())?;
-        let (mut t, mut total) = (0u64, 0.0);
-        for &c in checkpoints {
-            while t < c {
-                crate::interrupt::ask(poll)?;
-                let end = c.min(t.saturating_add(crate::interrupt::POLL_ROUNDS));
-                total += (t..end).map(|s| self.value(s, x)).sum::<f64>();
-                t = end;
-            }
-            out.push(total);
-        }
-        Ok(out)
+        self.stream
+            .cumulative_at(checkpoints, poll, |rounds, total| {
+                *total += rounds.map(|s| self.value(s, x)).sum::<f64>();
+            })
     }
 
     /// Largest Lipschitz constant (in ‖·‖₂) of the family's losses over the probability simplex (portfolio)

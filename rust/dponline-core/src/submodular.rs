@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CoreError, Result, check_finite};
 use crate::interrupt::Poll;
-use crate::losses::{RowOrder, RowStream};
+use crate::losses::RowStream;
 
 /// The kind of set function a row defines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -687,14 +687,13 @@ impl SubmodularFamily {
     /// Errors: [`CoreError::Shape`] for an empty or ragged matrix; [`CoreError::NonFinite`];
     /// [`CoreError::InvalidArgument`] for an entry outside `[0, 1]`.
     pub fn new(kind: SubmodularKind, data: Vec<f64>, n: usize) -> Result<Self> {
-        if n == 0 || data.is_empty() || data.len() % n != 0 {
-            return Err(CoreError::Shape {
-                name: "data",
-                expected: "a non-empty 2-D array (rows, ground_set_size)".into(),
-                got: format!("{} values for {n} items", data.len()),
-            });
-        }
-        check_finite("data", &data)?;
+        RowStream::check_matrix(
+            "data",
+            "a non-empty 2-D array (rows, ground_set_size)",
+            format_args!("{n} items"),
+            &data,
+            n,
+        )?;
         if let Some(&v) = data.iter().find(|v| !(0.0..=1.0).contains(*v)) {
             return Err(CoreError::invalid("data", "in [0, 1] everywhere", v));
         }
@@ -848,13 +847,7 @@ impl SubmodularFamily {
         }
     }
 
-    /// The same rows played for `horizon` rounds in `order`.
-    ///
-    /// Errors: [`CoreError::InvalidArgument`] for `horizon == 0`, or `Sequential` with `horizon > rows`.
-    pub fn reordered(mut self, horizon: u64, order: RowOrder) -> Result<Self> {
-        self.stream.reorder(horizon, order)?;
-        Ok(self)
-    }
+    crate::losses::row_stream_methods!();
 
     /// The kind of a row-scalar family (`None` for weighted coverage; see [`SubmodularFamily::kind_name`]).
     pub fn kind(&self) -> Option<SubmodularKind> {
@@ -864,21 +857,6 @@ impl SubmodularFamily {
     /// Ground-set size `|U|`.
     pub fn ground_set_size(&self) -> usize {
         self.n
-    }
-
-    /// Number of distinct rows.
-    pub fn rows(&self) -> usize {
-        self.stream.rows()
-    }
-
-    /// Number of rounds.
-    pub fn horizon(&self) -> u64 {
-        self.stream.horizon()
-    }
-
-    /// The row order.
-    pub fn order(&self) -> RowOrder {
-        self.stream.order()
     }
 
     /// The row-major data, as given to the constructor (weighted coverage: a copy with the columns back in the
@@ -902,12 +880,6 @@ impl SubmodularFamily {
     #[inline]
     pub fn row(&self, i: usize) -> &[f64] {
         self.stream.row(i)
-    }
-
-    /// Row used at round `t` (0-based), with the same mapping as [`crate::losses::LossFamily::row_index`].
-    #[inline]
-    pub fn row_index(&self, t: u64) -> usize {
-        self.stream.row_index(t)
     }
 
     /// Row of round `t` (as [`SubmodularFamily::row`]).
@@ -1009,16 +981,10 @@ impl SubmodularFamily {
         Ok(())
     }
 
-    /// How many times each row is used over the horizon (length `rows`; see [`crate::losses::row_counts`]).
-    ///
-    /// Errors: [`CoreError::Allocation`]; [`CoreError::Interrupted`] if `poll` says stop.
-    pub fn row_counts(&self, poll: Poll<'_>) -> Result<Vec<u64>> {
-        self.stream.row_counts(poll)
-    }
-
     /// `Σ_{s<c} f_s(S)` for the fixed set `items` at each checkpoint `c` (sorted, each `<= horizon`).
     ///
-    /// `O(last checkpoint)` evaluations, asking `poll` every [`crate::interrupt::POLL_ROUNDS`] rounds.
+    /// `O(last checkpoint)` evaluations, asking `poll` before each block of at most
+    /// [`crate::interrupt::POLL_ROUNDS`] rounds.
     ///
     /// Errors: [`CoreError::InvalidArgument`] for bad item ids or checkpoints; [`CoreError::Interrupted`] if
     /// `poll` says stop.
@@ -1029,19 +995,13 @@ impl SubmodularFamily {
         poll: Poll<'_>,
     ) -> Result<Vec<f64>> {
         self.check_items(items)?;
-        crate::losses::check_checkpoints(checkpoints, self.horizon())?;
-        let mut out = crate::alloc::reserve("cumulative values", checkpoints.len())?;
         let mut covered = self.scratch()?;
-        let (mut t, mut total) = (0u64, 0.0);
-        for &c in checkpoints {
-            while t < c {
-                crate::interrupt::check(poll, t)?;
-                total += self.value_with(t, items, &mut covered);
-                t += 1;
-            }
-            out.push(total);
-        }
-        Ok(out)
+        self.stream
+            .cumulative_at(checkpoints, poll, |rounds, total| {
+                for t in rounds {
+                    *total += self.value_with(t, items, &mut covered);
+                }
+            })
     }
 
     /// Greedy for weighted coverage: the summed function is itself a weighted coverage with element weights
@@ -1173,6 +1133,7 @@ impl SubmodularFamily {
 mod tests {
     use super::*;
     use crate::interrupt::NEVER;
+    use crate::losses::RowOrder;
 
     fn brute(kind: SubmodularKind, row: &[f64], set: &[usize]) -> f64 {
         match kind {

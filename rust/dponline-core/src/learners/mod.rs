@@ -88,6 +88,31 @@ macro_rules! full_information_check_run {
 }
 pub(crate) use full_information_check_run;
 
+/// The [`Learner::play`] of a learner that plays round by round: [`play_each`] with the one-round kernel
+/// `|learner, family| …` (plays round `t` of `family` at the learner, advances it, returns that round's loss).
+/// Used inside an `impl Learner for …` block, e.g.
+///
+/// ```ignore
+/// super::play_by_rounds!(|l, family| {
+///     let loss = family.value(l.t, l.oco.ask());
+///     l.step(loss)?;
+///     Ok(loss)
+/// });
+/// ```
+macro_rules! play_by_rounds {
+    (|$learner:ident, $family:ident| $round:expr) => {
+        fn play(
+            &mut self,
+            $family: Self::Family<'_>,
+            end: u64,
+            marks: &mut $crate::learners::Checkpoints<'_>,
+        ) -> $crate::error::Result<f64> {
+            $crate::learners::play_each(self, end, marks, |$learner| $round)
+        }
+    };
+}
+pub(crate) use play_by_rounds;
+
 /// Totals of a native run (one call of a learner's `run`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunSummary {

@@ -21,7 +21,7 @@ use crate::aggregation::{Mechanism, PrefixSumMechanism};
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_finite, check_positive};
 use crate::frank_wolfe::FrankWolfe;
-use crate::learners::{Checkpoints, Learner, LossNorm, MechanismSetup};
+use crate::learners::{Learner, LossNorm, MechanismSetup};
 use crate::losses::LossFamily;
 use crate::noise::NoiseDistribution;
 
@@ -584,19 +584,12 @@ impl Learner for NoisyOco {
 
     super::full_information_check_run!();
 
-    fn play(
-        &mut self,
-        family: &'_ LossFamily,
-        end: u64,
-        marks: &mut Checkpoints<'_>,
-    ) -> Result<f64> {
-        super::play_each(self, end, marks, |l| {
-            let loss = super::full_information_feedback(family, l.t, l.map.x(), &mut l.gradient);
-            l.check_strict(&l.gradient)?;
-            l.absorb()?;
-            Ok(loss)
-        })
-    }
+    super::play_by_rounds!(|l, family| {
+        let loss = super::full_information_feedback(family, l.t, l.map.x(), &mut l.gradient);
+        l.check_strict(&l.gradient)?;
+        l.absorb()?;
+        Ok(loss)
+    });
 
     /// Besides the format ([`crate::state`]), the restored learner must be one that [`NoisyOco::new`] could have
     /// built and played to round `t`: constants equal to [`NoisyOcoParams::new`] recomputed from its domain and

@@ -29,7 +29,7 @@ use crate::aggregation::{Mechanism, PrefixSumMechanism};
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_positive};
 use crate::frank_wolfe::FrankWolfe;
-use crate::learners::{Checkpoints, Learner, MechanismSetup, UNIT_ROUNDOFF, gamma};
+use crate::learners::{Learner, MechanismSetup, UNIT_ROUNDOFF, gamma};
 use crate::losses::LossFamily;
 use crate::noise::NoiseDistribution;
 use crate::rng::Generator;
@@ -614,19 +614,12 @@ impl Learner for PrivateBandit {
         self.check_rounds_fit(rounds, self.params.horizon.min(family.horizon()))
     }
 
-    fn play(
-        &mut self,
-        family: &'_ LossFamily,
-        end: u64,
-        marks: &mut Checkpoints<'_>,
-    ) -> Result<f64> {
-        super::play_each(self, end, marks, |l| {
-            let loss = family.value(l.t, l.oco.ask());
-            l.check_strict(loss)?;
-            l.step(loss)?;
-            Ok(loss)
-        })
-    }
+    super::play_by_rounds!(|l, family| {
+        let loss = family.value(l.t, l.oco.ask());
+        l.check_strict(loss)?;
+        l.step(loss)?;
+        Ok(loss)
+    });
 
     /// Besides the format ([`crate::state`]), the restored learner must be one that [`PrivateBandit::new`]
     /// could have built and played to round `t`: its schedule equal to [`PrivateBanditParams::new`] recomputed

@@ -47,7 +47,7 @@ use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, padded_dr
 use crate::domains::{Domain, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_positive};
 use crate::frank_wolfe::FrankWolfe;
-use crate::learners::{Checkpoints, Learner, LossNorm, MechanismSetup};
+use crate::learners::{Learner, LossNorm, MechanismSetup};
 use crate::noise::NoiseDistribution;
 use crate::rng::Generator;
 use crate::submodular::{SubmodularFamily, SubmodularKind};
@@ -750,18 +750,11 @@ impl Learner for PrivateDrSubmodular {
         super::check_ground_set_run(self, self.params.n, self.params.horizon, family, rounds)
     }
 
-    fn play(
-        &mut self,
-        family: &'_ SubmodularFamily,
-        end: u64,
-        marks: &mut Checkpoints<'_>,
-    ) -> Result<f64> {
-        // The loss is the negated payoff (`total + (−payoff)` is `total − payoff` exactly).
-        super::play_each(self, end, marks, |l| {
-            l.decide();
-            Ok(-l.step(family.row_at(l.t), false)?)
-        })
-    }
+    // The loss is the negated payoff (`total + (−payoff)` is `total − payoff` exactly).
+    super::play_by_rounds!(|l, family| {
+        l.decide();
+        Ok(-l.step(family.row_at(l.t), false)?)
+    });
 
     /// The invariants of a decoded learner (see [`super::Learner::check_state`]).
     ///

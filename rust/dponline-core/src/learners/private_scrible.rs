@@ -67,7 +67,7 @@ use crate::noise::release::release_on_grid;
 use crate::noise::{NoiseDistribution, Sampler, SumOf, WithSampler};
 use crate::rng::{Generator, Seed};
 
-use super::{Checkpoints, Learner};
+use super::Learner;
 
 /// The barrier's domain.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -754,20 +754,13 @@ impl Learner for PrivateScrible {
         super::check_family_fits(family, self.t, rounds, super::domain_extent(&self.domain))
     }
 
-    fn play(
-        &mut self,
-        family: &'_ LossFamily,
-        end: u64,
-        marks: &mut Checkpoints<'_>,
-    ) -> Result<f64> {
-        super::play_each(self, end, marks, |l| {
-            l.explore()?;
-            let loss = family.value(l.t, &l.played);
-            l.check_strict(loss)?;
-            l.update(loss)?;
-            Ok(loss)
-        })
-    }
+    super::play_by_rounds!(|l, family| {
+        l.explore()?;
+        let loss = family.value(l.t, &l.played);
+        l.check_strict(loss)?;
+        l.update(loss)?;
+        Ok(loss)
+    });
 
     /// The invariants of a decoded learner (see [`super::Learner::check_state`]).
     ///
