@@ -151,6 +151,16 @@ pub fn check_dim(dim: usize) -> Result<()> {
     Ok(())
 }
 
+/// Check that a horizon (a number of rounds or pushes) is at least 1.
+///
+/// Errors: [`CoreError::InvalidArgument`] naming `horizon`.
+pub fn check_horizon(horizon: u64) -> Result<()> {
+    if horizon == 0 {
+        return Err(CoreError::invalid("horizon", ">= 1", horizon));
+    }
+    Ok(())
+}
+
 /// Check that a scalar is finite and `> 0`.
 ///
 /// Errors: [`CoreError::InvalidArgument`].

@@ -156,9 +156,7 @@ impl RowStream {
     ///
     /// Errors: [`CoreError::InvalidArgument`] for `horizon == 0`, or `Sequential` with `horizon > rows`.
     pub(crate) fn reorder(&mut self, horizon: u64, order: RowOrder) -> Result<()> {
-        if horizon == 0 {
-            return Err(CoreError::invalid("horizon", ">= 1", horizon));
-        }
+        crate::error::check_horizon(horizon)?;
         if order == RowOrder::Sequential && horizon > self.rows as u64 {
             return Err(CoreError::invalid(
                 "horizon",

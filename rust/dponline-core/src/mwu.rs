@@ -722,9 +722,7 @@ impl ExactRate {
     /// grid (`η < 2^{bits−63}`, about `1.1·10⁻¹³` for `T < 2⁴⁴`: the rate would round to 0) or at least
     /// `2^{bits+1}` (the numerator would exceed 64 bits; about `2·10⁶`).
     pub fn new(eta: f64, horizon: u64) -> Result<Self> {
-        if horizon == 0 {
-            return Err(CoreError::invalid("horizon", ">= 1", horizon));
-        }
+        crate::error::check_horizon(horizon)?;
         let bits = MAX_PAYOFF_BITS.min(horizon.leading_zeros()); // 64 − bitlen(T)
         let scaled = eta * 2f64.powi((DEN_BITS - bits) as i32);
         if !(eta.is_finite() && (1.0..18_446_744_073_709_551_616.0).contains(&scaled)) {

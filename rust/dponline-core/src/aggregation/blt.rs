@@ -435,9 +435,7 @@ pub fn optimize_blt(
     if buffers == 0 || buffers > MAX_BUFFERS {
         return Err(CoreError::invalid("buffers", "between 1 and 16", buffers));
     }
-    if horizon == 0 {
-        return Err(CoreError::invalid("horizon", ">= 1", horizon));
-    }
+    crate::error::check_horizon(horizon)?;
     let d = buffers;
     let n = 2 * d;
     // Initial point: 1 − θ_j log-spaced from 1/2 down to 1/T, ω_j ∝ sqrt(1 − θ_j) · spacing / sqrt(π).

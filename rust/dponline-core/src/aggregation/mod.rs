@@ -235,13 +235,8 @@ pub(crate) fn max_over_digits(
 ///
 /// Errors: [`CoreError::InvalidArgument`] naming `dim` if `dim == 0`, else naming `horizon` if `horizon == 0`.
 pub(crate) fn check_sizes(dim: usize, horizon: u64) -> Result<()> {
-    if dim == 0 {
-        return Err(CoreError::invalid("dim", ">= 1", dim));
-    }
-    if horizon == 0 {
-        return Err(CoreError::invalid("horizon", ">= 1", horizon));
-    }
-    Ok(())
+    crate::error::check_dim(dim)?;
+    crate::error::check_horizon(horizon)
 }
 
 /// Every prefix-sum mechanism dponline ships, as one serializable type.

@@ -182,9 +182,7 @@ impl NoisyOcoParams {
         learning_rate: Option<f64>,
         lmo_calls: u32,
     ) -> Result<Self> {
-        if horizon == 0 {
-            return Err(CoreError::invalid("horizon", ">= 1", horizon));
-        }
+        crate::error::check_horizon(horizon)?;
         check_positive("lipschitz", lipschitz)?;
         super::check_clip_bound("lipschitz", lipschitz, domain.dim())?;
         if lmo_calls == 0 {

@@ -135,9 +135,7 @@ impl PrivateBanditParams {
         smoothing_radius: Option<f64>,
         feasibility: Feasibility,
     ) -> Result<Self> {
-        if horizon == 0 {
-            return Err(CoreError::invalid("horizon", ">= 1", horizon));
-        }
+        crate::error::check_horizon(horizon)?;
         check_positive("lipschitz", lipschitz)?;
         let r = domain
             .inscribed_radius()

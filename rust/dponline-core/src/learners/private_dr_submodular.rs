@@ -211,9 +211,7 @@ impl DrSubmodularParams {
         argmin: Argmin,
         lmo_calls: u32,
     ) -> Result<Self> {
-        if horizon == 0 {
-            return Err(CoreError::invalid("horizon", ">= 1", horizon));
-        }
+        crate::error::check_horizon(horizon)?;
         let (_, _, caps) = matroid_blocks(domain)?;
         check_positive("gradient_bound", gradient_bound)?;
         super::check_clip_bound("gradient_bound", gradient_bound, domain.dim())?;

@@ -81,9 +81,7 @@ impl Exp3Params {
         if arms < 2 {
             return Err(CoreError::invalid("arms", ">= 2", arms));
         }
-        if horizon == 0 {
-            return Err(CoreError::invalid("horizon", ">= 1", horizon));
-        }
+        crate::error::check_horizon(horizon)?;
         check_positive("loss_bound", loss_bound)?;
         crate::error::check_nonnegative("noise scale", noise_scale)?;
         let (k, tf, b) = (arms as f64, horizon as f64, loss_bound);
@@ -162,9 +160,7 @@ impl BernoulliArms {
         if let Some(m) = means.iter().find(|m| !(0.0..=1.0).contains(*m)) {
             return Err(CoreError::invalid("means", "in [0, 1]", m));
         }
-        if horizon == 0 {
-            return Err(CoreError::invalid("horizon", ">= 1", horizon));
-        }
+        crate::error::check_horizon(horizon)?;
         Ok(BernoulliArms {
             means,
             horizon,

@@ -414,9 +414,7 @@ impl PrivateScrible {
         secure: bool,
         strict: bool,
     ) -> Result<Self> {
-        if horizon == 0 {
-            return Err(CoreError::invalid("horizon", ">= 1", horizon));
-        }
+        crate::error::check_horizon(horizon)?;
         check_positive("loss_bound", loss_bound)?;
         crate::error::check_nonnegative("noise scale", noise_scale)?;
         check_exact(exact.as_ref(), noise_scale, loss_bound)?;

@@ -199,9 +199,7 @@ impl SubmodularParams {
         if k == 0 || k > n {
             return Err(CoreError::invalid("k", "in 1..=ground_set_size", k));
         }
-        if horizon == 0 {
-            return Err(CoreError::invalid("horizon", ">= 1", horizon));
-        }
+        crate::error::check_horizon(horizon)?;
         if let Some(eps) = epsilon {
             if !(eps.is_finite() && eps > 0.0) {
                 return Err(CoreError::invalid("epsilon", "finite and > 0", eps));
