@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::l1_ball::{l1_norm, vertex_entry};
 use super::selection::{KSmallest, SAMPLE_CAPACITY};
 use super::{Geometry, LinearMinimizationOracle};
 use crate::error::{CoreError, Result, check_positive};
@@ -80,12 +81,10 @@ impl LinearMinimizationOracle for KSparsePolytope {
         let magnitudes = direction.iter().map(|d| -d.abs());
         let mut choice = KSmallest::new(magnitudes, n, self.k, &mut self.scratch, &mut self.sample);
         for (v, &d) in vertex.iter_mut().zip(direction) {
-            *v = if !choice.take(-d.abs()) {
-                0.0
-            } else if d > 0.0 {
-                -self.radius
+            *v = if choice.take(-d.abs()) {
+                vertex_entry(d, self.radius)
             } else {
-                self.radius
+                0.0
             };
         }
     }
@@ -98,7 +97,7 @@ impl LinearMinimizationOracle for KSparsePolytope {
     fn contains(&self, x: &[f64], atol: f64) -> bool {
         x.len() == self.geometry.center.len()
             && x.iter().all(|v| v.abs() <= self.radius + atol)
-            && x.iter().map(|v| v.abs()).sum::<f64>() <= self.k as f64 * self.radius + atol
+            && l1_norm(x) <= self.k as f64 * self.radius + atol
     }
 }
 

@@ -60,11 +60,7 @@ impl LinearMinimizationOracle for L1Ball {
             }
         }
         vertex.fill(0.0);
-        vertex[best] = if direction[best] > 0.0 {
-            -self.radius
-        } else {
-            self.radius
-        };
+        vertex[best] = vertex_entry(direction[best], self.radius);
     }
 
     fn geometry(&self) -> &Geometry {
@@ -73,9 +69,22 @@ impl LinearMinimizationOracle for L1Ball {
 
     /// `Σ|x_i| ≤ radius + atol`.
     fn contains(&self, x: &[f64], atol: f64) -> bool {
-        x.len() == self.geometry.center.len()
-            && x.iter().map(|v| v.abs()).sum::<f64>() <= self.radius + atol
+        x.len() == self.geometry.center.len() && l1_norm(x) <= self.radius + atol
     }
+}
+
+/// The entry `±radius` of a coordinate of a vertex minimising `d·v` over `[−radius, radius]`: `−radius` for
+/// `d > 0`, else `+radius` (also for `d = 0`). The nonzero entries of the ℓ1 ball's and the k-sparse
+/// polytope's LMO vertices.
+#[inline]
+pub(super) fn vertex_entry(d: f64, radius: f64) -> f64 {
+    if d > 0.0 { -radius } else { radius }
+}
+
+/// `Σ|x_i|`, summed in index order (the membership tests of the ℓ1 ball and the k-sparse polytope).
+#[inline]
+pub(super) fn l1_norm(x: &[f64]) -> f64 {
+    x.iter().map(|v| v.abs()).sum::<f64>()
 }
 
 #[cfg(test)]
