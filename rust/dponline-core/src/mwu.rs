@@ -1097,7 +1097,6 @@ mod tests {
         }
     }
 
-    /// `P(χ²_k > x) <= 1e-6` threshold by the Wilson-Hilferty approximation (z = 4.753 for one-sided 1e-6).
     /// Pearson's χ² statistic of `counts` against the probabilities `p` over `draws` draws, the cells with an
     /// expected count below 20 pooled into one (χ² validity); returns `(statistic, cells)`.
     fn pooled_chi_square(counts: &[u64], p: &[f64], draws: f64) -> (f64, f64) {
@@ -1119,9 +1118,30 @@ mod tests {
         (stat, cells)
     }
 
+    /// `P(χ²_k > x) <= 1e-6` threshold by the Wilson-Hilferty approximation (z = 4.753 for one-sided 1e-6).
     fn chi2_critical_1e6(k: f64) -> f64 {
         let c = 2.0 / (9.0 * k);
         k * (1.0 - c + 4.753 * c.sqrt()).powi(3)
+    }
+
+    /// Draw `draws` indices in `0..p.len()` with `sample` and assert that Pearson's χ² of their counts against
+    /// the probabilities `p` ([`pooled_chi_square`]), over at least `min_cells` cells, is below the α = 1e-6
+    /// critical value; `what` names the case in a failure.
+    fn assert_draws_follow(
+        p: &[f64],
+        draws: u64,
+        min_cells: f64,
+        what: &str,
+        mut sample: impl FnMut() -> usize,
+    ) {
+        let mut counts = vec![0u64; p.len()];
+        for _ in 0..draws {
+            counts[sample()] += 1;
+        }
+        let (stat, cells) = pooled_chi_square(&counts, p, draws as f64);
+        assert!(cells >= min_cells, "{what}: too few cells ({cells})");
+        let crit = chi2_critical_1e6(cells - 1.0);
+        assert!(stat < crit, "{what}: chi2 {stat} >= {crit} ({cells} cells)");
     }
 
     #[test]
@@ -1142,18 +1162,9 @@ mod tests {
             }
             let mut p = vec![0.0; n];
             h.probabilities(&mut p).unwrap();
-            let draws = 3_000_000;
-            let mut counts = vec![0u64; n];
-            for _ in 0..draws {
-                counts[h.sample(&mut rng)] += 1;
-            }
-            let (stat, cells) = pooled_chi_square(&counts, &p, draws as f64);
-            assert!(cells > 20.0, "eta {eta}: too few cells ({cells})");
-            let crit = chi2_critical_1e6(cells - 1.0);
-            assert!(
-                stat < crit,
-                "eta {eta}: chi2 {stat} >= {crit} ({cells} cells)"
-            );
+            assert_draws_follow(&p, 3_000_000, 21.0, &format!("eta {eta}"), || {
+                h.sample(&mut rng)
+            });
         }
     }
 
@@ -1400,18 +1411,8 @@ mod tests {
                 } else {
                     Generator::from_seed([2, 7, 1, 8])
                 };
-                let draws = 400_000;
-                let mut counts = vec![0u64; n];
-                for _ in 0..draws {
-                    counts[h.sample(&mut g).unwrap()] += 1;
-                }
-                let (stat, cells) = pooled_chi_square(&counts, &p, draws as f64);
-                assert!(cells >= 5.0, "eta {eta}: {cells} cells");
-                let crit = chi2_critical_1e6(cells - 1.0);
-                assert!(
-                    stat < crit,
-                    "eta {eta} secure {secure}: chi2 {stat} >= {crit}"
-                );
+                let what = format!("eta {eta} secure {secure}");
+                assert_draws_follow(&p, 400_000, 5.0, &what, || h.sample(&mut g).unwrap());
             }
         }
     }

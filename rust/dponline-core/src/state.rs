@@ -117,6 +117,55 @@ pub fn open(bytes: &[u8]) -> Result<&[u8]> {
     Ok(bytes.get(HEADER..body).unwrap_or(&[]))
 }
 
+/// Declare a type decoded through a checked mirror: the struct `$name`, whose attributes derive `Deserialize`
+/// with `#[serde(try_from = "…")]` naming `$state`, holds the stored fields (serialized in order) and then
+/// the `rebuilt` ones (`#[serde(skip)]`, recomputed on decoding); `$state` holds the stored fields alone, with
+/// the same names, types and order, and is what `TryFrom<$state> for $name` checks and completes. The stored
+/// fields are listed once, so the mirror cannot drift from the type. For example:
+///
+/// ```ignore
+/// crate::state::checked_state! {
+///     /// Pushes counted up to a horizon.
+///     #[derive(Debug, Serialize, Deserialize)]
+///     #[serde(try_from = "CounterState")]
+///     pub struct Counter via CounterState {
+///         horizon: u64,
+///         t: u64,
+///     }
+///     rebuilt {
+///         /// `horizon − t`.
+///         left: u64,
+///     }
+/// }
+/// ```
+macro_rules! checked_state {
+    (
+        $(#[$meta:meta])*
+        $vis:vis struct $name:ident via $state:ident {
+            $($(#[$field_meta:meta])* $field_vis:vis $field:ident: $ty:ty,)*
+        }
+        $(rebuilt {
+            $($(#[$rebuilt_meta:meta])* $rebuilt:ident: $rebuilt_ty:ty,)*
+        })?
+    ) => {
+        $(#[$meta])*
+        $vis struct $name {
+            $($(#[$field_meta])* $field_vis $field: $ty,)*
+            $($($(#[$rebuilt_meta])* #[serde(skip)] $rebuilt: $rebuilt_ty,)*)?
+        }
+
+        #[doc = concat!(
+            "The serialized fields of [`", stringify!($name),
+            "`] (the same names and order), checked and completed by its `TryFrom`."
+        )]
+        #[derive(serde::Deserialize)]
+        struct $state {
+            $($field: $ty,)*
+        }
+    };
+}
+pub(crate) use checked_state;
+
 /// Serialize `value` into the container of the module docs.
 ///
 /// Errors: [`CoreError::State`] if serialization fails (it does not for dponline's own types).

@@ -591,62 +591,42 @@ fn bfgs_update(h: &mut [f64], s: &[f64], y: &[f64], sy: f64) {
     }
 }
 
-/// The BLT mechanism over `horizon` pushes of `dim`-vectors.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(try_from = "BltState")]
-pub struct Blt {
-    dim: usize,
-    horizon: u64,
-    theta: Vec<f64>,
-    omega: Vec<f64>,
-    objective: BltObjective,
-    fit: Option<BltFit>,
-    noise: NoiseDistribution,
-    t: u64,
-    /// Exact running sum of the inputs (float path; zeros on the exact path).
-    prefix: Vec<f64>,
-    /// Running sum of the correlated noise `ζ` (float path) or of the decoded `ζ̂` in grid units (exact path).
-    noise_sum: Vec<f64>,
-    /// Buffers `S_j` of the noise recurrence (float path) or `D_j` of the decoder (exact path),
-    /// coordinate-major: entry `i · d + j`.
-    buffers: Vec<f64>,
-    rng: Generator,
-    /// The exact path's noise and grid (`None` on the float path; module docs, "The exact path").
-    lattice: Option<Lattice>,
-    /// The exact encoder's integer buffers `S_j` in units `γ 2⁻ʳ`, coordinate-major (empty on the float path).
-    encoder: Vec<i128>,
-    #[serde(skip)]
-    spec: Option<Spectrum>,
-    #[serde(skip)]
-    norms: (f64, f64),
-    /// Fraction bits `r` of the exact encoder (`None`: parameters too long-memory for it).
-    #[serde(skip)]
-    bits: Option<u32>,
-    /// `θ̂_j 2⁵³` then `ω̂_j 2⁵³` (the exact encoder's integer parameters).
-    #[serde(skip)]
-    fixed: Vec<u64>,
-    #[serde(skip)]
-    initial: Vec<f64>,
-    #[serde(skip)]
-    node: SumOf,
-}
-
-#[derive(Deserialize)]
-struct BltState {
-    dim: usize,
-    horizon: u64,
-    theta: Vec<f64>,
-    omega: Vec<f64>,
-    objective: BltObjective,
-    fit: Option<BltFit>,
-    noise: NoiseDistribution,
-    t: u64,
-    prefix: Vec<f64>,
-    noise_sum: Vec<f64>,
-    buffers: Vec<f64>,
-    rng: Generator,
-    lattice: Option<Lattice>,
-    encoder: Vec<i128>,
+crate::state::checked_state! {
+    /// The BLT mechanism over `horizon` pushes of `dim`-vectors.
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(try_from = "BltState")]
+    pub struct Blt via BltState {
+        dim: usize,
+        horizon: u64,
+        theta: Vec<f64>,
+        omega: Vec<f64>,
+        objective: BltObjective,
+        fit: Option<BltFit>,
+        noise: NoiseDistribution,
+        t: u64,
+        /// Exact running sum of the inputs (float path; zeros on the exact path).
+        prefix: Vec<f64>,
+        /// Running sum of the correlated noise `ζ` (float path) or of the decoded `ζ̂` in grid units (exact path).
+        noise_sum: Vec<f64>,
+        /// Buffers `S_j` of the noise recurrence (float path) or `D_j` of the decoder (exact path),
+        /// coordinate-major: entry `i · d + j`.
+        buffers: Vec<f64>,
+        rng: Generator,
+        /// The exact path's noise and grid (`None` on the float path; module docs, "The exact path").
+        lattice: Option<Lattice>,
+        /// The exact encoder's integer buffers `S_j` in units `γ 2⁻ʳ`, coordinate-major (empty on the float path).
+        encoder: Vec<i128>,
+    }
+    rebuilt {
+        spec: Option<Spectrum>,
+        norms: (f64, f64),
+        /// Fraction bits `r` of the exact encoder (`None`: parameters too long-memory for it).
+        bits: Option<u32>,
+        /// `θ̂_j 2⁵³` then `ω̂_j 2⁵³` (the exact encoder's integer parameters).
+        fixed: Vec<u64>,
+        initial: Vec<f64>,
+        node: SumOf,
+    }
 }
 
 impl TryFrom<BltState> for Blt {

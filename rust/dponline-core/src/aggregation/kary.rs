@@ -125,55 +125,39 @@ fn unit_variances(k: u64, levels: usize, readout: Readout) -> Vec<f64> {
     v
 }
 
-/// A `k`-ary tree for private continual prefix sums of `dim`-vectors over `horizon` rounds.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(try_from = "KaryState")]
-pub struct KaryTree {
-    dim: usize,
-    horizon: u64,
-    k: u64,
-    readout: Readout,
-    noise: NoiseDistribution,
-    t: u64,
-    /// Exact running sum of the inputs.
-    prefix: Vec<f64>,
-    /// Entry `i · L + j`: coordinate `i` of the summed errors of the completed cover nodes at levels `>= j`.
-    suffix: Vec<f64>,
-    /// Entry `i · L + j`: coordinate `i` of the summed errors of the completed level-`j` children of the open
-    /// level-`j+1` node (Honaker readout only; empty otherwise).
-    siblings: Vec<f64>,
-    rng: Generator,
-    /// The exact path's state (`None` on the floating-point path).
-    lattice: Option<Lattice>,
-    /// Entry `i · L + j`: coordinate `i` of the data (grid units) of the completed level-`j` children of the
-    /// open level-`j+1` node (exact path with the Honaker readout only; empty otherwise).
-    sib_data: Vec<i128>,
-    /// Unit variance (and Honaker weight) of a level-`j` estimate; rebuilt after deserialization.
-    #[serde(skip)]
-    unit: Vec<f64>,
-    /// The all-zero release before any data; rebuilt after deserialization.
-    #[serde(skip)]
-    initial: Vec<f64>,
-    /// One draw of the node noise; rebuilt after deserialization.
-    #[serde(skip)]
-    node: SumOf,
-}
-
-/// Serialized fields of a [`KaryTree`]; validated and completed by `TryFrom`.
-#[derive(Deserialize)]
-struct KaryState {
-    dim: usize,
-    horizon: u64,
-    k: u64,
-    readout: Readout,
-    noise: NoiseDistribution,
-    t: u64,
-    prefix: Vec<f64>,
-    suffix: Vec<f64>,
-    siblings: Vec<f64>,
-    rng: Generator,
-    lattice: Option<Lattice>,
-    sib_data: Vec<i128>,
+crate::state::checked_state! {
+    /// A `k`-ary tree for private continual prefix sums of `dim`-vectors over `horizon` rounds.
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(try_from = "KaryState")]
+    pub struct KaryTree via KaryState {
+        dim: usize,
+        horizon: u64,
+        k: u64,
+        readout: Readout,
+        noise: NoiseDistribution,
+        t: u64,
+        /// Exact running sum of the inputs.
+        prefix: Vec<f64>,
+        /// Entry `i · L + j`: coordinate `i` of the summed errors of the completed cover nodes at levels `>= j`.
+        suffix: Vec<f64>,
+        /// Entry `i · L + j`: coordinate `i` of the summed errors of the completed level-`j` children of the open
+        /// level-`j+1` node (Honaker readout only; empty otherwise).
+        siblings: Vec<f64>,
+        rng: Generator,
+        /// The exact path's state (`None` on the floating-point path).
+        lattice: Option<Lattice>,
+        /// Entry `i · L + j`: coordinate `i` of the data (grid units) of the completed level-`j` children of the
+        /// open level-`j+1` node (exact path with the Honaker readout only; empty otherwise).
+        sib_data: Vec<i128>,
+    }
+    rebuilt {
+        /// Unit variance (and Honaker weight) of a level-`j` estimate; rebuilt after deserialization.
+        unit: Vec<f64>,
+        /// The all-zero release before any data; rebuilt after deserialization.
+        initial: Vec<f64>,
+        /// One draw of the node noise; rebuilt after deserialization.
+        node: SumOf,
+    }
 }
 
 impl TryFrom<KaryState> for KaryTree {

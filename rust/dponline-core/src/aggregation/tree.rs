@@ -129,30 +129,33 @@ fn node_mask(t: u64, levels: u32, padded: bool) -> u64 {
     }
 }
 
-/// The binary mechanism for private continual prefix sums of `dim`-vectors over `horizon` rounds.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(try_from = "TreeState")]
-pub struct TreeAggregator {
-    dim: usize,
-    horizon: u64,
-    noise: NoiseDistribution,
-    padded: bool,
-    t: u64,
-    /// Exact running sum of the inputs.
-    prefix: Vec<f64>,
-    /// Row `j` (length `dim`, `j < levels_touched(T)`) is the noise of the current nodes at positions `>= j`
-    /// summed; only the rows of the positions in [`node_mask`]`(t)` are meaningful.
-    rows: Vec<f64>,
-    /// Padded only (else empty): row `j` is the draw of the padding node at position `j`, while there is one.
-    pad: Vec<f64>,
-    /// The release before any data (`L̃_0`).
-    initial: Vec<f64>,
-    rng: Generator,
-    /// The exact path's state (`None` on the floating-point path; [`super::lattice`]).
-    lattice: Option<Lattice>,
-    /// One draw of the node noise; rebuilt after deserialization.
-    #[serde(skip)]
-    node: SumOf,
+crate::state::checked_state! {
+    /// The binary mechanism for private continual prefix sums of `dim`-vectors over `horizon` rounds.
+    #[derive(Debug, Serialize, Deserialize)]
+    #[serde(try_from = "TreeState")]
+    pub struct TreeAggregator via TreeState {
+        dim: usize,
+        horizon: u64,
+        noise: NoiseDistribution,
+        padded: bool,
+        t: u64,
+        /// Exact running sum of the inputs.
+        prefix: Vec<f64>,
+        /// Row `j` (length `dim`, `j < levels_touched(T)`) is the noise of the current nodes at positions `>= j`
+        /// summed; only the rows of the positions in [`node_mask`]`(t)` are meaningful.
+        rows: Vec<f64>,
+        /// Padded only (else empty): row `j` is the draw of the padding node at position `j`, while there is one.
+        pad: Vec<f64>,
+        /// The release before any data (`L̃_0`).
+        initial: Vec<f64>,
+        rng: Generator,
+        /// The exact path's state (`None` on the floating-point path; [`super::lattice`]).
+        lattice: Option<Lattice>,
+    }
+    rebuilt {
+        /// One draw of the node noise; rebuilt after deserialization.
+        node: SumOf,
+    }
 }
 
 /// Pushes a block of rows: for each, rewrite the noise rows of the nodes that change and write the release,
@@ -313,22 +316,6 @@ impl WithSampler for Renew<'_> {
             }
         }));
     }
-}
-
-/// Serialized fields of a [`TreeAggregator`]; validated and completed by `TryFrom`.
-#[derive(Deserialize)]
-struct TreeState {
-    dim: usize,
-    horizon: u64,
-    noise: NoiseDistribution,
-    padded: bool,
-    t: u64,
-    prefix: Vec<f64>,
-    rows: Vec<f64>,
-    pad: Vec<f64>,
-    initial: Vec<f64>,
-    rng: Generator,
-    lattice: Option<Lattice>,
 }
 
 impl TryFrom<TreeState> for TreeAggregator {

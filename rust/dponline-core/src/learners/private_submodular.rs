@@ -64,57 +64,41 @@ pub enum Exploration {
     Presampled,
 }
 
-/// Schedule of a [`PrivateSubmodular`] learner, from the declared arguments only (and, for presampled
-/// exploration, the drawn `M`). A decoded schedule is rebuilt by [`SubmodularParams::new`] from its inputs and
-/// refused unless every derived field (`γ`, `η`, the exact rate) agrees: a state cannot carry a rate that its
-/// `ε`, `δ` and `M` do not imply.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "SubmodularParamsState")]
-pub struct SubmodularParams {
-    /// `|U|`.
-    pub n: usize,
-    /// Cardinality `k`.
-    pub k: usize,
-    /// `T`.
-    pub horizon: u64,
-    /// `ε` (`None`: non-private).
-    pub epsilon: Option<f64>,
-    /// `δ` (0 when non-private).
-    pub delta: f64,
-    /// Feedback model.
-    pub feedback: Feedback,
-    /// Exploration (bandit only).
-    pub exploration: Exploration,
-    /// `γ` (0 for full information).
-    pub gamma: f64,
-    /// The uncapped `k·((16 n ln n)²/T)^{1/3}` of Algorithm 3 (0 for full information).
-    pub gamma_paper: f64,
-    /// Number of explore rounds drawn up front (presampled exploration only).
-    pub presampled_explores: Option<u64>,
-    /// Hedge learning rate `η` of every expert (the paper's; the exact sampler uses `exact_rate`'s `η' <= η`).
-    pub eta: f64,
-    /// How the experts draw (module docs, "Samplers").
-    pub sampler: SamplerKind,
-    /// The exact sampler's payoff grid and rounded rate (`Some` exactly for [`SamplerKind::Exact`]).
-    pub exact_rate: Option<ExactRate>,
-}
-
-/// The serialized fields of [`SubmodularParams`] (the same names and order), checked on decoding.
-#[derive(Deserialize)]
-struct SubmodularParamsState {
-    n: usize,
-    k: usize,
-    horizon: u64,
-    epsilon: Option<f64>,
-    delta: f64,
-    feedback: Feedback,
-    exploration: Exploration,
-    gamma: f64,
-    gamma_paper: f64,
-    presampled_explores: Option<u64>,
-    eta: f64,
-    sampler: SamplerKind,
-    exact_rate: Option<ExactRate>,
+crate::state::checked_state! {
+    /// Schedule of a [`PrivateSubmodular`] learner, from the declared arguments only (and, for presampled
+    /// exploration, the drawn `M`). A decoded schedule is rebuilt by [`SubmodularParams::new`] from its inputs and
+    /// refused unless every derived field (`γ`, `η`, the exact rate) agrees: a state cannot carry a rate that its
+    /// `ε`, `δ` and `M` do not imply.
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    #[serde(try_from = "SubmodularParamsState")]
+    pub struct SubmodularParams via SubmodularParamsState {
+        /// `|U|`.
+        pub n: usize,
+        /// Cardinality `k`.
+        pub k: usize,
+        /// `T`.
+        pub horizon: u64,
+        /// `ε` (`None`: non-private).
+        pub epsilon: Option<f64>,
+        /// `δ` (0 when non-private).
+        pub delta: f64,
+        /// Feedback model.
+        pub feedback: Feedback,
+        /// Exploration (bandit only).
+        pub exploration: Exploration,
+        /// `γ` (0 for full information).
+        pub gamma: f64,
+        /// The uncapped `k·((16 n ln n)²/T)^{1/3}` of Algorithm 3 (0 for full information).
+        pub gamma_paper: f64,
+        /// Number of explore rounds drawn up front (presampled exploration only).
+        pub presampled_explores: Option<u64>,
+        /// Hedge learning rate `η` of every expert (the paper's; the exact sampler uses `exact_rate`'s `η' <= η`).
+        pub eta: f64,
+        /// How the experts draw (module docs, "Samplers").
+        pub sampler: SamplerKind,
+        /// The exact sampler's payoff grid and rounded rate (`Some` exactly for [`SamplerKind::Exact`]).
+        pub exact_rate: Option<ExactRate>,
+    }
 }
 
 impl TryFrom<SubmodularParamsState> for SubmodularParams {
