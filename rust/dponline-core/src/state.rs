@@ -204,6 +204,12 @@ pub fn ensure(ok: bool, what: &str, check: &str) -> Result<()> {
     }
 }
 
+/// Every vector of `vectors` of length `n` with every entry finite (for [`ensure`]: a restored learner's
+/// working vectors).
+pub fn all_finite_of_len(n: usize, vectors: &[&[f64]]) -> bool {
+    vectors.iter().all(|v| v.len() == n && all_finite(v))
+}
+
 /// Every entry finite (for [`ensure`]).
 pub fn all_finite(values: &[f64]) -> bool {
     values.iter().all(|v| v.is_finite())

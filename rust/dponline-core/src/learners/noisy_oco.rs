@@ -595,7 +595,7 @@ impl Learner for NoisyOco {
     /// every vector finite and of the domain's dimension, the centre the domain's interior point, the map's
     /// target `c − η s̃_t`, and a noise scale the constructor accepts.
     fn check_state(&mut self) -> Result<()> {
-        use crate::state::{all_finite, ensure};
+        use crate::state::{all_finite_of_len, ensure};
         const WHAT: &str = "NoisyOCO";
         let p = &self.params;
         let recomputed = NoisyOcoParams::new(
@@ -616,15 +616,10 @@ impl Learner for NoisyOco {
         )?;
         let n = p.dim;
         ensure(
-            [
-                &self.center,
-                &self.release,
-                &self.gradient,
-                &self.map.x().to_vec(),
-            ]
-            .iter()
-            .all(|v| v.len() == n && all_finite(v))
-                && self.domain.dim() == n
+            all_finite_of_len(
+                n,
+                &[&self.center, &self.release, &self.gradient, self.map.x()],
+            ) && self.domain.dim() == n
                 && self.center.as_slice() == self.domain.interior_point(),
             WHAT,
             "a vector is not finite or not of the domain's dimension",

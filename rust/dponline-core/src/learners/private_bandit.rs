@@ -626,7 +626,7 @@ impl Learner for PrivateBandit {
     /// dimension, and a noise scale the constructor accepts.
     fn check_state(&mut self) -> Result<()> {
         use crate::aggregation::PrefixSumMechanism;
-        use crate::state::{all_finite, ensure};
+        use crate::state::{all_finite_of_len, ensure};
         const WHAT: &str = "PrivateBandit";
         let p = &self.params;
         let domain = self.oco.domain();
@@ -661,18 +661,17 @@ impl Learner for PrivateBandit {
             "a derived constant differs from the schedule",
         )?;
         ensure(
-            [
-                &g.direction,
-                &g.query,
-                &g.sum,
-                &map.release,
-                &self.oco.iterate().to_vec(),
-            ]
-            .iter()
-            .all(|v| v.len() == n && all_finite(v))
-                && map.fw.x().len() == n
-                && all_finite(map.fw.x())
-                && g.inv_norm.is_finite(),
+            all_finite_of_len(
+                n,
+                &[
+                    &g.direction,
+                    &g.query,
+                    &g.sum,
+                    &map.release,
+                    self.oco.iterate(),
+                    map.fw.x(),
+                ],
+            ) && g.inv_norm.is_finite(),
             WHAT,
             "a vector is not finite or not of the domain's dimension",
         )?;
