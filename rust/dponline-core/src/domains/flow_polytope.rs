@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::dag::{reachable, strongly_connected_components, topological_order};
 use super::flow_projection::{Arc, DENSE_LIMIT, FlowProjection};
-use super::graph::{Adjacency, Direction, NONE, UnionFind, check_edges, check_terminals};
+use super::graph::{Adjacency, Direction, NONE, UnionFind, check_edges, check_terminals, is_flow};
 use super::linalg::power_of_two_scale;
 use super::network_simplex::{NetworkSimplex, Outcome};
 use super::{Geometry, LinearMinimizationOracle};
@@ -367,21 +367,11 @@ impl LinearMinimizationOracle for FlowPolytope {
     /// `−atol ≤ x_e ≤ cap_e + atol` (no upper test without capacities) and `|out(v) − in(v) − b_v| ≤ atol` at
     /// every node.
     fn contains(&self, x: &[f64], atol: f64) -> bool {
-        if x.len() != self.edges.len() {
-            return false;
-        }
         let capacitated = self.capacities.is_some();
-        let mut net = vec![0.0; self.num_nodes];
-        for ((&(u, v), &xe), &c) in self.edges.iter().zip(x).zip(&self.caps) {
-            if xe.is_nan() || xe < -atol || (capacitated && xe > c + atol) {
-                return false;
-            }
-            net[u] += xe;
-            net[v] -= xe;
-        }
-        net[self.source] -= self.value;
-        net[self.target] += self.value;
-        net.iter().all(|v| v.abs() <= atol)
+        let terminals = (self.source, self.target, self.value);
+        is_flow(self.num_nodes, &self.edges, terminals, x, atol, |e, xe| {
+            !capacitated || xe <= self.caps[e] + atol
+        })
     }
 }
 

@@ -5,6 +5,34 @@ use crate::error::{CoreError, Result};
 /// "No node / no edge" marker in index arrays.
 pub(super) const NONE: usize = usize::MAX;
 
+/// Whether `x` (one value per edge of `edges`, over the nodes `0..num_nodes`) is a flow of `value` from
+/// `source` to `target` within `atol`: every `x_e` not NaN, `≥ −atol` and accepted by `edge_ok(e, x_e)` (the
+/// domain's own bound on edge `e`), and `|out(v) − in(v) − b_v| ≤ atol` at every node, `b_source = value`,
+/// `b_target = −value`, else `0`. The membership test of the flow and path polytopes.
+pub(super) fn is_flow(
+    num_nodes: usize,
+    edges: &[(usize, usize)],
+    (source, target, value): (usize, usize, f64),
+    x: &[f64],
+    atol: f64,
+    edge_ok: impl Fn(usize, f64) -> bool,
+) -> bool {
+    if x.len() != edges.len() {
+        return false;
+    }
+    let mut net = vec![0.0; num_nodes];
+    for (e, (&(u, v), &xe)) in edges.iter().zip(x).enumerate() {
+        if xe.is_nan() || xe < -atol || !edge_ok(e, xe) {
+            return false;
+        }
+        net[u] += xe;
+        net[v] -= xe;
+    }
+    net[source] -= value;
+    net[target] += value;
+    net.iter().all(|v| v.abs() <= atol)
+}
+
 /// Check that every edge joins two distinct nodes of `0..num_nodes`.
 ///
 /// Errors: [`CoreError::InvalidGraph`] naming the first bad edge (an endpoint out of range, or a self-loop).

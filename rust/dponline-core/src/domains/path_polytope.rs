@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use super::dag::{orient_away_from, reachable, topological_order};
 use super::flow_projection::{Arc, DENSE_LIMIT, FlowProjection};
-use super::graph::{Adjacency, Direction, NONE, check_edges, check_terminals};
+use super::graph::{Adjacency, Direction, NONE, check_edges, check_terminals, is_flow};
 use super::{Geometry, LinearMinimizationOracle};
 use crate::error::{CoreError, Result};
 
@@ -297,20 +297,10 @@ impl LinearMinimizationOracle for PathPolytope {
     /// `x_e ≥ −atol`, `|x_e| ≤ atol` on dead edges, and `|out(v) − in(v) − b_v| ≤ atol` at every node, with
     /// `b_s = 1`, `b_t = −1`, else `0`. Exact membership (the flow description above).
     fn contains(&self, x: &[f64], atol: f64) -> bool {
-        if x.len() != self.edges.len() {
-            return false;
-        }
-        let mut net = vec![0.0; self.num_nodes];
-        for ((&(u, v), &xe), &live) in self.edges.iter().zip(x).zip(&self.live) {
-            if xe.is_nan() || xe < -atol || (!live && xe.abs() > atol) {
-                return false;
-            }
-            net[u] += xe;
-            net[v] -= xe;
-        }
-        net[self.source] -= 1.0;
-        net[self.target] += 1.0;
-        net.iter().all(|v| v.abs() <= atol)
+        let terminals = (self.source, self.target, 1.0);
+        is_flow(self.num_nodes, &self.edges, terminals, x, atol, |e, xe| {
+            self.live[e] || xe.abs() <= atol
+        })
     }
 }
 
