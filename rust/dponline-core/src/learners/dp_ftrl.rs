@@ -38,7 +38,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::aggregation::{Mechanism, MechanismSpec, PrefixSumMechanism, TopUp, padded_draws};
 use crate::domains::{Domain, LinearMinimizationOracle};
-use crate::error::{CoreError, Result, check_finite, check_positive};
+use crate::error::{CoreError, Result, check_finite, check_horizon, check_positive};
 use crate::frank_wolfe::FrankWolfe;
 use crate::learners::{Checkpoints, Learner, MechanismSetup};
 use crate::losses::LossFamily;
@@ -345,9 +345,7 @@ impl DpFtrlParams {
         if let Some(d) = dual_bound {
             check_positive("dual_bound", d)?;
         }
-        if horizon == 0 {
-            return Err(CoreError::invalid("horizon", ">= 1", horizon));
-        }
+        check_horizon(horizon)?;
         check_positive("loss_bound", loss_bound)?;
         super::check_clip_bound("loss_bound", loss_bound, domain.dim())?;
         if lmo_calls == 0 {
