@@ -684,7 +684,7 @@ def test_blt_lowers_dp_ftrl_regret_on_nyse():
 
     common = dict(horizon=T, epsilon=eps, delta=delta, loss_bound=G, dual_bound=1.0, calibration="analytic")
     # One step size for both, Corollary 3.2's sqrt(ln n / T) (G_* = 1): the only difference is the noise. (The
-    # default steps are noise-aware and differ by mechanism: BLT's minimises its Lipschitz bound.)
+    # default steps are noise-aware and differ by mechanism: each minimises its mechanism's perturbation bound.)
     eta = math.sqrt(math.log(n) / T)
 
     def regret(mechanism: str, seed: int) -> float:
