@@ -39,8 +39,9 @@ def _default_mechanism(
     """DPFTRL's ``mechanism=None``: the prefix-sum mechanism with the lowest noise among those for which a regret
     bound is proved (every one, by the Lipschitz bound): ``"blt"`` for Gaussian noise (``δ > 0``; its releases
     are nested, so its step size comes from the perturbation bound) and ``"honaker"`` for Laplace noise
-    (``δ = 0``; BLT's L1 column norm makes its Laplace noise larger than the trees'). ``"tree"`` without noise (``epsilon=None``: the mechanism adds nothing, and non-private FTRL stays on
-    the plain running sum) and under ``calibration="paper"`` (the paper's constants are for its padded tree)."""
+    (``δ = 0``; BLT's L1 column norm makes its Laplace noise larger than the trees'). ``"tree"`` without noise
+    (``epsilon=None``: the mechanism adds nothing, and non-private FTRL stays on the plain running sum) and under
+    ``calibration="paper"`` (the paper's constants are for its padded tree)."""
     if mechanism is not None:
         return mechanism
     if epsilon is None or calibration == "paper":
