@@ -360,10 +360,13 @@ def test_family_methods_refuse_junk_with_invalid_input():
 def test_regret_bound_of_a_tiny_epsilon_raises_instead_of_inf(feedback):
     """Found by the fuzz suite: at ``epsilon=1e-310`` (``eta = 4.8e-312``) ``regret_bound()`` returned inf."""
     learner = PrivateSubmodular(
-        2, 1, horizon=1, epsilon=1e-310, delta=1e-6, feedback=feedback, sampler="floating-point"
+        2, 1, horizon=1, epsilon=1e-310, delta=1e-6, feedback=feedback, sampler="floating-point", calibration="paper"
     )
     with pytest.raises(dponline.InvalidInputError, match="overflows float64"):
         learner.regret_bound()
+    # The zCDP budget of such an epsilon underflows to 0: refused up front, naming eta.
+    with pytest.raises(dponline.InvalidInputError, match="eta.*a larger one if eta is 0"):
+        PrivateSubmodular(2, 1, horizon=1, epsilon=1e-310, delta=1e-6, feedback=feedback, sampler="floating-point")
     assert math.isfinite(PrivateSubmodular(2, 1, horizon=1, epsilon=1.0, delta=1e-6, feedback=feedback).regret_bound())
 
 
@@ -413,25 +416,35 @@ def test_hedge_at_a_million_actions_stays_normalised_over_1e5_full_updates(rng):
 
 def test_eta_gamma_and_privacy_follow_the_paper():
     n, k, T, eps, delta = 80, 3, 10_000, 1.0, 1e-6
-    full = PrivateSubmodular(n, k, horizon=T, epsilon=eps, delta=delta, seed=0)
+    full = PrivateSubmodular(n, k, horizon=T, epsilon=eps, delta=delta, calibration="paper", seed=0)
     assert full.params["eta"] == pytest.approx(eps / (k * math.sqrt(32 * T * math.log(k / delta))), rel=1e-14)
     assert (full.privacy.epsilon, full.privacy.delta) == (eps, delta)
     assert "Theorem 5" in full.privacy.source and full.privacy.randomness == "seed"
 
     T = 10**12
-    bandit = PrivateSubmodular(n, k, horizon=T, epsilon=eps, delta=delta, feedback="bandit", seed=0)
+    bandit = PrivateSubmodular(
+        n, k, horizon=T, epsilon=eps, delta=delta, feedback="bandit", calibration="paper", seed=0
+    )
     gamma = k * ((16 * n * math.log(n)) ** 2 / T) ** (1 / 3)
     assert gamma < 1 and bandit.params["gamma"] == pytest.approx(gamma, rel=1e-12)
     eta = eps / (k * math.sqrt(32 * (2 * gamma * T) * math.log(k / delta)))
     assert bandit.params["eta"] == pytest.approx(eta, rel=1e-12)
     assert bandit.privacy.delta == delta + math.exp(-8 * T ** (1 / 3))
     assert "Theorem 7" in bandit.privacy.source
-    small = PrivateSubmodular(n, k, horizon=1000, epsilon=eps, delta=delta, feedback="bandit", seed=0)
+    small = PrivateSubmodular(n, k, horizon=1000, epsilon=eps, delta=delta, feedback="bandit", seed=0)  # zCDP
     assert small.privacy.delta == pytest.approx(delta + math.exp(-80.0), rel=1e-15)
     assert small.params["gamma"] == 1.0 and small.params["gamma_paper"] > 1  # capped
 
     pre = PrivateSubmodular(
-        n, k, horizon=10**6, epsilon=eps, delta=delta, feedback="bandit", exploration="presampled", seed=4
+        n,
+        k,
+        horizon=10**6,
+        epsilon=eps,
+        delta=delta,
+        feedback="bandit",
+        exploration="presampled",
+        calibration="paper",
+        seed=4,
     )
     p = pre.params
     m = p["presampled_explores"]
@@ -446,6 +459,64 @@ def test_eta_gamma_and_privacy_follow_the_paper():
     secure = PrivateSubmodular(n, k, horizon=10, epsilon=1.0, delta=1e-6, secure=True)
     assert secure.privacy.randomness == "secure"
     assert_feasible(secure.ask(), n, k)
+
+
+@pytest.mark.parametrize(
+    ("feedback", "exploration", "eps", "delta", "k"),
+    [
+        ("full", "online", 1.0, 1e-6, 3),
+        ("full", "online", 0.1, 1e-9, 1),
+        ("full", "online", 8.0, 0.01, 5),
+        ("bandit", "online", 1.0, 1e-6, 3),
+        ("bandit", "presampled", 2.0, 1e-5, 2),
+    ],
+)
+def test_zcdp_rate_spends_exactly_the_budget_of_the_draws(feedback, exploration, eps, delta, k):
+    """Default calibration: the k·m draws, each η²/2-zCDP (a 2η-bounded-range exponential mechanism), compose to
+    ρ = k·m·η²/2, which the Python CKS conversion turns back into ε (within 1e-9, never above), and η is the
+    paper's rate times sqrt(64·ρ·k·ln(k/δ))/ε — a larger rate for the same (ε, δ)."""
+    n, T = 80, 10**6
+    learner = PrivateSubmodular(
+        n, k, horizon=T, epsilon=eps, delta=delta, feedback=feedback, exploration=exploration, seed=3
+    )
+    p = learner.params
+    assert p["calibration"] == "zcdp"
+    m = {"full": T, "online": 2 * p["gamma"] * T}.get(feedback if feedback == "full" else exploration)
+    if m is None:
+        m = p["presampled_explores"] + 1
+    rho = k * m * p["eta"] ** 2 / 2
+    assert rho == pytest.approx(p["rho"], rel=1e-12)
+    spent = dponline.privacy.zcdp_to_dp(p["rho"], delta)
+    assert spent <= eps and spent == pytest.approx(eps, rel=1e-9)
+    assert p["rho"] == pytest.approx((1 / dponline.privacy.zcdp_gaussian_sigma(eps, delta, 1.0)) ** 2 / 2, rel=1e-9)
+    paper = eps / (k * math.sqrt(32 * m * math.log(k / delta)))
+    assert p["eta"] / paper == pytest.approx(math.sqrt(64 * p["rho"] * k * math.log(k / delta)) / eps, rel=1e-9)
+    assert p["eta"] > paper
+    assert "zCDP" in learner.privacy.source and "Cesar-Rogers 2021" in learner.privacy.source
+    assert (learner.privacy.epsilon, learner.privacy.delta >= delta) == (eps, True)
+    paper_learner = PrivateSubmodular(
+        n,
+        k,
+        horizon=T,
+        epsilon=eps,
+        delta=delta,
+        feedback=feedback,
+        exploration=exploration,
+        calibration="paper",
+        seed=3,
+    )
+    assert paper_learner.params["rho"] is None and "zCDP" not in paper_learner.privacy.source
+    assert paper_learner.privacy.delta == learner.privacy.delta
+
+
+def test_calibration_is_validated_and_pickled():
+    with pytest.raises(dponline.InvalidInputError, match="calibration"):
+        PrivateSubmodular(5, 2, horizon=10, epsilon=1.0, delta=1e-6, calibration="analytic")
+    learner = PrivateSubmodular(5, 2, horizon=10, epsilon=1.0, delta=1e-6, calibration="paper", seed=1)
+    learner.ask()
+    learner.tell(np.full(5, 0.2))
+    restored = pickle.loads(pickle.dumps(learner))
+    assert restored.params == learner.params and restored.params["calibration"] == "paper"
 
 
 @pytest.mark.parametrize(

@@ -731,6 +731,7 @@ class PrivateSubmodular(_Learner[SubmodularFamily]):
         delta: float,
         feedback: str = "full",
         exploration: str = "online",
+        calibration: str = "zcdp",
         strict: bool = False,
         sampler: str = "exact",
         seed: _Seed = None,

@@ -13,6 +13,8 @@ __all__ = [
     "CALIBRATIONS",
     "LinearCalibration",
     "LINEAR_CALIBRATIONS",
+    "HedgeCalibration",
+    "HEDGE_CALIBRATIONS",
     "Noise",
     "NOISES",
     "Mechanism",
@@ -30,6 +32,11 @@ LinearCalibration = Literal["analytic", "zcdp"]
 """The calibrations of a linear prefix-sum mechanism, which has no paper formula
 (:func:`dponline.privacy.linear_gaussian_sigma`)."""
 LINEAR_CALIBRATIONS: tuple[LinearCalibration, ...] = get_args(LinearCalibration)
+
+HedgeCalibration = Literal["paper", "zcdp"]
+"""How a private Hedge's rate is set from ``(ε, δ)`` (:class:`dponline.PrivateSubmodular`): the paper's formula, or
+the largest rate whose draws compose to ``(ε, δ)`` through zCDP."""
+HEDGE_CALIBRATIONS: tuple[HedgeCalibration, ...] = get_args(HedgeCalibration)
 
 Noise = Literal["laplace", "gaussian"]
 """The noise distribution of a central mechanism."""

@@ -40,5 +40,6 @@ pub mod sphere;
 pub mod state;
 pub mod submodular;
 pub mod vecops;
+pub mod zcdp;
 
 pub use error::{CoreError, Result};

@@ -29,7 +29,7 @@ use crate::error::{CoreError, Result};
 
 /// Format version of serialized states, and of the seeded noise streams: a state of another version is
 /// refused (a seed gives other noise across versions, so a restored object would not continue its stream).
-pub const STATE_VERSION: u32 = 11;
+pub const STATE_VERSION: u32 = 12;
 
 /// The four bytes every serialized state starts with.
 pub const MAGIC: [u8; 4] = *b"DPOS";

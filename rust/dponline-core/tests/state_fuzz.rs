@@ -15,9 +15,9 @@ use dponline_core::learners::dp_ftrl::{DpFtrlParams, LossNorm, Regularizer};
 use dponline_core::learners::private_bandit::Feasibility;
 use dponline_core::learners::private_dr_submodular::Argmin;
 use dponline_core::learners::{
-    DpFtrl, DrSubmodularParams, Exp3Params, Exploration, Feedback, Learner, MechanismSetup,
-    NoisyOco, NoisyOcoParams, PrivateBandit, PrivateBanditParams, PrivateDrSubmodular, PrivateExp3,
-    PrivateScrible, PrivateSubmodular, SubmodularParams,
+    DpFtrl, DrSubmodularParams, Exp3Params, Exploration, Feedback, HedgeCalibration, Learner,
+    MechanismSetup, NoisyOco, NoisyOcoParams, PrivateBandit, PrivateBanditParams,
+    PrivateDrSubmodular, PrivateExp3, PrivateScrible, PrivateSubmodular, SubmodularParams,
 };
 use dponline_core::local_dp::{
     AlgorithmSpec, LocalLearner, LocalRandomizer, Mechanism as LocalMechanism, Prior,
@@ -211,6 +211,7 @@ fn private_submodular() {
             Exploration::Online,
             None,
             sampler,
+            HedgeCalibration::Zcdp,
         )
         .unwrap();
         let l = PrivateSubmodular::new(params, [9, 0, 0, 0], false, false).unwrap();

@@ -2,7 +2,7 @@
 
 use dponline_core::learners::Learner;
 use dponline_core::learners::private_submodular::{
-    Exploration, Feedback, PrivateSubmodular, SubmodularParams,
+    Exploration, Feedback, HedgeCalibration, PrivateSubmodular, SubmodularParams,
 };
 use dponline_core::noise::release::SamplerKind;
 use dponline_core::submodular::SubmodularKind;
@@ -25,11 +25,18 @@ const EXPLORATION: [(&str, Exploration); 2] = [
     ("presampled", Exploration::Presampled),
 ];
 
+/// The rate calibrations by name.
+const CALIBRATION: [(&str, HedgeCalibration); 2] = [
+    ("paper", HedgeCalibration::Paper),
+    ("zcdp", HedgeCalibration::Zcdp),
+];
+
 fn params_dict<'py>(py: Python<'py>, p: &SubmodularParams) -> PyResult<Bound<'py, PyDict>> {
     let feedback = name_of(&FEEDBACK, &p.feedback);
     let exploration = name_of(&EXPLORATION, &p.exploration);
+    let calibration = name_of(&CALIBRATION, &p.calibration);
     py_dict!(py, p; ground_set_size = p.n, k, horizon, epsilon, delta, feedback = feedback,
-        exploration = exploration, gamma, gamma_paper, presampled_explores, eta, sampler = p.sampler.name(),
+        exploration = exploration, calibration = calibration, rho, gamma, gamma_paper, presampled_explores, eta, sampler = p.sampler.name(),
         eta_exact = p.exact_rate.map(|r| r.eta()), payoff_grid = p.exact_rate.map(|r| r.grid()))
 }
 
@@ -48,7 +55,7 @@ py_learner! {
     }
     methods {
         #[new]
-        #[pyo3(signature = (ground_set_size, k, horizon, *, epsilon, delta, feedback = "full", exploration = "online", strict = false, sampler = "exact", seed = None, secure = false))]
+        #[pyo3(signature = (ground_set_size, k, horizon, *, epsilon, delta, feedback = "full", exploration = "online", calibration = "zcdp", strict = false, sampler = "exact", seed = None, secure = false))]
         fn new(
             py: Python<'_>,
             ground_set_size: usize,
@@ -58,6 +65,7 @@ py_learner! {
             delta: f64,
             feedback: &str,
             exploration: &str,
+            calibration: &str,
             strict: bool,
             sampler: &str,
             seed: Option<&Bound<'_, PyAny>>,
@@ -65,13 +73,16 @@ py_learner! {
         ) -> PyResult<Self> {
             let feedback = named("feedback", feedback, &FEEDBACK)?;
             let exploration = named("exploration", exploration, &EXPLORATION)?;
+            let calibration = named("calibration", calibration, &CALIBRATION)?;
             let sampler = SamplerKind::from_name(sampler).or_raise()?;
             let (words, secure) = keying(py, seed, secure)?;
             // Validate everything (with a placeholder M) before drawing M.
             let presampled = feedback == Feedback::Bandit && exploration == Exploration::Presampled;
             let params = |explores| {
-                SubmodularParams::new(ground_set_size, k, horizon, epsilon, delta, feedback, exploration, explores, sampler)
-                    .or_raise()
+                SubmodularParams::new(
+                    ground_set_size, k, horizon, epsilon, delta, feedback, exploration, explores, sampler, calibration,
+                )
+                .or_raise()
             };
             let probe = params(presampled.then_some(0))?;
             let m = if presampled {

@@ -22,7 +22,9 @@ pub use private_dr_submodular::{DrSubmodularParams, PrivateDrSubmodular};
 pub use private_exp3::{ArmLosses, BernoulliArms, Exp3Params, PrivateExp3, raw_step_draws};
 pub use private_scrible::{PrivateScrible, ScribleParams};
 
-pub use private_submodular::{Exploration, Feedback, PrivateSubmodular, SubmodularParams};
+pub use private_submodular::{
+    Exploration, Feedback, HedgeCalibration, PrivateSubmodular, SubmodularParams,
+};
 
 use serde::{Serialize, de::DeserializeOwned};
 

@@ -8,12 +8,14 @@
 //! * Full information — Algorithm 2 (FI-DP): every expert samples `a_t^i`, the learner plays
 //!   `S_t = ∪_i {a_t^i}` and, given oracle access to `f_t`, feeds expert `i` the marginal gains
 //!   `g_t^i(a) = f_t(S_t^{i−1} + a) − f_t(S_t^{i−1})` for all `a` (`S_t^{i} = ∪_{j<=i} {a_t^j}`), at rate
-//!   `η = ε / (k·sqrt(32·T·ln(k/δ)))` — `(ε, δ)`-DP by Theorem 5.
+//!   `η = ε / (k·sqrt(32·T·ln(k/δ)))` — `(ε, δ)`-DP by Theorem 5 — or the zCDP rate of the same draws
+//!   ([`HedgeCalibration`]).
 //! * Bandit — Algorithm 3 (BanditDP): with probability `γ = k·((16 n ln n)² / T)^{1/3}` (capped at 1) the
 //!   round explores: pick `i ∈ [k]` and `a ∈ U` uniformly, play `S_t^{i−1} ∪ {a}`, feed expert `i` the payoff
 //!   `f_t(S_t^{i−1} + a)` on coordinate `a` (the other experts get 0), then every expert resamples; otherwise
 //!   the current set is played again. `η = ε / (k·sqrt(32·(2γT)·ln(k/δ)))` — `(ε, δ + e^{−8T^{1/3}})`-DP by
-//!   Theorem 7 (`e^{−8T^{1/3}}` bounds the probability of more than `2γT` explore rounds).
+//!   Theorem 7 (`e^{−8T^{1/3}}` bounds the probability of more than `2γT` explore rounds) — or the zCDP rate
+//!   for `2γT` explore rounds, with the same extra `δ` by the same argument.
 //! * Presampled exploration — Appendix B.2: the number of explore rounds `M ~ Binomial(T, γ)` is drawn up
 //!   front, `η = ε / (k·sqrt(32·(M+1)·ln(k/δ)))`, and `(ε, δ)`-DP holds with no extra δ. Given `M`, the explore
 //!   rounds of i.i.d. Bernoulli(γ) draws are a uniformly random `M`-subset of the `T` rounds; the learner draws
@@ -55,6 +57,26 @@ pub enum Feedback {
     Bandit,
 }
 
+/// How a private learner's `η` is set from `ε` and `δ`: both give the stated `(ε, δ)` for the same draws.
+///
+/// The private step is every expert's draw from its exponential weights over cumulative payoffs in which one
+/// round's function moves each item's payoff by at most 1: the exponential mechanism at rate `η` with a
+/// sensitivity-1 quality (Proposition 2). `m` is the number of rounds whose draws depend on the data (`T` for
+/// Algorithm 2, `2γT` for Algorithm 3, `M + 1` for Appendix B.2), each with `k` draws.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HedgeCalibration {
+    /// The paper's rate `ε / (k·sqrt(32·m·ln(k/δ)))` (Theorems 5 and 7: each draw `2η`-DP, advanced composition
+    /// over an expert's `m` draws at `δ/k`, basic composition over the `k` experts).
+    Paper,
+    /// The largest rate the same draws allow through zCDP: a draw is `2η`-bounded range (Durfee & Rogers 2019),
+    /// hence `η²/2`-zCDP (Cesar & Rogers 2021: `ε`-bounded range implies `ε²/8`-zCDP); the `k·m` draws compose to
+    /// `ρ = k·m·η²/2` (Bun & Steinke 2016, Lemma 2.3, adaptive composition), and `ρ`-zCDP is `(ε, δ)`-DP by
+    /// [`crate::zcdp::epsilon`]. So `η = sqrt(2ρ*/(k·m))` with `ρ* = `[`crate::zcdp::largest_rho`]`(ε, δ)`. At
+    /// `ε = 1`, `δ = 10⁻⁶` that is `4.6·sqrt(k)` times the paper's rate (8.35 times for `k = 3`): the zCDP
+    /// composition costs `sqrt(k)`, not `k`, over the experts, and the bounded-range analysis a factor 4 in `ρ`.
+    Zcdp,
+}
+
 /// How bandit explore rounds are chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Exploration {
@@ -92,7 +114,11 @@ crate::state::checked_state! {
         pub gamma_paper: f64,
         /// Number of explore rounds drawn up front (presampled exploration only).
         pub presampled_explores: Option<u64>,
-        /// Hedge learning rate `η` of every expert (the paper's; the exact sampler uses `exact_rate`'s `η' <= η`).
+        /// How `η` is set from `ε, δ` (private learners; recorded but unused when non-private).
+        pub calibration: HedgeCalibration,
+        /// The total zCDP budget `ρ*` the draws spend (`Some` exactly for a private [`HedgeCalibration::Zcdp`]).
+        pub rho: Option<f64>,
+        /// Hedge learning rate `η` of every expert (the exact sampler uses `exact_rate`'s `η' <= η`).
         pub eta: f64,
         /// How the experts draw (module docs, "Samplers").
         pub sampler: SamplerKind,
@@ -115,6 +141,7 @@ impl TryFrom<SubmodularParamsState> for SubmodularParams {
             s.exploration,
             s.presampled_explores,
             s.sampler,
+            s.calibration,
         )
         .map_err(|e| CoreError::State(format!("PrivateSubmodular schedule: {e}")))?;
         let stored = SubmodularParams {
@@ -128,6 +155,8 @@ impl TryFrom<SubmodularParamsState> for SubmodularParams {
             gamma: s.gamma,
             gamma_paper: s.gamma_paper,
             presampled_explores: s.presampled_explores,
+            calibration: s.calibration,
+            rho: s.rho,
             eta: s.eta,
             sampler: s.sampler,
             exact_rate: s.exact_rate,
@@ -154,9 +183,24 @@ impl SubmodularParams {
     }
 
     /// `η` from `ε, δ` and the number of rounds `m` that access the data (`T` for Algorithm 2, `2γT` for
-    /// Algorithm 3, `M + 1` for Appendix B.2): `ε / (k·sqrt(32·m·ln(k/δ)))`.
-    pub fn private_eta(epsilon: f64, delta: f64, k: usize, m: f64) -> f64 {
-        epsilon / (k as f64 * (32.0 * m * (k as f64 / delta).ln()).sqrt())
+    /// Algorithm 3, `M + 1` for Appendix B.2), with the zCDP budget `ρ*` it spends ([`HedgeCalibration::Zcdp`]).
+    pub fn private_eta(
+        calibration: HedgeCalibration,
+        epsilon: f64,
+        delta: f64,
+        k: usize,
+        m: f64,
+    ) -> (f64, Option<f64>) {
+        match calibration {
+            HedgeCalibration::Paper => (
+                epsilon / (k as f64 * (32.0 * m * (k as f64 / delta).ln()).sqrt()),
+                None,
+            ),
+            HedgeCalibration::Zcdp => {
+                let rho = crate::zcdp::largest_rho(epsilon, delta);
+                ((2.0 * rho / (k as f64 * m)).sqrt(), Some(rho))
+            }
+        }
     }
 
     /// The schedule for the declared arguments. `presampled_explores` is the `M` drawn by the learner
@@ -176,6 +220,7 @@ impl SubmodularParams {
         exploration: Exploration,
         presampled_explores: Option<u64>,
         sampler: SamplerKind,
+        calibration: HedgeCalibration,
     ) -> Result<Self> {
         if n == 0 {
             return Err(CoreError::invalid("ground_set_size", ">= 1", n));
@@ -214,22 +259,25 @@ impl SubmodularParams {
                 (g, g.min(1.0))
             }
         };
-        let eta = match (feedback, epsilon) {
-            (Feedback::Full, Some(eps)) => Self::private_eta(eps, delta, k, t),
-            (Feedback::Full, None) => (ln_items(n) / t).sqrt(),
+        let (eta, rho) = match (feedback, epsilon) {
+            (Feedback::Full, Some(eps)) => Self::private_eta(calibration, eps, delta, k, t),
+            (Feedback::Full, None) => ((ln_items(n) / t).sqrt(), None),
             (Feedback::Bandit, Some(eps)) => {
                 let m = match presampled_explores {
                     Some(m) => m as f64 + 1.0,
                     None => 2.0 * gamma * t,
                 };
-                Self::private_eta(eps, delta, k, m)
+                Self::private_eta(calibration, eps, delta, k, m)
             }
-            (Feedback::Bandit, None) => (k as f64 * n as f64 * ln_items(n) / (gamma * t)).sqrt(),
+            (Feedback::Bandit, None) => (
+                (k as f64 * n as f64 * ln_items(n) / (gamma * t)).sqrt(),
+                None,
+            ),
         };
         if !(eta.is_finite() && eta > 0.0 && eta <= crate::mwu::MAX_ETA) {
             return Err(CoreError::invalid(
                 "eta",
-                "finite, > 0 and <= 1e100 (from the declared arguments; a smaller epsilon)",
+                "finite, > 0 and <= 1e100 (it follows from epsilon: a larger one if eta is 0, a smaller one if huge)",
                 eta,
             ));
         }
@@ -248,6 +296,8 @@ impl SubmodularParams {
             gamma,
             gamma_paper,
             presampled_explores,
+            calibration,
+            rho,
             eta,
             sampler,
             exact_rate,
@@ -850,6 +900,7 @@ mod tests {
             exploration,
             m,
             sampler,
+            HedgeCalibration::Paper,
         )
         .unwrap();
         PrivateSubmodular::new(p, [seed, 0, 0, 0], false, false).unwrap()
@@ -867,6 +918,7 @@ mod tests {
             Exploration::Online,
             None,
             SamplerKind::FloatingPoint,
+            HedgeCalibration::Paper,
         )
         .unwrap();
         let want = 1.0 / (3.0 * (32.0 * 10_000.0 * (3.0f64 / 1e-6).ln()).sqrt());
@@ -882,6 +934,7 @@ mod tests {
             Exploration::Online,
             None,
             SamplerKind::FloatingPoint,
+            HedgeCalibration::Paper,
         )
         .unwrap();
         let gamma = 3.0 * ((16.0 * 80.0 * 80f64.ln()).powi(2) / t).powf(1.0 / 3.0);
@@ -900,8 +953,59 @@ mod tests {
                 Exploration::Online,
                 None,
                 SamplerKind::FloatingPoint,
+                HedgeCalibration::Paper,
             );
             assert!(refused.is_err(), "k={k} epsilon={epsilon:?}");
+        }
+    }
+
+    #[test]
+    fn zcdp_schedule_spends_exactly_the_budget_of_its_draws() {
+        // k·m draws, each η²/2-zCDP, compose to ρ = k·m·η²/2 = ρ*(ε, δ): the largest budget within (ε, δ).
+        for (feedback, exploration, m) in [
+            (Feedback::Full, Exploration::Online, None),
+            (Feedback::Bandit, Exploration::Online, None),
+            (Feedback::Bandit, Exploration::Presampled, Some(41_234)),
+        ] {
+            let horizon = 1_000_000u64;
+            let p = SubmodularParams::new(
+                80,
+                3,
+                horizon,
+                Some(1.0),
+                1e-6,
+                feedback,
+                exploration,
+                m,
+                SamplerKind::Exact,
+                HedgeCalibration::Zcdp,
+            )
+            .unwrap();
+            let draws = 3.0
+                * match (feedback, m) {
+                    (Feedback::Full, _) => horizon as f64,
+                    (_, Some(m)) => m as f64 + 1.0,
+                    (_, None) => 2.0 * p.gamma * horizon as f64,
+                };
+            let rho = p.rho.unwrap();
+            assert!((draws * p.eta * p.eta / 2.0 - rho).abs() <= 1e-12 * rho);
+            assert!(crate::zcdp::epsilon(rho, 1e-6) <= 1.0);
+            let (eta_paper, none) =
+                SubmodularParams::private_eta(HedgeCalibration::Paper, 1.0, 1e-6, 3, draws / 3.0);
+            assert!(none.is_none());
+            // 8.35 times the paper's rate at k = 3, ε = 1, δ = 1e-6 (HedgeCalibration::Zcdp's docs).
+            let ratio = p.eta / eta_paper;
+            assert!((ratio - 8.35).abs() < 0.01, "{feedback:?}: {ratio}");
+            // A state claiming the paper's calibration (or no budget) with the zCDP rate is refused.
+            for tamper in [
+                |q: &mut SubmodularParams| q.calibration = HedgeCalibration::Paper,
+                |q: &mut SubmodularParams| q.rho = None,
+            ] {
+                let mut q = p.clone();
+                tamper(&mut q);
+                let bytes = postcard::to_allocvec(&q).unwrap();
+                assert!(postcard::from_bytes::<SubmodularParams>(&bytes).is_err());
+            }
         }
     }
 
@@ -1025,6 +1129,7 @@ mod tests {
                 Exploration::Presampled,
                 m,
                 SamplerKind::Exact,
+                HedgeCalibration::Paper,
             )
             .unwrap();
             // Any drawn M decodes (its rate is re-derived from it) …
