@@ -113,13 +113,15 @@ def test_per_copy_budget_and_reported_guarantee(delta: float, calibration: str) 
     assert g is not None
     assert g.epsilon == pytest.approx(eps, rel=1e-12) and g.delta == pytest.approx(delta, abs=1e-18)
     assert "Theorem 9" in g.source and "f_t" in g.neighbouring
-    # H minimises H T R²/2 + (2 + ln T)(G²/2 + G N)/H, N = sqrt(n · draws · Var(draw)).
+    # H minimises H T R_c²/2 + (2 + ln T)(G²/2 + G N)/H, N = sqrt(n · draws · Var(draw)).
     draws = max(1, math.ceil(math.log2(T)))
     var = 2 * scale**2 if noise == "laplace" else scale**2
     N = math.sqrt(6 * draws * var)
     R2 = 4.0  # rank: 2 + 1 + 1
-    H = math.sqrt((2 + math.log(T)) * (G * G / 2 + G * N) / (T * R2 / 2))
+    Rc2 = 2 * (2 / 3) + 1 * (1 / 2) + 1 * 1  # Σ_j k_j·max(q_j, 1 − q_j), q = 2/3, 1/2, 1 (uniform centre)
+    H = math.sqrt((2 + math.log(T)) * (G * G / 2 + G * N) / (T * Rc2 / 2))
     assert p["radius_squared"] == R2 and p["noise_norm"] == pytest.approx(N, rel=1e-12)
+    assert p["center"] == "uniform" and p["center_radius_squared"] == pytest.approx(Rc2, rel=1e-15)
     assert p["regularization"] == pytest.approx(H, rel=1e-12)
     assert floating(dponline.PrivateDRSubmodular)(d, horizon=T, epsilon=None).privacy is None
 
@@ -164,14 +166,18 @@ def project(v: np.ndarray, blocks: list[list[int]], caps: list[int]) -> np.ndarr
     return out
 
 
-def test_non_private_equals_a_from_scratch_reference_of_algorithm_4() -> None:
+@pytest.mark.parametrize("center", ["origin", "uniform"])
+def test_non_private_equals_a_from_scratch_reference_of_algorithm_4(center: str) -> None:
+    """Algorithm 4 with each copy's regulariser (H t/2)‖v − c‖²: c = 0 (the paper) or the uniform marginals
+    c_a = k_j/|B_j| (the default)."""
     T, K, n = 40, 3, 6
     blocks, caps = [[0, 2, 4], [1, 3], [5]], [2, 1, 1]
+    c = np.zeros(n) if center == "origin" else np.array([2 / 3, 1 / 2, 2 / 3, 1 / 2, 2 / 3, 1.0])
     P, _ = stream(T, seed=7)
-    learner = dponline.PrivateDRSubmodular(small_domain(), horizon=T, epsilon=None, copies=K, seed=0)
+    learner = dponline.PrivateDRSubmodular(small_domain(), horizon=T, epsilon=None, copies=K, center=center, seed=0)
     H = learner.params["regularization"]
     sums = np.zeros((K, n))
-    v = np.zeros((K, n))  # the release before any data is 0: v = Π(0) = 0
+    v = np.tile(c, (K, 1))  # the release before any data is 0: v = Π(c) = c
     for t in range(T):
         learner.ask()
         x = v.mean(axis=0)
@@ -181,7 +187,7 @@ def test_non_private_equals_a_from_scratch_reference_of_algorithm_4() -> None:
             xk = v[:k].sum(axis=0) / K
             grad = np.array([p[a] * np.prod(np.delete(1.0 - p * xk, a)) for a in range(n)])
             sums[k] += grad
-        v = np.array([project(sums[k] / (H * (t + 1)), blocks, caps) for k in range(K)])
+        v = np.array([project(c + sums[k] / (H * (t + 1)), blocks, caps) for k in range(K)])
         learner.tell(p)
         for k in range(K):
             assert np.abs(learner.copy_point(k) - v[k]).max() < 1e-10, (t, k)

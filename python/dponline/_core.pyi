@@ -764,6 +764,7 @@ class PrivateDRSubmodularParams(_LearnerParams):
         norm: str,
         copies: int | None = None,
         regularization: float | None = None,
+        center: str = "uniform",
         argmin: str = "projection",
         lmo_calls: int = 4,
     ) -> PrivateDRSubmodularParams: ...

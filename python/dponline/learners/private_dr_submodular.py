@@ -103,8 +103,15 @@ class PrivateDRSubmodular(DomainLearner):
       partial average ``x_t^k = (1/K) Σ_{j<k} v_t^j``, clipped to the declared ``‖g‖ ≤ G``.
     * One PFTAL copy: the clipped gradients enter a private prefix-sum mechanism (``mechanism="tree"``, the
       padded binary tree of the paper's PFTAL, by default; ``"honaker"``, ``"blt"``); after ``t`` rounds it plays
-      ``v = argmin_{v∈X} −⟨G̃_t, v⟩ + (H·max(t, 1)/2)‖v‖² = Π_X(G̃_t / (H·max(t, 1)))`` — Thakurta & Smith's
-      approximate leader for the linear gains regularised by ``(H/2)‖v‖²``. ``argmin="projection"`` (default)
+      ``v = argmin_{v∈X} −⟨G̃_t, v⟩ + (H·max(t, 1)/2)‖v − c‖² = Π_X(c + G̃_t / (H·max(t, 1)))`` — Thakurta &
+      Smith's approximate leader for the linear gains regularised by ``(H/2)‖v − c‖²``. The paper centres the
+      regulariser at ``c = 0`` (``center="origin"``); by default (``center="uniform"``) ``c_a = k_j/|B_j|`` for
+      the items of block ``B_j`` (capacity ``k_j``), the marginals of a uniformly random full independent set.
+      While the noise dominates the prefix sums the copies then play near ``c`` — a random full set after
+      rounding, what a random choice collects — instead of near the empty set, which collects nothing. FTRL's
+      bound keeps its form with ``R_c² = max_{x∈X} ‖x − c‖² = Σ_j k_j·max(q_j, 1 − q_j)``, ``q_j = k_j/|B_j|``
+      (``params["center_radius_squared"]``, at most the rank); the privacy is unchanged (post-processing of the
+      releases). ``argmin="projection"`` (default)
       computes the projection onto the matroid polytope exactly (block by block, bisection to adjacent floats);
       ``argmin="frank-wolfe"`` takes ``lmo_calls`` warm-started Frank-Wolfe steps with the domain's LMO.
       ``H`` (``regularization``) defaults to the minimiser of the explicit per-copy bound of
@@ -137,6 +144,8 @@ class PrivateDRSubmodular(DomainLearner):
         gradient_bound: declared ``G > 0`` (default ``n`` for ``δ = 0``, ``sqrt(n)`` otherwise).
         copies: ``K`` (default: the paper's).
         regularization: ``H > 0`` (default: the minimiser of the per-copy bound).
+        center: ``"uniform"`` (default) or ``"origin"`` (the paper's ``(H/2)‖v‖²``): where each copy's regulariser
+            is centred (see above).
         calibration: ``None`` (default): on the exact path (the default sampler) the exact calibration of the
             discrete mechanism, the tightest proved; with ``sampler="floating-point"`` the paper's for the tree and
             the analytic Gaussian for the other mechanisms. ``"paper"``, ``"analytic"`` or ``"zcdp"`` (Gaussian
@@ -179,6 +188,7 @@ class PrivateDRSubmodular(DomainLearner):
         gradient_bound: float | None = None,
         copies: int | None = None,
         regularization: float | None = None,
+        center: Literal["uniform", "origin"] = "uniform",
         calibration: Calibration | None = None,
         mechanism: Mechanism = "tree",
         argmin: Literal["projection", "frank-wolfe"] = "projection",
@@ -202,6 +212,7 @@ class PrivateDRSubmodular(DomainLearner):
         copies = None if copies is None else _validate.integer("copies", copies, low=1, high=4096)
         regularization = _validate.optional_real("regularization", regularization, low=0.0, low_open=True)
         argmin = _validate.option("argmin", argmin, ("projection", "frank-wolfe"))  # type: ignore[assignment]
+        center = _validate.option("center", center, ("uniform", "origin"))  # type: ignore[assignment]
         lmo_calls = _validate.integer("lmo_calls", lmo_calls, low=1, high=2**32 - 1)
         declared = _core.PrivateDRSubmodularParams(
             domain,
@@ -210,6 +221,7 @@ class PrivateDRSubmodular(DomainLearner):
             norm="l1" if delta == 0 else "l2",
             copies=copies,
             regularization=regularization,
+            center=center,
             argmin=argmin,
             lmo_calls=lmo_calls,
         )
@@ -273,7 +285,8 @@ class PrivateDRSubmodular(DomainLearner):
     @property
     def params(self) -> dict[str, Any]:
         """``copies`` (``K``, with ``copies_rule``), ``regularization`` (``H``), ``gradient_bound`` (``G``) and its
-        ``norm``, ``radius_squared`` (``R²``, the matroid's rank), ``noise_norm`` (``N``), ``argmin``,
+        ``norm``, ``radius_squared`` (``R²``, the matroid's rank), ``center`` and ``center_radius_squared``
+        (``R_c²``), ``noise_norm`` (``N``), ``argmin``,
         ``lmo_calls``, ``diameter``, ``copy_regret_bound``, and the noise (``noise``, ``noise_scale``,
         ``mechanism``)."""
         return self._native_params("mechanism")
@@ -303,8 +316,8 @@ class PrivateDRSubmodular(DomainLearner):
         ``G`` bounding the L2 norm of the gradients, ``N = sqrt(n·draws·Var)`` the padded tree's bound on
         ``E‖Z‖₂`` and ``λ_t = H·max(t, 1)``:
 
-        * ``ftrl``: ``H T R²/2 + G²(2 + ln T)/(2H)`` — FTRL with the regularisers ``(λ_{t−1}/2)‖v‖²``
-          (Orabona 2019, Corollary 7.9);
+        * ``ftrl``: ``H T R_c²/2 + G²(2 + ln T)/(2H)`` — FTRL with the regularisers ``(λ_{t−1}/2)‖v − c‖²``,
+          ``R_c² = max_{x∈X} ‖x − c‖²`` (Orabona 2019, Corollary 7.9; ``c ∈ X``);
         * ``noise``: ``G·N·(2 + ln T)/H`` — the release noise moves each projection by at most ``‖Z‖/λ``;
         * ``frank_wolfe``: ``T·G·2D/sqrt(lmo_calls + 2)`` for ``argmin="frank-wolfe"`` (0 for the projection);
         * ``smoothness``: ``β R² T/(2K)``. ``β`` defaults to ``n``, a bound from ``p ∈ [0, 1]^n`` alone: the Hessian
@@ -330,10 +343,11 @@ class PrivateDRSubmodular(DomainLearner):
         beta = float(n) if smoothness is None else _validate.real("smoothness", smoothness, low=0.0)
         T, K = float(p["horizon"]), float(p["copies"])
         G, H, N, R2 = p["gradient_bound"], p["regularization"], p["noise_norm"], p["radius_squared"]
+        Rc2 = p["center_radius_squared"]
         if p["norm"] == "l1":
             G = min(G, math.sqrt(n))  # ‖g‖₂ ≤ ‖g‖₁, and ‖∇F‖₂ ≤ sqrt(n) for p in [0, 1]
         log_term = 2.0 + math.log(T)
-        ftrl = 0.5 * H * T * R2 + G * G * log_term / (2.0 * H)
+        ftrl = 0.5 * H * T * Rc2 + G * G * log_term / (2.0 * H)
         noise = G * N * log_term / H
         fw = 0.0
         if p["argmin"] == "frank-wolfe":

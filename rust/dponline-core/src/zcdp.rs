@@ -134,13 +134,14 @@ mod tests {
 
     #[test]
     fn epsilon_is_below_bun_steinke_and_is_a_bound_at_every_order() {
-        for &(rho, delta) in &[
+        let cases = [
             (0.01, 1e-6),
             (0.5, 1e-5),
             (3.0, 0.01),
             (1e-6, 1e-9),
             (40.0, 0.3),
-        ] {
+        ];
+        for &(rho, delta) in &cases {
             let l = -f64::ln(delta);
             let eps = epsilon(rho, delta);
             assert!(
@@ -174,13 +175,14 @@ mod tests {
 
     #[test]
     fn largest_rho_is_feasible_and_tight() {
-        for &(eps, delta) in &[
+        let cases = [
             (1.0, 1e-6),
             (0.1, 1e-9),
             (8.0, 0.01),
             (2.0, 1e-5),
             (1e-4, 1e-6),
-        ] {
+        ];
+        for &(eps, delta) in &cases {
             let rho = largest_rho(eps, delta);
             assert_eq!(largest_rho(eps, delta), rho); // the cached answer
             assert_eq!(search_rho(eps, delta), rho);

@@ -13,7 +13,7 @@ use dponline_core::aggregation::{
 use dponline_core::domains::{Domain, L2Ball, Simplex, UniformMatroid};
 use dponline_core::learners::dp_ftrl::{DpFtrlParams, LossNorm, Regularizer};
 use dponline_core::learners::private_bandit::Feasibility;
-use dponline_core::learners::private_dr_submodular::Argmin;
+use dponline_core::learners::private_dr_submodular::{Argmin, Center};
 use dponline_core::learners::{
     DpFtrl, DrSubmodularParams, Exp3Params, Exploration, Feedback, HedgeCalibration, Learner,
     MechanismSetup, NoisyOco, NoisyOcoParams, PrivateBandit, PrivateBanditParams,
@@ -235,6 +235,7 @@ fn private_dr_submodular() {
         LossNorm::L2,
         noise,
         None,
+        Center::Uniform,
         Argmin::FrankWolfe,
         1,
     )

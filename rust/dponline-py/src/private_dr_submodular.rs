@@ -2,8 +2,8 @@
 
 use dponline_core::domains::LinearMinimizationOracle;
 use dponline_core::learners::private_dr_submodular::{
-    Argmin, DrSubmodularParams, PrivateDrSubmodular, coverage_gradient, coverage_multilinear,
-    paper_copies,
+    Argmin, Center, DrSubmodularParams, PrivateDrSubmodular, coverage_gradient,
+    coverage_multilinear, paper_copies,
 };
 use dponline_core::learners::{Learner, LossNorm};
 use numpy::{IntoPyArray, PyArray1};
@@ -46,7 +46,8 @@ fn params_dict<'py>(py: Python<'py>, p: &DrSubmodularParams) -> PyResult<Bound<'
         "regularization"
     };
     py_dict!(py, p; ground_set_size = p.n, horizon, copies, copies_rule = copies_rule, gradient_bound,
-        norm = p.norm.name(), radius_squared, noise_norm, regularization, regularization_rule = regularization_rule,
+        norm = p.norm.name(), radius_squared, center = p.center.name(), center_radius_squared, noise_norm, regularization,
+        regularization_rule = regularization_rule,
         argmin = p.argmin.name(), lmo_calls, diameter, copy_regret_bound = p.copy_regret_bound())
 }
 
@@ -61,6 +62,7 @@ pub struct DrSubmodularDeclared {
     gradient_bound: f64,
     norm: LossNorm,
     regularization: Option<f64>,
+    center: Center,
     argmin: Argmin,
     lmo_calls: u32,
 }
@@ -73,7 +75,7 @@ fn declared_dict<'py>(py: Python<'py>, p: &DrSubmodularDeclared) -> PyResult<Bou
         "copies"
     };
     py_dict!(py, p; ground_set_size, horizon, copies = copies, copies_rule = copies_rule, gradient_bound,
-        norm = p.norm.name(), regularization, argmin = p.argmin.name(), lmo_calls)
+        norm = p.norm.name(), regularization, center = p.center.name(), argmin = p.argmin.name(), lmo_calls)
 }
 
 py_params! {
@@ -83,8 +85,8 @@ py_params! {
     /// (documented wrapper: ``dponline.PrivateDRSubmodular``).
     class PyDrSubmodularParams(DrSubmodularDeclared) as "PrivateDRSubmodularParams";
     dict: declared_dict;
-    #[pyo3(signature = (domain, horizon, gradient_bound, *, norm, copies = None, regularization = None, argmin = "projection", lmo_calls = 4))]
-    new(domain, horizon: u64, gradient_bound: f64, norm: &str, copies: Option<usize>, regularization: Option<f64>, argmin: &str, lmo_calls: u32) {
+    #[pyo3(signature = (domain, horizon, gradient_bound, *, norm, copies = None, regularization = None, center = "uniform", argmin = "projection", lmo_calls = 4))]
+    new(domain, horizon: u64, gradient_bound: f64, norm: &str, copies: Option<usize>, regularization: Option<f64>, center: &str, argmin: &str, lmo_calls: u32) {
         Ok::<_, PyErr>(DrSubmodularDeclared {
             ground_set_size: domain.dim(),
             horizon,
@@ -92,14 +94,15 @@ py_params! {
             gradient_bound,
             norm: LossNorm::from_name(norm).or_raise()?,
             regularization,
+            center: Center::from_name(center).or_raise()?,
             argmin: Argmin::from_name(argmin).or_raise()?,
             lmo_calls,
         })
     }
     finish(&p, args) -> DrSubmodularParams {
         DrSubmodularParams::new(
-            &args.domain, p.horizon, p.copies, p.gradient_bound, p.norm, args.noise, p.regularization, p.argmin,
-            p.lmo_calls,
+            &args.domain, p.horizon, p.copies, p.gradient_bound, p.norm, args.noise, p.regularization, p.center,
+            p.argmin, p.lmo_calls,
         )
         .or_raise()
     }

@@ -121,7 +121,62 @@ fn matroid_blocks(domain: &Domain) -> Result<(Vec<usize>, Vec<usize>, Vec<usize>
     }
 }
 
-/// How each copy computes its argmin `Π_X(G̃_t/λ_t)`.
+/// Where each copy's regulariser `(λ/2)‖v − c‖²` is centred; its argmin is then `Π_X(c + G̃_t/λ_t)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Center {
+    /// `c = 0`: the paper's `(λ/2)‖v‖²` (Algorithm 4 with Thakurta & Smith's PFTAL).
+    Origin,
+    /// `c_a = k_j/|B_j|` for the items `a` of block `B_j` (capacity `k_j`): the marginals of a uniformly random
+    /// full independent set. While the noise dominates the copies play near `c`, which pipage rounding turns into
+    /// a uniformly random full set, instead of near the empty set; FTRL's bound is unchanged in form with
+    /// `R_c² = max_{x∈X} ‖x − c‖² = Σ_j k_j·max(q_j, 1 − q_j)`, `q_j = k_j/|B_j|` (at most the rank `Σ_j k_j`).
+    Uniform,
+}
+
+impl Center {
+    /// Parse `"origin"` or `"uniform"`.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for any other name.
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "origin" => Ok(Center::Origin),
+            "uniform" => Ok(Center::Uniform),
+            other => Err(CoreError::invalid("center", "'origin' or 'uniform'", other)),
+        }
+    }
+
+    /// The name [`Center::from_name`] parses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Center::Origin => "origin",
+            Center::Uniform => "uniform",
+        }
+    }
+
+    /// `c_a` on a block of `len` items with capacity `cap`.
+    fn of_block(self, cap: usize, len: usize) -> f64 {
+        match self {
+            Center::Origin => 0.0,
+            Center::Uniform => cap as f64 / len as f64,
+        }
+    }
+
+    /// `R_c² = max_{x∈X} ‖x − c‖²` over the independence polytope of the blocks (`start`, `caps` as
+    /// [`matroid_blocks`]): the maximum of a convex function is at a vertex, a 0/1 vector with `s ≤ k_j` ones in
+    /// block `j`, where `‖x − c‖²` restricted to the block is `s(1 − 2q) + |B_j| q²` — linear in `s`, so largest at
+    /// `s = k_j` (`k_j(1 − q)`) or `s = 0` (`k_j q`).
+    fn radius_squared(self, start: &[usize], caps: &[usize]) -> f64 {
+        caps.iter()
+            .zip(start.windows(2))
+            .map(|(&cap, w)| {
+                let q = self.of_block(cap, w[1] - w[0]);
+                cap as f64 * q.max(1.0 - q)
+            })
+            .sum()
+    }
+}
+
+/// How each copy computes its argmin `Π_X(c + G̃_t/λ_t)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Argmin {
     /// Exact projection onto the matroid polytope (bisection per block).
@@ -173,8 +228,12 @@ pub struct DrSubmodularParams {
     pub gradient_bound: f64,
     /// The norm of `G` (L1 for Laplace noise, L2 for Gaussian).
     pub norm: LossNorm,
-    /// `R² = max_{x∈X} ‖x‖²`, the matroid's rank.
+    /// `R² = max_{x∈X} ‖x‖²`, the matroid's rank (Lemma 7's smoothness term).
     pub radius_squared: f64,
+    /// Where the regulariser is centred.
+    pub center: Center,
+    /// `R_c² = max_{x∈X} ‖x − c‖²` (the FTRL term of each copy; [`Center::Uniform`]'s docs).
+    pub center_radius_squared: f64,
     /// `N`: the bound `sqrt(n · draws · Var(draw))` on `E‖Z‖₂` of a padded-tree release's noise `Z` (0 when
     /// non-private).
     pub noise_norm: f64,
@@ -194,7 +253,7 @@ impl DrSubmodularParams {
     /// The constants for `domain` (its rank gives `R²`).
     ///
     /// Default `H = sqrt(b/a)` minimises the per-copy regret bound `a·H + b/H (+ the Frank-Wolfe term)`
-    /// ([`DrSubmodularParams::copy_regret_bound`]) with `a = T R²/2` and `b = (2 + ln T)(G²/2 + G·N)`.
+    /// ([`DrSubmodularParams::copy_regret_bound`]) with `a = T R_c²/2` and `b = (2 + ln T)(G²/2 + G·N)`.
     ///
     /// Errors: [`CoreError::InvalidArgument`] for `T = 0`, `K ∉ 1..=MAX_COPIES`, a non-positive bound or
     /// regularisation, `lmo_calls = 0`, a noise scale that is negative or not finite, a domain
@@ -208,11 +267,12 @@ impl DrSubmodularParams {
         norm: LossNorm,
         noise: NoiseDistribution,
         regularization: Option<f64>,
+        center: Center,
         argmin: Argmin,
         lmo_calls: u32,
     ) -> Result<Self> {
         crate::error::check_horizon(horizon)?;
-        let (_, _, caps) = matroid_blocks(domain)?;
+        let (_, start, caps) = matroid_blocks(domain)?;
         check_positive("gradient_bound", gradient_bound)?;
         super::check_clip_bound("gradient_bound", gradient_bound, domain.dim())?;
         if lmo_calls == 0 {
@@ -229,6 +289,7 @@ impl DrSubmodularParams {
         };
         let n = domain.dim();
         let radius_squared = caps.iter().sum::<usize>() as f64;
+        let center_radius_squared = center.radius_squared(&start, &caps);
         let draws = padded_draws(horizon) as f64;
         let noise_norm = (n as f64 * draws * noise.variance()).sqrt();
         let t = horizon as f64;
@@ -238,7 +299,7 @@ impl DrSubmodularParams {
                 (h, false)
             }
             None => {
-                let a = 0.5 * t * radius_squared.max(1.0);
+                let a = 0.5 * t * center_radius_squared.max(1.0);
                 let b = (2.0 + t.ln())
                     * (0.5 * gradient_bound * gradient_bound + gradient_bound * noise_norm);
                 ((b / a).sqrt(), true)
@@ -252,6 +313,8 @@ impl DrSubmodularParams {
             gradient_bound,
             norm,
             radius_squared,
+            center,
+            center_radius_squared,
             noise_norm,
             regularization: h,
             regularization_default,
@@ -273,18 +336,19 @@ impl DrSubmodularParams {
     /// Explicit bound on the expected regret of one PFTAL copy against linear gains with `‖g‖₂ ≤ G` (`G`
     /// bounds the L2 norm under either declared norm):
     ///
-    /// `H T R²/2 + (2 + ln T)(G²/2 + G·N)/H`, plus `T·G·2D/sqrt(lmo_calls + 2)` for Frank-Wolfe.
+    /// `H T R_c²/2 + (2 + ln T)(G²/2 + G·N)/H`, plus `T·G·2D/sqrt(lmo_calls + 2)` for Frank-Wolfe.
     ///
-    /// FTRL with the regularisers `(λ_{t−1}/2)‖v‖²` (strong convexity `λ_{t−1} = H·max(t−1, 1)`, `0 ∈ X`):
-    /// regret `≤ λ_T R²/2 + Σ_t G²/(2λ_{t−1}) ≤ H T R²/2 + G²(2 + ln T)/(2H)` (Orabona 2019, Corollary 7.9);
-    /// the noise `Z` of a release moves the projection `Π_X(G̃/λ)` by at most `‖Z‖/λ`, costing
+    /// FTRL with the regularisers `(λ_{t−1}/2)‖v − c‖²` (strong convexity `λ_{t−1} = H·max(t−1, 1)`, `c ∈ X`,
+    /// so the regulariser's minimum over `X` is 0): regret `≤ λ_T R_c²/2 + Σ_t G²/(2λ_{t−1}) ≤ H T R_c²/2 +
+    /// G²(2 + ln T)/(2H)` (Orabona 2019, Corollary 7.9);
+    /// the noise `Z` of a release moves the projection `Π_X(c + G̃/λ)` by at most `‖Z‖/λ`, costing
     /// `Σ_t G·E‖Z‖/λ_{t−1} ≤ G N (2 + ln T)/H`; a Frank-Wolfe iterate after `k` steps from any feasible point
     /// is within `2D/sqrt(k + 2)` of the argmin (1-strong convexity), costing `T·G·2D/sqrt(k + 2)`.
     pub fn copy_regret_bound(&self) -> f64 {
         let t = self.horizon as f64;
         let g = self.gradient_bound;
         let h = self.regularization;
-        0.5 * h * t * self.radius_squared
+        0.5 * h * t * self.center_radius_squared
             + (2.0 + t.ln()) * (0.5 * g * g + g * self.noise_norm) / h
             + match self.argmin {
                 Argmin::Projection => 0.0,
@@ -454,18 +518,26 @@ impl PrivateDrSubmodular {
         out.iter_mut().for_each(|o| *o = (*o * inv).clamp(0.0, 1.0));
     }
 
-    /// Copy `c`'s next point `argmin_{v∈X} −⟨release, v⟩ + (λ/2)‖v‖² = Π_X(release/λ)`.
+    /// Copy `c`'s next point `argmin_{v∈X} −⟨release, v⟩ + (λ/2)‖v − centre‖² = Π_X(centre + release/λ)`.
     ///
     /// Errors: [`CoreError::IterationLimit`] if a block's bisection does not close (not expected).
     fn solve(&mut self, c: usize, release: &[f64], lambda: f64) -> Result<()> {
         let n = self.params.n;
         let v = &mut self.points[c * n..(c + 1) * n];
+        let inv = 1.0 / lambda;
+        let target = match self.params.argmin {
+            Argmin::Projection => &mut *v,
+            Argmin::FrankWolfe => self.solvers[c].target_mut(),
+        };
+        for j in 0..self.caps.len() {
+            let members = &self.members[self.start[j]..self.start[j + 1]];
+            let centre = self.params.center.of_block(self.caps[j], members.len());
+            for &a in members {
+                target[a] = centre + release[a] * inv;
+            }
+        }
         match self.params.argmin {
             Argmin::Projection => {
-                let inv = 1.0 / lambda;
-                for (o, &s) in v.iter_mut().zip(release) {
-                    *o = s * inv;
-                }
                 for j in 0..self.caps.len() {
                     let members = &self.members[self.start[j]..self.start[j + 1]];
                     project_block(members, self.caps[j] as f64, v)?;
@@ -473,9 +545,6 @@ impl PrivateDrSubmodular {
             }
             Argmin::FrankWolfe => {
                 let fw = &mut self.solvers[c];
-                for (o, &s) in fw.target_mut().iter_mut().zip(release) {
-                    *o = s / lambda;
-                }
                 let mut gap = 0.0f64;
                 for _ in 0..self.params.lmo_calls {
                     gap = fw.step(&mut self.domain);
@@ -778,8 +847,12 @@ impl Learner for PrivateDrSubmodular {
             && self.solvers.iter().all(|f| f.x().len() == n)
             && self.x.len() == n
             && self.played.iter().all(|&a| a < n)
-            && blocks
-                .is_some_and(|(m, st, c)| m == self.members && st == self.start && c == self.caps);
+            && blocks.is_some_and(|(m, st, c)| {
+                m == self.members
+                    && st == self.start
+                    && c == self.caps
+                    && p.center.radius_squared(&st, &c) == p.center_radius_squared
+            });
         if !consistent {
             return Err(CoreError::State(
                 "inconsistent PrivateDRSubmodular state".into(),
@@ -827,6 +900,7 @@ mod tests {
             LossNorm::L2,
             noise,
             None,
+            Center::Uniform,
             Argmin::Projection,
             4,
         )
@@ -860,6 +934,77 @@ mod tests {
     }
 
     #[test]
+    fn centre_radius_is_the_largest_distance_to_a_vertex() {
+        let domain = partition(); // blocks of 3, 2 and 1 items with capacities 2, 1, 1
+        let (members, start, caps) = matroid_blocks(&domain).unwrap();
+        let n = domain.dim();
+        let blocks: Vec<&[usize]> = start.windows(2).map(|w| &members[w[0]..w[1]]).collect();
+        for center in [Center::Origin, Center::Uniform] {
+            let mut c = vec![0.0; n];
+            for (block, &cap) in blocks.iter().zip(&caps) {
+                block
+                    .iter()
+                    .for_each(|&a| c[a] = center.of_block(cap, block.len()));
+            }
+            // Every 0/1 vector independent in the matroid.
+            let brute = (0u32..1 << n)
+                .filter(|mask| {
+                    blocks.iter().zip(&caps).all(|(block, &cap)| {
+                        block.iter().filter(|&&a| mask >> a & 1 == 1).count() <= cap
+                    })
+                })
+                .map(|mask| {
+                    (0..n)
+                        .map(|a| (f64::from(mask >> a & 1) - c[a]).powi(2))
+                        .sum::<f64>()
+                })
+                .fold(0.0, f64::max);
+            let r2 = center.radius_squared(&start, &caps);
+            assert!((r2 - brute).abs() < 1e-12, "{center:?}: {r2} vs {brute}");
+        }
+        assert_eq!(Center::Origin.radius_squared(&start, &caps), 4.0); // the rank
+    }
+
+    #[test]
+    fn the_first_play_is_the_centre() {
+        // Without noise the first release is 0, so every copy starts at argmin ‖v − c‖² = c.
+        for center in [Center::Origin, Center::Uniform] {
+            let domain = partition();
+            let p = DrSubmodularParams::new(
+                &domain,
+                100,
+                Some(3),
+                1.0,
+                LossNorm::L2,
+                NoiseDistribution::Gaussian { sigma: 0.0 },
+                None,
+                center,
+                Argmin::Projection,
+                4,
+            )
+            .unwrap();
+            let noise = NoiseDistribution::Gaussian { sigma: 0.0 };
+            let setup = crate::learners::MechanismSetup::padded_tree(
+                noise,
+                SamplerKind::FloatingPoint,
+                [1, 2, 3, 4],
+            );
+            let l = PrivateDrSubmodular::new(domain, p, setup).unwrap();
+            let mut x = vec![0.0; 6];
+            l.fractional_point(&mut x);
+            let want: &[f64] = match center {
+                Center::Origin => &[0.0; 6],
+                Center::Uniform => &[2.0 / 3.0, 0.5, 2.0 / 3.0, 0.5, 2.0 / 3.0, 1.0],
+            };
+            for (a, b) in x.iter().zip(want) {
+                assert!((a - b).abs() < 1e-12, "{center:?}: {x:?}");
+            }
+        }
+        assert_eq!(Center::from_name("uniform").unwrap().name(), "uniform");
+        assert!(Center::from_name("middle").is_err());
+    }
+
+    #[test]
     fn paper_copies_and_refused_domains() {
         assert_eq!(paper_copies(1), 1);
         let t = 1e12f64;
@@ -876,6 +1021,7 @@ mod tests {
                 LossNorm::L2,
                 noise,
                 None,
+                Center::Uniform,
                 Argmin::Projection,
                 1
             )
