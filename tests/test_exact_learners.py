@@ -273,8 +273,9 @@ def test_bad_feedback_leaves_exact_learners_unchanged():
 
 def test_float_path_is_bit_identical_to_the_previous_default():
     """``sampler="floating-point"`` with a seed reproduces the outputs of the previous default (the values below
-    were produced by the build before the exact samplers, with the same calls and no ``sampler``)."""
-    exp3 = PrivateEXP3(3, horizon=1000, epsilon=0.5, loss_bound=2.0, sampler="floating-point", seed=123)
+    were produced by the build before the exact samplers, with the same calls and no ``sampler``; EXP3 with the
+    tuning of that build, ``tuning="paper"``)."""
+    exp3 = PrivateEXP3(3, horizon=1000, epsilon=0.5, loss_bound=2.0, sampler="floating-point", tuning="paper", seed=123)
     for _ in range(1000):
         arm = exp3.ask()
         exp3.tell(0.3 * (arm + 1))

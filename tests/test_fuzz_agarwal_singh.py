@@ -388,7 +388,9 @@ def test_exp3_constructor(arms: Any, kwargs: dict[str, Any]) -> None:
         return
     k = int(arms)
     p = learner.params
-    assert 0 < p["eta"] and 0 < p["gamma"] <= 0.5
+    # γ = 0 exactly when no exploration is needed: no noise or one round (c = 2λ ln T = 0), variance tuning.
+    assert 0 < p["eta"] and 0 <= p["gamma"] <= 0.5
+    assert p["gamma"] > 0 or p["noise_scale"] * math.log(p["horizon"]) < 1e-300
     assert math.isfinite(learner.regret_bound()) and learner.regret_bound() >= 0
     if k <= 10**6:
         check_probabilities(learner, k)

@@ -352,12 +352,15 @@ class FeedbackRelease:
         covered by :attr:`privacy` (every later computation is post-processing of it)."""
         return float(self._core.last_release)
 
-    def _build_release(self, first: Any, *declared: Any, sensitivity: str, source: str) -> None:
+    def _build_release(
+        self, first: Any, *declared: Any, sensitivity: str, source: str, options: dict[str, Any] | None = None
+    ) -> None:
         """Validate the arguments shared by the feedback-release learners, build the native learner
         (``self._core_type`` on ``first``, the arms or the domain) and its guarantee: one Laplace release per round
         of the feedback, whose sensitivity is ``sensitivity`` (text), with the paper's ``source``.
 
-        ``declared``: ``horizon, epsilon, loss_bound, strict, sampler, seed, secure``, as the learners take them.
+        ``declared``: ``horizon, epsilon, loss_bound, strict, sampler, seed, secure``, as the learners take them;
+        ``options``: the learner's own validated keywords, passed to the native constructor.
 
         Raises:
             InvalidInputError: naming the first argument refused.
@@ -369,9 +372,8 @@ class FeedbackRelease:
         sampler = _validate.option("sampler", sampler, SAMPLERS)
         if epsilon is not None:
             epsilon = _validate.real("epsilon", epsilon, low=0.0, low_open=True)
-        self._core = self._core_type(  # type: ignore[attr-defined]
-            first, horizon, loss_bound, epsilon, sampler=sampler, strict=strict, seed=seed, secure=secure
-        )
+        keywords = {"sampler": sampler, "strict": strict, "seed": seed, "secure": secure, **(options or {})}
+        self._core = self._core_type(first, horizon, loss_bound, epsilon, **keywords)  # type: ignore[attr-defined]
         guarantee: PrivacyGuarantee | None = None
         if epsilon is not None:
             exact_source, notes = _feedback_noise_text(self._core, sensitivity, sampler)

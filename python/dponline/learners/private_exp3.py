@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -29,12 +29,22 @@ class PrivateEXP3(FeedbackRelease, Learner):
     ``f_t = ℓ_t(I_t)`` clipped to ``[0, B]``, release ``f̂_t = f_t + Lap(λ)`` with ``λ = B/ε``, and add the
     importance-weighted estimate ``f̂_t / p_t(I_t)`` to ``L̂(I_t)`` (only the played arm changes).
 
-    Parameters (Theorem 4.1's tuning to the high-probability noise range, see ``params``): with ``β = 1/T``,
-    ``|f̂_t| ≤ B' = B + λ ln(T/β) = B + 2λ ln T`` for all ``t`` with probability ``≥ 1 − 1/T``; Hedge on the
-    estimates needs ``γ ≥ η K B'``, and the expected regret is at most
-    ``ln K/η + η T K B'²/(1 − γ) + γ B T + B``, minimised (leading terms) by ``η = sqrt(ln K/(T K B'(B'+B)))``,
-    ``γ = η K B'`` (``γ`` capped at ½, then ``η = γ/(K B')``). The regret is ``O(B'·sqrt(T K ln K))``, i.e.
-    ``Õ(sqrt(T K ln K)/ε)``. ``epsilon=None`` (``λ = 0``) is EXP3 with mixing on the same code path.
+    Parameters (``tuning``, see ``params``): with ``β = 1/T``, every noise draw is at least ``−c``, ``c = λ ln(T/β)
+    = 2λ ln T``, and ``|f̂_t| ≤ B' = B + c`` for all ``t`` with probability ``≥ 1 − 1/T`` (the complement costs at
+    most ``B``). Hedge on the importance-weighted estimates needs ``η ℓ̂ ≥ −1``, which ``γ ≥ η K c`` ensures.
+
+    * ``tuning="variance"`` (default): the Hedge proof's second-moment term is bounded by the second moment of the
+      noisy feedback, ``E f̂_t² ≤ B² + 2λ²`` (the noise is centred, of variance at most ``2λ²``, also on that event),
+      not by its range: the expected regret is at most ``ln K/η + η T K (B² + 2λ²)/(1 − γ) + γ B T + B`` with
+      ``γ = η K c``, minimised (leading terms) by ``η = sqrt(ln K/(T K (B² + 2λ² + cB)))``. At ``K = 80``,
+      ``T = 10⁶``, ``ε = 1`` that is 5.3 times the paper's step and a 5 times smaller bound; on the Open Bandit
+      arms (``dponline bandit``) the private learner's gain over a random arm grows about four-fold.
+      ``epsilon=None`` (``λ = 0``) is then plain EXP3: ``γ = 0``, ``η = sqrt(ln K/(T K B²))``.
+    * ``tuning="paper"``: Theorem 4.1's tuning to the range, ``ln K/η + η T K B'²/(1 − γ) + γ B T + B`` with
+      ``γ = η K B'``, ``η = sqrt(ln K/(T K B'(B'+B)))``; ``epsilon=None`` is EXP3 with mixing.
+
+    In both, ``γ`` is capped at ½ (then ``η = γ/(K·c)``, resp. ``γ/(K B')``). The regret is
+    ``Õ(sqrt(T K ln K)/ε)``; the tuning uses only the declared ``K``, ``T``, ``B`` and ``ε``.
 
     Privacy: replacing one round's loss vector changes only that round's clipped feedback, by at most ``B``,
     so each release is an ε-DP Laplace mechanism; all later computation uses the data only through the
@@ -50,6 +60,7 @@ class PrivateEXP3(FeedbackRelease, Learner):
         epsilon: ε > 0, or ``None`` (non-private EXP3).
         loss_bound: ``B > 0``; feedback outside ``[0, B]`` is clipped (unless ``strict``).
         strict: raise on feedback outside ``[0, B]`` instead of clipping.
+        tuning: ``"variance"`` (default) or ``"paper"``: how ``η`` and ``γ`` are set (see Parameters).
         sampler: ``"exact"`` (default): the clipped feedback is rounded onto a power-of-two grid ``γ`` (``γ =
             2^(⌊log₂ λ⌋ − 30)``, from ``B`` and ``ε`` only) and integer discrete Laplace noise ``DLap(t)`` is
             added, ``f̂_t = (round(f_t/γ) + Z_t)·γ`` (an exact float): ``t = ⌈(⌈B/γ⌉ + 1)/ε⌉``, so by the rounding
@@ -94,10 +105,22 @@ class PrivateEXP3(FeedbackRelease, Learner):
         sampler: Sampler = "exact",
         seed: SeedLike = None,
         secure: bool = False,
+        tuning: Literal["variance", "paper"] = "variance",
     ) -> None:
         arms = _validate.integer("arms", arms, low=2, high=2**40)
+        tuning = _validate.option("tuning", tuning, ("variance", "paper"))  # type: ignore[assignment]
         self._build_release(
-            arms, horizon, epsilon, loss_bound, strict, sampler, seed, secure, sensitivity="B", source=_SOURCE
+            arms,
+            horizon,
+            epsilon,
+            loss_bound,
+            strict,
+            sampler,
+            seed,
+            secure,
+            sensitivity="B",
+            source=_SOURCE,
+            options={"tuning": tuning},
         )
 
     # -- protocol ---------------------------------------------------------------------------------------
@@ -130,21 +153,24 @@ class PrivateEXP3(FeedbackRelease, Learner):
     @property
     def params(self) -> dict[str, Any]:
         """``arms``, ``horizon``, ``loss_bound``, ``noise_scale`` (λ), ``noisy_range`` (B'), ``eta``, ``gamma``,
-        ``regret_bound``."""
+        ``tuning``, ``regret_bound``."""
         return dict(self._core.params)
 
     clipped = clipped_count("Feedback values clipped to ``[0, loss_bound]`` so far.")
 
     def regret_bound(self) -> RegretBound:
-        """``ln K/η + η T K B'²/(1 − γ) + γ B T + B``: the expected (pseudo-)regret bound of the tuning above
-        (Agarwal-Singh 2017 Theorem 4.1 with the constants of the Hedge/EXP3 proof, Bubeck & Cesa-Bianchi 2012
-        Theorem 3.1, on the event ``|noise| ≤ λ ln T²``; the last ``B`` pays for its complement), beside the trivial
-        bound ``T·B`` (``RegretBound.trivial``: losses in ``[0, B]``) and whether it is below it."""
+        """``ln K/η + η T K M/(1 − γ) + γ B T + B`` with ``M = B² + 2λ²`` (``tuning="variance"``) or ``B'²``
+        (``"paper"``): the expected (pseudo-)regret bound of the tuning above (Agarwal-Singh 2017 Theorem 4.1 with the
+        constants of the Hedge/EXP3 proof, Bubeck & Cesa-Bianchi 2012 Theorem 3.1, on the event
+        ``|noise| ≤ λ ln T²``; the last ``B`` pays for its complement), beside the trivial bound ``T·B``
+        (``RegretBound.trivial``: losses in ``[0, B]``) and whether it is below it."""
         p = self._core.params
+        moment = "second moment B^2 + 2 lambda^2" if p["tuning"] == "variance" else "range B'^2"
         return RegretBound(
             float(p["regret_bound"]),
             trivial=float(p["horizon"]) * float(p["loss_bound"]),
-            source="Agarwal-Singh 2017 Theorem 4.1 (Bubeck-Cesa-Bianchi 2012 Theorem 3.1 constants); trivial: T*B",
+            source=f"Agarwal-Singh 2017 Theorem 4.1 (Bubeck-Cesa-Bianchi 2012 Theorem 3.1 constants; {moment}); "
+            "trivial: T*B",
         )
 
     def __repr__(self) -> str:

@@ -132,16 +132,21 @@ fn search_rho(epsilon_target: f64, delta: f64) -> f64 {
 mod tests {
     use super::*;
 
+    /// `(ρ, δ)` or `(ε, δ)` pairs from tiny to large budgets.
+    const CASES: &[(f64, f64)] = &[
+        (0.01, 1e-6),
+        (0.5, 1e-5),
+        (3.0, 0.01),
+        (1e-6, 1e-9),
+        (40.0, 0.3),
+        (1.0, 1e-6),
+        (0.1, 1e-9),
+        (8.0, 0.01),
+    ];
+
     #[test]
     fn epsilon_is_below_bun_steinke_and_is_a_bound_at_every_order() {
-        let cases = [
-            (0.01, 1e-6),
-            (0.5, 1e-5),
-            (3.0, 0.01),
-            (1e-6, 1e-9),
-            (40.0, 0.3),
-        ];
-        for &(rho, delta) in &cases {
+        for &(rho, delta) in CASES {
             let l = -f64::ln(delta);
             let eps = epsilon(rho, delta);
             assert!(
@@ -175,14 +180,7 @@ mod tests {
 
     #[test]
     fn largest_rho_is_feasible_and_tight() {
-        let cases = [
-            (1.0, 1e-6),
-            (0.1, 1e-9),
-            (8.0, 0.01),
-            (2.0, 1e-5),
-            (1e-4, 1e-6),
-        ];
-        for &(eps, delta) in &cases {
+        for &(eps, delta) in CASES {
             let rho = largest_rho(eps, delta);
             assert_eq!(largest_rho(eps, delta), rho); // the cached answer
             assert_eq!(search_rho(eps, delta), rho);

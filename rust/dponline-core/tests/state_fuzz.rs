@@ -15,8 +15,8 @@ use dponline_core::learners::dp_ftrl::{DpFtrlParams, LossNorm, Regularizer};
 use dponline_core::learners::private_bandit::Feasibility;
 use dponline_core::learners::private_dr_submodular::{Argmin, Center};
 use dponline_core::learners::{
-    DpFtrl, DrSubmodularParams, Exp3Params, Exploration, Feedback, HedgeCalibration, Learner,
-    MechanismSetup, NoisyOco, NoisyOcoParams, PrivateBandit, PrivateBanditParams,
+    DpFtrl, DrSubmodularParams, Exp3Params, Exp3Tuning, Exploration, Feedback, HedgeCalibration,
+    Learner, MechanismSetup, NoisyOco, NoisyOcoParams, PrivateBandit, PrivateBanditParams,
     PrivateDrSubmodular, PrivateExp3, PrivateScrible, PrivateSubmodular, SubmodularParams,
 };
 use dponline_core::local_dp::{
@@ -179,7 +179,7 @@ fn noisy_oco() {
 fn private_exp3() {
     // The exact feedback noise (the default): its grid and integer block are part of the state.
     let (scale, exact) = scalar_laplace(1.0, Some(0.5), SamplerKind::Exact).unwrap();
-    let params = Exp3Params::new(4, 40, 1.0, scale).unwrap();
+    let params = Exp3Params::new(4, 40, 1.0, scale, Exp3Tuning::Variance).unwrap();
     let l = PrivateExp3::new(params, exact, [7, 0, 0, 0], false, false).unwrap();
     fuzz_after(l, 5, |l| {
         l.ask().unwrap();

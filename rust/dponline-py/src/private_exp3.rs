@@ -1,6 +1,8 @@
 //! `dponline._core.PrivateEXP3` and `BernoulliArms`: bindings of `dponline_core::learners::private_exp3`.
 
-use dponline_core::learners::{ArmLosses, BernoulliArms, Exp3Params, Learner, PrivateExp3};
+use dponline_core::learners::{
+    ArmLosses, BernoulliArms, Exp3Params, Exp3Tuning, Learner, PrivateExp3,
+};
 use dponline_core::noise::release::{SamplerKind, scalar_laplace};
 use numpy::{IntoPyArray, PyArray1};
 use pyo3::prelude::*;
@@ -13,7 +15,8 @@ use crate::learner::py_learner;
 use crate::losses::PyLossFamily;
 
 fn params_dict<'py>(py: Python<'py>, p: &Exp3Params) -> PyResult<Bound<'py, PyDict>> {
-    py_dict!(py, p; arms, horizon, loss_bound, noise_scale, noisy_range, eta, gamma, regret_bound = p.regret_bound())
+    py_dict!(py, p; arms, horizon, loss_bound, noise_scale, noisy_range, eta, gamma, tuning = p.tuning.name(),
+        regret_bound = p.regret_bound())
 }
 
 /// The random draws one PrivateEXP3 step is measured against (for ``benches/compare_bandits.py``): ``steps``
@@ -135,7 +138,7 @@ py_learner! {
         /// ``sampler`` (``"exact"``: discrete Laplace on a grid meeting ``epsilon`` exactly; ``"floating-point"``:
         /// ``Laplace(loss_bound/epsilon)``).
         #[new]
-        #[pyo3(signature = (arms, horizon, loss_bound, epsilon, *, sampler = "exact", strict = false, seed = None, secure = false))]
+        #[pyo3(signature = (arms, horizon, loss_bound, epsilon, *, sampler = "exact", strict = false, seed = None, secure = false, tuning = "variance"))]
         fn new(
             py: Python<'_>,
             arms: usize,
@@ -146,10 +149,12 @@ py_learner! {
             strict: bool,
             seed: Option<&Bound<'_, PyAny>>,
             secure: bool,
+            tuning: &str,
         ) -> PyResult<Self> {
             let sampler = SamplerKind::from_name(sampler).or_raise()?;
+            let tuning = Exp3Tuning::from_name(tuning).or_raise()?;
             let (scale, exact) = scalar_laplace(loss_bound, epsilon, sampler).or_raise()?;
-            let params = Exp3Params::new(arms, horizon, loss_bound, scale).or_raise()?;
+            let params = Exp3Params::new(arms, horizon, loss_bound, scale, tuning).or_raise()?;
             let (words, secure) = keying(py, seed, secure)?;
             let inner = detached(py, || {
                 PrivateExp3::new(params, exact, words, secure, strict)

@@ -19,7 +19,9 @@ pub use private_bandit::{
     PrivateBandit, PrivateBanditParams, PrivateFrankWolfeMap, SmoothedBatchGradient,
 };
 pub use private_dr_submodular::{DrSubmodularParams, PrivateDrSubmodular};
-pub use private_exp3::{ArmLosses, BernoulliArms, Exp3Params, PrivateExp3, raw_step_draws};
+pub use private_exp3::{
+    ArmLosses, BernoulliArms, Exp3Params, Exp3Tuning, PrivateExp3, raw_step_draws,
+};
 pub use private_scrible::{PrivateScrible, ScribleParams};
 
 pub use private_submodular::{

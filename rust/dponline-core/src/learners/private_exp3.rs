@@ -13,19 +13,31 @@
 //! depends on the data only through the earlier `f̂_s` and the learner's own randomness (independent of the
 //! data), so the whole sequence of arms is ε-DP (adaptive parallel composition, post-processing).
 //!
-//! **Parameters** (Theorem 4.1's tuning to the high-probability noise range): on the event that every
-//! `|Z_t| ≤ λ ln(T/β)` with `β = 1/T` (probability `≥ 1 − 1/T`), `|f̂_t| ≤ B' = B + 2λ ln T`. The Hedge bound
-//! `ln K/η + η Σ_t ⟨q_t, ℓ̂_t²⟩` needs `η ℓ̂_t(i) ≥ −1`, i.e. `γ ≥ η K B'`; with `γ = η K B'` the regret is at
-//! most `ln K/η + η T K B'²/(1 − γ) + γ B T + B` (the last term: the failure event). Minimising the leading
-//! terms gives `η = sqrt(ln K / (T K B'(B' + B)))`, `γ = η K B'`; if that `γ` exceeds ½, `γ = ½` and
-//! `η = γ/(K B')`. With `λ = 0` (non-private) this is EXP3 with mixing on `[0, B]` losses.
+//! **Parameters** ([`Exp3Tuning`]). On the event `E` that every `|Z_t| ≤ λ ln(T/β)` with `β = 1/T`
+//! (probability `≥ 1 − 1/T`; its complement costs at most `BT·(1/T) = B`), `f̂_t ≥ −c` with `c = 2λ ln T` and
+//! `|f̂_t| ≤ B' = B + c`. The Hedge bound `ln K/η + η Σ_t ⟨q_t, ℓ̂_t²⟩` (from `e^{−x} ≤ 1 − x + x²`) needs
+//! `η ℓ̂_t(i) ≥ −1`; since `p_t(i) ≥ γ/K`, `γ ≥ η K c` suffices, and uniform exploration costs `γ B T`.
+//!
+//! * [`Exp3Tuning::Paper`] — Theorem 4.1: it bounds `ℓ̂_t(i)²` by the range, `γ = η K B'` and regret
+//!   `≤ ln K/η + η T K B'²/(1 − γ) + γ B T + B`; the leading terms give `η = sqrt(ln K / (T K B'(B' + B)))`.
+//! * [`Exp3Tuning::Variance`] (default) — the same proof with the second moment in place of the range: given
+//!   the past, `E⟨q_t, ℓ̂_t²⟩ ≤ Σ_i E[f̂_t(i)²]/(1 − γ) ≤ K (B² + 2λ²)/(1 − γ)` (`q_t ≤ p_t/(1 − γ)`; the noise is
+//!   centred and independent of the arm, and its law on `E` is the Laplace law truncated symmetrically, so
+//!   still centred with second moment at most `2λ²` — also for the discrete Laplace, whose variance is below
+//!   `2λ²` at effective scale `λ`). With `γ = η K c` the regret is at most
+//!   `ln K/η + η T K (B² + 2λ²)/(1 − γ) + γ B T + B`; the leading terms give
+//!   `η = sqrt(ln K / (T K (B² + 2λ² + cB)))`. At `K = 80`, `T = 10⁶`, `B = λ = 1` that is 5.3 times the
+//!   paper's step and a bound 5 times smaller. With `λ = 0` (non-private) `c = 0`: plain EXP3 (`γ = 0`,
+//!   `η = sqrt(ln K/(T K B²))`).
+//!
+//! In both, a `γ` above ½ is capped at ½ and `η = γ/(K·range)` (`range = B'` or `c`).
 //!
 //! **Numerics**: the weights are kept in log-domain (`w_i = −η L̂_i`); a 16-ary sum tree over `exp(w_i − M)`
 //! (each node's 16 child sums in two cache lines, every sum recomputed exactly from its children) gives
 //! `O(log K)` sampling (a branch-free choice among 16 per level) and `O(log K)` update of the played arm, the
 //! exponential by [`crate::vecops::exp_clamped`] (no libm call). When the tree's values drift out of
-//! `[1e-100, 1e100]` the reference `M` is reset to `max w` and the tree rebuilt (`O(K)`, rare: one round moves
-//! `w` by at most about `η B'K/γ ≈ 1` on the event).
+//! `[1e-100, 1e100]` the reference `M` is reset to `max w` and the tree rebuilt (`O(K)`, rare: on the event a
+//! round raises a log-weight by at most `η c K/γ ≤ 1`, and lowers only the played arm's).
 //!
 //! **Exact noise** (the default of the Python wrapper, `sampler="exact"`): the clipped feedback is rounded onto
 //! a power-of-two grid and integer discrete Laplace noise is added, `f̂_t = (round(f_t/γ) + Z_t)·γ` with
@@ -53,6 +65,36 @@ use super::{Checkpoints, Learner};
 const REBUILD_HIGH: f64 = 1e100;
 const REBUILD_LOW: f64 = 1e-100;
 
+/// How [`Exp3Params`] tunes `η` and `γ` (module docs, "Parameters").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Exp3Tuning {
+    /// The second-moment bound (default): `η = sqrt(ln K / (T K (B² + 2λ² + cB)))`, `γ = η K c`, `c = 2λ ln T`.
+    Variance,
+    /// Theorem 4.1's range bound: `η = sqrt(ln K / (T K B'(B' + B)))`, `γ = η K B'`.
+    Paper,
+}
+
+impl Exp3Tuning {
+    /// Parse `"variance"` or `"paper"`.
+    ///
+    /// Errors: [`CoreError::InvalidArgument`] for any other name.
+    pub fn from_name(name: &str) -> Result<Self> {
+        match name {
+            "variance" => Ok(Exp3Tuning::Variance),
+            "paper" => Ok(Exp3Tuning::Paper),
+            other => Err(CoreError::invalid("tuning", "'variance' or 'paper'", other)),
+        }
+    }
+
+    /// The name [`Exp3Tuning::from_name`] parses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Exp3Tuning::Variance => "variance",
+            Exp3Tuning::Paper => "paper",
+        }
+    }
+}
+
 /// The constants of Algorithm 5 for `K` arms, horizon `T`, loss bound `B` and Laplace scale `λ`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Exp3Params {
@@ -70,33 +112,55 @@ pub struct Exp3Params {
     pub eta: f64,
     /// Uniform exploration `γ`.
     pub gamma: f64,
+    /// How `η` and `γ` were tuned.
+    pub tuning: Exp3Tuning,
 }
 
 impl Exp3Params {
     /// The tuning described in the module docs.
     ///
     /// Errors: [`CoreError::InvalidArgument`] for `K < 2`, `T < 1`, a non-positive `B`, a negative or
-    /// non-finite `λ`, or derived constants that are not finite and positive.
-    pub fn new(arms: usize, horizon: u64, loss_bound: f64, noise_scale: f64) -> Result<Self> {
+    /// non-finite `λ`, or derived constants that are not finite and positive (`γ` may be 0 with
+    /// [`Exp3Tuning::Variance`] when `c = 2λ ln T = 0`: no noise, or `T = 1`, where the bound is the trivial `B`).
+    pub fn new(
+        arms: usize,
+        horizon: u64,
+        loss_bound: f64,
+        noise_scale: f64,
+        tuning: Exp3Tuning,
+    ) -> Result<Self> {
         if arms < 2 {
             return Err(CoreError::invalid("arms", ">= 2", arms));
         }
         crate::error::check_horizon(horizon)?;
         check_positive("loss_bound", loss_bound)?;
         crate::error::check_nonnegative("noise scale", noise_scale)?;
-        let (k, tf, b) = (arms as f64, horizon as f64, loss_bound);
-        let range = b + 2.0 * noise_scale * tf.ln();
-        let denominator = tf * k * range * (range + b);
+        let (k, tf, b, lambda) = (arms as f64, horizon as f64, loss_bound, noise_scale);
+        let c = 2.0 * lambda * tf.ln();
+        let range = b + c;
+        // η = sqrt(ln K / (T K · s)), s the tuning's second-moment-plus-exploration factor s1·s2, factored when
+        // the product under- or overflows (B < 1.5e-154 or B' > 1.3e154).
+        let (s1, s2, explore) = match tuning {
+            Exp3Tuning::Paper => (range, range + b, range),
+            Exp3Tuning::Variance => {
+                let m = b.max(lambda);
+                (
+                    m,
+                    (b / m) * b + 2.0 * (lambda / m) * lambda + c * (b / m),
+                    c,
+                )
+            }
+        };
+        let denominator = tf * k * s1 * s2;
         let mut eta = if denominator.is_normal() {
             (k.ln() / denominator).sqrt()
         } else {
-            // B'(B' + B) under- or overflows (B < 1.5e-154 or B' > 1.3e154): the same value, factored.
-            (k.ln() / (tf * k)).sqrt() / (range.sqrt() * (range + b).sqrt())
+            (k.ln() / (tf * k)).sqrt() / (s1.sqrt() * s2.sqrt())
         };
-        let mut gamma = eta * k * range;
+        let mut gamma = eta * k * explore;
         if gamma > 0.5 {
             gamma = 0.5;
-            eta = gamma / (k * range);
+            eta = gamma / (k * explore);
         }
         let p = Exp3Params {
             arms,
@@ -106,10 +170,11 @@ impl Exp3Params {
             noisy_range: range,
             eta,
             gamma,
+            tuning,
         };
         let derived = [
             ("eta", eta),
-            ("gamma", gamma),
+            ("gamma", if explore == 0.0 { 1.0 } else { gamma }), // no exploration needed: γ = 0
             ("noisy range", range * k * tf),
             ("regret bound", p.regret_bound()),
         ];
@@ -123,19 +188,24 @@ impl Exp3Params {
         }
     }
 
-    /// The expected-regret bound of the module docs: `ln K/η + η T K B'²/(1 − γ) + γ B T + B`.
+    /// The expected-regret bound of the module docs: `ln K/η + η T K M/(1 − γ) + γ B T + B` with the second
+    /// moment bound `M = B'²` ([`Exp3Tuning::Paper`]) or `B² + 2λ²` ([`Exp3Tuning::Variance`]).
     pub fn regret_bound(&self) -> f64 {
-        let (k, tf, b, r) = (
+        let (k, tf, b, r, lambda) = (
             self.arms as f64,
             self.horizon as f64,
             self.loss_bound,
             self.noisy_range,
+            self.noise_scale,
         );
         // (η K B')·T·B': B'² alone over- or underflows for |log10 B'| > 154.
-        k.ln() / self.eta
-            + self.eta * (k * r) * tf * r / (1.0 - self.gamma)
-            + self.gamma * b * tf
-            + b
+        let moment = match self.tuning {
+            Exp3Tuning::Paper => self.eta * (k * r) * tf * r,
+            Exp3Tuning::Variance => {
+                (self.eta * b) * k * tf * b + 2.0 * (self.eta * lambda) * k * tf * lambda
+            }
+        };
+        k.ln() / self.eta + moment / (1.0 - self.gamma) + self.gamma * b * tf + b
     }
 }
 
@@ -1016,7 +1086,7 @@ impl Learner for PrivateExp3 {
     fn check_state(&mut self) -> Result<()> {
         let k = self.params.arms;
         let p = &self.params;
-        let recomputed = Exp3Params::new(k, p.horizon, p.loss_bound, p.noise_scale)?;
+        let recomputed = Exp3Params::new(k, p.horizon, p.loss_bound, p.noise_scale, p.tuning)?;
         let secure = self.rng.is_secure();
         // A reproducible learner's block was serialised whole; a secure learner's never is.
         let block_ok = secure
@@ -1061,7 +1131,7 @@ mod tests {
 
     #[test]
     fn parameters_follow_the_tuning() {
-        let p = Exp3Params::new(10, 10_000, 1.0, 2.0).unwrap();
+        let p = Exp3Params::new(10, 10_000, 1.0, 2.0, Exp3Tuning::Paper).unwrap();
         let r = 1.0 + 4.0 * 10_000f64.ln();
         assert!((p.noisy_range - r).abs() < 1e-12);
         let eta = (10f64.ln() / (1e4 * 10.0 * r * (r + 1.0))).sqrt();
@@ -1069,15 +1139,53 @@ mod tests {
         assert!(gamma <= 0.5);
         assert!((p.eta - eta).abs() < 1e-15 && (p.gamma - gamma).abs() < 1e-15);
         // Small horizon: γ capped at ½.
-        let q = Exp3Params::new(100, 10, 1.0, 1.0).unwrap();
+        let q = Exp3Params::new(100, 10, 1.0, 1.0, Exp3Tuning::Paper).unwrap();
         assert_eq!(q.gamma, 0.5);
         assert!((q.eta - 0.5 / (100.0 * q.noisy_range)).abs() < 1e-15);
-        assert!(Exp3Params::new(1, 10, 1.0, 0.0).is_err());
+        assert!(Exp3Params::new(1, 10, 1.0, 0.0, Exp3Tuning::Paper).is_err());
+    }
+
+    #[test]
+    fn variance_tuning_minimises_its_bound_and_is_plain_exp3_without_noise() {
+        let (k, t, b, lambda) = (80.0f64, 1e6f64, 1.0, 1.0);
+        let p = Exp3Params::new(80, 1_000_000, b, lambda, Exp3Tuning::Variance).unwrap();
+        let c = 2.0 * lambda * t.ln();
+        let eta = (k.ln() / (t * k * (b * b + 2.0 * lambda * lambda + c * b))).sqrt();
+        assert!((p.eta - eta).abs() < 1e-15 * eta && (p.gamma - eta * k * c).abs() < 1e-15);
+        let want = k.ln() / eta
+            + eta * t * k * (b * b + 2.0 * lambda * lambda) / (1.0 - p.gamma)
+            + p.gamma * b * t
+            + b;
+        assert!((p.regret_bound() - want).abs() < 1e-9 * want);
+        let paper = Exp3Params::new(80, 1_000_000, b, lambda, Exp3Tuning::Paper).unwrap();
+        assert!(p.eta > 5.0 * paper.eta && p.regret_bound() < paper.regret_bound() / 5.0);
+        // One round: c = 2λ ln 1 = 0, no exploration either.
+        let one = Exp3Params::new(2, 1, b, lambda, Exp3Tuning::Variance).unwrap();
+        assert_eq!(one.gamma, 0.0);
+        // No noise: no exploration is needed (the losses are >= 0), and η is plain EXP3's.
+        let plain = Exp3Params::new(80, 1_000_000, b, 0.0, Exp3Tuning::Variance).unwrap();
+        assert_eq!(plain.gamma, 0.0);
+        assert!((plain.eta - (k.ln() / (t * k)).sqrt()).abs() < 1e-15);
+        // Extreme scales keep finite constants.
+        for (b, lambda) in [
+            (1e-200, 0.0),
+            (1e-200, 1e-200),
+            (1.0, 1e200),
+            (1e200, 1e200),
+        ] {
+            let q = Exp3Params::new(10, 100, b, lambda, Exp3Tuning::Variance).unwrap();
+            assert!(
+                q.eta.is_finite() && q.eta > 0.0 && q.gamma <= 0.5,
+                "{b} {lambda}: {q:?}"
+            );
+        }
+        assert_eq!(Exp3Tuning::from_name("paper").unwrap().name(), "paper");
+        assert!(Exp3Tuning::from_name("range").is_err());
     }
 
     #[test]
     fn probabilities_sum_to_one_and_match_the_tree() {
-        let p = Exp3Params::new(5, 1000, 1.0, 0.5).unwrap();
+        let p = Exp3Params::new(5, 1000, 1.0, 0.5, Exp3Tuning::Variance).unwrap();
         let mut l = PrivateExp3::new(p, None, [1, 2, 3, 4], false, false).unwrap();
         let mut probs = vec![0.0; 5];
         for t in 0..1000 {
@@ -1200,7 +1308,7 @@ mod tests {
 
     #[test]
     fn protocol_errors_leave_state_alone_and_restore_is_bit_identical() {
-        let p = Exp3Params::new(4, 500, 1.0, 1.0).unwrap();
+        let p = Exp3Params::new(4, 500, 1.0, 1.0, Exp3Tuning::Variance).unwrap();
         let mut l = PrivateExp3::new(p, None, [9, 0, 0, 0], false, true).unwrap();
         assert!(matches!(l.tell(0.0), Err(CoreError::Protocol(_))));
         let arm = l.ask().unwrap();
@@ -1260,7 +1368,7 @@ mod tests {
         let means: Vec<f64> = (0..300).map(|i| f64::from(i % 17) / 17.0).collect();
         let env = BernoulliArms::new(means, 50_000, 3).unwrap();
         let run_level = |level| {
-            let p = Exp3Params::new(300, 50_000, 1.0, 1.0).unwrap();
+            let p = Exp3Params::new(300, 50_000, 1.0, 1.0, Exp3Tuning::Variance).unwrap();
             let mut l = PrivateExp3::new(p, None, [1, 1, 2, 3], false, false).unwrap();
             let mut cumulative = vec![0.0; 1];
             let mut marks = Checkpoints::new(&[50_000], &mut cumulative, 0);
@@ -1280,7 +1388,7 @@ mod tests {
     #[test]
     fn pre_drawn_blocks_resume_bit_identically_and_secure_blocks_are_never_written() {
         // Reproducible: a restore in the middle of a block, with an arm pending, continues bit-identically.
-        let p = Exp3Params::new(40, 10_000, 1.0, 0.5).unwrap();
+        let p = Exp3Params::new(40, 10_000, 1.0, 0.5, Exp3Tuning::Variance).unwrap();
         let mut a = PrivateExp3::new(p.clone(), None, [2, 7, 1, 8], false, false).unwrap();
         for _ in 0..1000 + BLOCK / 3 {
             let arm = a.ask().unwrap();
@@ -1315,7 +1423,7 @@ mod tests {
         assert!(r.last_release().is_finite());
         // A reproducible state whose block was tampered with is refused.
         let mut c = PrivateExp3::new(
-            Exp3Params::new(4, 100, 1.0, 1.0).unwrap(),
+            Exp3Params::new(4, 100, 1.0, 1.0, Exp3Tuning::Variance).unwrap(),
             None,
             [1; 4],
             false,
@@ -1347,10 +1455,10 @@ mod tests {
         let (scale, exact) = scalar_laplace(1.0, Some(1.0), SamplerKind::Exact).unwrap();
         let exact = exact.unwrap();
         assert!((1.0..1.0 + 1e-8).contains(&scale));
-        let p = Exp3Params::new(3, 200_000, 1.0, scale).unwrap();
+        let p = Exp3Params::new(3, 200_000, 1.0, scale, Exp3Tuning::Variance).unwrap();
         // A mismatched scale is refused.
         assert!(PrivateExp3::new(p.clone(), Some(exact), [0; 4], false, false).is_ok());
-        let wrong = Exp3Params::new(3, 200_000, 1.0, 1.0).unwrap();
+        let wrong = Exp3Params::new(3, 200_000, 1.0, 1.0, Exp3Tuning::Variance).unwrap();
         assert!(PrivateExp3::new(wrong, Some(exact), [0; 4], false, false).is_err());
         let mut l = PrivateExp3::new(p, Some(exact), [3, 3, 3, 3], false, false).unwrap();
         let gamma = exact.grid.gamma();
@@ -1381,7 +1489,7 @@ mod tests {
             assert_eq!(l.last_release().to_bits(), m.last_release().to_bits());
         }
         // Secure: the integer block is never written and a restore draws a fresh one.
-        let p = Exp3Params::new(3, 1000, 1.0, scale).unwrap();
+        let p = Exp3Params::new(3, 1000, 1.0, scale, Exp3Tuning::Variance).unwrap();
         let mut s = PrivateExp3::new(p, Some(exact), [0; 4], true, false).unwrap();
         s.ask().unwrap();
         let bytes = s.to_bytes().unwrap();
