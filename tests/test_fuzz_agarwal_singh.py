@@ -270,7 +270,7 @@ def check_regret_bound(learner: Any, samples: int | None) -> None:
     if ok:
         assert math.isfinite(bound) and bound >= 0, bound
     else:
-        assert learner._mechanism != "tree", bound
+        assert learner.mechanism != "tree", bound
 
 
 def check_first_ask(learner: Any, d: Any) -> None:

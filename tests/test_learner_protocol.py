@@ -29,6 +29,7 @@ import dponline
 from dponline import local_dp, losses, submodular
 from dponline.domains import Simplex, UniformMatroid
 from dponline.errors import HorizonExhaustedError, InvalidInputError, NonFiniteError, ProtocolError
+from dponline.learners._base import PrefixSumLearner
 
 T = 70_000  # more than one native block (65,536 rounds): `run` calls `progress` with the learner borrowed
 H = 16  # the horizon of the other properties
@@ -419,6 +420,24 @@ def test_params_are_the_declared_arguments(name: str, epsilon: float | None) -> 
     learner.run(fam, rounds=2)
     assert _params(learner) == params  # not the data's
     assert _params(pickle.loads(pickle.dumps(learner))) == params
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_sampler_and_mechanism_are_the_declared_ones(name: str) -> None:
+    """``sampler`` is the one the guarantee was computed for (``None`` for the local learners, whose providers draw
+    the noise) and ``mechanism`` the prefix-sum mechanism behind the releases; both survive pickling."""
+    case, learner = CASES[name], make(name, seed=0)
+    restored = pickle.loads(pickle.dumps(learner))
+    if case.kind == "local":
+        assert learner.sampler is None and restored.sampler is None
+    else:
+        assert learner.sampler == case.kwargs.get("sampler", "exact") == learner.privacy.sampler == restored.sampler
+    if isinstance(learner, PrefixSumLearner):
+        # the documented defaults: Honaker's readout for DPFTRL's Laplace noise (δ = 0 here), the papers' tree else
+        default = "honaker" if case.cls is dponline.DPFTRL else "tree"
+        assert learner.mechanism == case.kwargs.get("mechanism", default) == restored.mechanism
+    else:
+        assert not hasattr(learner, "mechanism")
 
 
 def test_params_depend_on_the_declared_arguments() -> None:

@@ -342,6 +342,8 @@ BAD_INPUTS = [
     (privacy.advanced_composition, (-0.1, 0.0, 3, 1e-6), "epsilon must be finite and > 0"),
     (privacy.levels_touched, (0,), "horizon must be an integer >= 1, got 0"),
     (privacy.levels_touched, (8.0,), "horizon must be an integer, got 8.0"),
+    (privacy.levels_touched, (1e6,), re.escape("got 1000000.0 (float): write 1000000 (e.g. 10**6 rather than 1e6")),
+    (privacy.levels_touched, (float("inf"),), "horizon must be an integer, got inf \\(float\\)$"),
     (privacy.levels_touched, (True,), "horizon must be an integer, got True"),
     (privacy.tree_laplace_scale, (1.0, 0.0, 8), "sensitivity must be finite and > 0"),
     (privacy.tree_laplace_scale, (float("nan"), 1.0, 8), "epsilon must be finite and > 0"),

@@ -95,7 +95,10 @@ def integer(name: str, value: object, *, low: int | None = None, high: int | Non
         InvalidInputError: not an integer (``bool`` and ``float`` are refused), or out of range.
     """
     if isinstance(value, (bool, np.bool_)) or not hasattr(type(value), "__index__"):
-        raise InvalidInputError(f"{name} must be an integer, got {_shown(value)} ({type(value).__name__})")
+        hint = ""
+        if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
+            hint = f": write {int(value)} (e.g. 10**6 rather than 1e6, a float)"
+        raise InvalidInputError(f"{name} must be an integer, got {_shown(value)} ({type(value).__name__}){hint}")
     try:
         n = operator.index(value)  # type: ignore[arg-type]
     except TypeError:  # e.g. an array with __index__ that refuses (more than one element, float dtype)

@@ -28,6 +28,7 @@ __all__ = [
     "DomainLearner",
     "FeedbackRelease",
     "Learner",
+    "PrefixSumLearner",
     "MechanismArgs",
     "clipped_count",
     "RunResult",
@@ -332,13 +333,7 @@ class FeedbackRelease:
     """The release of a learner that adds noise to one scalar feedback per round (PrivateEXP3, PrivateSCRiBLe):
     its sampler, grid and last release."""
 
-    _sampler: str
     _core: Any
-
-    @property
-    def sampler(self) -> str:
-        """``"exact"`` or ``"floating-point"``: how the feedback noise is drawn."""
-        return self._sampler
 
     @property
     def grid(self) -> float | None:
@@ -402,6 +397,8 @@ class Learner:
     # The ``params`` keys drawn by the learner's own generator (not functions of its declared arguments): left out
     # when a restored state is checked against the learner its declared arguments rebuild (another seed).
     _drawn_params: ClassVar[tuple[str, ...]] = ()
+    # How the learner's own privacy noise is drawn; None for a learner that draws none (the local-DP learners).
+    _sampler: str | None = None
 
     # -- introspection ----------------------------------------------------------------------------------
     @property
@@ -421,6 +418,14 @@ class Learner:
         return None if self._privacy is None else self._privacy.group(k)
 
     @property
+    def sampler(self) -> str | None:
+        """How the learner's privacy noise is drawn: ``"exact"`` (discrete samplers on a grid, the guarantee holds
+        for the floats released) or ``"floating-point"`` (the guarantee is the real-valued mechanism's, with
+        Mironov's 2012 caveat); ``None`` for the local-DP learners, whose providers draw the noise. Fixed at
+        construction (the ``sampler`` argument, or its default for the mechanism)."""
+        return self._sampler
+
+    @property
     def t(self) -> int:
         """Rounds completed."""
         return int(self._core.t)
@@ -436,13 +441,6 @@ class Learner:
     def _epsilon_text(self) -> str:
         """The guarantee's ε for a repr (``"None"`` for a non-private learner)."""
         return "None" if self._privacy is None else f"{self._privacy.epsilon:g}"
-
-    def _native_params(self, *extra: str) -> dict[str, Any]:
-        """The native ``params`` with the noise (``noise``, ``noise_scale``) and the native attributes ``extra``."""
-        out = dict(self._core.params)
-        out.update(noise=self._core.noise, noise_scale=self._core.scale)
-        out.update({name: getattr(self._core, name) for name in extra})
-        return out
 
     # -- native loop ------------------------------------------------------------------------------------
     def run(
@@ -536,11 +534,24 @@ class Learner:
 
 
 class DomainLearner(Learner):
-    """A learner over a native domain (``self._domain``): its ``domain`` and repr, and its construction on the
-    shared arguments of the prefix-sum learners (:meth:`_adopt`)."""
+    """A learner over a native domain (``self._domain``): its ``domain`` and repr."""
 
     _domain: Any
-    _sampler: str
+
+    @property
+    def domain(self) -> _core.Domain:
+        """The domain."""
+        return self._domain
+
+    def __repr__(self) -> str:
+        eps = self._epsilon_text()
+        return f"{type(self).__name__}({self._domain!r}, horizon={self.horizon}, epsilon={eps}, t={self.t})"
+
+
+class PrefixSumLearner(DomainLearner):
+    """A domain learner whose privacy is one private prefix-sum mechanism over its clipped inputs (DPFTRL, DPFTPL,
+    NoisyOCO, PrivateBandit, PrivateDRSubmodular): its construction on the shared arguments (:meth:`_adopt`), its
+    ``mechanism`` and the noise in its ``params``."""
 
     def _adopt(self, core: Any, args: MechanismArgs, *, domain: Any, horizon: int, privacy: Any) -> None:
         """Keep the built native learner ``core``, its domain, horizon, sampler and guarantee."""
@@ -551,10 +562,15 @@ class DomainLearner(Learner):
         self._privacy = privacy
 
     @property
-    def domain(self) -> _core.Domain:
-        """The domain."""
-        return self._domain
+    def mechanism(self) -> str:
+        """The prefix-sum mechanism behind the releases: ``"tree"`` (the padded binary tree of the papers),
+        ``"honaker"`` (the same tree with Honaker's readout) or ``"blt"`` (a buffered linear Toeplitz
+        factorisation); for :class:`~dponline.PrivateDRSubmodular`, that of each copy."""
+        return str(self._core.mechanism)
 
-    def __repr__(self) -> str:
-        eps = self._epsilon_text()
-        return f"{type(self).__name__}({self._domain!r}, horizon={self.horizon}, epsilon={eps}, t={self.t})"
+    def _native_params(self, *extra: str) -> dict[str, Any]:
+        """The native ``params`` with the noise (``noise``, ``noise_scale``) and the native attributes ``extra``."""
+        out = dict(self._core.params)
+        out.update(noise=self._core.noise, noise_scale=self._core.scale)
+        out.update({name: getattr(self._core, name) for name in extra})
+        return out

@@ -16,8 +16,8 @@ from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ..regret import RegretBound
 from ._base import (
-    DomainLearner,
     MechanismArgs,
+    PrefixSumLearner,
     RunResult,
     clipped_count,
     exact_learner_noise,
@@ -148,7 +148,7 @@ def private_bandit_noise(
     return scale, guarantee, {"lemma_scale": lemma, "exact_scale": exact}
 
 
-class PrivateBandit(DomainLearner):
+class PrivateBandit(PrefixSumLearner):
     """Differentially private bandit convex optimisation without projections.
 
     Source: Ene, Nguyen & Vladu, "Projection-Free Bandit Optimization with Privacy Guarantees" (AAAI 2021),

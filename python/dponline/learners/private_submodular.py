@@ -423,11 +423,6 @@ class PrivateSubmodular(Learner):
 
     clipped = clipped_count("Feedback values clipped into ``[0, 1]`` so far.")
 
-    @property
-    def sampler(self) -> str:
-        """``"exact"`` or ``"floating-point"``: how the experts draw (see ``sampler`` in the class docs)."""
-        return self._sampler
-
     def expert_probabilities(self, i: int) -> np.ndarray:
         """Sampling distribution of expert ``i`` (0-based, ``i < k``), float64 ``(|U|,)``: for
         ``sampler="exact"`` the exact draws' law ``∝ exp(η' u_i)`` evaluated in floating point (for display).
