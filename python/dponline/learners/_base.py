@@ -568,6 +568,9 @@ class PrefixSumLearner(DomainLearner):
         factorisation); for :class:`~dponline.PrivateDRSubmodular`, that of each copy."""
         return str(self._core.mechanism)
 
+    def _final_point(self) -> np.ndarray:
+        return self._core.action  # the last action (the learners with another final point override this)
+
     def _native_params(self, *extra: str) -> dict[str, Any]:
         """The native ``params`` with the noise (``noise``, ``noise_scale``) and the native attributes ``extra``."""
         out = dict(self._core.params)

@@ -315,9 +315,6 @@ class DPFTRL(PrefixSumLearner):
         """
         self._core.tell(_validate.real_array("loss", loss, (self._core.params["dim"],)))
 
-    def _final_point(self) -> np.ndarray:
-        return self._core.action
-
     # -- introspection ----------------------------------------------------------------------------------
     @property
     def params(self) -> dict[str, Any]:
@@ -622,9 +619,6 @@ class DPFTPL(PrefixSumLearner):
     def tell(self, loss: Any) -> None:
         """Report the loss vector ``ℓ_t``, shape ``(n,)``. Errors as :meth:`DPFTRL.tell`."""
         self._core.tell(_validate.real_array("loss", loss, (self._core.params["dim"],)))
-
-    def _final_point(self) -> np.ndarray:
-        return self._core.action
 
     @property
     def params(self) -> dict[str, Any]:

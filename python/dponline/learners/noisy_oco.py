@@ -261,9 +261,6 @@ class NoisyOCO(PrefixSumLearner):
         """
         self._core.tell(_validate.real_array("gradient", gradient, (self._core.params["dim"],)))
 
-    def _final_point(self) -> np.ndarray:
-        return self._core.action
-
     # -- introspection ----------------------------------------------------------------------------------
     @property
     def params(self) -> dict[str, Any]:
