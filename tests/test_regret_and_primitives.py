@@ -98,3 +98,54 @@ def test_loss_families_pickle_and_refuse_bad_input():
         losses.Linear(np.ones((3, 2)), horizon=10, resample="bootstrap")
     ball = L2Ball(2)
     assert ball.contains(dponline.frank_wolfe(ball, np.array([3.0, 4.0]), 50).x)
+
+
+def test_run_result_regret_covers_the_rounds_of_its_own_run():
+    """``RunResult.regret``: the first run's curve is :func:`regret.regret_curve`'s, a later run is compared over its
+    own rounds (the two runs' final regrets add up to the whole horizon's), and the submodular comparator gives
+    :func:`regret.submodular_regret_curve`'s ``(1 − 1/e)``-regret."""
+    from dponline import submodular
+
+    rng = np.random.default_rng(0)
+    family = losses.Linear(rng.random((200, 4)), horizon=200)
+    learner = dponline.DPFTRL(Simplex(4), horizon=200, epsilon=None, loss_bound=4.0)
+    best = regret.best_fixed(family, Simplex(4))
+    first, second = learner.run(family, rounds=80, checkpoints=8), learner.run(family, checkpoints=12)
+    np.testing.assert_allclose(
+        first.regret(family, best), regret.regret_curve(family, first.checkpoints, first.cumulative_loss, best)
+    )
+    whole = first.total_loss + second.total_loss - best.total_loss
+    assert first.regret(family, best)[-1] + second.regret(family, best)[-1] == pytest.approx(whole, rel=1e-12)
+    # the later run alone: its loss minus the comparator's over rounds 81..200
+    comparator_tail = best.total_loss - family.cumulative_at(best.x, [80])[0]
+    assert second.regret(family, best)[-1] == pytest.approx(second.total_loss - comparator_tail, rel=1e-12)
+
+    coverage = submodular.ProbabilisticCoverage(rng.random((300, 6)) * 0.3)
+    picker = dponline.PrivateSubmodular(6, 2, horizon=300, epsilon=None, seed=0)
+    greedy = regret.greedy_in_hindsight(coverage, 2)
+    run = picker.run(coverage, rounds=100, checkpoints=5)
+    np.testing.assert_allclose(
+        run.regret(coverage, greedy),
+        regret.submodular_regret_curve(coverage, run.checkpoints, run.cumulative_loss, greedy),
+    )
+    with pytest.raises(dponline.InvalidInputError, match="comparator must be a dponline.regret Comparator"):
+        run.regret(coverage, best.x)
+
+
+def test_run_result_plot_draws_its_checkpoints():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    family = losses.Linear(np.random.default_rng(1).random((50, 3)), horizon=50)
+    result = dponline.DPFTRL(Simplex(3), horizon=50, epsilon=None, loss_bound=3.0).run(family, checkpoints=10)
+    ax = result.plot()
+    x, y = ax.lines[0].get_data()
+    np.testing.assert_array_equal(x, result.checkpoints)
+    np.testing.assert_array_equal(y, result.cumulative_loss)
+    assert ax.get_ylabel() == "cumulative loss"
+    curve = result.regret(family, regret.best_fixed(family, Simplex(3)))
+    assert result.plot(ax, regret_curve=curve, label="DP-FTRL").get_ylabel() == "regret"
+    np.testing.assert_array_equal(ax.lines[1].get_data()[1], curve)
+    with pytest.raises(dponline.InvalidInputError, match=r"regret_curve must have shape \(10,\)"):
+        result.plot(regret_curve=curve[:-1])

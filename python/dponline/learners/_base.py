@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import _core, _state, _validate, privacy
+from .. import _core, _state, _validate, privacy, regret
 from .._extras import require
 from .._options import CALIBRATIONS, MECHANISMS, SAMPLERS, Calibration, Mechanism, Sampler
 from .._seed import SeedLike
@@ -283,6 +283,53 @@ class RunResult:
             f"RunResult(rounds={self.rounds}, total_loss={self.total_loss:.6g}, clipped={self.clipped}, "
             f"seconds={self.seconds:.3g}, checkpoints={len(self.checkpoints)})"
         )
+
+    def regret(self, losses: Any, comparator: regret.Comparator | regret.SubmodularComparator) -> np.ndarray:
+        """Regret against a fixed comparator at each checkpoint, float64 ``(k,)``: the learner's cumulative loss
+        over this run minus the comparator's over the same rounds of ``losses``.
+
+        ``comparator`` is a :class:`~dponline.regret.Comparator` (:func:`~dponline.regret.best_fixed`: plain
+        regret) or a :class:`~dponline.regret.SubmodularComparator` (:func:`~dponline.regret.greedy_in_hindsight`:
+        the ``(1 − 1/e)``-regret of :func:`~dponline.regret.submodular_regret_curve`). A run that started after
+        round 0 is compared over its own rounds. Not private: it evaluates the data (like ``cumulative_loss``).
+
+        Raises:
+            InvalidInputError: a comparator of another kind, or checkpoints beyond the horizon of ``losses``.
+        """
+        start = int(self.checkpoints[-1]) - self.rounds if self.rounds else 0
+        marks = [start, *(int(c) for c in self.checkpoints)]
+        if isinstance(comparator, regret.SubmodularComparator):
+            curve = regret.submodular_regret_curve(losses, np.asarray(marks), np.zeros(len(marks)), comparator)
+        elif isinstance(comparator, regret.Comparator):
+            curve = regret.regret_curve(losses, np.asarray(marks), np.zeros(len(marks)), comparator)
+        else:
+            raise InvalidInputError(
+                f"comparator must be a dponline.regret Comparator or SubmodularComparator, got {comparator!r}"
+            )
+        # curve: the regret, since round 0, of a learner whose loss is 0 (minus the comparator's cumulative loss, or
+        # the factor times the comparator set's value); its increments over this run's rounds are the comparator's.
+        return np.asarray(self.cumulative_loss, dtype=np.float64) + (curve[1:] - curve[0])
+
+    def plot(self, ax: Any = None, *, regret_curve: np.ndarray | None = None, label: str | None = None) -> Any:
+        """Draw the cumulative loss of this run (or ``regret_curve``, e.g. from :meth:`regret`) against the round,
+        on ``ax`` (a matplotlib Axes; a new figure when ``None``), and return the Axes. Needs matplotlib (the
+        ``experiments`` extra).
+
+        Raises:
+            InvalidInputError: ``regret_curve`` not of shape ``(len(checkpoints),)``.
+            MissingExtraError: matplotlib is not installed.
+        """
+        y = self.cumulative_loss
+        if regret_curve is not None:
+            y = _validate.real_array("regret_curve", regret_curve, (len(self.checkpoints),))
+        if ax is None:
+            ax = require("matplotlib.pyplot", "RunResult.plot").subplots(layout="constrained")[1]
+        ax.plot(self.checkpoints, y, label=label)
+        ax.set_xlabel("round")
+        ax.set_ylabel("cumulative loss" if regret_curve is None else "regret")
+        if label is not None:
+            ax.legend()
+        return ax
 
 
 def _checkpoints(start: int, end: int, count: int) -> np.ndarray:
