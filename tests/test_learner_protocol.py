@@ -71,6 +71,9 @@ CASES: dict[str, Case] = {
     # every entry outside [0, 1] is counted
     "PrivateSubmodular": Case(dponline.PrivateSubmodular, (4, 2), {}, "coverage", (np.array([2.0, 0.5, -1.0, 0.5]), 2)),
     "PrivateSubmodular/bandit": Case(dponline.PrivateSubmodular, (4, 2), {"feedback": "bandit"}, "payoff", (2.0, 1)),
+    "PrivateSubmodularFTRL": Case(
+        dponline.PrivateSubmodularFTRL, (4, 2), {}, "coverage", (np.array([2.0, 0.5, -1.0, 0.5]), 2)
+    ),
     # a round with any entry outside [0, 1] is counted once
     "PrivateDRSubmodular": Case(
         dponline.PrivateDRSubmodular,
@@ -114,7 +117,12 @@ CASES: dict[str, Case] = {
     "AdaGrad": Case(local_dp.AdaGrad, (3, 1.0), {}, "local", None),
 }
 NAMES = list(CASES)
-_NEED_DELTA = (dponline.DPFTPL, dponline.PrivateSubmodular, dponline.PrivateDRSubmodular)  # Gaussian noise only
+_NEED_DELTA = (
+    dponline.DPFTPL,
+    dponline.PrivateSubmodular,
+    dponline.PrivateDRSubmodular,
+    dponline.PrivateSubmodularFTRL,
+)  # Gaussian noise only
 BOUNDED = [name for name in NAMES if CASES[name].kind != "local"]  # the learners with a horizon and a privacy target
 
 
@@ -433,8 +441,9 @@ def test_sampler_and_mechanism_are_the_declared_ones(name: str) -> None:
     else:
         assert learner.sampler == case.kwargs.get("sampler", "exact") == learner.privacy.sampler == restored.sampler
     if isinstance(learner, PrefixSumLearner):
-        # the documented defaults: Honaker's readout for DPFTRL's Laplace noise (δ = 0 here), the papers' tree else
-        default = "honaker" if case.cls is dponline.DPFTRL else "tree"
+        # the documented defaults: Honaker's readout for DPFTRL's Laplace noise (δ = 0 here), BLT for Gaussian noise
+        # (PrivateSubmodularFTRL at δ = 1e-6), the papers' tree for the others
+        default = {dponline.DPFTRL: "honaker", dponline.PrivateSubmodularFTRL: "blt"}.get(case.cls, "tree")
         assert learner.mechanism == case.kwargs.get("mechanism", default) == restored.mechanism
     else:
         assert not hasattr(learner, "mechanism")

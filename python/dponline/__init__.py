@@ -13,6 +13,7 @@ See the README for an overview. Public API:
 * :class:`PrivateSCRiBLe` — ε-DP bandit linear optimisation on balls and boxes (Agarwal-Singh 2017).
 * :class:`LocalLaplaceRandomizer`, :class:`PotentialLearner1D` — user-specified local DP (van der Hoeven 2019).
 * :class:`PrivateSubmodular` — private online submodular maximisation (Perez-Salazar & Cummings 2021).
+* :class:`PrivateSubmodularFTRL` — the same reduction with DP-FTRL experts (full information).
 * :class:`PrivateDRSubmodular` — private online DR-submodular maximisation over a matroid (their Algorithm 4).
 * :mod:`dponline.submodular` — native submodular function streams; :mod:`dponline.mwu` — Hedge over large sets.
 * :mod:`dponline.domains` — decision sets with linear minimisation oracles.
@@ -49,6 +50,7 @@ from .learners import (
     PrivateEXP3,
     PrivateSCRiBLe,
     PrivateSubmodular,
+    PrivateSubmodularFTRL,
     RunResult,
 )
 from .local_dp import (
@@ -77,6 +79,7 @@ __all__ = [
     "UnconstrainedLearner",
     "LocalStream",
     "PrivateSubmodular",
+    "PrivateSubmodularFTRL",
     "PrivateDRSubmodular",
     "RunResult",
     "frank_wolfe",

@@ -752,6 +752,33 @@ class PrivateSubmodular(_Learner[SubmodularFamily]):
     @property
     def explores(self) -> int: ...
 
+@final
+class PrivateSubmodularFTRL(_MechanismLearner[SubmodularFamily]):
+    def __new__(
+        cls,
+        ground_set_size: int,
+        k: int,
+        horizon: int,
+        *,
+        norm: str,
+        noise: str,
+        scale: float,
+        mechanism: str = "tree",
+        strict: bool = False,
+        seed: _Seed = None,
+        secure: bool = False,
+        sampler: str = "exact",
+    ) -> PrivateSubmodularFTRL: ...
+    def ask(self) -> _I64: ...
+    def tell_row(self, row: npt.ArrayLike, kind: str = "probabilistic_coverage") -> float: ...
+    def expert_probabilities(self, i: int) -> _F64: ...
+    @staticmethod
+    def from_bytes(state: bytes) -> PrivateSubmodularFTRL: ...
+    @property
+    def picks(self) -> _I64: ...
+    @property
+    def pending(self) -> bool: ...
+
 def coverage_extension(p: list[float], x: list[float]) -> tuple[float, _F64]: ...
 
 @final

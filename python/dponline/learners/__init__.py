@@ -10,6 +10,7 @@ from .private_dr_submodular import PrivateDRSubmodular, dr_submodular_privacy
 from .private_exp3 import PrivateEXP3
 from .private_scrible import PrivateSCRiBLe
 from .private_submodular import PrivateSubmodular, submodular_privacy
+from .private_submodular_ftrl import PrivateSubmodularFTRL
 
 __all__ = [
     "DPFTPL",
@@ -21,6 +22,7 @@ __all__ = [
     "PrivateEXP3",
     "PrivateSCRiBLe",
     "PrivateSubmodular",
+    "PrivateSubmodularFTRL",
     "RunResult",
     "dp_ftrl_noise",
     "dr_submodular_privacy",

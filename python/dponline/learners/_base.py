@@ -595,24 +595,26 @@ class DomainLearner(Learner):
         return f"{type(self).__name__}({self._domain!r}, horizon={self.horizon}, epsilon={eps}, t={self.t})"
 
 
-class PrefixSumLearner(DomainLearner):
-    """A domain learner whose privacy is one private prefix-sum mechanism over its clipped inputs (DPFTRL, DPFTPL,
-    NoisyOCO, PrivateBandit, PrivateDRSubmodular): its construction on the shared arguments (:meth:`_adopt`), its
-    ``mechanism`` and the noise in its ``params``."""
+class PrefixSumLearner(Learner):
+    """A learner whose privacy is that of private prefix-sum mechanisms over its clipped inputs (DPFTRL, DPFTPL,
+    NoisyOCO, PrivateBandit, PrivateDRSubmodular, and PrivateSubmodularFTRL's experts): its construction on the
+    shared arguments (:meth:`_adopt`), its ``mechanism`` and the noise in its ``params``."""
 
-    def _adopt(self, core: Any, args: MechanismArgs, *, domain: Any, horizon: int, privacy: Any) -> None:
-        """Keep the built native learner ``core``, its domain, horizon, sampler and guarantee."""
+    def _adopt(self, core: Any, args: MechanismArgs, *, horizon: int, privacy: Any, domain: Any = None) -> None:
+        """Keep the built native learner ``core``, its horizon, sampler and guarantee (and its domain, if any)."""
         self._core = core
         self._sampler = args.sampler
-        self._domain = domain
         self._horizon = horizon
         self._privacy = privacy
+        if domain is not None:
+            self._domain = domain
 
     @property
     def mechanism(self) -> str:
         """The prefix-sum mechanism behind the releases: ``"tree"`` (the padded binary tree of the papers),
         ``"honaker"`` (the same tree with Honaker's readout) or ``"blt"`` (a buffered linear Toeplitz
-        factorisation); for :class:`~dponline.PrivateDRSubmodular`, that of each copy."""
+        factorisation); for :class:`~dponline.PrivateDRSubmodular` that of each copy, for
+        :class:`~dponline.PrivateSubmodularFTRL` that of each expert."""
         return str(self._core.mechanism)
 
     def _final_point(self) -> np.ndarray:

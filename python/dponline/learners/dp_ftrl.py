@@ -15,7 +15,7 @@ from ..domains import require_native
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ..regret import RegretBound
-from ._base import MechanismArgs, PrefixSumLearner, clipped_count
+from ._base import DomainLearner, MechanismArgs, PrefixSumLearner, clipped_count
 from ._tree_noise import (
     _TOP_UP_NOTE,
     _TOP_UP_SOURCE,
@@ -53,7 +53,7 @@ def _default_mechanism(
     return "blt" if positive else "honaker"
 
 
-class DPFTRL(PrefixSumLearner):
+class DPFTRL(PrefixSumLearner, DomainLearner):
     """Differentially private follow-the-regularised-leader with full information (experts, OLO, OCO).
 
     Source: Agarwal & Singh, "The Price of Differential Privacy for Online Learning" (ICML 2017), Algorithm 1:
@@ -441,7 +441,7 @@ class DPFTRL(PrefixSumLearner):
         return noise_width(self._domain, p["noise"], p["noise_scale"], p["release_draws"], samples, seed)
 
 
-class DPFTPL(PrefixSumLearner):
+class DPFTPL(PrefixSumLearner, DomainLearner):
     """Differentially private follow-the-perturbed-leader: one LMO call per round, on any domain.
 
     Source: Agarwal & Singh 2017, Algorithm 3 / Theorem 3.5: ``x_t = argmin_{x∈X} ⟨x, L̃_{t−1}⟩ = lmo(L̃_{t−1})``

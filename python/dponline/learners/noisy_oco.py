@@ -16,7 +16,7 @@ from ..domains import require_native
 from ..errors import InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ..regret import RegretBound
-from ._base import MechanismArgs, PrefixSumLearner, clipped_count
+from ._base import DomainLearner, MechanismArgs, PrefixSumLearner, clipped_count
 from ._tree_noise import path_noise
 
 __all__ = ["NoisyOCO", "noisy_oco_noise"]
@@ -117,7 +117,7 @@ def noisy_oco_noise(
     return noise_name, scale, dataclasses.replace(guarantee, sampler="floating-point")
 
 
-class NoisyOCO(PrefixSumLearner):
+class NoisyOCO(PrefixSumLearner, DomainLearner):
     """Differentially private online convex optimisation with full information and only a linear minimisation
     oracle: NoisyOCO (Ene-Nguyễn-Vladu Algorithm 2) on any domain.
 

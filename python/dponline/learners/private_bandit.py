@@ -16,6 +16,7 @@ from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ..regret import RegretBound
 from ._base import (
+    DomainLearner,
     MechanismArgs,
     PrefixSumLearner,
     RunResult,
@@ -148,7 +149,7 @@ def private_bandit_noise(
     return scale, guarantee, {"lemma_scale": lemma, "exact_scale": exact}
 
 
-class PrivateBandit(PrefixSumLearner):
+class PrivateBandit(PrefixSumLearner, DomainLearner):
     """Differentially private bandit convex optimisation without projections.
 
     Source: Ene, Nguyen & Vladu, "Projection-Free Bandit Optimization with Privacy Guarantees" (AAAI 2021),

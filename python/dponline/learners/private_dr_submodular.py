@@ -13,7 +13,7 @@ from .._seed import SeedLike
 from ..errors import DPOnlineError, InvalidInputError
 from ..privacy import PrivacyGuarantee
 from ..regret import RegretBound
-from ._base import MechanismArgs, PrefixSumLearner, RunResult, clipped_count
+from ._base import DomainLearner, MechanismArgs, PrefixSumLearner, RunResult, clipped_count
 from ._tree_noise import _learner_noise
 from .private_submodular import _NEIGHBOURING, _UNIT
 
@@ -84,7 +84,7 @@ def dr_submodular_privacy(
     return noise, scale, guarantee
 
 
-class PrivateDRSubmodular(PrefixSumLearner):
+class PrivateDRSubmodular(PrefixSumLearner, DomainLearner):
     """Differentially private online maximisation of probabilistic coverage over a matroid, via its multilinear
     extension (continuous DR-submodular maximisation), played as sets.
 

@@ -26,6 +26,7 @@ mod private_dr_submodular;
 mod private_exp3;
 mod private_scrible;
 mod private_submodular;
+mod private_submodular_ftrl;
 mod submodular;
 mod validate;
 
@@ -74,6 +75,8 @@ mod _core {
     use super::private_scrible::PyPrivateScrible;
     #[pymodule_export]
     use super::private_submodular::PyPrivateSubmodular;
+    #[pymodule_export]
+    use super::private_submodular_ftrl::PyPrivateSubmodularFtrl;
     #[pymodule_export]
     use super::submodular::PySubmodularFamily;
 

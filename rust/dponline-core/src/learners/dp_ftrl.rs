@@ -1039,6 +1039,11 @@ impl DpFtrl {
         &self.release
     }
 
+    /// Whether an action was asked and awaits `tell`.
+    pub fn pending(&self) -> bool {
+        self.pending
+    }
+
     /// The action for the next round (`x_{t+1}`), without marking it as asked.
     pub fn action(&self) -> &[f64] {
         &self.x

@@ -8,6 +8,7 @@ pub mod private_dr_submodular;
 pub mod private_exp3;
 pub mod private_scrible;
 pub mod private_submodular;
+pub mod private_submodular_ftrl;
 #[cfg(test)]
 pub(crate) mod testing;
 
@@ -27,6 +28,7 @@ pub use private_scrible::{PrivateScrible, ScribleParams};
 pub use private_submodular::{
     Exploration, Feedback, HedgeCalibration, PrivateSubmodular, SubmodularParams,
 };
+pub use private_submodular_ftrl::{PrivateSubmodularFtrl, SubmodularFtrlParams};
 
 use serde::{Serialize, de::DeserializeOwned};
 
