@@ -288,6 +288,17 @@ def learner_cases() -> Iterator[tuple[str, Callable[[], dict[str, Any]]]]:
                 cov,
             ),
         )
+    for sampler in SAMPLERS:
+        yield (
+            f"PrivateSubmodularFTRL/{sampler}",
+            lambda s=sampler: _learner_case(
+                lambda: dponline.PrivateSubmodularFTRL(
+                    6, 2, horizon=HORIZON, epsilon=1.0, delta=1e-6, sampler=s, seed=26
+                ),
+                lambda lrn, t, S: lrn.tell(P[t]),
+                cov,
+            ),
+        )
     yield (
         "PrivateSubmodular/bandit-presampled",
         lambda: _learner_case(
