@@ -5,9 +5,10 @@ the logged rounds, dponline.datasets.open_bandit_round_probabilities) clicks at 
 f_t(S) = 1 − Π_{a∈S}(1 − p_a^t). Learners (Perez-Salazar & Cummings 2021), each private at every --epsilon and
 as its non-private twin, on common random numbers:
 
-* --domain k-sets (default): full information (FI-DP, Algorithm 2) and bandit feedback (BanditDP, Algorithm 3)
-  on sets of --k items, against greedy in hindsight with the (1 − 1/e) factor; do-nothing baseline: a uniformly
-  random k-set each round (its expected clicks, computed exactly);
+* --domain k-sets (default): full information (FI-DP, Algorithm 2; and the same reduction with DP-FTRL experts,
+  PrivateSubmodularFTRL) and bandit feedback (BanditDP, Algorithm 3) on sets of --k items, against greedy in
+  hindsight with the (1 − 1/e) factor; do-nothing baseline: a uniformly random k-set each round (its expected
+  clicks, computed exactly);
 * --domain matroid: the continuous DR-submodular learner (Algorithm 4, PrivateDRSubmodular) on a partition
   matroid of the items — at most one item per value of the categorical item_feature_3 (7 categories) — against
   greedy on that matroid (with the same factor); baseline: one uniformly random item per category.
@@ -37,7 +38,7 @@ from ..domains import PartitionMatroid
 from ..errors import ExplorationCappedWarning, InvalidInputError
 from ..experiments import Experiment, Reference, format_summary
 from ..experiments.verdict import format_number, vacuous
-from ..learners import PrivateDRSubmodular, PrivateSubmodular
+from ..learners import PrivateDRSubmodular, PrivateSubmodular, PrivateSubmodularFTRL
 from ..regret import APPROXIMATION, greedy_in_hindsight, matroid_greedy_in_hindsight
 from ..submodular import ProbabilisticCoverage
 from . import _args
@@ -65,8 +66,8 @@ def add_parser(sub: Any) -> argparse.ArgumentParser:
         "--domain",
         choices=DOMAINS,
         default="k-sets",
-        help="k-sets: FI-DP and BanditDP on sets of --k items (default); matroid: the DR-submodular learner, "
-        "one item per category",
+        help="k-sets: FI-DP, FI with DP-FTRL experts and BanditDP on sets of --k items (default); matroid: the "
+        "DR-submodular learner, one item per category",
     )
     p.add_argument("--k", type=_args.positive_int, default=3, help=f"slots per round, 1 to {ITEMS} (default 3)")
     p.add_argument("--horizon", type=_args.positive_int, default=10**6, help="rounds (default 10^6, bootstrapped)")
@@ -135,6 +136,9 @@ def build_experiment(args: argparse.Namespace) -> Experiment:
         specs = [
             *_args.with_non_private_twin(
                 "FI-DP (full information)", "FI, non-private", submodular_learner, {**fixed, "feedback": "full"}
+            ),
+            *_args.with_non_private_twin(
+                "FI, DP-FTRL experts", "FI DP-FTRL, non-private", PrivateSubmodularFTRL, fixed
             ),
             *_args.with_non_private_twin(
                 "BanditDP (bandit feedback)", "bandit, non-private", submodular_learner, {**fixed, "feedback": "bandit"}
