@@ -73,7 +73,7 @@ def submodular_privacy(
       2021); the draws compose to ``ρ = k·m·η²/2`` (Bun & Steinke 2016, Lemma 2.3, adaptive composition), and
       ``ρ``-zCDP is ``(ε, δ)``-DP by Canonne, Kamath & Steinke 2020, Corollary 13. So ``η = sqrt(2ρ*/(k·m))``,
       ``ρ*`` the largest budget within ``(ε, δ)`` (``params["rho"]``; :func:`dponline.privacy.zcdp_to_dp`
-      converts it back). At ``ε = 1``, ``δ = 10⁻⁶`` this is ``4.6·sqrt(k)`` times the paper's rate.
+      converts it back). At ``ε = 1``, ``δ = 10⁻⁶`` this is at least ``4.6·sqrt(k)`` times the paper's rate.
     * ``"paper"``: the paper's ``η = ε / (k·sqrt(32·m·ln(k/δ)))`` (Lemma 1: advanced composition per expert,
       basic composition over the ``k`` experts), to reproduce its experiments.
 
@@ -176,7 +176,7 @@ class PrivateSubmodular(Learner):
     exploration, ``(ε, δ + e^{−8T^{1/3}})`` for online exploration, with respect to replacing one round's function
     ``f_t``. The paper proves them with advanced composition (Theorems 5, 7); the default ``calibration="zcdp"``
     accounts for the same draws in zCDP (each is a bounded-range exponential mechanism), which allows a rate
-    ``4.6·sqrt(k)`` times the paper's at ``ε = 1``, ``δ = 10⁻⁶`` (8.35 times for ``k = 3``), for the same
+    at least ``4.6·sqrt(k)`` times the paper's at ``ε = 1``, ``δ = 10⁻⁶`` (8.35 times for ``k = 3``), for the same
     guarantee. ``ρ*`` is ``params["rho"]``. A seeded learner is private only while its seed is secret.
 
     Loss convention: :meth:`run` reports the per-round **loss** ``−f_t(S_t)`` (so ``total_loss = −Σ_t f_t(S_t)``

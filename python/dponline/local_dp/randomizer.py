@@ -125,7 +125,7 @@ class LocalLaplaceRandomizer(_state.NativeState):
     integer-arithmetic route found, rejection from the product discrete Laplace of rate ``a/√d`` (accept with
     probability ``exp(−a(‖k‖₂ − ‖k‖₁/√d))``, an exact Bernoulli of an irrational exponent), accepts a proposal
     with probability about ``0.79, 0.35, 0.12, 0.018, 2·10⁻⁴, 10⁻⁸`` at ``d = 2, 5, 9, 16, 32, 68`` (the continuous
-    ratio of normalisers, ``≈ e^{−(√2−1)d}`` asymptotically): practical only for small ``d``; and rounding a
+    ratio of normalisers, ``≈ √2·(π/(2e))^{d/2}`` asymptotically): practical only for small ``d``; and rounding a
     continuous ℓ2-Laplace draw onto the grid needs that draw exact (lazily refined reals), which this library does
     not have. **The exact alternative** for inputs with ``‖g‖₂ ≤ G`` (clip them to that ball first): the default
     ``mechanism="laplace"`` with ``bound=G`` and budget ``τ_j = ε/√d`` on every coordinate. Two such inputs differ
