@@ -164,6 +164,9 @@ def test_display_job_writes_the_harness_outputs(tmp_path, capsys):
     printed = capsys.readouterr().out
     for text in (
         "FI-DP (full information) (ε=1)",
+        "FI, DP-FTRL experts (ε=1)",
+        "FI DP-FTRL, non-private",
+        "k DP-FTRL experts",
         "bandit, non-private",
         "DR-submodular (ε=1)",
         "DR-submodular, non-private",
@@ -176,7 +179,7 @@ def test_display_job_writes_the_harness_outputs(tmp_path, capsys):
     ):
         assert text in printed, text
     k_sets = pd.read_csv(tmp_path / "k" / "summary.csv")
-    assert len(k_sets) == 4 and {"regret_greedy_mean", "regret_random_mean"} <= set(k_sets.columns)
+    assert len(k_sets) == 6 and {"regret_greedy_mean", "regret_random_mean"} <= set(k_sets.columns)
     assert len(pd.read_csv(tmp_path / "m" / "summary.csv")) == 2
     assert (tmp_path / "k" / "regret.png").stat().st_size > 10_000
     with pytest.raises(SystemExit) as stop:

@@ -369,7 +369,7 @@ def test_sigint_to_the_command_exits_130_with_one_line_and_no_half_written_folde
 
 @pytest.mark.parametrize(
     ("argv", "verdicts"),
-    [(PORTFOLIO, 2), ([*LOCAL, "--epsilon", "1,4"], 20), ([*DISPLAY, "--epsilon", "1,4"], 4)],
+    [(PORTFOLIO, 2), ([*LOCAL, "--epsilon", "1,4"], 20), ([*DISPLAY, "--epsilon", "1,4"], 6)],
     ids=["portfolio", "local", "display"],
 )
 def test_every_job_writes_the_harness_outputs_ends_with_verdicts_and_resumes(argv, verdicts, tmp_path, capsys):

@@ -65,6 +65,7 @@ __all__ = [
     "Hedge",
     "SubmodularFamily",
     "PrivateSubmodular",
+    "PrivateSubmodularFTRL",
     "PrivateDRSubmodular",
     "PrivateDRSubmodularParams",
     "coverage_extension",
