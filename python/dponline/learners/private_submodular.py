@@ -16,7 +16,7 @@ from ..privacy import PrivacyGuarantee
 from ..regret import RegretBound
 from ._base import Learner, RunResult, clipped_count, randomness_of
 
-__all__ = ["PrivateSubmodular", "submodular_privacy"]
+__all__ = ["PrivateSubmodular", "SubmodularExperts", "submodular_privacy"]
 
 _PAPER = "Perez-Salazar & Cummings 2021"
 _UNIT = "one round's function f_t"
@@ -135,7 +135,44 @@ def submodular_privacy(
     )
 
 
-class PrivateSubmodular(Learner):
+class SubmodularExperts:
+    """What the learners that play ``k`` experts' picks share (:class:`PrivateSubmodular`,
+    :class:`~dponline.PrivateSubmodularFTRL`): the asked set, the picks and each expert's distribution."""
+
+    _core: Any
+
+    def ask(self) -> np.ndarray:
+        """The set ``S_t`` to play: int64 array of at most ``k`` distinct item ids in ``[0, |U|)``.
+
+        Asking again before :meth:`tell` returns the same set.
+
+        Raises:
+            HorizonExhaustedError: after ``horizon`` rounds.
+            StateError: the learner is being used by another thread.
+        """
+        return self._core.ask()
+
+    def _final_point(self) -> np.ndarray:
+        return np.asarray(self._core.picks, dtype=np.int64)
+
+    @property
+    def picks(self) -> np.ndarray:
+        """The experts' current picks ``a^1..a^k`` (int64, with repetitions)."""
+        return self._core.picks
+
+    def expert_probabilities(self, i: int) -> np.ndarray:
+        """Expert ``i``'s distribution over the items for its next pick (0-based, ``i < k``), float64 ``(|U|,)``;
+        for :class:`PrivateSubmodular`'s exact sampler, the exact draws' law ``∝ exp(η' u_i)`` evaluated in
+        floating point (for display).
+
+        Raises:
+            InvalidInputError: ``i`` not an integer in ``[0, k)``.
+        """
+        k = int(self._core.params["k"])
+        return self._core.expert_probabilities(_validate.integer("i", i, low=0, high=k - 1))
+
+
+class PrivateSubmodular(SubmodularExperts, Learner):
     """Differentially private online monotone submodular maximisation under a cardinality constraint.
 
     Source: Perez-Salazar & Cummings, "Differentially Private Online Submodular Maximization" (AISTATS 2021).
@@ -317,17 +354,6 @@ class PrivateSubmodular(Learner):
             )
 
     # -- protocol ---------------------------------------------------------------------------------------
-    def ask(self) -> np.ndarray:
-        """The set ``S_t`` to play: int64 array of at most ``k`` distinct item ids in ``[0, |U|)``.
-
-        Asking again before :meth:`tell` returns the same set.
-
-        Raises:
-            HorizonExhaustedError: after ``horizon`` rounds.
-            StateError: the learner is being used by another thread.
-        """
-        return self._core.ask()
-
     def tell(self, feedback: Any, *, kind: str = "probabilistic_coverage") -> float:
         """Report round ``t``'s feedback for the asked set.
 
@@ -399,9 +425,6 @@ class PrivateSubmodular(Learner):
         """
         return super().run(losses, rounds=rounds, checkpoints=checkpoints, progress=progress)
 
-    def _final_point(self) -> np.ndarray:
-        return np.asarray(self._core.picks, dtype=np.int64)
-
     # -- introspection ----------------------------------------------------------------------------------
     @property
     def params(self) -> dict[str, Any]:
@@ -412,26 +435,11 @@ class PrivateSubmodular(Learner):
         return dict(self._core.params)
 
     @property
-    def picks(self) -> np.ndarray:
-        """The experts' current picks ``a^1..a^k`` (int64, with repetitions)."""
-        return self._core.picks
-
-    @property
     def explores(self) -> int:
         """Explore rounds so far (bandit)."""
         return int(self._core.explores)
 
     clipped = clipped_count("Feedback values clipped into ``[0, 1]`` so far.")
-
-    def expert_probabilities(self, i: int) -> np.ndarray:
-        """Sampling distribution of expert ``i`` (0-based, ``i < k``), float64 ``(|U|,)``: for
-        ``sampler="exact"`` the exact draws' law ``∝ exp(η' u_i)`` evaluated in floating point (for display).
-
-        Raises:
-            InvalidInputError: ``i`` not an integer in ``[0, k)``.
-        """
-        k = int(self._core.params["k"])
-        return self._core.expert_probabilities(_validate.integer("i", i, low=0, high=k - 1))
 
     def regret_bound(self) -> RegretBound:
         """Explicit bound on the expected ``(1 − 1/e)``-regret from the proofs, beside the trivial bound

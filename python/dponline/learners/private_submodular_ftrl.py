@@ -7,8 +7,6 @@ import dataclasses
 import math
 from typing import Any
 
-import numpy as np
-
 from .. import _core, _validate
 from .._options import Calibration, Mechanism, Sampler
 from .._seed import SeedLike
@@ -17,7 +15,7 @@ from ..regret import RegretBound
 from ._base import MechanismArgs, PrefixSumLearner, clipped_count
 from ._tree_noise import _learner_noise
 from .dp_ftrl import _default_mechanism
-from .private_submodular import _NEIGHBOURING, _UNIT
+from .private_submodular import _NEIGHBOURING, _UNIT, SubmodularExperts
 
 __all__ = ["PrivateSubmodularFTRL"]
 
@@ -29,7 +27,7 @@ _SOURCE = (
 )
 
 
-class PrivateSubmodularFTRL(PrefixSumLearner):
+class PrivateSubmodularFTRL(SubmodularExperts, PrefixSumLearner):
     """Differentially private online submodular maximisation with DP-FTRL experts (full information).
 
     Each round the learner plays a set ``S_t`` of at most ``k`` of the ``|U| = ground_set_size`` items and earns
@@ -60,7 +58,8 @@ class PrivateSubmodularFTRL(PrefixSumLearner):
 
     Regret: ``(1 − 1/e)·max_{|S|≤k} Σ_t f_t(S) − E Σ_t f_t(S_t) ≤ Σ_i E[r_i]`` (the proof of Perez-Salazar &
     Cummings' Theorem 6), and expert ``i``'s gains do not depend on its own noise or picks, so each ``E[r_i]`` is
-    at most DP-FTRL's bound (:meth:`regret_bound`).
+    at most DP-FTRL's bound (:meth:`regret_bound`). :meth:`run` reports the loss ``−f_t(S_t)`` (so ``total_loss =
+    −Σ_t f_t(S_t)``) and ``final_point`` holds the experts' picks, as for :class:`~dponline.PrivateSubmodular`.
 
     Args:
         ground_set_size: ``|U| >= 2``.
@@ -142,17 +141,6 @@ class PrivateSubmodularFTRL(PrefixSumLearner):
         self._adopt(core, args, horizon=horizon, privacy=guarantee)
 
     # -- protocol ---------------------------------------------------------------------------------------
-    def ask(self) -> np.ndarray:
-        """The set ``S_t`` to play: int64 array of at most ``k`` distinct item ids in ``[0, |U|)``.
-
-        Asking again before :meth:`tell` returns the same set.
-
-        Raises:
-            HorizonExhaustedError: after ``horizon`` rounds.
-            StateError: the learner is being used by another thread.
-        """
-        return self._core.ask()
-
     def tell(self, row: Any, *, kind: str = "probabilistic_coverage") -> float:
         """Report the row of ``f_t``: float64 ``(|U|,)`` in ``[0, 1]`` of the family ``kind``
         (``"probabilistic_coverage"``: click probabilities ``p^t``, ``f_t(S) = 1 − Π_{a∈S}(1 − p^t_a)``;
@@ -168,9 +156,6 @@ class PrivateSubmodularFTRL(PrefixSumLearner):
         kind = _validate.option("kind", kind, ("probabilistic_coverage", "facility_location"))
         return float(self._core.tell_row(row, kind))
 
-    def _final_point(self) -> np.ndarray:
-        return np.asarray(self._core.picks, dtype=np.int64)
-
     # -- introspection ----------------------------------------------------------------------------------
     @property
     def params(self) -> dict[str, Any]:
@@ -182,22 +167,7 @@ class PrivateSubmodularFTRL(PrefixSumLearner):
         and the noise (``noise``, ``noise_scale``: per draw of each expert's mechanism)."""
         return self._native_params()
 
-    @property
-    def picks(self) -> np.ndarray:
-        """The experts' picks ``a^1..a^k`` for the current round (or the next, between rounds): int64, with
-        repetitions."""
-        return self._core.picks
-
     clipped = clipped_count("Row entries clipped into ``[0, 1]`` so far.")
-
-    def expert_probabilities(self, i: int) -> np.ndarray:
-        """Expert ``i``'s distribution over the items for its next pick (0-based, ``i < k``), float64 ``(|U|,)``.
-
-        Raises:
-            InvalidInputError: ``i`` not an integer in ``[0, k)``.
-        """
-        k = int(self._core.params["k"])
-        return self._core.expert_probabilities(_validate.integer("i", i, low=0, high=k - 1))
 
     def regret_bound(self) -> RegretBound:
         """Bound on the expected ``(1 − 1/e)``-regret, beside the trivial bound ``(1 − 1/e)·T``: ``k`` times one

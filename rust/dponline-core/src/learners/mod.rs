@@ -94,6 +94,35 @@ macro_rules! full_information_check_run {
 }
 pub(crate) use full_information_check_run;
 
+/// The [`Learner::check_run`] of the learners that play sets of a ground set against a submodular family
+/// (PrivateSubmodular, PrivateSubmodularFTRL): nothing pending (`|learner| …` says whether a set is), then
+/// [`check_ground_set_run`] with the fields `params.n` and `params.horizon`. Used inside an `impl Learner for …`
+/// block.
+macro_rules! ground_set_check_run {
+    (|$learner:ident| $pending:expr) => {
+        /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
+        ///
+        /// Errors: [`CoreError::Protocol`] if a set is pending; [`CoreError::Shape`] for a family over another
+        /// ground set; [`CoreError::HorizonExhausted`] beyond the learner's or the family's horizon.
+        fn check_run(
+            &self,
+            family: &$crate::submodular::SubmodularFamily,
+            rounds: u64,
+        ) -> $crate::error::Result<()> {
+            let $learner = self;
+            $crate::learners::check_idle($pending, "set")?;
+            $crate::learners::check_ground_set_run(
+                self,
+                self.params.n,
+                self.params.horizon,
+                family,
+                rounds,
+            )
+        }
+    };
+}
+pub(crate) use ground_set_check_run;
+
 /// The [`Learner::play`] of a learner that plays round by round: [`play_each`] with the one-round kernel
 /// `|learner, family| …` (plays round `t` of `family` at the learner, advances it, returns that round's loss).
 /// Used inside an `impl Learner for …` block, e.g.

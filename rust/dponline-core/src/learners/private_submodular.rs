@@ -798,14 +798,7 @@ impl Learner for PrivateSubmodular {
         self.strict
     }
 
-    /// Check that `rounds` rounds of `family` can be played from the current round, without changing anything.
-    ///
-    /// Errors: [`CoreError::Protocol`] if a set is pending; [`CoreError::Shape`] for a family over another
-    /// ground set; [`CoreError::HorizonExhausted`] beyond the learner's or the family's horizon.
-    fn check_run(&self, family: &SubmodularFamily, rounds: u64) -> Result<()> {
-        super::check_idle(self.pending != Pending::None, "set")?;
-        super::check_ground_set_run(self, self.params.n, self.params.horizon, family, rounds)
-    }
+    super::ground_set_check_run!(|learner| learner.pending != Pending::None);
 
     fn play(
         &mut self,
@@ -871,11 +864,7 @@ mod tests {
     use super::*;
     use crate::losses::RowOrder;
 
-    fn family(rows: usize, n: usize, seed: u64) -> SubmodularFamily {
-        let mut rng = Generator::from_seed([seed, 0, 0, 0]);
-        let data = (0..rows * n).map(|_| 0.5 * rng.open01()).collect();
-        SubmodularFamily::new(SubmodularKind::ProbabilisticCoverage, data, n).unwrap()
-    }
+    use crate::learners::testing::coverage_family as family;
 
     fn learner(
         feedback: Feedback,

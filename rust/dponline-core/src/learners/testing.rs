@@ -2,7 +2,9 @@
 //! `ask`/`tell` plays", and "every dispatch level computes the same bits". Each learner's test module calls them
 //! with its own learners, family and feedback.
 
+use crate::rng::Generator;
 use crate::simd::Level;
+use crate::submodular::{SubmodularFamily, SubmodularKind};
 
 use super::Learner;
 
@@ -40,4 +42,12 @@ pub(crate) fn assert_same_at_every_level<T: PartialEq + core::fmt::Debug>(at: im
     let base = at(Level::Baseline);
     assert_eq!(base, at(Level::Avx2), "AVX2");
     assert_eq!(base, at(Level::Avx512), "AVX-512");
+}
+
+/// A probabilistic-coverage family of `rows` rows over `n` items, click probabilities uniform in `[0, ½)` from the
+/// seed `[seed, 0, 0, 0]` (the submodular learners' tests).
+pub(crate) fn coverage_family(rows: usize, n: usize, seed: u64) -> SubmodularFamily {
+    let mut rng = Generator::from_seed([seed, 0, 0, 0]);
+    let data = (0..rows * n).map(|_| 0.5 * rng.open01()).collect();
+    SubmodularFamily::new(SubmodularKind::ProbabilisticCoverage, data, n).unwrap()
 }
