@@ -132,3 +132,31 @@ def test_audit_passes_at_the_claim_and_refutes_the_non_private_twin():
     assert audit(build(1.0), play, a, b, claimed=1.0, seed=31, **kwargs).passed
     leaky = audit(build(None), play, a, b, claimed=0.5, seed=32, **kwargs)
     assert not leaky.passed, leaky
+
+
+def test_a_set_function_is_told_as_its_row():
+    """``tell(f)`` with a Python set function plays as the native row of the same coverage function: the same sets
+    every round and the same payoffs, and the experts' distributions agree to rounding (the gains are computed as
+    ``f(S + a) − f(S)`` instead of ``Π(1 − p)·p_a``); a function that is not monotone is refused and the learner is
+    told nothing."""
+    rows = np.random.default_rng(8).uniform(0, 0.5, size=(20, 5))
+    kwargs = {"horizon": 20, "epsilon": 1.0, "delta": 1e-6, "sampler": "floating-point", "seed": 4}
+    by_row = dponline.PrivateSubmodularFTRL(5, 2, **kwargs)
+    by_function = dponline.PrivateSubmodularFTRL(5, 2, **kwargs)
+    for p in rows:
+        assert by_row.ask().tolist() == by_function.ask().tolist()
+
+        def f(items, p=p):
+            return 1.0 - float(np.prod(1.0 - p[items]))
+
+        assert by_function.tell(f) == pytest.approx(by_row.tell(p), abs=1e-15)
+    for i in range(2):
+        np.testing.assert_allclose(
+            by_function.expert_probabilities(i), by_row.expert_probabilities(i), rtol=1e-9, atol=0
+        )
+    fresh = dponline.PrivateSubmodularFTRL(5, 2, horizon=20, epsilon=None)
+    fresh.ask()
+    before = fresh._core.to_bytes()
+    with pytest.raises(dponline.InvalidInputError, match="not monotone"):
+        fresh.tell(lambda items: -0.1 * len(items))
+    assert fresh._core.to_bytes() == before

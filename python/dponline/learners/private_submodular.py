@@ -140,6 +140,7 @@ class SubmodularExperts:
     :class:`~dponline.PrivateSubmodularFTRL`): the asked set, the picks and each expert's distribution."""
 
     _core: Any
+    _bandit: bool = False  # whether the learner is told only f_t(S_t)
 
     def ask(self) -> np.ndarray:
         """The set ``S_t`` to play: int64 array of at most ``k`` distinct item ids in ``[0, |U|)``.
@@ -159,6 +160,34 @@ class SubmodularExperts:
     def picks(self) -> np.ndarray:
         """The experts' current picks ``a^1..a^k`` (int64, with repetitions)."""
         return self._core.picks
+
+    def _tell_function(self, f: Any) -> float:
+        """Full information from a set function ``f(items) -> float`` (or, with bandit feedback, its value at the
+        asked set): ``k·(|U| + 1)`` queries for the gains of every expert's prefix, checked for monotonicity and
+        submodularity within ``1e-9``; nothing is told until every query has returned."""
+        if not self._core.pending:
+            raise ProtocolError("tell() must follow ask(): one feedback per asked set")
+        S = self.ask()  # the pending set again (asking again does not resample)
+
+        def value(items: list[int]) -> float:
+            return _validate.real("f(S)", f(list(dict.fromkeys(items))))
+
+        payoff = value(S.tolist())
+        if self._bandit:
+            self._core.tell_payoff(payoff)
+            return min(1.0, max(0.0, payoff))
+        picks = self.picks.tolist()
+        n = int(self._core.params["ground_set_size"])
+        gains = np.empty((len(picks), n))
+        for i in range(len(picks)):
+            prefix = picks[:i]
+            base = value(prefix)
+            gains[i] = [value(prefix + [a]) - base for a in range(n)]
+        if (gains < -1e-9).any():
+            raise InvalidInputError("the set function is not monotone: a marginal gain is negative")
+        if len(picks) > 1 and (gains[1:] > gains[:-1] + 1e-9).any():
+            raise InvalidInputError("the set function is not submodular: a marginal gain grows along the prefixes")
+        return float(self._core.tell_gains(gains, payoff))
 
     def expert_probabilities(self, i: int) -> np.ndarray:
         """Expert ``i``'s distribution over the items for its next pick (0-based, ``i < k``), float64 ``(|U|,)``;
@@ -342,6 +371,7 @@ class PrivateSubmodular(SubmodularExperts, Learner):
         self._horizon = horizon
         self._privacy = guarantee
         self._feedback = feedback
+        self._bandit = feedback == "bandit"
         gamma_paper = float(self._core.params.get("gamma_paper", 0.0))
         if feedback == "bandit" and gamma_paper >= 1.0:
             # gamma = k((16|U| ln|U|)^2 / T)^(1/3) falls below 1 only from T' = T * gamma_paper^3 on.
@@ -386,31 +416,6 @@ class PrivateSubmodular(SubmodularExperts, Learner):
         payoff = _validate.real("payoff", feedback)
         self._core.tell_payoff(payoff)
         return min(1.0, max(0.0, payoff))
-
-    def _tell_function(self, f: Any) -> float:
-        if not self._core.pending:
-            raise ProtocolError("tell() must follow ask(): one feedback per asked set")
-        S = self.ask()  # the pending set again (asking again does not resample)
-
-        def value(items: list[int]) -> float:
-            return _validate.real("f(S)", f(list(dict.fromkeys(items))))
-
-        payoff = value(S.tolist())
-        if self._feedback == "bandit":
-            self._core.tell_payoff(payoff)
-            return min(1.0, max(0.0, payoff))
-        picks = self.picks.tolist()
-        n = int(self._core.params["ground_set_size"])
-        gains = np.empty((len(picks), n))
-        for i in range(len(picks)):
-            prefix = picks[:i]
-            base = value(prefix)
-            gains[i] = [value(prefix + [a]) - base for a in range(n)]
-        if (gains < -1e-9).any():
-            raise InvalidInputError("the set function is not monotone: a marginal gain is negative")
-        if len(picks) > 1 and (gains[1:] > gains[:-1] + 1e-9).any():
-            raise InvalidInputError("the set function is not submodular: a marginal gain grows along the prefixes")
-        return float(self._core.tell_gains(gains, payoff))
 
     def run(
         self, losses: Any, *, rounds: int | None = None, checkpoints: int = 1000, progress: bool = False

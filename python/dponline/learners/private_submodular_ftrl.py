@@ -142,17 +142,27 @@ class PrivateSubmodularFTRL(SubmodularExperts, PrefixSumLearner):
 
     # -- protocol ---------------------------------------------------------------------------------------
     def tell(self, row: Any, *, kind: str = "probabilistic_coverage") -> float:
-        """Report the row of ``f_t``: float64 ``(|U|,)`` in ``[0, 1]`` of the family ``kind``
-        (``"probabilistic_coverage"``: click probabilities ``p^t``, ``f_t(S) = 1 − Π_{a∈S}(1 − p^t_a)``;
-        ``"facility_location"``: similarities ``s^t``, ``f_t(S) = max_{a∈S} s^t_a``). The learner evaluates every
-        expert's marginal gains natively. Returns ``f_t(S_t)``; values outside ``[0, 1]`` are clipped into it
-        (counted in :attr:`clipped`) unless ``strict=True``.
+        """Report ``f_t`` for the asked set.
+
+        * fast path: ``row`` is the row of ``f_t`` — float64 ``(|U|,)`` in ``[0, 1]`` — of the family ``kind``
+          (``"probabilistic_coverage"``: click probabilities ``p^t``, ``f_t(S) = 1 − Π_{a∈S}(1 − p^t_a)``;
+          ``"facility_location"``: similarities ``s^t``, ``f_t(S) = max_{a∈S} s^t_a``); the learner evaluates
+          every expert's marginal gains natively.
+        * any set function: ``row`` is a callable ``f(items) -> float`` on lists of item ids (``f([]) = 0``),
+          queried ``k·(|U| + 1)`` times, as :meth:`PrivateSubmodular.tell`.
+
+        Returns ``f_t(S_t)``; values outside ``[0, 1]`` are clipped into it (counted in :attr:`clipped`) unless
+        ``strict=True``.
 
         Raises:
             ProtocolError: without a preceding :meth:`ask`.
-            InvalidInputError: wrong shape or type, an unknown ``kind``, out-of-range values with ``strict``.
-            NonFiniteError: NaN or inf. In every case the learner is unchanged.
+            InvalidInputError: wrong shape or type, an unknown ``kind``, out-of-range values with ``strict``, a
+                callable that is not monotone submodular on the queried sets.
+            NonFiniteError: NaN or inf. In every case the learner is unchanged (an exception of a callable
+                propagates unchanged, with the learner told nothing).
         """
+        if callable(row):
+            return self._tell_function(row)
         kind = _validate.option("kind", kind, ("probabilistic_coverage", "facility_location"))
         return float(self._core.tell_row(row, kind))
 

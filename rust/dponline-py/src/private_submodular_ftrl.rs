@@ -10,8 +10,8 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::convert::{keying, py_dict, with_vector};
-use crate::errors::OrRaise;
+use crate::convert::{keying, matrix_owned, py_dict, with_vector};
+use crate::errors::{OrRaise, invalid_input};
 use crate::params::py_mechanism_learner;
 use crate::submodular::{ids, with_submodular_family};
 
@@ -82,6 +82,17 @@ py_mechanism_learner! {
             let mut this = Self::writable(slf)?;
             let n = this.inner.params().n;
             with_vector(row, "row", n, |r| this.inner.tell_row(kind, r).or_raise())
+        }
+
+        /// The ``(k, n)`` marginal gains of the experts' prefixes and ``f_t(S_t)``; returns the clipped payoff.
+        fn tell_gains(slf: &Bound<'_, Self>, gains: &Bound<'_, PyAny>, payoff: f64) -> PyResult<f64> {
+            let mut this = Self::writable(slf)?;
+            let (k, n) = (this.inner.params().k, this.inner.params().n);
+            let (rows, data) = matrix_owned(gains, "gains", n)?;
+            if rows != k {
+                return Err(invalid_input(format!("gains must have shape ({k}, {n}), got ({rows}, {n})")));
+            }
+            this.inner.tell_gains(&data, payoff).or_raise()
         }
 
         /// Expert ``i``'s distribution over the items for its next pick (0-based), shape ``(n,)``.

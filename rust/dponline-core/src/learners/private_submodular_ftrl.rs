@@ -301,6 +301,44 @@ impl PrivateSubmodularFtrl {
         Ok(payoff)
     }
 
+    /// Report gains computed by the caller (e.g. from a Python set function): `gains` is the row-major `(k, n)`
+    /// matrix of `g_t^i(a) = f_t(S_t^{i−1} + a) − f_t(S_t^{i−1})` for the prefixes of
+    /// [`PrivateSubmodularFtrl::picks`], and `payoff = f_t(S_t)`. Values outside `[0, 1]` are clipped (counted in
+    /// [`Learner::clipped`]) unless `strict`. Returns the (clipped) payoff.
+    ///
+    /// Errors (state unchanged): [`CoreError::Protocol`] without a pending `ask`; [`CoreError::Shape`];
+    /// [`CoreError::NonFinite`]; with `strict`, [`CoreError::InvalidArgument`].
+    pub fn tell_gains(&mut self, gains: &[f64], payoff: f64) -> Result<f64> {
+        super::check_asked(self.pending, "gains matrix per asked set")?;
+        let (k, n) = (self.params.k, self.params.n);
+        if k.checked_mul(n) != Some(gains.len()) {
+            return Err(CoreError::Shape {
+                name: "gains",
+                expected: format!("shape ({k}, {n})"),
+                got: format!("{} values", gains.len()),
+            });
+        }
+        crate::error::check_finite("payoff", &[payoff])?;
+        let outside = check_row(gains, self.strict, self.t + 1)?;
+        let payoff_outside = !(0.0..=1.0).contains(&payoff);
+        if payoff_outside && self.strict {
+            return Err(CoreError::strict_bound(
+                "payoff",
+                "in [0, 1] (strict=True)",
+                self.t + 1,
+            ));
+        }
+        self.clipped += outside as u64 + u64::from(payoff_outside);
+        for i in 0..k {
+            for (o, &g) in self.gains.iter_mut().zip(&gains[i * n..(i + 1) * n]) {
+                *o = g.clamp(0.0, 1.0);
+            }
+            self.feed(i)?;
+        }
+        self.finish_round();
+        Ok(payoff.clamp(0.0, 1.0))
+    }
+
     /// Feed expert `i` the gains in `self.gains` (valid, in `[0, 1]`) as its loss vector `−g`.
     fn feed(&mut self, i: usize) -> Result<()> {
         self.gains.iter_mut().for_each(|g| *g = -*g);
@@ -460,6 +498,34 @@ mod tests {
             let restored = PrivateSubmodularFtrl::from_bytes(&a.to_bytes().unwrap()).unwrap();
             assert_eq!(restored.to_bytes().unwrap(), a.to_bytes().unwrap());
         }
+    }
+
+    #[test]
+    fn gains_told_by_the_caller_equal_the_native_row() {
+        let fam = family(30, 5, 9);
+        let mut a = learner(5, 2, 30, 2.0, SamplerKind::Exact);
+        let mut b = learner(5, 2, 30, 2.0, SamplerKind::Exact);
+        let kind = SubmodularKind::ProbabilisticCoverage;
+        for t in 0..30u64 {
+            let set = a.ask().unwrap().to_vec();
+            assert_eq!(b.ask().unwrap(), &set[..]);
+            let row = fam.row_at(t);
+            let picks = b.picks().to_vec();
+            let mut gains = vec![0.0; 10];
+            for i in 0..2 {
+                gains_into(kind, row, &picks[..i], &mut gains[i * 5..(i + 1) * 5]);
+            }
+            let payoff = a.tell_row(kind, row).unwrap();
+            assert_eq!(b.tell_gains(&gains, payoff).unwrap(), payoff);
+        }
+        assert_eq!(a.to_bytes().unwrap(), b.to_bytes().unwrap());
+        let mut c = learner(5, 2, 30, 2.0, SamplerKind::Exact);
+        assert!(c.tell_gains(&[0.0; 10], 0.0).is_err()); // nothing asked
+        c.ask().unwrap();
+        let before = c.to_bytes().unwrap();
+        assert!(c.tell_gains(&[0.0; 9], 0.0).is_err());
+        assert!(c.tell_gains(&[f64::NAN; 10], 0.0).is_err());
+        assert_eq!(c.to_bytes().unwrap(), before);
     }
 
     #[test]
