@@ -540,6 +540,115 @@ def test_private_submodular_protocol(
         assert math.isfinite(learner.regret_bound())
 
 
+# -- PrivateSubmodularFTRL -----------------------------------------------------------------------------
+ftrl_kwargs = st.fixed_dictionaries(
+    {
+        "horizon": st.one_of(st.integers(1, 300), ints),
+        "epsilon": st.one_of(st.none(), st.just(1.0), reals),
+    },
+    optional={
+        "delta": st.one_of(st.just(1e-6), st.just(0.0), st.none(), reals),
+        "mechanism": st.sampled_from(["tree", "honaker", "blt", "x", None]),
+        "calibration": st.sampled_from(["paper", "analytic", "zcdp", "x", None]),
+        "sampler": st.sampled_from(["exact", "floating-point", "x", None]),
+        "strict": flags,
+        "seed": seeds,
+        "secure": flags,
+    },
+)
+
+
+@given(st.one_of(st.integers(1, 12), ints), st.one_of(st.integers(0, 13), ints), ftrl_kwargs)
+def test_private_submodular_ftrl_constructor(n: Any, k: Any, kwargs: dict[str, Any]) -> None:
+    ok, learner = attempt(lambda: dponline.PrivateSubmodularFTRL(n, k, **kwargs))
+    if not ok:
+        return
+    n, k = int(n), int(k)
+    assert 2 <= n and 1 <= k <= n
+    p = learner.params
+    for key, value in p.items():
+        if isinstance(value, float):
+            assert math.isfinite(value), (key, value)
+    assert p["eta"] > 0 and p["noise_scale"] >= 0 and learner.mechanism in ("tree", "honaker", "blt")
+    if learner.privacy is not None:
+        assert math.isfinite(learner.privacy.epsilon) and 0 <= learner.privacy.delta < 1 and p["noise_scale"] > 0
+    ok, bound = attempt(learner.regret_bound)
+    if ok:
+        assert bound >= 0
+    if n <= 12:
+        check_set(learner.ask(), n, k)
+        for i in range(k):
+            check_distribution(learner.expert_probabilities(i), n)
+
+
+@given(
+    st.integers(2, 8),
+    st.data(),
+    st.sampled_from([(None, None), (1.0, 1e-6), (1e-3, 1e-6), (1.0, 0.0), (1e6, 1e-6)]),
+    st.sampled_from(["exact", "floating-point"]),
+    st.booleans(),
+    st.integers(1, 300),
+    submodular_ops,
+)
+def test_private_submodular_ftrl_protocol(
+    n: int, data: st.DataObject, target: tuple[Any, Any], sampler: str, strict: bool, horizon: int, ops: list
+) -> None:
+    k = data.draw(st.integers(1, n), "k")
+    epsilon, delta = target
+    learner = dponline.PrivateSubmodularFTRL(
+        n,
+        k,
+        horizon=horizon,
+        epsilon=epsilon,
+        delta=delta,
+        sampler=sampler,
+        strict=strict,
+        seed=data.draw(st.integers(0, 2**64 - 1), "seed"),
+    )
+    fam = coverage_stream(n)
+    for op, arg in ops:
+        if op == "ask":
+            check_ask(learner, horizon, lambda _, S: check_set(S, n, k))
+        elif op == "tell":
+            if arg == "row":
+                fb = data.draw(hnp.arrays(np.float64, (n,), elements=unit), "row")
+            elif arg in ("junk", "payoff"):
+                fb = data.draw(st.one_of(vectors(n), reals), "junk")
+            else:
+                fb = data.draw(set_functions(n), "function")
+            kind = data.draw(st.sampled_from(["probabilistic_coverage", "facility_location", "x", None]), "kind")
+            before = state_of(learner)
+            try:
+                ok, value = attempt(lambda fb=fb, kind=kind, learner=learner: learner.tell(fb, kind=kind))
+            except Boom:
+                ok = False
+            if ok:
+                assert math.isfinite(value) and 0 <= value <= 1, value
+            else:
+                assert state_of(learner) == before, "a failed tell changed the learner"
+        elif op == "run":
+            result = checked_run(learner, fam, arg)
+            if result is not None:
+                assert len(result.final_point) == k
+                assert np.all((result.final_point >= 0) & (result.final_point < n))
+        elif op == "run_wrong":
+            other: Any = {
+                "n": ProbabilisticCoverage(np.full((2, n + 1), 0.5), horizon=300, resample="cycle"),
+                "junk": np.full((3, n), 0.5),
+                "dr": dponline.losses.Linear(np.ones((2, n)), horizon=300, resample="cycle"),
+            }[arg]
+            check_refuses_run(learner, other)
+        elif op == "expert":
+            ok, p = unchanged_if_failed(learner, lambda arg=arg, learner=learner: learner.expert_probabilities(arg))
+            if ok:
+                assert 0 <= int(arg) < k
+                check_distribution(p, n)
+        else:
+            learner = pickled(learner)
+        assert 0 <= learner.t <= horizon and learner.clipped >= 0
+        assert learner.regret_bound() >= 0
+
+
 # -- PrivateDRSubmodular -------------------------------------------------------------------------------
 @st.composite
 def matroids(draw: st.DrawFn, allow_base: bool = True) -> Any:
