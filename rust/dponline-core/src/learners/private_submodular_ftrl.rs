@@ -114,9 +114,9 @@ impl SubmodularFtrlParams {
         }
     }
 
-    /// The constants of every expert on `domain` (the simplex over the items; before its step size is tuned to its
-    /// mechanism's noise): DP-FTRL on the simplex over the items, negative entropy, the bound of [`SubmodularFtrlParams::expert_loss_bound`], dual
-    /// bound ½, centre −½.
+    /// The constants of every expert on `domain`, the simplex over the items, before its step size is tuned to its
+    /// mechanism's noise: negative entropy, the bound of [`SubmodularFtrlParams::expert_loss_bound`], dual bound ½,
+    /// centre −½.
     ///
     /// Errors: those of [`DpFtrlParams::new`].
     fn expert_params(domain: &Domain, horizon: u64, norm: LossNorm) -> Result<DpFtrlParams> {
