@@ -208,7 +208,9 @@ class PrivateSubmodular(SubmodularExperts, Learner):
     Each round the learner plays a set ``S_t`` of at most ``k`` of the ``|U|`` items and earns ``f_t(S_t)`` for a
     monotone submodular ``f_t : 2^U → [0, 1]``. It runs ``k`` ordered Hedge experts over ``U`` (their
     Algorithm 1, :class:`dponline.mwu.Hedge`); expert ``i`` learns the item of best marginal gain given the
-    picks of experts ``1..i−1`` (Streeter & Golovin 2009).
+    picks of experts ``1..i−1`` (Streeter & Golovin 2009). With full information,
+    :class:`~dponline.PrivateSubmodularFTRL` runs the same reduction with DP-FTRL experts, whose privacy costs far
+    less at long horizons.
 
     * ``feedback="full"`` — Algorithm 2 (FI-DP): every expert samples ``a_t^i``, the learner plays
       ``S_t = ∪_i {a_t^i}`` and, told the row of ``f_t``, feeds expert ``i`` the marginal gains
