@@ -37,12 +37,11 @@ def family() -> ProbabilisticCoverage:
     return ProbabilisticCoverage(np.asarray(open_bandit_round_probabilities()), horizon=T, resample="cycle")
 
 
-def test_ftrl(benchmark, family) -> None:
+@pytest.mark.parametrize("learner", [dponline.PrivateSubmodularFTRL, dponline.PrivateSubmodular], ids=["ftrl", "fi-dp"])
+def test_run(benchmark, family, learner) -> None:
     benchmark.group = f"submodular-ftrl-run-n={N}-k={K}-T=1e5"
     result = benchmark.pedantic(
-        lambda: dponline.PrivateSubmodularFTRL(N, K, horizon=T, **PRIVATE).run(family, checkpoints=1),
-        rounds=3,
-        iterations=1,
+        lambda: learner(N, K, horizon=T, **PRIVATE).run(family, checkpoints=1), rounds=3, iterations=1
     )
     assert result.rounds == T
 
@@ -72,13 +71,3 @@ def test_floor(benchmark, family) -> None:
             expert.run(rows, T, [T])
 
     benchmark.pedantic(floor, rounds=3, iterations=1)
-
-
-def test_fi_dp(benchmark, family) -> None:
-    benchmark.group = f"submodular-ftrl-run-n={N}-k={K}-T=1e5"
-    result = benchmark.pedantic(
-        lambda: dponline.PrivateSubmodular(N, K, horizon=T, **PRIVATE).run(family, checkpoints=1),
-        rounds=3,
-        iterations=1,
-    )
-    assert result.rounds == T

@@ -140,6 +140,41 @@ pub fn gain(kind: SubmodularKind, row: &[f64], prefix: &[usize], a: usize) -> f6
     }
 }
 
+/// Validate round `round`'s caller-computed marginal gains (the row-major `(k, n)` matrix `gains`, each expert's
+/// gains given its prefix) and payoff `f_t(S_t)`: the shape, finite values, and every value in `[0, 1]` (clipped
+/// into it unless `strict`). Returns the number of values to clip (gains and payoff). Nothing is written when an
+/// error is returned.
+///
+/// Errors: [`CoreError::Shape`]; [`CoreError::NonFinite`]; with `strict`, [`CoreError::InvalidArgument`] naming
+/// the round, not the value.
+pub fn check_gains(
+    gains: &[f64],
+    payoff: f64,
+    k: usize,
+    n: usize,
+    strict: bool,
+    round: u64,
+) -> Result<u64> {
+    if k.checked_mul(n) != Some(gains.len()) {
+        return Err(CoreError::Shape {
+            name: "gains",
+            expected: format!("shape ({k}, {n})"),
+            got: format!("{} values", gains.len()),
+        });
+    }
+    check_finite("payoff", &[payoff])?;
+    let outside = check_row(gains, strict, round)?;
+    let payoff_outside = !(0.0..=1.0).contains(&payoff);
+    if payoff_outside && strict {
+        return Err(CoreError::strict_bound(
+            "payoff",
+            "in [0, 1] (strict=True)",
+            round,
+        ));
+    }
+    Ok(outside as u64 + u64::from(payoff_outside))
+}
+
 /// Validate round `round`'s row (1-based, for the error message): finite, and every entry in `[0, 1]` (clipped
 /// into it unless `strict`). Returns the number of entries clipped. Nothing is written when an error is returned.
 ///

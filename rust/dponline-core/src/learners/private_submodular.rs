@@ -46,7 +46,9 @@ use crate::learners::{Checkpoints, Learner};
 use crate::mwu::{ExactHedge, ExactRate, Hedge, uniform_below};
 use crate::noise::release::SamplerKind;
 use crate::rng::{Generator, Seed};
-use crate::submodular::{SubmodularFamily, SubmodularKind, check_row, state_of, value};
+use crate::submodular::{
+    SubmodularFamily, SubmodularKind, check_gains, check_row, state_of, value,
+};
 
 /// Feedback model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -678,24 +680,7 @@ impl PrivateSubmodular {
             ));
         }
         let (k, n) = (self.params.k, self.params.n);
-        if k.checked_mul(n) != Some(gains.len()) {
-            return Err(CoreError::Shape {
-                name: "gains",
-                expected: format!("shape ({k}, {n})"),
-                got: format!("{} values", gains.len()),
-            });
-        }
-        crate::error::check_finite("payoff", &[payoff])?;
-        let outside = check_row(gains, self.strict, self.t + 1)?;
-        let payoff_outside = !(0.0..=1.0).contains(&payoff);
-        if payoff_outside && self.strict {
-            return Err(CoreError::strict_bound(
-                "payoff",
-                "in [0, 1] (strict=True)",
-                self.t + 1,
-            ));
-        }
-        self.clipped += outside as u64 + u64::from(payoff_outside);
+        self.clipped += check_gains(gains, payoff, k, n, self.strict, self.t + 1)?;
         for i in 0..k {
             for (o, &g) in self.scratch.iter_mut().zip(&gains[i * n..(i + 1) * n]) {
                 *o = g.clamp(0.0, 1.0);

@@ -42,7 +42,9 @@ use crate::learners::{
     Checkpoints, DpFtrl, DpFtrlParams, Learner, LossNorm, MechanismSetup, Regularizer,
 };
 use crate::rng::{Generator, derive_seed};
-use crate::submodular::{SubmodularFamily, SubmodularKind, check_row, gains_into, value};
+use crate::submodular::{
+    SubmodularFamily, SubmodularKind, check_gains, check_row, gains_into, value,
+};
 
 /// The centre `c` of every expert's loss vectors `−g`: the tree sums `−g − c = ½ − g ∈ [−½, ½]^n`.
 pub const LOSS_SHIFT: f64 = -0.5;
@@ -311,24 +313,7 @@ impl PrivateSubmodularFtrl {
     pub fn tell_gains(&mut self, gains: &[f64], payoff: f64) -> Result<f64> {
         super::check_asked(self.pending, "gains matrix per asked set")?;
         let (k, n) = (self.params.k, self.params.n);
-        if k.checked_mul(n) != Some(gains.len()) {
-            return Err(CoreError::Shape {
-                name: "gains",
-                expected: format!("shape ({k}, {n})"),
-                got: format!("{} values", gains.len()),
-            });
-        }
-        crate::error::check_finite("payoff", &[payoff])?;
-        let outside = check_row(gains, self.strict, self.t + 1)?;
-        let payoff_outside = !(0.0..=1.0).contains(&payoff);
-        if payoff_outside && self.strict {
-            return Err(CoreError::strict_bound(
-                "payoff",
-                "in [0, 1] (strict=True)",
-                self.t + 1,
-            ));
-        }
-        self.clipped += outside as u64 + u64::from(payoff_outside);
+        self.clipped += check_gains(gains, payoff, k, n, self.strict, self.t + 1)?;
         for i in 0..k {
             for (o, &g) in self.gains.iter_mut().zip(&gains[i * n..(i + 1) * n]) {
                 *o = g.clamp(0.0, 1.0);
