@@ -470,6 +470,8 @@ def test_t_counts_told_rounds_and_clipped_the_feedback_beyond_the_bound(name: st
         learner.ask()
         learner.tell(over)
         assert (learner.t, learner.clipped) == (2, counted)
+        learner = pickle.loads(pickle.dumps(learner))  # a learner that clipped restores with its count
+        assert (learner.t, learner.clipped) == (2, counted)
     before, t = learner.clipped, learner.t
     result = learner.run(fam, rounds=3)
     assert (learner.t, learner.clipped, result.rounds, result.clipped) == (t + 3, before, 3, 0)

@@ -4,6 +4,7 @@ algorithm (a from-scratch numpy reference), the regret stays below its bound, an
 from __future__ import annotations
 
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -160,3 +161,19 @@ def test_a_set_function_is_told_as_its_row():
     with pytest.raises(dponline.InvalidInputError, match="not monotone"):
         fresh.tell(lambda items: -0.1 * len(items))
     assert fresh._core.to_bytes() == before
+
+
+@pytest.mark.parametrize("learner", [dponline.PrivateSubmodular, dponline.PrivateSubmodularFTRL])
+def test_a_learner_that_clipped_more_values_than_rounds_restores(learner):
+    """One round's row, or a set function's ``k·(|U| + 1)`` values, can clip several values: a pickle of a learner
+    whose clipped count exceeds its round count restores with that count (it was refused as inconsistent)."""
+    one = learner(4, 2, horizon=10, epsilon=None)
+    one.ask()
+    one.tell(np.full(4, 2.0))
+    two = learner(4, 2, horizon=10, epsilon=None)
+    two.ask()
+    two.tell(lambda items: 2.0 * len(items))  # every gain 2 and the payoff above 1: k·n + 1 values clipped
+    for played in (one, two):
+        assert played.t == 1 and played.clipped > played.t
+        restored = pickle.loads(pickle.dumps(played))
+        assert (restored.t, restored.clipped) == (played.t, played.clipped)

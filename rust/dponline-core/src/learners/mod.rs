@@ -537,6 +537,14 @@ pub(crate) fn copy_and_dot(a: &[f64], b: &[f64], out: &mut [f64]) -> f64 {
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
+/// The most values a learner on `n` items with `k` experts can have clipped after `t` rounds: a round clips at most
+/// `k·n + 1` (the gains of every expert's prefix and the payoff, told by the caller; a row clips at most `n`, a
+/// bandit payoff 1). A decoded state with more is inconsistent.
+pub(crate) fn most_clipped(t: u64, k: usize, n: usize) -> u64 {
+    let per_round = (k as u64).saturating_mul(n as u64).saturating_add(1);
+    t.saturating_mul(per_round)
+}
+
 /// The first check of every [`Learner::check_run`]: nothing asked (a `what`: "point", "arm", "set") awaits
 /// `tell`.
 ///

@@ -830,7 +830,7 @@ impl Learner for PrivateSubmodular {
     fn check_state(&mut self) -> Result<()> {
         let p = &self.params;
         if self.t > p.horizon
-            || self.clipped > self.t
+            || self.clipped > super::most_clipped(self.t, p.k, p.n)
             || !self.experts.consistent(p, self.t)
             || self.picks.len() != p.k
             || self.picks.iter().chain(&self.played).any(|&a| a >= p.n)

@@ -409,7 +409,7 @@ impl Learner for PrivateSubmodularFtrl {
                     })
             })
             && self.t <= p.horizon
-            && self.clipped <= self.t.saturating_mul(p.n as u64)
+            && self.clipped <= super::most_clipped(self.t, p.k, p.n)
             && self.picks.len() == p.k
             && self.played.len() <= p.k
             && self.picks.iter().chain(&self.played).all(|&a| a < p.n);
