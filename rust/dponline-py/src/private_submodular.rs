@@ -11,10 +11,10 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::convert::py_dict;
-use crate::convert::{keying, matrix_owned, name_of, named, with_vector};
-use crate::errors::{OrRaise, invalid_input};
+use crate::convert::{keying, name_of, named, with_vector};
+use crate::errors::OrRaise;
 use crate::learner::py_learner;
-use crate::submodular::{ids, with_submodular_family};
+use crate::submodular::{gains_matrix, ids, with_submodular_family};
 
 /// The feedback models by name.
 const FEEDBACK: [(&str, Feedback); 2] = [("full", Feedback::Full), ("bandit", Feedback::Bandit)];
@@ -116,12 +116,7 @@ py_learner! {
         fn tell_gains(slf: &Bound<'_, Self>, gains: &Bound<'_, PyAny>, payoff: f64) -> PyResult<f64> {
             let mut this = Self::writable(slf)?;
             let (k, n) = (this.inner.params().k, this.inner.params().n);
-            let (rows, data) = matrix_owned(gains, "gains", n)?;
-            if rows != k {
-                return Err(invalid_input(format!(
-                    "gains must have shape ({k}, {n}), got ({rows}, {n})"
-                )));
-            }
+            let data = gains_matrix(gains, k, n)?;
             this.inner.tell_gains(&data, payoff).or_raise()
         }
 

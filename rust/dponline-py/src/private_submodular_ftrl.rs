@@ -10,10 +10,10 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::convert::{keying, matrix_owned, py_dict, with_vector};
-use crate::errors::{OrRaise, invalid_input};
+use crate::convert::{keying, py_dict, with_vector};
+use crate::errors::OrRaise;
 use crate::params::py_mechanism_learner;
-use crate::submodular::{ids, with_submodular_family};
+use crate::submodular::{gains_matrix, ids, with_submodular_family};
 
 fn params_dict<'py>(py: Python<'py>, p: &SubmodularFtrlParams) -> PyResult<Bound<'py, PyDict>> {
     let e = &p.expert;
@@ -88,10 +88,7 @@ py_mechanism_learner! {
         fn tell_gains(slf: &Bound<'_, Self>, gains: &Bound<'_, PyAny>, payoff: f64) -> PyResult<f64> {
             let mut this = Self::writable(slf)?;
             let (k, n) = (this.inner.params().k, this.inner.params().n);
-            let (rows, data) = matrix_owned(gains, "gains", n)?;
-            if rows != k {
-                return Err(invalid_input(format!("gains must have shape ({k}, {n}), got ({rows}, {n})")));
-            }
+            let data = gains_matrix(gains, k, n)?;
             this.inner.tell_gains(&data, payoff).or_raise()
         }
 

@@ -48,6 +48,20 @@ fn order_arg(value: &Bound<'_, PyAny>) -> PyResult<String> {
     str_arg(value, "order")
 }
 
+/// The caller-computed ``(k, n)`` matrix of marginal gains (the experts' prefixes), row-major, for the
+/// submodular learners' ``tell_gains``.
+///
+/// Raises `InvalidInputError` for another shape or a non-numeric value.
+pub(crate) fn gains_matrix(gains: &Bound<'_, PyAny>, k: usize, n: usize) -> PyResult<Vec<f64>> {
+    let (rows, data) = crate::convert::matrix_owned(gains, "gains", n)?;
+    if rows != k {
+        return Err(invalid_input(format!(
+            "gains must have shape ({k}, {n}), got ({rows}, {n})"
+        )));
+    }
+    Ok(data)
+}
+
 /// Item ids as an int64 array.
 pub(crate) fn ids<'py>(py: Python<'py>, items: &[usize]) -> Bound<'py, PyArray1<i64>> {
     items
